@@ -1,0 +1,170 @@
+# Network diagnosis toolkit: top-level build.
+#
+#   make            build every tool into bin/
+#   make test       build, then run every test (unit + CLI); SANITIZE=1 for ASan+UBSan
+#   make demo       install missing packages, build, and run the main scenario
+#   make bench      run the benchmarks (measurements, not pass/fail)
+#   make fuzz       run the fuzz harnesses (FUZZ_SECONDS per target, default 600)
+#
+# Each tool's folder has a module.mk that declares what it builds; this file
+# holds the shared rules only.
+
+.DEFAULT_GOAL := all
+SHELL := /bin/bash
+
+VERSION  := $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1)
+SANITIZE ?= 0
+V ?= 0
+ifeq ($(V),0)
+Q := @
+else
+Q :=
+endif
+
+ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+TRIPLET   := $(shell gcc -dumpmachine 2>/dev/null)
+CC        ?= gcc
+CLANG     ?= clang
+BPFTOOL   ?= bpftool
+
+# Objects of the two user-space variants live apart, so switching SANITIZE
+# never mixes them; bin/ is relinked when the variant changes.
+ifeq ($(SANITIZE),1)
+VARIANT   := san
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+else
+VARIANT   := rel
+SAN_FLAGS :=
+endif
+
+BUILD     := build
+OBJ       := $(BUILD)/$(VARIANT)
+GEN       := $(BUILD)/gen
+BIN       := bin
+
+PKGS      := libbpf libnl-3.0 libnl-route-3.0 libpcap
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+
+CFLAGS    ?= -O2 -g
+CFLAGS    += -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
+             -D_GNU_SOURCE -DTOOLKIT_VERSION='"$(VERSION)"' \
+             -I. -Ilib -I$(GEN) $(PKG_CFLAGS) $(SAN_FLAGS) -MMD -MP
+LDFLAGS   += $(SAN_FLAGS)
+BPF_LIBS  := -lbpf -lelf -lz
+
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+              -Wno-unused-function -Ibpf/include -I. -I/usr/include/$(TRIPLET) -MMD -MP
+
+# Filled in by the module.mk files.
+TOOLS      :=
+UNIT_TESTS :=
+FUZZ_TARGETS :=
+LIB_SRCS   := $(wildcard lib/*.c)
+
+include $(sort $(wildcard */module.mk))
+
+LIB_OBJS   := $(LIB_SRCS:%.c=$(OBJ)/%.o)
+LIBTK      := $(OBJ)/libtoolkit.a
+
+.PHONY: all test demo bench fuzz clean deps unit-tests FORCE
+all: $(addprefix $(BIN)/,$(TOOLS))
+
+deps:
+	$(Q)./scripts/install-deps.sh
+
+# --- variant stamp: touched only when SANITIZE changes ---------------------
+$(BUILD)/variant: FORCE
+	@mkdir -p $(@D)
+	@echo $(VARIANT) | cmp -s - $@ || echo $(VARIANT) > $@
+
+# --- user space ---------------------------------------------------------------
+$(OBJ)/%.o: %.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIBTK): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+# --- BPF: clang + CO-RE, skeletons from bpftool -------------------------------
+$(GEN)/%.bpf.o: bpf/%.bpf.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  BPF     $<")
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(GEN)/%.skel.h: $(GEN)/%.bpf.o
+	@$(if $(Q),echo "  SKEL    $@")
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@.tmp && mv $@.tmp $@
+
+# tool_template(name): bin/name from $(name)_SRCS, needing skeletons $(name)_BPF
+define tool_template
+$(1)_OBJS := $$($(1)_SRCS:%.c=$(OBJ)/%.o)
+$$($(1)_OBJS): $$(foreach b,$$($(1)_BPF),$(GEN)/$$(b).skel.h)
+$(BIN)/$(1): $$($(1)_OBJS) $(LIBTK) $(BUILD)/variant
+	@mkdir -p $(BIN)
+	@$$(if $(Q),echo "  LD      $$@")
+	$(Q)$(CC) $(LDFLAGS) -o $$@ $$($(1)_OBJS) $(LIBTK) $$($(1)_LIBS) -lm
+endef
+$(foreach t,$(TOOLS),$(eval $(call tool_template,$(t))))
+
+# unit tests: tests/unit/NAME.c linked with $(NAME)_SRCS and cmocka
+define unit_template
+$(1)_OBJS := $$(patsubst %.c,$(OBJ)/%.o,tests/unit/$(1).c $$($(1)_SRCS))
+$$($(1)_OBJS): $$(foreach b,$$($(1)_BPF),$(GEN)/$$(b).skel.h)
+$(OBJ)/unit/$(1): $$($(1)_OBJS) $(LIBTK) $(BUILD)/variant
+	@mkdir -p $$(@D)
+	@$$(if $(Q),echo "  LD      $$@")
+	$(Q)$(CC) $(LDFLAGS) -o $$@ $$($(1)_OBJS) $(LIBTK) $$($(1)_LIBS) -lcmocka -lm
+endef
+$(foreach t,$(UNIT_TESTS),$(eval $(call unit_template,$(t))))
+
+unit-tests: $(addprefix $(OBJ)/unit/,$(UNIT_TESTS)) $(addprefix $(OBJ)/replay/,$(FUZZ_TARGETS))
+
+# --- the README's commands ------------------------------------------------------
+test: deps
+	$(Q)$(MAKE) --no-print-directory all unit-tests
+	$(Q)UNIT_DIR=$(OBJ)/unit UNIT_TESTS="$(UNIT_TESTS)" REPLAY_DIR=$(OBJ)/replay \
+		FUZZ_TARGETS="$(FUZZ_TARGETS)" ./tests/run.sh
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)./scripts/demo.sh
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)./bench/run.sh
+
+# --- fuzzing: clang libFuzzer + ASan + UBSan ----------------------------------------
+FUZZ_SECONDS ?= 600
+FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -DTOOLKIT_VERSION='"$(VERSION)"' -I. -Ilib -I$(GEN) \
+               $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+define fuzz_template
+$(BUILD)/fuzz/$(1): tests/fuzz/$(1).c $$($(1)_SRCS)
+	@mkdir -p $$(@D)
+	@$$(if $(Q),echo "  FUZZ    $$@")
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $$@ $$^ $$($(1)_LIBS)
+endef
+$(foreach t,$(FUZZ_TARGETS),$(eval $(call fuzz_template,$(t))))
+
+# replay binaries: each harness over its corpus, without libFuzzer, in `make test`
+define replay_template
+$(1)_ROBJS := $$(patsubst %.c,$(OBJ)/%.o,tests/fuzz/$(1).c tests/fuzz/replay.c $$(filter-out lib/%,$$($(1)_SRCS)))
+$(OBJ)/replay/$(1): $$($(1)_ROBJS) $(LIBTK) $(BUILD)/variant
+	@mkdir -p $$(@D)
+	@$$(if $(Q),echo "  LD      $$@")
+	$(Q)$(CC) $(LDFLAGS) -o $$@ $$($(1)_ROBJS) $(LIBTK) $$($(1)_LIBS) -lm
+endef
+$(foreach t,$(FUZZ_TARGETS),$(eval $(call replay_template,$(t))))
+
+fuzz-build: $(addprefix $(BUILD)/fuzz/,$(FUZZ_TARGETS))
+fuzz: deps
+	$(Q)$(MAKE) --no-print-directory fuzz-build
+	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_TARGETS="$(FUZZ_TARGETS)" ./tests/fuzz/run.sh
+
+clean:
+	rm -rf $(BUILD) $(BIN)
+
+.SECONDARY:
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What the kernel side of bbrtrace sends per ACK, shared by the BPF programs
+ * and user space (fixed-size __u types only).
+ */
+#ifndef BBRTRACE_H
+#define BBRTRACE_H
+
+#include <linux/types.h>
+
+#define BT_BW_SCALE 24 /* BBR keeps bw in packets per usec << 24 */
+#define BT_GAIN_UNIT 256
+
+enum bt_mode { BT_STARTUP = 0, BT_DRAIN = 1, BT_PROBE_BW = 2, BT_PROBE_RTT = 3 };
+
+/* Which kernel hook produced the event. */
+enum bt_source { BT_SRC_STRUCT_OPS = 1, BT_SRC_FENTRY = 2, BT_SRC_KPROBE = 3 };
+
+struct bt_event {
+	__u64 t_ns;              /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u64 cookie;            /* socket cookie (0 if the kernel had none yet) */
+	__u8 saddr[16];          /* local address, IPv4 as ::ffff:a.b.c.d */
+	__u8 daddr[16];          /* remote address */
+	__u16 sport;             /* local port, host order */
+	__u16 dport;             /* remote port, host order */
+	__u32 netns;             /* network namespace inode */
+
+	/* tcp_sock */
+	__u32 snd_una;
+	__u32 snd_nxt;
+	__u32 mss;
+	__u32 cwnd;
+	__u64 pacing_rate;       /* sk_pacing_rate, bytes/s; ~0 when unset */
+
+	/* struct rate_sample, as passed to bbr_main */
+	__s64 interval_us;
+	__s64 rtt_us;
+	__s32 delivered;
+	__u32 snd_interval_us;
+	__u32 rcv_interval_us;
+	__s32 losses;
+	__u32 acked_sacked;
+	__u32 prior_in_flight;
+	__u8 is_app_limited;
+	__u8 is_retrans;
+	__u8 is_ack_delayed;
+
+	/* struct bbr */
+	__u8 mode;
+	__u8 lt_use_bw;
+	__u8 source;             /* enum bt_source */
+	__u16 pacing_gain;       /* << 8 */
+	__u16 cwnd_gain;         /* << 8 */
+	__u16 pad;
+	__u32 bw_prev;           /* max-bw filter before this ACK, packets/us << 24 */
+	__u32 bw;                /* after */
+	__u32 lt_bw;
+	__u32 min_rtt_us;
+};
+
+/* indexes of the per-CPU counters map */
+enum bt_counter {
+	BT_CNT_LOST = 0,         /* ring buffer full: event dropped */
+	BT_CNT_SEEN,             /* bbr_main calls seen by the tap (before filtering) */
+	BT_CNT_STACK,            /* kprobe/fentry entry-exit pairing failed */
+	BT_CNT_MAX,
+};
+
+#endif

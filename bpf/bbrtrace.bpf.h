@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The tap shared by bbrtrace's three kernel backends (struct_ops, fentry,
+ * kprobe): flow filter, event filling, batched ring-buffer submission.
+ *
+ * Before including this file, a backend defines BT_RD(ptr, field): a direct
+ * load where the verifier knows the pointer's BTF type (struct_ops, fentry),
+ * BPF_CORE_READ where it does not (kprobe).
+ */
+#ifndef BBRTRACE_BPF_H
+#define BBRTRACE_BPF_H
+
+#include "tk_core.bpf.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+
+#include "bbrtrace/bbrtrace.h"
+
+#ifndef BT_RD
+#error "define BT_RD(ptr, field) before including bbrtrace.bpf.h"
+#endif
+
+/* Set by user space before load; zero means "any". */
+const volatile __u8 targ_saddr[16] = {};
+const volatile __u8 targ_daddr[16] = {};
+const volatile bool targ_has_saddr = false;
+const volatile bool targ_has_daddr = false;
+const volatile __u16 targ_sport = 0;
+const volatile __u16 targ_dport = 0;
+const volatile __u64 targ_cookie = 0;
+/* wake the reader only when this much data waits (it also polls on a timer) */
+const volatile __u32 targ_wakeup_bytes = 256 * 1024;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 * 1024 * 1024); /* resized by user space */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, BT_CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+static __always_inline void bt_count(__u32 idx)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &idx);
+
+	if (c)
+		*c += 1;
+}
+
+static __always_inline bool bt_addr_eq(const __u8 *a, const volatile __u8 *b)
+{
+	const __u64 *x = (const __u64 *)a;
+	const volatile __u64 *y = (const volatile __u64 *)b;
+
+	return x[0] == y[0] && x[1] == y[1];
+}
+
+struct bt_flow {
+	__u8 saddr[16]; /* local, IPv4 as ::ffff:a.b.c.d */
+	__u8 daddr[16]; /* remote */
+	__u16 sport;    /* host order */
+	__u16 dport;
+};
+
+static __always_inline void bt_read_addrs(struct sock *sk, struct bt_flow *f)
+{
+	unsigned short family = BT_RD(sk, __sk_common.skc_family);
+
+	if (family == AF_INET) {
+		__be32 s = BT_RD(sk, __sk_common.skc_rcv_saddr);
+		__be32 d = BT_RD(sk, __sk_common.skc_daddr);
+
+		__builtin_memset(f->saddr, 0, 10);
+		__builtin_memset(f->daddr, 0, 10);
+		f->saddr[10] = f->saddr[11] = 0xff;
+		f->daddr[10] = f->daddr[11] = 0xff;
+		__builtin_memcpy(&f->saddr[12], &s, 4);
+		__builtin_memcpy(&f->daddr[12], &d, 4);
+	} else {
+		BPF_CORE_READ_INTO(&f->saddr, sk, __sk_common.skc_v6_rcv_saddr);
+		BPF_CORE_READ_INTO(&f->daddr, sk, __sk_common.skc_v6_daddr);
+	}
+}
+
+/*
+ * Reads the flow's identity and applies the user's filter to it, before any
+ * ring-buffer space is taken: a flow that does not match costs a few loads.
+ */
+static __always_inline bool bt_flow_matches(struct sock *sk, struct bt_flow *f, __u64 cookie)
+{
+	if (targ_cookie && cookie != targ_cookie)
+		return false;
+	f->sport = BT_RD(sk, __sk_common.skc_num);
+	f->dport = __builtin_bswap16(BT_RD(sk, __sk_common.skc_dport));
+	if (targ_sport && f->sport != targ_sport)
+		return false;
+	if (targ_dport && f->dport != targ_dport)
+		return false;
+	bt_read_addrs(sk, f);
+	if (targ_has_saddr && !bt_addr_eq(f->saddr, targ_saddr))
+		return false;
+	if (targ_has_daddr && !bt_addr_eq(f->daddr, targ_daddr))
+		return false;
+	return true;
+}
+
+static __always_inline void bt_fill_flow(struct bt_event *e, const struct bt_flow *f, __u64 cookie)
+{
+	__builtin_memcpy(e->saddr, f->saddr, 16);
+	__builtin_memcpy(e->daddr, f->daddr, 16);
+	e->sport = f->sport;
+	e->dport = f->dport;
+	e->cookie = cookie;
+}
+
+/* BBR's private state, copied in one read from inet_csk(sk)->icsk_ca_priv */
+struct bt_bbr_copy {
+	__u64 words[13];
+};
+
+static __always_inline void *bt_ca_priv(struct sock *sk)
+{
+	return (void *)&((struct inet_connection_sock *)sk)->icsk_ca_priv;
+}
+
+static __always_inline __u32 bt_bbr_max_bw(struct sock *sk)
+{
+	struct bbr *bbr = bt_ca_priv(sk);
+	__u32 v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), &bbr->bw.s[0].v);
+	return v;
+}
+
+static __always_inline void bt_fill_bbr(struct sock *sk, struct bt_event *e)
+{
+	struct bt_bbr_copy copy;
+	struct bbr *bbr = (struct bbr *)&copy;
+
+	bpf_probe_read_kernel(&copy, sizeof(copy), bt_ca_priv(sk));
+	e->bw = bbr->bw.s[0].v;
+	e->min_rtt_us = bbr->min_rtt_us;
+	e->lt_bw = bbr->lt_bw;
+	e->mode = BPF_CORE_READ_BITFIELD(bbr, mode);
+	e->lt_use_bw = BPF_CORE_READ_BITFIELD(bbr, lt_use_bw);
+	e->pacing_gain = BPF_CORE_READ_BITFIELD(bbr, pacing_gain);
+	e->cwnd_gain = BPF_CORE_READ_BITFIELD(bbr, cwnd_gain);
+}
+
+/* rs may point to the kernel's rate_sample (BTF-typed) or to a stack copy */
+static __always_inline void bt_fill_rs(const struct rate_sample *rs, struct bt_event *e)
+{
+	e->delivered = rs->delivered;
+	e->interval_us = rs->interval_us;
+	e->snd_interval_us = rs->snd_interval_us;
+	e->rcv_interval_us = rs->rcv_interval_us;
+	e->rtt_us = rs->rtt_us;
+	e->losses = rs->losses;
+	e->acked_sacked = rs->acked_sacked;
+	e->prior_in_flight = rs->prior_in_flight;
+	e->is_app_limited = rs->is_app_limited;
+	e->is_retrans = rs->is_retrans;
+	e->is_ack_delayed = rs->is_ack_delayed;
+}
+
+static __always_inline void bt_fill_tcp(struct sock *sk, struct tcp_sock *tp, struct bt_event *e)
+{
+	e->snd_una = BT_RD(tp, snd_una);
+	e->snd_nxt = BT_RD(tp, snd_nxt);
+	e->mss = BT_RD(tp, mss_cache);
+	e->cwnd = BT_RD(tp, snd_cwnd);
+	e->pacing_rate = BT_RD(sk, sk_pacing_rate);
+	e->netns = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+}
+
+/*
+ * Wake user space only when enough data waits: a wakeup per ACK costs more
+ * than the tap itself. User space also drains on a short timer.
+ */
+static __always_inline void bt_submit(struct bt_event *e)
+{
+	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+
+	bpf_ringbuf_submit(e, avail >= targ_wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+}
+
+static __always_inline struct bt_event *bt_reserve(void)
+{
+	struct bt_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e)
+		bt_count(BT_CNT_LOST);
+	return e;
+}
+
+#endif

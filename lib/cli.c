@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <arpa/inet.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli.h"
+#include "log.h"
+
+int cli_parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ') {
+		elog("%s: '%s' is not a non-negative integer", opt, s ? s : "");
+		return -1;
+	}
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*end) {
+		elog("%s: '%s' is not an integer", opt, s);
+		return -1;
+	}
+	if (errno == ERANGE || v < min || v > max) {
+		elog("%s: %s is out of range %llu..%llu", opt, s, (unsigned long long)min,
+		     (unsigned long long)max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int cli_parse_u32(const char *opt, const char *s, uint32_t min, uint32_t max, uint32_t *out)
+{
+	uint64_t v;
+
+	if (cli_parse_u64(opt, s, min, max, &v))
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int cli_parse_int(const char *opt, const char *s, int min, int max, int *out)
+{
+	char *end;
+	long v;
+
+	if (!s || !*s || *s == ' ') {
+		elog("%s: '%s' is not an integer", opt, s ? s : "");
+		return -1;
+	}
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (*end) {
+		elog("%s: '%s' is not an integer", opt, s);
+		return -1;
+	}
+	if (errno == ERANGE || v < min || v > max) {
+		elog("%s: %s is out of range %d..%d", opt, s, min, max);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+int cli_parse_port(const char *opt, const char *s, uint16_t *out)
+{
+	uint64_t v;
+
+	if (cli_parse_u64(opt, s, 0, 65535, &v))
+		return -1;
+	*out = (uint16_t)v;
+	return 0;
+}
+
+int cli_parse_double(const char *opt, const char *s, double min, double max, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s || *s == ' ') {
+		elog("%s: '%s' is not a number", opt, s ? s : "");
+		return -1;
+	}
+	errno = 0;
+	v = strtod(s, &end);
+	if (*end || !isfinite(v)) {
+		elog("%s: '%s' is not a number", opt, s);
+		return -1;
+	}
+	if (errno == ERANGE || v < min || v > max) {
+		elog("%s: %s is out of range %g..%g", opt, s, min, max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int cli_parse_bool(const char *opt, const char *s, bool *out)
+{
+	static const char *const yes[] = { "on", "1", "yes", "true" };
+	static const char *const no[] = { "off", "0", "no", "false" };
+
+	for (size_t i = 0; s && i < ARRAY_SIZE(yes); i++) {
+		if (!strcasecmp(s, yes[i])) {
+			*out = true;
+			return 0;
+		}
+		if (!strcasecmp(s, no[i])) {
+			*out = false;
+			return 0;
+		}
+	}
+	elog("%s: '%s' is not on/off", opt, s ? s : "");
+	return -1;
+}
+
+int cli_parse_addr(const char *opt, const char *s, struct cli_addr *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (s && strchr(s, ':')) {
+		if (inet_pton(AF_INET6, s, out->bytes) == 1) {
+			out->family = AF_INET6;
+			return 0;
+		}
+	} else if (s && inet_pton(AF_INET, s, out->bytes) == 1) {
+		out->family = AF_INET;
+		return 0;
+	}
+	elog("%s: '%s' is not an IPv4 or IPv6 address", opt, s ? s : "");
+	return -1;
+}
+
+int cli_parse_prefix(const char *opt, const char *s, struct cli_prefix *out)
+{
+	char buf[INET6_ADDRSTRLEN + 8];
+	const char *slash;
+	unsigned int max;
+
+	if (!s || strlen(s) >= sizeof(buf)) {
+		elog("%s: '%s' is not a prefix (ADDRESS[/LEN])", opt, s ? s : "");
+		return -1;
+	}
+	strcpy(buf, s);
+	slash = strchr(s, '/');
+	if (slash)
+		buf[slash - s] = '\0';
+	if (cli_parse_addr(opt, buf, &out->addr))
+		return -1;
+	max = out->addr.family == AF_INET ? 32 : 128;
+	out->len = max;
+	if (slash) {
+		uint32_t len;
+
+		if (cli_parse_u32(opt, slash + 1, 0, max, &len))
+			return -1;
+		out->len = len;
+	}
+	for (unsigned int bit = out->len; bit < max; bit++) {
+		if (out->addr.bytes[bit / 8] & (0x80 >> (bit % 8))) {
+			elog("%s: '%s' has host bits set beyond /%u", opt, s, out->len);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int cli_parse_choice(const char *opt, const char *s, const char *const *choices, int *out)
+{
+	char list[256] = "";
+
+	for (int i = 0; choices[i]; i++) {
+		if (s && !strcmp(s, choices[i])) {
+			*out = i;
+			return 0;
+		}
+		if (i)
+			strncat(list, "|", sizeof(list) - strlen(list) - 1);
+		strncat(list, choices[i], sizeof(list) - strlen(list) - 1);
+	}
+	elog("%s: '%s' is not one of %s", opt, s ? s : "", list);
+	return -1;
+}
+
+void cli_addr_to_v6mapped(const struct cli_addr *a, uint8_t out[16])
+{
+	if (a->family == AF_INET6) {
+		memcpy(out, a->bytes, 16);
+		return;
+	}
+	memset(out, 0, 10);
+	out[10] = out[11] = 0xff;
+	memcpy(out + 12, a->bytes, 4);
+}
+
+const char *cli_fmt_v6mapped(const uint8_t a[16], char *buf, size_t len)
+{
+	static const uint8_t prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	if (!memcmp(a, prefix, sizeof(prefix)))
+		inet_ntop(AF_INET, a + 12, buf, len);
+	else
+		inet_ntop(AF_INET6, a, buf, len);
+	return buf;
+}
+
+void cli_usage_die(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	elog("%s", msg);
+	exit(TK_EXIT_USAGE);
+}
+
+void cli_print_version(void)
+{
+	printf("%s %s\n", log_prog(), TOOLKIT_VERSION);
+}

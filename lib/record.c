@@ -1,0 +1,420 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "log.h"
+#include "record.h"
+
+#define BUF_CAP (64 * 1024)
+#define BUF_HIGH (BUF_CAP - 8 * 1024) /* flush when less than 8 KiB is left */
+
+struct rec_writer {
+	enum rec_format fmt;
+	FILE *out;
+	const struct rec_schema *last;
+	size_t len;
+	bool failed;
+	char buf[BUF_CAP];
+};
+
+struct rec_writer *rec_writer_new(enum rec_format fmt, FILE *out)
+{
+	struct rec_writer *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->fmt = fmt;
+	w->out = out;
+	return w;
+}
+
+enum rec_format rec_writer_format(const struct rec_writer *w) { return w->fmt; }
+void rec_writer_reset_header(struct rec_writer *w) { w->last = NULL; }
+
+int rec_writer_flush(struct rec_writer *w)
+{
+	if (w->len && fwrite(w->buf, 1, w->len, w->out) != w->len)
+		w->failed = true;
+	w->len = 0;
+	if (fflush(w->out))
+		w->failed = true;
+	return w->failed ? -1 : 0;
+}
+
+int rec_writer_free(struct rec_writer *w)
+{
+	int err;
+
+	if (!w)
+		return 0;
+	err = rec_writer_flush(w);
+	free(w);
+	return err;
+}
+
+/* --- raw appends; callers keep each record under BUF_CAP - BUF_HIGH ------- */
+
+static void drain(struct rec_writer *w)
+{
+	if (w->len && fwrite(w->buf, 1, w->len, w->out) != w->len)
+		w->failed = true;
+	w->len = 0;
+}
+
+static inline void put(struct rec_writer *w, const char *s, size_t n)
+{
+	if (w->len + n > BUF_CAP)
+		drain(w);
+	if (n > BUF_CAP) { /* a huge string: write it straight through */
+		if (fwrite(s, 1, n, w->out) != n)
+			w->failed = true;
+		return;
+	}
+	memcpy(w->buf + w->len, s, n);
+	w->len += n;
+}
+
+static inline void putc_(struct rec_writer *w, char c)
+{
+	if (w->len + 1 > BUF_CAP)
+		drain(w);
+	w->buf[w->len++] = c;
+}
+
+static inline void puts_(struct rec_writer *w, const char *s) { put(w, s, strlen(s)); }
+
+static void put_u64(struct rec_writer *w, uint64_t v)
+{
+	char tmp[24];
+	int i = sizeof(tmp);
+
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	put(w, tmp + i, sizeof(tmp) - i);
+}
+
+static void put_i64(struct rec_writer *w, int64_t v)
+{
+	if (v < 0) {
+		putc_(w, '-');
+		put_u64(w, (uint64_t)0 - (uint64_t)v);
+	} else {
+		put_u64(w, (uint64_t)v);
+	}
+}
+
+static void put_f64(struct rec_writer *w, double d, int prec, bool json)
+{
+	char tmp[64];
+	int n;
+
+	if (!isfinite(d)) {
+		puts_(w, json ? "null" : "");
+		return;
+	}
+	n = snprintf(tmp, sizeof(tmp), "%.*f", prec, d);
+	if (n > 0)
+		put(w, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+size_t rec_json_escape(char *dst, size_t cap, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = 0;
+
+	if (!cap)
+		return 0;
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		char esc[7];
+		size_t k = 0;
+
+		if (c == '"' || c == '\\') {
+			esc[k++] = '\\';
+			esc[k++] = (char)c;
+		} else if (c == '\n') {
+			esc[k++] = '\\';
+			esc[k++] = 'n';
+		} else if (c == '\t') {
+			esc[k++] = '\\';
+			esc[k++] = 't';
+		} else if (c < 0x20) {
+			memcpy(esc, "\\u00", 4);
+			k = 4;
+			esc[k++] = hex[c >> 4];
+			esc[k++] = hex[c & 15];
+		} else {
+			esc[k++] = (char)c;
+		}
+		if (n + k >= cap)
+			break;
+		memcpy(dst + n, esc, k);
+		n += k;
+	}
+	dst[n] = '\0';
+	return n;
+}
+
+static void put_json_str(struct rec_writer *w, const char *s)
+{
+	char tmp[1024];
+
+	putc_(w, '"');
+	put(w, tmp, rec_json_escape(tmp, sizeof(tmp), s));
+	putc_(w, '"');
+}
+
+/* CSV: quote when needed (RFC 4180) */
+static void put_csv_str(struct rec_writer *w, const char *s)
+{
+	if (!strpbrk(s, ",\"\n\r")) {
+		puts_(w, s);
+		return;
+	}
+	putc_(w, '"');
+	for (; *s; s++) {
+		if (*s == '"')
+			putc_(w, '"');
+		putc_(w, *s);
+	}
+	putc_(w, '"');
+}
+
+/* --- JSON ------------------------------------------------------------------ */
+
+static void write_json(struct rec_writer *w, const struct rec_schema *s, const struct rec_value *v)
+{
+	bool first = true;
+
+	putc_(w, '{');
+	if (s->type) {
+		puts_(w, "\"type\":");
+		put_json_str(w, s->type);
+		first = false;
+	}
+	for (unsigned int i = 0; i < s->nfields; i++) {
+		const struct rec_field *f = &s->fields[i];
+
+		if (!first)
+			putc_(w, ',');
+		first = false;
+		putc_(w, '"');
+		puts_(w, f->name);
+		puts_(w, "\":");
+		if (v[i].null) {
+			puts_(w, "null");
+			continue;
+		}
+		switch (f->type) {
+		case REC_U64: put_u64(w, v[i].u); break;
+		case REC_I64: put_i64(w, v[i].i); break;
+		case REC_F64: put_f64(w, v[i].d, f->prec, true); break;
+		case REC_STR: put_json_str(w, v[i].s); break;
+		case REC_BOOL: puts_(w, v[i].b ? "true" : "false"); break;
+		case REC_U64_LIST:
+			putc_(w, '[');
+			for (unsigned int k = 0; k < v[i].list.n; k++) {
+				if (k)
+					putc_(w, ',');
+				put_u64(w, v[i].list.v[k]);
+			}
+			putc_(w, ']');
+			break;
+		case REC_KV:
+			putc_(w, '{');
+			for (unsigned int k = 0; k < v[i].kv.n; k++) {
+				if (k)
+					putc_(w, ',');
+				put_json_str(w, v[i].kv.v[k].key);
+				putc_(w, ':');
+				put_u64(w, v[i].kv.v[k].val);
+			}
+			putc_(w, '}');
+			break;
+		}
+	}
+	put(w, "}\n", 2);
+}
+
+/* --- CSV ------------------------------------------------------------------- */
+
+static void write_csv(struct rec_writer *w, const struct rec_schema *s, const struct rec_value *v)
+{
+	if (w->last != s) {
+		for (unsigned int i = 0; i < s->nfields; i++) {
+			if (i)
+				putc_(w, ',');
+			puts_(w, s->fields[i].name);
+		}
+		putc_(w, '\n');
+	}
+	for (unsigned int i = 0; i < s->nfields; i++) {
+		const struct rec_field *f = &s->fields[i];
+
+		if (i)
+			putc_(w, ',');
+		if (v[i].null)
+			continue;
+		switch (f->type) {
+		case REC_U64: put_u64(w, v[i].u); break;
+		case REC_I64: put_i64(w, v[i].i); break;
+		case REC_F64: put_f64(w, v[i].d, f->prec, false); break;
+		case REC_STR: put_csv_str(w, v[i].s); break;
+		case REC_BOOL: puts_(w, v[i].b ? "1" : "0"); break;
+		case REC_U64_LIST:
+			for (unsigned int k = 0; k < v[i].list.n; k++) {
+				if (k)
+					putc_(w, ';');
+				put_u64(w, v[i].list.v[k]);
+			}
+			break;
+		case REC_KV:
+			for (unsigned int k = 0; k < v[i].kv.n; k++) {
+				if (k)
+					putc_(w, ';');
+				put_csv_str(w, v[i].kv.v[k].key);
+				putc_(w, '=');
+				put_u64(w, v[i].kv.v[k].val);
+			}
+			break;
+		}
+	}
+	putc_(w, '\n');
+}
+
+/* --- table ----------------------------------------------------------------- */
+
+static void pad_cell(struct rec_writer *w, const char *cell, int width)
+{
+	int n = (int)strlen(cell);
+	int aw = width < 0 ? -width : width;
+
+	if (n > aw) { /* never let a long cell shift the columns after it */
+		put(w, cell, (size_t)aw);
+		return;
+	}
+	if (width > 0)
+		for (int k = n; k < aw; k++)
+			putc_(w, ' ');
+	put(w, cell, (size_t)n);
+	if (width < 0)
+		for (int k = n; k < aw; k++)
+			putc_(w, ' ');
+}
+
+static void table_cell(const struct rec_field *f, const struct rec_value *v, char *cell, size_t cap)
+{
+	double scale = f->tscale ? f->tscale : 1.0;
+	size_t n = 0;
+
+	if (v->null) {
+		snprintf(cell, cap, "-");
+		return;
+	}
+	switch (f->type) {
+	case REC_U64:
+		if (f->tscale)
+			snprintf(cell, cap, "%.*f", f->tprec, (double)v->u * scale);
+		else
+			snprintf(cell, cap, "%llu", (unsigned long long)v->u);
+		break;
+	case REC_I64:
+		if (f->tscale)
+			snprintf(cell, cap, "%.*f", f->tprec, (double)v->i * scale);
+		else
+			snprintf(cell, cap, "%lld", (long long)v->i);
+		break;
+	case REC_F64:
+		if (isfinite(v->d))
+			snprintf(cell, cap, "%.*f", f->tprec, v->d * scale);
+		else
+			snprintf(cell, cap, "-");
+		break;
+	case REC_STR: snprintf(cell, cap, "%s", v->s); break;
+	case REC_BOOL: snprintf(cell, cap, "%s", v->b ? "y" : "n"); break;
+	case REC_U64_LIST:
+		cell[0] = '\0';
+		for (unsigned int k = 0; k < v->list.n && n + 1 < cap; k++)
+			n += (size_t)snprintf(cell + n, cap - n, "%s%llu", k ? "/" : "",
+					      (unsigned long long)v->list.v[k]);
+		break;
+	case REC_KV:
+		cell[0] = '\0';
+		for (unsigned int k = 0; k < v->kv.n && n + 1 < cap; k++)
+			n += (size_t)snprintf(cell + n, cap - n, "%s%s=%llu", k ? "," : "",
+					      v->kv.v[k].key, (unsigned long long)v->kv.v[k].val);
+		if (!v->kv.n)
+			snprintf(cell, cap, "-");
+		break;
+	}
+}
+
+static void write_table(struct rec_writer *w, const struct rec_schema *s, const struct rec_value *v)
+{
+	char cell[256];
+	bool first;
+
+	if (w->last != s) {
+		first = true;
+		for (unsigned int i = 0; i < s->nfields; i++) {
+			if (!s->fields[i].head)
+				continue;
+			if (!first)
+				putc_(w, ' ');
+			first = false;
+			pad_cell(w, s->fields[i].head, s->fields[i].width);
+		}
+		putc_(w, '\n');
+	}
+	first = true;
+	for (unsigned int i = 0; i < s->nfields; i++) {
+		if (!s->fields[i].head)
+			continue;
+		if (!first)
+			putc_(w, ' ');
+		first = false;
+		table_cell(&s->fields[i], &v[i], cell, sizeof(cell));
+		pad_cell(w, cell, s->fields[i].width);
+	}
+	putc_(w, '\n');
+}
+
+int rec_write(struct rec_writer *w, const struct rec_schema *s, const struct rec_value *v)
+{
+	switch (w->fmt) {
+	case REC_JSON: write_json(w, s, v); break;
+	case REC_CSV: write_csv(w, s, v); break;
+	case REC_TABLE: write_table(w, s, v); break;
+	}
+	w->last = s;
+	if (w->len > BUF_HIGH)
+		drain(w);
+	return w->failed ? -1 : 0;
+}
+
+static const char *const format_names[] = { "table", "csv", "json", NULL };
+
+int rec_format_parse(const char *opt, const char *s, enum rec_format *out)
+{
+	for (int i = 0; format_names[i]; i++) {
+		if (!strcmp(s, format_names[i])) {
+			*out = (enum rec_format)i;
+			return 0;
+		}
+	}
+	elog("%s: '%s' is not one of table|csv|json", opt, s);
+	return -1;
+}
+
+enum rec_format rec_format_default(FILE *out)
+{
+	return isatty(fileno(out)) ? REC_TABLE : REC_JSON;
+}
+
+const char *rec_format_name(enum rec_format fmt) { return format_names[fmt]; }

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * One source of truth per record type, three writers.
+ *
+ * A tool describes each record type once, as a schema (field names, types,
+ * table headers with units), and fills an array of values per record. The
+ * table, CSV and JSON-lines writers below are the only code in the project
+ * that formats records, so every tool's output follows the same rules:
+ *   json   one object per line, "type" first when the schema has one;
+ *          null for a value marked null; floats with the field's precision
+ *   csv    a header row whenever the record type changes, then rows;
+ *          empty cell for null; lists joined with ';', maps as k=v;k=v
+ *   table  fixed-width columns whose headers carry the units; only fields
+ *          with a header are shown; '-' for null
+ */
+#ifndef TK_RECORD_H
+#define TK_RECORD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum rec_type {
+	REC_U64,
+	REC_I64,
+	REC_F64,
+	REC_STR,
+	REC_BOOL,
+	REC_U64_LIST, /* JSON array of integers */
+	REC_KV,       /* JSON object of string -> integer */
+};
+
+struct rec_field {
+	const char *name;   /* key in JSON and CSV */
+	enum rec_type type;
+	int prec;           /* REC_F64: decimals in JSON and CSV */
+	const char *head;   /* table column header with its unit, NULL: not in the table */
+	int width;          /* table column width; negative: left-aligned */
+	double tscale;      /* the table shows value * tscale (0 means 1) */
+	int tprec;          /* decimals in the table (numbers scaled or REC_F64) */
+};
+
+struct rec_schema {
+	const char *type;   /* the value of the "type" key; NULL for none */
+	const struct rec_field *fields;
+	unsigned int nfields;
+};
+
+struct rec_kv {
+	const char *key;
+	uint64_t val;
+};
+
+struct rec_value {
+	union {
+		uint64_t u;
+		int64_t i;
+		double d;
+		const char *s;
+		bool b;
+		struct {
+			const uint64_t *v;
+			unsigned int n;
+		} list;
+		struct {
+			const struct rec_kv *v;
+			unsigned int n;
+		} kv;
+	};
+	bool null;
+};
+
+enum rec_format { REC_TABLE, REC_CSV, REC_JSON };
+
+struct rec_writer;
+
+struct rec_writer *rec_writer_new(enum rec_format fmt, FILE *out);
+/* write one record; returns 0, or -1 when the output failed (errno set) */
+int rec_write(struct rec_writer *w, const struct rec_schema *s, const struct rec_value *v);
+/* forget the last schema, so the next record repeats the table/CSV header */
+void rec_writer_reset_header(struct rec_writer *w);
+int rec_writer_flush(struct rec_writer *w);
+/* flushes, then frees; returns -1 if any write failed */
+int rec_writer_free(struct rec_writer *w);
+enum rec_format rec_writer_format(const struct rec_writer *w);
+
+/* "table", "csv" or "json"; -1 with a one-line error otherwise */
+int rec_format_parse(const char *opt, const char *s, enum rec_format *out);
+/* table on a terminal, JSON lines otherwise */
+enum rec_format rec_format_default(FILE *out);
+const char *rec_format_name(enum rec_format fmt);
+
+/* helpers to fill values */
+static inline struct rec_value rv_u64(uint64_t u) { struct rec_value v = { .u = u }; return v; }
+static inline struct rec_value rv_i64(int64_t i) { struct rec_value v = { .i = i }; return v; }
+static inline struct rec_value rv_f64(double d) { struct rec_value v = { .d = d }; return v; }
+static inline struct rec_value rv_str(const char *s) { struct rec_value v = { .s = s, .null = !s }; return v; }
+static inline struct rec_value rv_bool(bool b) { struct rec_value v = { .b = b }; return v; }
+static inline struct rec_value rv_null(void) { struct rec_value v = { .null = true }; return v; }
+static inline struct rec_value rv_list(const uint64_t *p, unsigned int n)
+{
+	struct rec_value v = { .list = { p, n } };
+	return v;
+}
+static inline struct rec_value rv_kv(const struct rec_kv *p, unsigned int n)
+{
+	struct rec_value v = { .kv = { p, n } };
+	return v;
+}
+
+/* JSON string escaping into a buffer; returns the length written (truncates safely) */
+size_t rec_json_escape(char *dst, size_t cap, const char *s);
+
+#endif

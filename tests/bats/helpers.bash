@@ -1,0 +1,152 @@
+# Shared helpers for the bats CLI tests. Load with: load helpers
+#
+# requires WORD...   the one gate for privileged or optional tests. The words
+#                    are a fixed vocabulary; an unknown word fails the test.
+#                    A missing requirement skips the test, saying exactly what
+#                    is missing, except under CI=true, where it fails it.
+# tk_run CMD...      runs CMD like bats' run (status, output, stderr kept
+#                    apart) and remembers it for tk_dump.
+# expect_*           assertions that print command, status, stdout and stderr
+#                    when they fail.
+# tk_netns_pair NAME creates namespaces ${NAME}-a and ${NAME}-b joined by a
+#                    veth pair (veth0 in a, veth1 in b): 10.201.0.1/24 and
+#                    fd00:201::1/64 in a, .2 and ::2 in b. Cleaned up by
+#                    tk_cleanup, which every file's teardown must call.
+
+bats_require_minimum_version 1.5.0
+
+TK_ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+BIN=$TK_ROOT/bin
+export PATH="$BIN:$PATH"
+TK_STATE_DIR=${BATS_FILE_TMPDIR:-/tmp}
+
+_tk_missing() {
+	if [ "${CI:-}" = true ]; then
+		echo "requires: $1 is missing, and CI=true does not allow a skip" >&2
+		return 1
+	fi
+	skip "missing: $1"
+}
+
+_tk_have_cmd() { command -v "$1" >/dev/null 2>&1; }
+
+requires() {
+	local w
+	for w in "$@"; do
+		case $w in
+		root)
+			[ "$(id -u)" -eq 0 ] || { _tk_missing "root (run the tests as root)"; return; } ;;
+		btf)
+			[ -r /sys/kernel/btf/vmlinux ] || { _tk_missing "kernel BTF (/sys/kernel/btf/vmlinux; CONFIG_DEBUG_INFO_BTF=y)"; return; } ;;
+		netns)
+			[ "$(id -u)" -eq 0 ] && _tk_have_cmd ip || { _tk_missing "network namespaces (root and iproute2's ip)"; return; } ;;
+		bbr)
+			grep -qw bbr /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null ||
+				modprobe tcp_bbr 2>/dev/null ||
+				{ _tk_missing "TCP BBR (CONFIG_TCP_CONG_BBR or the tcp_bbr module)"; return; } ;;
+		struct_ops)
+			[ -r /sys/kernel/btf/vmlinux ] && bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null |
+				grep -q "STRUCT 'bpf_struct_ops_tcp_congestion_ops'" ||
+				{ _tk_missing "BPF struct_ops for tcp_congestion_ops (kernel 5.6+ with BTF)"; return; } ;;
+		netem)
+			ip netns add tk-probe-netem-$$ 2>/dev/null
+			if ! ip netns exec tk-probe-netem-$$ tc qdisc add dev lo root netem delay 1ms 2>/dev/null; then
+				ip netns del tk-probe-netem-$$ 2>/dev/null
+				_tk_missing "sch_netem (the kernel has no netem qdisc)"
+				return
+			fi
+			ip netns del tk-probe-netem-$$ 2>/dev/null ;;
+		iperf3 | tcpdump | tshark | tcptrace | gnuplot | jq | bpftool | ss | nstat | prometheus | promtool | tc | valgrind)
+			_tk_have_cmd "$w" || { _tk_missing "the $w command (run ./scripts/install-deps.sh)"; return; } ;;
+		scapy)
+			/usr/bin/python3 -c 'import scapy.all' 2>/dev/null ||
+				{ _tk_missing "python3-scapy (run ./scripts/install-deps.sh)"; return; } ;;
+		*)
+			echo "requires: unknown word '$w'" >&2
+			return 1 ;;
+		esac
+	done
+}
+
+tk_run() {
+	TK_CMD="$*"
+	run --separate-stderr "$@"
+}
+
+tk_dump() {
+	echo "# $1"
+	echo "# command: ${TK_CMD:-?}"
+	echo "# status:  ${status:-?}"
+	echo "# stdout:"
+	printf '%s\n' "${output:-}" | head -60 | sed 's/^/#   /'
+	echo "# stderr:"
+	printf '%s\n' "${stderr:-}" | head -60 | sed 's/^/#   /'
+}
+
+expect_status() {
+	[ "$status" -eq "$1" ] || { tk_dump "expected exit status $1"; return 1; }
+}
+
+expect_stderr() {
+	[[ "$stderr" == *"$1"* ]] || { tk_dump "expected stderr to contain: $1"; return 1; }
+}
+
+expect_output() {
+	[[ "$output" == *"$1"* ]] || { tk_dump "expected stdout to contain: $1"; return 1; }
+}
+
+expect_one_line_stderr() {
+	local n
+	n=$(printf '%s' "$stderr" | grep -c '')
+	[ "$n" -eq 1 ] || { tk_dump "expected exactly one line on stderr, got $n"; return 1; }
+}
+
+# --- network namespaces ---------------------------------------------------------
+
+TK_NETNS=()
+
+tk_netns_pair() {
+	local name=$1 a=$1-a b=$1-b
+	ip netns del "$a" 2>/dev/null || true
+	ip netns del "$b" 2>/dev/null || true
+	ip netns add "$a" && TK_NETNS+=("$a")
+	ip netns add "$b" && TK_NETNS+=("$b")
+	ip -n "$a" link set lo up
+	ip -n "$b" link set lo up
+	ip -n "$a" link add veth0 type veth peer name veth1 netns "$b"
+	ip -n "$a" addr add 10.201.0.1/24 dev veth0
+	ip -n "$b" addr add 10.201.0.2/24 dev veth1
+	ip -n "$a" addr add fd00:201::1/64 dev veth0 nodad
+	ip -n "$b" addr add fd00:201::2/64 dev veth1 nodad
+	ip -n "$a" link set veth0 up
+	ip -n "$b" link set veth1 up
+	printf '%s\n' "$a" "$b" >> "$TK_STATE_DIR/netns.list"
+}
+
+# kill the processes started in our namespaces, then delete the namespaces
+tk_cleanup() {
+	local ns pids
+	[ -f "$TK_STATE_DIR/netns.list" ] || return 0
+	while read -r ns; do
+		pids=$(ip netns pids "$ns" 2>/dev/null)
+		[ -n "$pids" ] && kill -9 $pids 2>/dev/null
+		ip netns del "$ns" 2>/dev/null
+	done < "$TK_STATE_DIR/netns.list"
+	rm -f "$TK_STATE_DIR/netns.list"
+	return 0
+}
+
+# wait up to $2 seconds (default 5) for a TCP listener on port $1 in netns $3
+tk_wait_listen() {
+	local port=$1 secs=${2:-5} ns=${3:-} i
+	for ((i = 0; i < secs * 20; i++)); do
+		if [ -n "$ns" ]; then
+			ip netns exec "$ns" ss -Hltn "sport = :$port" | grep -q . && return 0
+		else
+			ss -Hltn "sport = :$port" | grep -q . && return 0
+		fi
+		sleep 0.05
+	done
+	echo "# nothing listens on port $port after ${secs}s" >&2
+	return 1
+}

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "record.h"
+
+static const struct rec_field fields[] = {
+	{ "port", REC_U64, 0, "port", 5 },
+	{ "delta", REC_I64, 0, "delta", 6 },
+	{ "ratio", REC_F64, 3, "ratio", 6, 0, 2 },
+	{ "bw_bps", REC_U64, 0, "bw Mbit/s", 9, 1e-6, 1 },
+	{ "comm", REC_STR, 0, "comm", -8 },
+	{ "ok", REC_BOOL, 0, NULL, 0 },
+	{ "buckets", REC_U64_LIST, 0, NULL, 0 },
+	{ "drops", REC_KV, 0, "drops", -12 },
+};
+static const struct rec_schema schema = { "socket", fields, sizeof(fields) / sizeof(fields[0]) };
+
+
+static char *render(enum rec_format fmt, const struct rec_value *v, int times)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct rec_writer *w = rec_writer_new(fmt, f);
+
+	for (int i = 0; i < times; i++)
+		assert_int_equal(rec_write(w, &schema, v), 0);
+	assert_int_equal(rec_writer_free(w), 0);
+	fclose(f);
+	return buf;
+}
+
+static void values(struct rec_value *v, const uint64_t *b, const struct rec_kv *kv)
+{
+	v[0] = rv_u64(5004);
+	v[1] = rv_i64(-7);
+	v[2] = rv_f64(0.12345);
+	v[3] = rv_u64(212000000);
+	v[4] = rv_str("my \"sfu\",x");
+	v[5] = rv_bool(true);
+	v[6] = rv_list(b, 3);
+	v[7] = rv_kv(kv, 2);
+}
+
+static void test_json(void **state)
+{
+	static const uint64_t b[3] = { 1, 0, 18446744073709551615ULL };
+	static const struct rec_kv kv[2] = { { "SOCKET_RCVBUFF", 3 }, { "PROTO_MEM", 0 } };
+	struct rec_value v[8];
+	char *s;
+	(void)state;
+	values(v, b, kv);
+	s = render(REC_JSON, v, 1);
+	assert_string_equal(s, "{\"type\":\"socket\",\"port\":5004,\"delta\":-7,\"ratio\":0.123,"
+			       "\"bw_bps\":212000000,\"comm\":\"my \\\"sfu\\\",x\",\"ok\":true,"
+			       "\"buckets\":[1,0,18446744073709551615],"
+			       "\"drops\":{\"SOCKET_RCVBUFF\":3,\"PROTO_MEM\":0}}\n");
+	free(s);
+	v[2] = rv_f64(NAN);
+	v[4] = rv_null();
+	s = render(REC_JSON, v, 1);
+	assert_non_null(strstr(s, "\"ratio\":null"));
+	assert_non_null(strstr(s, "\"comm\":null"));
+	free(s);
+}
+
+static void test_csv_header_once(void **state)
+{
+	static const uint64_t b[3] = { 1, 2, 3 };
+	static const struct rec_kv kv[2] = { { "a", 1 }, { "b", 2 } };
+	struct rec_value v[8];
+	char *s;
+	(void)state;
+	values(v, b, kv);
+	s = render(REC_CSV, v, 2);
+	assert_string_equal(s, "port,delta,ratio,bw_bps,comm,ok,buckets,drops\n"
+			       "5004,-7,0.123,212000000,\"my \"\"sfu\"\",x\",1,1;2;3,a=1;b=2\n"
+			       "5004,-7,0.123,212000000,\"my \"\"sfu\"\",x\",1,1;2;3,a=1;b=2\n");
+	free(s);
+}
+
+static void test_table_units_and_widths(void **state)
+{
+	static const uint64_t b[3] = { 1, 2, 3 };
+	static const struct rec_kv kv[2] = { { "a", 1 }, { "b", 2 } };
+	struct rec_value v[8];
+	char *s;
+	(void)state;
+	values(v, b, kv);
+	s = render(REC_TABLE, v, 1);
+	assert_string_equal(s, " port  delta  ratio bw Mbit/s comm     drops       \n"
+			       " 5004     -7   0.12     212.0 my \"sfu\" a=1,b=2     \n");
+	free(s);
+}
+
+static void test_escape_control(void **state)
+{
+	char out[32];
+	(void)state;
+	rec_json_escape(out, sizeof(out), "a\x01\n\"");
+	assert_string_equal(out, "a\\u0001\\n\\\"");
+	/* truncation never splits an escape and always terminates */
+	rec_json_escape(out, 4, "\"\"\"\"");
+	assert_string_equal(out, "\\\"");
+}
+
+static void test_big_volume(void **state)
+{
+	static const uint64_t b[3] = { 1, 2, 3 };
+	static const struct rec_kv kv[2] = { { "a", 1 }, { "b", 2 } };
+	struct rec_value v[8];
+	char *s;
+	size_t lines = 0;
+	(void)state;
+	values(v, b, kv);
+	s = render(REC_JSON, v, 5000); /* crosses the internal buffer many times */
+	for (char *p = s; *p; p++)
+		lines += *p == '\n';
+	assert_int_equal(lines, 5000);
+	free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_csv_header_once),
+		cmocka_unit_test(test_table_units_and_widths),
+		cmocka_unit_test(test_escape_control),
+		cmocka_unit_test(test_big_volume),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
