@@ -201,6 +201,8 @@ static void write_json(struct rec_writer *w, const struct rec_schema *s, const s
 	for (unsigned int i = 0; i < s->nfields; i++) {
 		const struct rec_field *f = &s->fields[i];
 
+		if (!f->name)
+			continue;
 		if (!first)
 			putc_(w, ',');
 		first = false;
@@ -246,19 +248,28 @@ static void write_json(struct rec_writer *w, const struct rec_schema *s, const s
 
 static void write_csv(struct rec_writer *w, const struct rec_schema *s, const struct rec_value *v)
 {
+	bool first = true;
+
 	if (w->last != s) {
 		for (unsigned int i = 0; i < s->nfields; i++) {
-			if (i)
+			if (!s->fields[i].name)
+				continue;
+			if (!first)
 				putc_(w, ',');
+			first = false;
 			puts_(w, s->fields[i].name);
 		}
 		putc_(w, '\n');
 	}
+	first = true;
 	for (unsigned int i = 0; i < s->nfields; i++) {
 		const struct rec_field *f = &s->fields[i];
 
-		if (i)
+		if (!f->name)
+			continue;
+		if (!first)
 			putc_(w, ',');
+		first = false;
 		if (v[i].null)
 			continue;
 		switch (f->type) {

@@ -31,7 +31,7 @@ enum rec_type {
 };
 
 struct rec_field {
-	const char *name;   /* key in JSON and CSV */
+	const char *name;   /* key in JSON and CSV; NULL: a table-only column */
 	enum rec_type type;
 	int prec;           /* REC_F64: decimals in JSON and CSV */
 	const char *head;   /* table column header with its unit, NULL: not in the table */

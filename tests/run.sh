@@ -67,6 +67,7 @@ for t in ${FUZZ_TARGETS:-}; do
 done
 
 echo "== CLI tests (bats)"
+shopt -s nullglob
 for f in tests/bats/*.bats; do
 	name=$(basename "$f" .bats)
 	[[ $name =~ $FILTER ]] || continue
