@@ -12,6 +12,7 @@
  * older two-argument form; user space picks one from BTF at run time.
  */
 #define BT_RD(p, f) ((p)->f)
+#define BT_COOKIE_TP 1
 #include "bbrtrace.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";

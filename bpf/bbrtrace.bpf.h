@@ -189,6 +189,22 @@ static __always_inline void bt_submit(struct bt_event *e)
 	bpf_ringbuf_submit(e, avail >= targ_wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 
+#ifdef BT_COOKIE_TP
+/*
+ * Socket cookies are assigned lazily, on first use. Backends that cannot
+ * call bpf_get_socket_cookie() on the ACK path (struct_ops, kprobe) read
+ * sk->skc_cookie directly, so this assigns one to every TCP socket as it
+ * becomes established: a few calls per connection, none per ACK.
+ */
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(bt_assign_cookie, struct sock *sk, int oldstate, int newstate)
+{
+	if (newstate == 1 /* TCP_ESTABLISHED */)
+		bpf_get_socket_cookie(sk);
+	return 0;
+}
+#endif
+
 static __always_inline struct bt_event *bt_reserve(void)
 {
 	struct bt_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);

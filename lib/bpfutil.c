@@ -60,12 +60,22 @@ int bpfu_check_privileges(char *why, size_t len)
 	return -1;
 }
 
+const char *bpfu_vmlinux_btf_path(void)
+{
+	const char *env = getenv("TK_VMLINUX_BTF");
+
+	return env && *env ? env : "/sys/kernel/btf/vmlinux";
+}
+
 const char *bpfu_btf_missing(void)
 {
-	if (access("/sys/kernel/btf/vmlinux", R_OK) == 0)
+	static char msg[256];
+
+	if (access(bpfu_vmlinux_btf_path(), R_OK) == 0)
 		return NULL;
-	return "this kernel has no BTF (/sys/kernel/btf/vmlinux is missing; it needs "
-	       "CONFIG_DEBUG_INFO_BTF=y)";
+	snprintf(msg, sizeof(msg), "this kernel has no BTF (%s is missing; it needs "
+		 "CONFIG_DEBUG_INFO_BTF=y)", bpfu_vmlinux_btf_path());
+	return msg;
 }
 
 const char *bpfu_kprobe_missing(void)
@@ -81,12 +91,8 @@ const char *bpfu_kprobe_missing(void)
 		legacy |= access(events[i], W_OK) == 0;
 	if (pmu || legacy)
 		return NULL;
-	/* kprobe_events may only be missing because tracefs is not mounted */
-	if (access("/sys/kernel/tracing/events", F_OK) == 0 ||
-	    access("/sys/kernel/debug/tracing/events", F_OK) == 0)
-		return "this kernel has no kprobe support (no kprobe PMU, no kprobe_events)";
-	return "this kernel has no kprobe support (no kprobe PMU, no kprobe_events; "
-	       "tracefs is not mounted either)";
+	/* the kprobe PMU exists whenever the kernel has kprobe events (4.17+) */
+	return "this kernel has no kprobe support (no kprobe PMU, no kprobe_events)";
 }
 
 static struct btf *vmlinux_btf(void)
@@ -96,7 +102,7 @@ static struct btf *vmlinux_btf(void)
 
 	if (!tried) {
 		tried = true;
-		btf = btf__load_vmlinux_btf();
+		btf = btf__parse(bpfu_vmlinux_btf_path(), NULL);
 		if (!btf)
 			btf = NULL;
 	}

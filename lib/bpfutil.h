@@ -21,7 +21,14 @@ void bpfu_setup_libbpf(void);
  */
 int bpfu_check_privileges(char *why, size_t len);
 
-/* NULL when /sys/kernel/btf/vmlinux is readable, else a sentence why not */
+/*
+ * Where the kernel's BTF is read from: /sys/kernel/btf/vmlinux, or the file
+ * named by the TK_VMLINUX_BTF environment variable (tests use it to play a
+ * kernel without BTF).
+ */
+const char *bpfu_vmlinux_btf_path(void);
+
+/* NULL when the kernel's BTF is readable, else a sentence why not */
 const char *bpfu_btf_missing(void);
 
 /*

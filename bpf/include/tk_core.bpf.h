@@ -71,12 +71,37 @@ struct sock_common {
 	atomic64_t skc_cookie;
 };
 
+struct sk_buff_head {
+	__u32 qlen;
+};
+
+struct inode {
+	unsigned long i_ino;
+};
+
+struct file {
+	struct inode *f_inode;
+};
+
+struct socket {
+	struct file *file;
+};
+
 struct sock {
 	struct sock_common __sk_common;
 	unsigned long sk_pacing_rate;
 	int sk_rcvbuf;
 	u16 sk_protocol;
+	struct sk_buff_head sk_receive_queue;
+	struct socket *sk_socket;
 };
+
+/* UDP moves the receive queue to reader_queue in bulk at read time (4.13+) */
+struct udp_sock {
+	struct sk_buff_head reader_queue;
+};
+
+struct sk_buff;
 
 struct tcp_congestion_ops;
 

@@ -150,3 +150,28 @@ tk_wait_listen() {
 	echo "# nothing listens on port $port after ${secs}s" >&2
 	return 1
 }
+
+# Only one bbr_traced can be registered per machine. Files whose tests run
+# bbrtrace's struct_ops backend take this lock in setup_file (fd 8) and drop
+# it in teardown_file, so concurrent runs wait instead of failing.
+tk_lock_bbr_traced() {
+	exec 8>/run/lock/bbrkit-bbr_traced.lock
+	flock -w 900 8 || { echo "# could not take the bbr_traced lock in 900 s" >&2; return 1; }
+}
+
+tk_unlock_bbr_traced() {
+	flock -u 8 2>/dev/null
+	exec 8>&- 2>/dev/null
+	return 0
+}
+
+# wait up to $2 seconds (default 10) until command $1 succeeds
+tk_wait_for() {
+	local cmd=$1 secs=${2:-10} i
+	for ((i = 0; i < secs * 10; i++)); do
+		eval "$cmd" && return 0
+		sleep 0.1
+	done
+	echo "# still false after ${secs}s: $cmd" >&2
+	return 1
+}

@@ -1,0 +1,5 @@
+# bbrtrace: every BBR rate sample, per ACK (issue 2)
+TOOLS += bbrtrace
+bbrtrace_SRCS := bbrtrace/main.c bbrtrace/backend.c bbrtrace/sample.c bbrtrace/defaultcc.c
+bbrtrace_BPF  := bbr_traced bbr_traced_pre610 bbrtrace_fentry bbrtrace_kprobe
+bbrtrace_LIBS := $(BPF_LIBS)
