@@ -1,0 +1,23 @@
+# quickack: RTAX_QUICKACK and related delayed-ACK metrics on routes, with a
+# journal that restores them exactly (issue 3). libnl-3 / libnl-route-3.
+QUICKACK_CORE := quickack/route.c quickack/journal.c
+TOOLS += quickack
+quickack_SRCS := quickack/main.c quickack/args.c quickack/nl.c quickack/output.c $(QUICKACK_CORE)
+quickack_LIBS := -lnl-route-3 -lnl-3 -lz
+
+UNIT_TESTS += test_quickack_args test_quickack_route test_quickack_journal test_quickack_netns
+test_quickack_args_SRCS := quickack/args.c $(QUICKACK_CORE)
+test_quickack_args_LIBS := -lz
+test_quickack_route_SRCS := $(QUICKACK_CORE)
+test_quickack_route_LIBS := -lz
+test_quickack_journal_SRCS := $(QUICKACK_CORE)
+test_quickack_journal_LIBS := -lz
+# lib/netns.c comes from libtoolkit.a
+test_quickack_netns_SRCS :=
+
+# the fuzz build links no libtoolkit.a; these sources use nothing from lib/
+FUZZ_TARGETS += fuzz_quickack_journal fuzz_quickack_route
+fuzz_quickack_journal_SRCS := $(QUICKACK_CORE)
+fuzz_quickack_journal_LIBS := -lz
+fuzz_quickack_route_SRCS := $(QUICKACK_CORE)
+fuzz_quickack_route_LIBS := -lz

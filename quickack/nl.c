@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <netlink/netlink.h>
+#include <netlink/msg.h>
+#include <netlink/attr.h>
+#include <netlink/socket.h>
+#include <netlink/cache.h>
+#include <netlink/route/link.h>
+
+#include "nl.h"
+
+#ifndef SOL_NETLINK
+#define SOL_NETLINK 270
+#endif
+
+#define BATCH_BYTES_MAX (128 * 1024) /* per datagram: under any netlink sndbuf we ask for */
+#define ACK_TIMEOUT_MS 10000
+
+int qa_nl_open(struct qa_nl *nl, bool changes, char *err, size_t errlen)
+{
+	int one = 1, fd, rcv = 0;
+	socklen_t sl = sizeof(rcv);
+	int e;
+
+	memset(nl, 0, sizeof(*nl));
+	nl->sk = nl_socket_alloc();
+	if (!nl->sk) {
+		snprintf(err, errlen, "cannot allocate a netlink socket");
+		return -1;
+	}
+	e = nl_connect(nl->sk, NETLINK_ROUTE);
+	if (e < 0) {
+		snprintf(err, errlen, "cannot open a netlink socket: %s", nl_geterror(e));
+		nl_socket_free(nl->sk);
+		nl->sk = NULL;
+		return -1;
+	}
+	nl_socket_enable_msg_peek(nl->sk);
+	fd = nl_socket_get_fd(nl->sk);
+	/* the kernel's error text (extended ACK), without the request echoed back */
+	setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+	if (changes) {
+		int sz = 8 << 20;
+
+		/* FORCE needs CAP_NET_ADMIN, which changes need anyway */
+		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)))
+			setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+		if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz)))
+			setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	}
+	getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, &sl);
+	/* an ACK costs about 1 KiB of receive buffer: keep the window well inside it */
+	nl->window = (unsigned int)(rcv / 2048);
+	if (nl->window < 32)
+		nl->window = 32;
+	if (nl->window > 2048)
+		nl->window = 2048;
+	e = rtnl_link_alloc_cache(nl->sk, AF_UNSPEC, &nl->links);
+	if (e < 0) {
+		snprintf(err, errlen, "cannot read the network devices: %s", nl_geterror(e));
+		qa_nl_close(nl);
+		return -1;
+	}
+	nl->seq = 1000;
+	return 0;
+}
+
+void qa_nl_close(struct qa_nl *nl)
+{
+	if (nl->links)
+		nl_cache_free(nl->links);
+	if (nl->sk)
+		nl_socket_free(nl->sk);
+	memset(nl, 0, sizeof(*nl));
+}
+
+uint32_t qa_nl_ifindex(struct qa_nl *nl, const char *name)
+{
+	int i = rtnl_link_name2i(nl->links, name);
+
+	return i > 0 ? (uint32_t)i : 0;
+}
+
+const char *qa_nl_ifname(struct qa_nl *nl, uint32_t ifindex, char *buf, size_t len)
+{
+	if (!rtnl_link_i2name(nl->links, (int)ifindex, buf, len))
+		snprintf(buf, len, "if%u", ifindex);
+	return buf;
+}
+
+/* --- dumps -------------------------------------------------------------------------- */
+
+struct dump_ctx {
+	struct qa_routes *out;
+	char err[256];
+	int failed;
+};
+
+static int dump_valid(struct nl_msg *msg, void *arg)
+{
+	struct dump_ctx *c = arg;
+	struct nlmsghdr *h = nlmsg_hdr(msg);
+	struct qa_routes *rs = c->out;
+	struct qa_route r;
+	char why[160];
+
+	if (h->nlmsg_type != RTM_NEWROUTE)
+		return NL_OK;
+	if (qa_route_parse(nlmsg_data(h), (size_t)nlmsg_datalen(h), &r, why, sizeof(why))) {
+		snprintf(c->err, sizeof(c->err), "the kernel sent a route this program cannot read: %s", why);
+		c->failed = 1;
+		return NL_STOP;
+	}
+	if (r.rtm.rtm_flags & RTM_F_CLONED) { /* cache entries, not routes */
+		qa_route_free(&r);
+		return NL_OK;
+	}
+	if (rs->n == rs->cap) {
+		size_t cap = rs->cap ? rs->cap * 2 : 256;
+		struct qa_route *v = realloc(rs->v, cap * sizeof(*v));
+
+		if (!v) {
+			qa_route_free(&r);
+			snprintf(c->err, sizeof(c->err), "out of memory");
+			c->failed = 1;
+			return NL_STOP;
+		}
+		rs->v = v;
+		rs->cap = cap;
+	}
+	rs->v[rs->n++] = r;
+	return NL_OK;
+}
+
+static int dump_family(struct qa_nl *nl, int family, struct qa_routes *out, char *err, size_t errlen)
+{
+	size_t start = out->n;
+
+	for (int attempt = 0; attempt < 5; attempt++) {
+		struct rtmsg rtm = { .rtm_family = (unsigned char)family };
+		struct dump_ctx c = { .out = out };
+		struct nl_cb *cb;
+		int e;
+
+		while (out->n > start)
+			qa_route_free(&out->v[--out->n]);
+		e = nl_send_simple(nl->sk, RTM_GETROUTE, NLM_F_DUMP, &rtm, sizeof(rtm));
+		if (e < 0) {
+			snprintf(err, errlen, "cannot ask for the routes: %s", nl_geterror(e));
+			return -1;
+		}
+		cb = nl_cb_alloc(NL_CB_DEFAULT);
+		if (!cb) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, dump_valid, &c);
+		e = nl_recvmsgs(nl->sk, cb);
+		nl_cb_put(cb);
+		if (c.failed) {
+			snprintf(err, errlen, "%.*s", (int)(errlen > 1 ? errlen - 1 : 0), c.err);
+			return -1;
+		}
+		if (e == -NLE_DUMP_INTR)
+			continue; /* the table changed during the dump: read it again */
+		if (e < 0) {
+			snprintf(err, errlen, "cannot read the routes: %s", nl_geterror(e));
+			return -1;
+		}
+		return 0;
+	}
+	snprintf(err, errlen, "the routes kept changing during 5 dumps");
+	return -1;
+}
+
+int qa_nl_dump(struct qa_nl *nl, int family, struct qa_routes *out, char *err, size_t errlen)
+{
+	if ((!family || family == AF_INET) && dump_family(nl, AF_INET, out, err, errlen))
+		return -1;
+	if ((!family || family == AF_INET6) && dump_family(nl, AF_INET6, out, err, errlen))
+		return -1;
+	return 0;
+}
+
+void qa_routes_free(struct qa_routes *rs)
+{
+	for (size_t i = 0; i < rs->n; i++)
+		qa_route_free(&rs->v[i]);
+	free(rs->v);
+	memset(rs, 0, sizeof(*rs));
+}
+
+/* --- batches --------------------------------------------------------------------------- */
+
+/* an NLMSG_ERROR answer: errno and the extended-ack text when there is one */
+static void read_ack(const struct nlmsghdr *h, struct qa_ack *ack)
+{
+	const struct nlmsgerr *e = nlmsg_data(h);
+	size_t off, total = h->nlmsg_len;
+
+	ack->acked = true;
+	ack->error = e->error < 0 ? -e->error : e->error;
+	ack->msg[0] = '\0';
+	if (!(h->nlmsg_flags & NLM_F_ACK_TLVS))
+		return;
+	off = NLMSG_HDRLEN + sizeof(*e);
+	if (!(h->nlmsg_flags & NLM_F_CAPPED))
+		off += NLMSG_ALIGN(e->msg.nlmsg_len) - sizeof(e->msg);
+	if (off >= total)
+		return;
+	{
+		struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+
+		if (nla_parse(tb, NLMSGERR_ATTR_MAX, (struct nlattr *)((char *)h + off), (int)(total - off),
+			      NULL) < 0)
+			return;
+		if (tb[NLMSGERR_ATTR_MSG]) {
+			int n = nla_len(tb[NLMSGERR_ATTR_MSG]);
+
+			snprintf(ack->msg, sizeof(ack->msg), "%.*s", n, (const char *)nla_data(tb[NLMSGERR_ATTR_MSG]));
+			n = (int)strlen(ack->msg);
+			while (n && (ack->msg[n - 1] == '\n' || ack->msg[n - 1] == '.'))
+				ack->msg[--n] = '\0';
+		}
+	}
+}
+
+/* read answers until every request in [lo, hi) has one; -1 on failure or timeout */
+static int collect_acks(struct qa_nl *nl, uint32_t seq0, size_t lo, size_t hi, struct qa_ack *acks,
+			char *err, size_t errlen)
+{
+	static char buf[64 * 1024] __attribute__((aligned(8)));
+	int fd = nl_socket_get_fd(nl->sk);
+	size_t missing = hi - lo;
+
+	while (missing) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+		int pr = poll(&p, 1, ACK_TIMEOUT_MS);
+
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr <= 0) {
+			snprintf(err, errlen, "no answer from the kernel for %zu request(s) after %d ms", missing,
+				 ACK_TIMEOUT_MS);
+			return -1;
+		}
+		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			snprintf(err, errlen, "reading the kernel's answers failed: %s%s", strerror(errno),
+				 errno == ENOBUFS ? " (answers were lost; the routes are read back)" : "");
+			return -1;
+		}
+		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
+		     h = NLMSG_NEXT(h, n)) {
+			uint32_t idx = h->nlmsg_seq - seq0;
+
+			if (h->nlmsg_type != NLMSG_ERROR || idx < lo || idx >= hi ||
+			    h->nlmsg_len < NLMSG_HDRLEN + sizeof(struct nlmsgerr))
+				continue;
+			if (!acks[idx].acked)
+				missing--;
+			read_ack(h, &acks[idx]);
+		}
+	}
+	return 0;
+}
+
+int qa_nl_batch(struct qa_nl *nl, const struct qa_req *reqs, size_t n, uint16_t nlmsg_flags,
+		struct qa_ack *acks, struct qa_batch_stats *st, char *err, size_t errlen)
+{
+	int fd = nl_socket_get_fd(nl->sk);
+	uint32_t seq0 = nl->seq, port = nl_socket_get_local_port(nl->sk);
+	uint8_t *buf = malloc(BATCH_BYTES_MAX);
+	size_t i = 0;
+	int ret = 0;
+
+	memset(acks, 0, n * sizeof(*acks));
+	if (!buf) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	while (i < n) {
+		size_t first = i, used = 0;
+		ssize_t sent;
+
+		/* as many messages as fit the datagram and the ACK window */
+		while (i < n && i - first < nl->window) {
+			size_t mlen = NLMSG_SPACE(reqs[i].len);
+			struct nlmsghdr *h = (struct nlmsghdr *)(buf + used);
+
+			if (used + mlen > BATCH_BYTES_MAX)
+				break;
+			memset(h, 0, NLMSG_HDRLEN);
+			h->nlmsg_len = (uint32_t)NLMSG_LENGTH(reqs[i].len);
+			h->nlmsg_type = RTM_NEWROUTE;
+			h->nlmsg_flags = (uint16_t)(NLM_F_REQUEST | NLM_F_ACK | nlmsg_flags);
+			h->nlmsg_seq = seq0 + (uint32_t)i;
+			h->nlmsg_pid = port;
+			memcpy(NLMSG_DATA(h), reqs[i].data, reqs[i].len);
+			memset((uint8_t *)h + h->nlmsg_len, 0, mlen - h->nlmsg_len);
+			used += mlen;
+			i++;
+		}
+		if (i == first) {
+			snprintf(err, errlen, "a request of %u bytes does not fit a datagram", reqs[i].len);
+			ret = -1;
+			break;
+		}
+		do
+			sent = send(fd, buf, used, 0);
+		while (sent < 0 && errno == EINTR);
+		if (sent < 0) {
+			snprintf(err, errlen, "sending %zu route requests failed: %s", i - first, strerror(errno));
+			ret = -1;
+			break;
+		}
+		if (st) {
+			st->datagrams++;
+			st->messages += (unsigned int)(i - first);
+			st->bytes += used;
+		}
+		if (collect_acks(nl, seq0, first, i, acks, err, errlen)) {
+			ret = -1;
+			break;
+		}
+	}
+	nl->seq = seq0 + (uint32_t)n + 1;
+	free(buf);
+	return ret;
+}

@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <netlink/netlink.h>
+#include <netlink/route/route.h>
+#include <netlink/route/rtnl.h>
+
+#include "common.h"
+#include "output.h"
+
+struct strbuf {
+	char *p;
+	size_t cap, len;
+};
+
+static void sb_add(struct strbuf *b, const char *fmt, ...) TK_PRINTF(2, 3);
+static void sb_add(struct strbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->len + 1 >= b->cap)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		b->len = b->len + (size_t)n < b->cap ? b->len + (size_t)n : b->cap - 1;
+}
+
+struct nh_ctx {
+	struct qa_nl *nl;
+	struct strbuf *b;
+	bool devs;
+	unsigned int n;
+};
+
+static void nh_cb(uint32_t ifindex, int gwf, const uint8_t *gw, void *arg)
+{
+	struct nh_ctx *c = arg;
+	char name[64];
+
+	if (c->devs) {
+		if (!ifindex)
+			return;
+		sb_add(c->b, "%s%s", c->n++ ? "," : "", c->nl ? qa_nl_ifname(c->nl, ifindex, name, sizeof(name)) : "?");
+	} else if (gwf) {
+		sb_add(c->b, "%s%s", c->n++ ? "," : "", qa_addr_str(gwf, gw, name, sizeof(name)));
+	}
+}
+
+const char *qa_route_devs(struct qa_nl *nl, const struct qa_route *r, char *buf, size_t cap)
+{
+	struct strbuf b = { buf, cap, 0 };
+	struct nh_ctx c = { nl, &b, true, 0 };
+
+	buf[0] = '\0';
+	qa_route_nexthops(r, nh_cb, &c);
+	return buf;
+}
+
+const char *qa_route_gws(const struct qa_route *r, char *buf, size_t cap)
+{
+	struct strbuf b = { buf, cap, 0 };
+	struct nh_ctx c = { NULL, &b, false, 0 };
+
+	buf[0] = '\0';
+	qa_route_nexthops(r, nh_cb, &c);
+	return buf;
+}
+
+static void locked_names(const struct qa_route *r, struct strbuf *b, const char *sep)
+{
+	unsigned int n = 0;
+
+	for (int t = 1; t < QA_RTAX_N; t++)
+		if (t != RTAX_LOCK && (r->metric[RTAX_LOCK] & (1u << t)))
+			sb_add(b, "%s%s", n++ ? sep : "", qa_metric_name(t));
+}
+
+const char *qa_route_metrics_str(const struct qa_route *r, char *buf, size_t cap)
+{
+	struct strbuf b = { buf, cap, 0 };
+	unsigned int n = 0;
+
+	buf[0] = '\0';
+	for (int t = 2; t < QA_RTAX_N; t++) {
+		if (t == RTAX_CC_ALGO) {
+			if (r->cc[0])
+				sb_add(&b, "%s%s=%s", n++ ? " " : "", qa_metric_name(t), r->cc);
+		} else if (r->metric[t]) {
+			sb_add(&b, "%s%s=%u", n++ ? " " : "", qa_metric_name(t), r->metric[t]);
+		}
+	}
+	if (r->metric[RTAX_LOCK]) {
+		sb_add(&b, "%slock=", n++ ? " " : "");
+		locked_names(r, &b, ",");
+	}
+	return buf;
+}
+
+struct desc_ctx {
+	struct qa_nl *nl;
+	struct strbuf *b;
+	const struct qa_route *r;
+	unsigned int n;
+};
+
+static void desc_nh(uint32_t ifindex, int gwf, const uint8_t *gw, void *arg)
+{
+	struct desc_ctx *c = arg;
+	char a[64], d[64];
+
+	sb_add(c->b, "%s", c->n++ ? "; " : "");
+	if (gwf)
+		sb_add(c->b, "via %s%s", gwf != c->r->family ? "inet6 " : "", qa_addr_str(gwf, gw, a, sizeof(a)));
+	if (ifindex)
+		sb_add(c->b, "%sdev %s", gwf ? " " : "", c->nl ? qa_nl_ifname(c->nl, ifindex, d, sizeof(d)) : "?");
+}
+
+const char *qa_route_describe(struct qa_nl *nl, const struct qa_route *r, char *buf, size_t cap)
+{
+	struct strbuf b = { buf, cap, 0 };
+	char x[64], y[64];
+
+	buf[0] = '\0';
+	sb_add(&b, "family %s dst %s", qa_family_name(r->family),
+	       qa_prefix_str(r->family, r->dst, r->rtm.rtm_dst_len, x, sizeof(x)));
+	if (r->rtm.rtm_src_len)
+		sb_add(&b, " from %s", qa_prefix_str(r->family, r->src, r->rtm.rtm_src_len, x, sizeof(x)));
+	sb_add(&b, " table %s", qa_table_str(r->table, x, sizeof(x)));
+	if (r->rtm.rtm_tos)
+		sb_add(&b, " tos 0x%02x", r->rtm.rtm_tos);
+	sb_add(&b, " type %s", nl_rtntype2str(r->rtm.rtm_type, x, sizeof(x)));
+	sb_add(&b, " proto %s", rtnl_route_proto2str(r->rtm.rtm_protocol, y, sizeof(y)));
+	sb_add(&b, " scope %s", rtnl_scope2str(r->rtm.rtm_scope, x, sizeof(x)));
+	if (r->attr_off[RTA_PRIORITY])
+		sb_add(&b, " metric %u", r->priority);
+	if (r->rtm.rtm_flags & RTNH_F_ONLINK)
+		sb_add(&b, " onlink");
+	if (r->has_nhid)
+		sb_add(&b, " nhid %u", r->nhid);
+	if (r->nexthops) {
+		struct desc_ctx c = { nl, &b, r, 0 };
+
+		sb_add(&b, " nexthops {");
+		qa_route_nexthops(r, desc_nh, &c);
+		sb_add(&b, "}");
+	} else if (r->oif || r->gw_family) {
+		struct desc_ctx c = { nl, &b, r, 0 };
+
+		sb_add(&b, " ");
+		qa_route_nexthops(r, desc_nh, &c);
+	}
+	if (r->attr_off[RTA_PREFSRC])
+		sb_add(&b, " prefsrc");
+	if (r->attr_off[RTA_FLOW])
+		sb_add(&b, " realms");
+	if (r->attr_off[RTA_PREF])
+		sb_add(&b, " pref %u", r->msg[r->attr_off[RTA_PREF] + NLA_HDRLEN]);
+	if (r->attr_off[RTA_ENCAP])
+		sb_add(&b, " encap");
+	{
+		char m[512];
+
+		qa_route_metrics_str(r, m, sizeof(m));
+		if (m[0])
+			sb_add(&b, " metrics {%s}", m);
+	}
+	return buf;
+}
+
+static const char *str_or_null(const char *s)
+{
+	return s && *s ? s : NULL;
+}
+
+/* --- route ------------------------------------------------------------------------ */
+
+static const struct rec_field route_fields[] = {
+	{ "family", REC_STR, 0, NULL, 0 },
+	{ "table", REC_STR, 0, "table", -6 },
+	{ "dst", REC_STR, 0, "dst", -24 },
+	{ "src", REC_STR, 0, NULL, 0 },
+	{ "tos", REC_U64, 0, NULL, 0 },
+	{ "metric", REC_U64, 0, "metric", 6 },
+	{ "route_type", REC_STR, 0, "type", -9 },
+	{ "protocol", REC_STR, 0, "proto", -7 },
+	{ "scope", REC_STR, 0, NULL, 0 },
+	{ "dev", REC_STR, 0, "dev", -10 },
+	{ "gateway", REC_STR, 0, "via", -24 },
+	{ "nexthops", REC_U64, 0, NULL, 0 },
+	{ "nhid", REC_U64, 0, NULL, 0 },
+	{ "quickack", REC_BOOL, 0, "quickack", -8 },
+	{ "rto_min_ms", REC_U64, 0, "rto_min ms", 10 },
+	{ "congctl", REC_STR, 0, "congctl", -10 },
+	{ "mtu", REC_U64, 0, "mtu", 5 },
+	{ "advmss", REC_U64, 0, NULL, 0 },
+	{ "initcwnd", REC_U64, 0, "initcwnd", 8 },
+	{ "initrwnd", REC_U64, 0, "initrwnd", 8 },
+	{ "features", REC_U64, 0, NULL, 0 },
+	{ "locked", REC_STR, 0, "locked", -12 },
+	{ "metrics", REC_KV, 0, NULL, 0 },
+};
+static const struct rec_schema route_schema = { "route", route_fields, ARRAY_SIZE(route_fields) };
+
+static struct rec_value opt_u64(uint32_t v)
+{
+	return v ? rv_u64(v) : rv_null();
+}
+
+int qa_out_route(struct rec_writer *w, struct qa_nl *nl, const struct qa_route *r)
+{
+	struct rec_value v[ARRAY_SIZE(route_fields)];
+	struct rec_kv kv[QA_RTAX_N];
+	char table[32], dst[64], src[64], type[32], proto[32], scope[32], devs[256], gws[512], locked[256];
+	struct strbuf lb = { locked, sizeof(locked), 0 };
+	unsigned int nkv = 0, i = 0;
+
+	locked[0] = '\0';
+	locked_names(r, &lb, ",");
+	for (int t = 2; t < QA_RTAX_N; t++)
+		if (t != RTAX_CC_ALGO && r->metric[t])
+			kv[nkv++] = (struct rec_kv){ qa_metric_name(t), r->metric[t] };
+	v[i++] = rv_str(qa_family_name(r->family));
+	v[i++] = rv_str(qa_table_str(r->table, table, sizeof(table)));
+	v[i++] = rv_str(qa_prefix_str(r->family, r->dst, r->rtm.rtm_dst_len, dst, sizeof(dst)));
+	v[i++] = r->rtm.rtm_src_len ? rv_str(qa_prefix_str(r->family, r->src, r->rtm.rtm_src_len, src, sizeof(src)))
+				    : rv_null();
+	v[i++] = rv_u64(r->rtm.rtm_tos);
+	v[i++] = rv_u64(r->priority);
+	v[i++] = rv_str(nl_rtntype2str(r->rtm.rtm_type, type, sizeof(type)));
+	v[i++] = rv_str(rtnl_route_proto2str(r->rtm.rtm_protocol, proto, sizeof(proto)));
+	v[i++] = rv_str(rtnl_scope2str(r->rtm.rtm_scope, scope, sizeof(scope)));
+	v[i++] = rv_str(str_or_null(qa_route_devs(nl, r, devs, sizeof(devs))));
+	v[i++] = rv_str(str_or_null(qa_route_gws(r, gws, sizeof(gws))));
+	v[i++] = rv_u64(r->nexthops);
+	v[i++] = r->has_nhid ? rv_u64(r->nhid) : rv_null();
+	v[i++] = rv_bool(r->metric[RTAX_QUICKACK] != 0);
+	v[i++] = opt_u64(r->metric[RTAX_RTO_MIN]);
+	v[i++] = rv_str(str_or_null(r->cc));
+	v[i++] = opt_u64(r->metric[RTAX_MTU]);
+	v[i++] = opt_u64(r->metric[RTAX_ADVMSS]);
+	v[i++] = opt_u64(r->metric[RTAX_INITCWND]);
+	v[i++] = opt_u64(r->metric[RTAX_INITRWND]);
+	v[i++] = opt_u64(r->metric[RTAX_FEATURES]);
+	v[i++] = rv_str(str_or_null(locked));
+	v[i++] = rv_kv(kv, nkv);
+	return rec_write(w, &route_schema, v);
+}
+
+/* --- change ------------------------------------------------------------------------- */
+
+static const struct rec_field change_fields[] = {
+	{ "op", REC_STR, 0, "op", -8 },
+	{ "family", REC_STR, 0, NULL, 0 },
+	{ "table", REC_STR, 0, "table", -6 },
+	{ "dst", REC_STR, 0, "dst", -20 },
+	{ "metric", REC_U64, 0, "metric", 6 },
+	{ "dev", REC_STR, 0, "dev", -10 },
+	{ "gateway", REC_STR, 0, NULL, 0 },
+	{ "change", REC_STR, 0, "change", -28 },
+	{ "result", REC_STR, 0, "result", -10 },
+	{ "error", REC_STR, 0, NULL, 0 },
+};
+static const struct rec_schema change_schema = { "change", change_fields, ARRAY_SIZE(change_fields) };
+
+int qa_out_change(struct rec_writer *w, struct qa_nl *nl, const char *op, const struct qa_route *r,
+		  const char *change, const char *result, const char *error)
+{
+	struct rec_value v[ARRAY_SIZE(change_fields)];
+	char table[32], dst[64], devs[256], gws[512];
+	unsigned int i = 0;
+
+	v[i++] = rv_str(op);
+	v[i++] = rv_str(qa_family_name(r->family));
+	v[i++] = rv_str(qa_table_str(r->table, table, sizeof(table)));
+	v[i++] = rv_str(qa_prefix_str(r->family, r->dst, r->rtm.rtm_dst_len, dst, sizeof(dst)));
+	v[i++] = rv_u64(r->priority);
+	v[i++] = rv_str(str_or_null(qa_route_devs(nl, r, devs, sizeof(devs))));
+	v[i++] = rv_str(str_or_null(qa_route_gws(r, gws, sizeof(gws))));
+	v[i++] = rv_str(change);
+	v[i++] = rv_str(result);
+	v[i++] = rv_str(str_or_null(error));
+	return rec_write(w, &change_schema, v);
+}
+
+/* --- netlink_request ------------------------------------------------------------------- */
+
+static const struct rec_field request_fields[] = {
+	{ "op", REC_STR, 0, NULL, 0 },
+	{ "family", REC_STR, 0, NULL, 0 },
+	{ "table", REC_STR, 0, "table", -6 },
+	{ "dst", REC_STR, 0, "dst", -20 },
+	{ "metric", REC_U64, 0, "metric", 6 },
+	{ "change", REC_STR, 0, "change", -24 },
+	{ "request_bytes", REC_U64, 0, NULL, 0 },
+	{ "request", REC_STR, 0, "netlink request", -200 },
+};
+static const struct rec_schema request_schema = { "netlink_request", request_fields,
+						  ARRAY_SIZE(request_fields) };
+
+int qa_out_request(struct rec_writer *w, struct qa_nl *nl, const char *op, const struct qa_route *r,
+		   const char *change, const uint8_t *req, size_t req_len, uint16_t nlmsg_flags)
+{
+	struct rec_value v[ARRAY_SIZE(request_fields)];
+	char table[32], dst[64], text[1024], desc[900];
+	struct qa_route q;
+	unsigned int i = 0;
+
+	if (qa_route_parse(req, req_len, &q, desc, sizeof(desc)))
+		snprintf(text, sizeof(text), "(unreadable request: %s)", desc);
+	else {
+		snprintf(text, sizeof(text), "RTM_NEWROUTE flags REQUEST|ACK%s%s len %zu: %s",
+			 nlmsg_flags & NLM_F_REPLACE ? "|REPLACE" : "", nlmsg_flags & NLM_F_CREATE ? "|CREATE" : "",
+			 NLMSG_LENGTH(req_len), qa_route_describe(nl, &q, desc, sizeof(desc)));
+		qa_route_free(&q);
+	}
+	v[i++] = rv_str(op);
+	v[i++] = rv_str(qa_family_name(r->family));
+	v[i++] = rv_str(qa_table_str(r->table, table, sizeof(table)));
+	v[i++] = rv_str(qa_prefix_str(r->family, r->dst, r->rtm.rtm_dst_len, dst, sizeof(dst)));
+	v[i++] = rv_u64(r->priority);
+	v[i++] = rv_str(change);
+	v[i++] = rv_u64(NLMSG_LENGTH(req_len));
+	v[i++] = rv_str(text);
+	return rec_write(w, &request_schema, v);
+}
+
+/* --- saved_route ------------------------------------------------------------------------- */
+
+static const struct rec_field saved_fields[] = {
+	{ "seq", REC_U64, 0, "seq", 5 },
+	{ "time", REC_U64, 0, NULL, 0 },
+	{ "op", REC_STR, 0, "first op", -8 },
+	{ "records", REC_U64, 0, "records", 7 },
+	{ "family", REC_STR, 0, NULL, 0 },
+	{ "table", REC_STR, 0, "table", -6 },
+	{ "dst", REC_STR, 0, "dst", -20 },
+	{ "metric", REC_U64, 0, "metric", 6 },
+	{ "dev", REC_STR, 0, "dev", -10 },
+	{ "saved_metrics", REC_STR, 0, "saved metrics", -40 },
+	{ "live", REC_STR, 0, "live", -8 },
+};
+static const struct rec_schema saved_schema = { "saved_route", saved_fields, ARRAY_SIZE(saved_fields) };
+
+int qa_out_saved(struct rec_writer *w, struct qa_nl *nl, uint64_t seq, uint64_t time_s, const char *op,
+		 unsigned int records, const struct qa_route *r, const char *live)
+{
+	struct rec_value v[ARRAY_SIZE(saved_fields)];
+	char table[32], dst[64], devs[256], m[512];
+	unsigned int i = 0;
+
+	v[i++] = rv_u64(seq);
+	v[i++] = rv_u64(time_s);
+	v[i++] = rv_str(op);
+	v[i++] = rv_u64(records);
+	v[i++] = rv_str(qa_family_name(r->family));
+	v[i++] = rv_str(qa_table_str(r->table, table, sizeof(table)));
+	v[i++] = rv_str(qa_prefix_str(r->family, r->dst, r->rtm.rtm_dst_len, dst, sizeof(dst)));
+	v[i++] = rv_u64(r->priority);
+	v[i++] = rv_str(str_or_null(qa_route_devs(nl, r, devs, sizeof(devs))));
+	v[i++] = rv_str(qa_route_metrics_str(r, m, sizeof(m)));
+	v[i++] = rv_str(live);
+	return rec_write(w, &saved_schema, v);
+}

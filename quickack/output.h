@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* quickack's record types, each written only through lib/record.h */
+#ifndef QA_OUTPUT_H
+#define QA_OUTPUT_H
+
+#include "nl.h"
+#include "record.h"
+#include "route.h"
+
+/* show: one "route" record per route */
+int qa_out_route(struct rec_writer *w, struct qa_nl *nl, const struct qa_route *r);
+
+/* a change and its outcome: "change" records */
+int qa_out_change(struct rec_writer *w, struct qa_nl *nl, const char *op, const struct qa_route *r,
+		  const char *change, const char *result, const char *error);
+
+/* --dry-run: the request that would be sent, as a "netlink_request" record */
+int qa_out_request(struct rec_writer *w, struct qa_nl *nl, const char *op, const struct qa_route *r,
+		   const char *change, const uint8_t *req, size_t req_len, uint16_t nlmsg_flags);
+
+/* status: one "saved_route" record per route the journal holds */
+int qa_out_saved(struct rec_writer *w, struct qa_nl *nl, uint64_t seq, uint64_t time_s, const char *op,
+		 unsigned int records, const struct qa_route *saved, const char *live);
+
+/* "dev d0" / "dev d0,d1": the devices of r's nexthops */
+const char *qa_route_devs(struct qa_nl *nl, const struct qa_route *r, char *buf, size_t cap);
+/* the gateways of r's nexthops, "" when none */
+const char *qa_route_gws(const struct qa_route *r, char *buf, size_t cap);
+/* "mtu=9000 initcwnd=20 quickack=1 congctl=reno lock=rto_min": set metrics */
+const char *qa_route_metrics_str(const struct qa_route *r, char *buf, size_t cap);
+/* every attribute of a route, as ip route would name them */
+const char *qa_route_describe(struct qa_nl *nl, const struct qa_route *r, char *buf, size_t cap);
+
+#endif
