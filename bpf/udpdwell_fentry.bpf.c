@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * udpdwell's fentry backend: fexit on the enqueue, counted only when it
+ * succeeded, and fexit on the UDP read functions (IPv4 and IPv6 sockets).
+ * Sees every enqueue, also on kernels that do not signal each one. On 6.18 a
+ * successful __udp_enqueue_schedule_skb() may only have put the skb on a
+ * per-NUMA list that another CPU drains: that CPU's own return then finds
+ * both in the queue, and the level-based FIFO stamps them.
+ */
+#define UD_RD(p, f) ((p)->f)
+#include "udpdwell.bpf.h"
+
+/* index of `flags` in udp_recvmsg(): 3 since 5.19, 4 before (noblock) */
+const volatile __u32 targ_recv_flags_arg = 3;
+
+SEC("fexit/__udp_enqueue_schedule_skb")
+int BPF_PROG(ud_fexit_enqueue, struct sock *sk, struct sk_buff *skb, int ret)
+{
+	if (ret == 0)
+		ud_enqueued(sk);
+	return 0;
+}
+
+static __always_inline void ud_recv_exit(void *ctx, struct sock *sk)
+{
+	__u64 flags = 0, ret = 0;
+
+	bpf_get_func_arg(ctx, targ_recv_flags_arg, &flags);
+	bpf_get_func_ret(ctx, &ret);
+	ud_read_done(sk, (int)ret, (int)flags);
+}
+
+SEC("fexit/udp_recvmsg")
+int BPF_PROG(ud_fexit_recvmsg, struct sock *sk)
+{
+	ud_recv_exit(ctx, sk);
+	return 0;
+}
+
+SEC("fexit/udpv6_recvmsg")
+int BPF_PROG(ud_fexit_recvmsg6, struct sock *sk)
+{
+	ud_recv_exit(ctx, sk);
+	return 0;
+}

@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "bpfutil.h"
+#include "log.h"
+#include "dwell/udpdwell.h"
+#include "backend.h"
+
+#include "udpdwell_fentry.skel.h"
+#include "udpdwell_kprobe.skel.h"
+#include "udpdwell_tp.skel.h"
+
+const char *const ud_backend_names[] = { "auto", "fentry", "kprobe", "tracepoint", NULL };
+
+static struct btf *kernel_btf(void)
+{
+	static struct btf *btf;
+	static bool tried;
+
+	if (!tried) {
+		tried = true;
+		btf = btf__parse(bpfu_vmlinux_btf_path(), NULL);
+		if (!btf)
+			btf = NULL;
+	}
+	return btf;
+}
+
+int ud_tp_nargs(const char *tp)
+{
+	struct btf *btf = kernel_btf();
+	const struct btf_type *t;
+	char name[128];
+	int id;
+
+	if (!btf)
+		return -1;
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	id = btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF);
+	if (id < 0)
+		return -1;
+	t = btf__type_by_id(btf, id);
+	t = t ? btf__type_by_id(btf, t->type) : NULL; /* pointer */
+	t = t ? btf__type_by_id(btf, t->type) : NULL; /* prototype */
+	if (!t || !btf_is_func_proto(t))
+		return -1;
+	return btf_vlen(t) - 1; /* the first is the tracepoint's private data */
+}
+
+/* the settings every backend shares; s is any of the three skeletons */
+#define UD_SETUP(s, o, legacy)                                                           \
+	do {                                                                             \
+		(s)->rodata->targ_port_lo = (o)->port_lo;                                \
+		(s)->rodata->targ_port_hi = (o)->port_hi;                                \
+		(s)->rodata->targ_reason_rcvbuff = (o)->reason_rcvbuff;                  \
+		(s)->rodata->targ_reason_proto_mem = (o)->reason_proto_mem;              \
+		bpf_map__set_max_entries((s)->maps.ud_socks, (o)->max_sockets);          \
+		bpf_map__set_max_entries((s)->maps.ud_drops, 4 * (o)->max_sockets);      \
+		bpf_program__set_autoload((s)->progs.ud_kfree_skb, !(legacy));           \
+		bpf_program__set_autoload((s)->progs.ud_udp_fail_queue, (legacy));       \
+	} while (0)
+
+#define UD_FILL(b, s, k)                                                                 \
+	do {                                                                             \
+		(b)->kind = (k);                                                         \
+		(b)->skel = (s);                                                         \
+		(b)->obj = (s)->obj;                                                     \
+		(b)->socks_fd = bpf_map__fd((s)->maps.ud_socks);                         \
+		(b)->drops_fd = bpf_map__fd((s)->maps.ud_drops);                         \
+		(b)->counters_fd = bpf_map__fd((s)->maps.ud_counters);                   \
+		(b)->epoch = &(s)->bss->ud_epoch;                                        \
+	} while (0)
+
+/* whether drops go through udp_fail_queue_rcv_skb; why is set when neither works */
+static int drops_plan(const struct ud_bpf_opts *o, bool *legacy, char *why, size_t len)
+{
+	int kfree = ud_tp_nargs("kfree_skb");
+
+	*legacy = o->legacy_drops || kfree < 4; /* skb, location, reason, rx_sk */
+	if (*legacy && ud_tp_nargs("udp_fail_queue_rcv_skb") < 2) {
+		snprintf(why, len, "the kernel has neither skb:kfree_skb with rx_sk nor "
+				   "udp:udp_fail_queue_rcv_skb");
+		return -1;
+	}
+	return 0;
+}
+
+/* index of flags in udp_recvmsg(); -1 with why set when it has no BTF */
+static int recv_flags_arg(char *why, size_t len)
+{
+	char module[64];
+	int n = bpfu_func_nargs("udp_recvmsg", module, sizeof(module));
+
+	if (n == 4 || n == 5) /* sk, msg, len, flags[, addr_len] (5.19+; 6.18 has no addr_len) */
+		return 3;
+	if (n == 6) /* sk, msg, len, noblock, flags, addr_len */
+		return 4;
+	snprintf(why, len, "udp_recvmsg() is not in the kernel's BTF with a known signature");
+	return -1;
+}
+
+static bool have_func(const char *f)
+{
+	char module[64];
+
+	return bpfu_func_nargs(f, module, sizeof(module)) >= 0;
+}
+
+static int load_err(int err, const char *what, char *why, size_t len)
+{
+	char buf[128];
+
+	snprintf(why, len, "%s: %s", what, bpfu_strerror(err, buf, sizeof(buf)));
+	return -1;
+}
+
+static int open_fentry(const struct ud_bpf_opts *o, struct ud_bpf *b, char *why, size_t len)
+{
+	struct udpdwell_fentry_bpf *s;
+	bool legacy;
+	int err, flags_arg;
+
+	if (drops_plan(o, &legacy, why, len))
+		return -1;
+	if ((flags_arg = recv_flags_arg(why, len)) < 0)
+		return -1;
+	if (!have_func("__udp_enqueue_schedule_skb")) {
+		snprintf(why, len, "__udp_enqueue_schedule_skb() is not in the kernel's BTF");
+		return -1;
+	}
+	s = udpdwell_fentry_bpf__open();
+	if (!s)
+		return load_err(-errno, "cannot open the BPF object", why, len);
+	UD_SETUP(s, o, legacy);
+	s->rodata->targ_recv_flags_arg = (__u32)flags_arg;
+	if (!have_func("udpv6_recvmsg"))
+		bpf_program__set_autoload(s->progs.ud_fexit_recvmsg6, false);
+	err = udpdwell_fentry_bpf__load(s);
+	if (err) {
+		udpdwell_fentry_bpf__destroy(s);
+		return load_err(err, "refused at load", why, len);
+	}
+	err = udpdwell_fentry_bpf__attach(s);
+	if (err) {
+		udpdwell_fentry_bpf__destroy(s);
+		return load_err(err, "loaded but cannot attach", why, len);
+	}
+	UD_FILL(b, s, UD_BACKEND_FENTRY);
+	b->legacy_drops = legacy;
+	return 0;
+}
+
+static int count_loaded(struct bpf_object *obj)
+{
+	struct bpf_program *p;
+	int n = 0;
+
+	bpf_object__for_each_program(p, obj)
+		n += bpf_program__fd(p) >= 0;
+	return n;
+}
+
+static int open_kprobe(const struct ud_bpf_opts *o, struct ud_bpf *b, char *why, size_t len)
+{
+	struct udpdwell_kprobe_bpf *s;
+	const char *missing;
+	bool legacy;
+	int err, flags_arg;
+
+	if (drops_plan(o, &legacy, why, len))
+		return -1;
+	if ((flags_arg = recv_flags_arg(why, len)) < 0)
+		return -1;
+	s = udpdwell_kprobe_bpf__open();
+	if (!s)
+		return load_err(-errno, "cannot open the BPF object", why, len);
+	UD_SETUP(s, o, legacy);
+	s->rodata->targ_recv_flags_arg = (__u32)flags_arg;
+	if (!have_func("udpv6_recvmsg")) {
+		bpf_program__set_autoload(s->progs.ud_kp_recvmsg6, false);
+		bpf_program__set_autoload(s->progs.ud_krp_recvmsg6, false);
+	}
+	err = udpdwell_kprobe_bpf__load(s);
+	if (err) {
+		udpdwell_kprobe_bpf__destroy(s);
+		return load_err(err, "refused at load", why, len);
+	}
+	vlog("kprobe: the verifier accepted %d programs", count_loaded(s->obj));
+	err = udpdwell_kprobe_bpf__attach(s);
+	if (err) {
+		int n = count_loaded(s->obj);
+
+		missing = bpfu_kprobe_missing();
+		udpdwell_kprobe_bpf__destroy(s);
+		if (missing) {
+			snprintf(why, len, "%d programs loaded but cannot attach: %s", n, missing);
+			return -1;
+		}
+		return load_err(err, "loaded but cannot attach", why, len);
+	}
+	UD_FILL(b, s, UD_BACKEND_KPROBE);
+	b->legacy_drops = legacy;
+	return 0;
+}
+
+static int open_tracepoint(const struct ud_bpf_opts *o, struct ud_bpf *b, char *why, size_t len)
+{
+	static const char *const needed[] = { "sk_data_ready", "sock_recv_length" };
+	struct udpdwell_tp_bpf *s;
+	bool legacy;
+	int err;
+
+	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++) {
+		if (ud_tp_nargs(needed[i]) < 1) {
+			snprintf(why, len, "the kernel has no sock:%s tracepoint (6.3+)", needed[i]);
+			return -1;
+		}
+	}
+	if (drops_plan(o, &legacy, why, len))
+		return -1;
+	s = udpdwell_tp_bpf__open();
+	if (!s)
+		return load_err(-errno, "cannot open the BPF object", why, len);
+	UD_SETUP(s, o, legacy);
+	err = udpdwell_tp_bpf__load(s);
+	if (err) {
+		udpdwell_tp_bpf__destroy(s);
+		return load_err(err, "refused at load", why, len);
+	}
+	err = udpdwell_tp_bpf__attach(s);
+	if (err) {
+		udpdwell_tp_bpf__destroy(s);
+		return load_err(err, "loaded but cannot attach", why, len);
+	}
+	UD_FILL(b, s, UD_BACKEND_TRACEPOINT);
+	b->legacy_drops = legacy;
+	return 0;
+}
+
+enum ud_open_result ud_bpf_open(enum ud_backend want, const struct ud_bpf_opts *o,
+				struct ud_bpf *b, char *why, size_t len)
+{
+	static const enum ud_backend order[] = { UD_BACKEND_FENTRY, UD_BACKEND_KPROBE,
+						 UD_BACKEND_TRACEPOINT };
+	char refusals[3][256];
+	int nref = 0;
+
+	memset(b, 0, sizeof(*b));
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		enum ud_backend k = order[i];
+		char one[256] = "";
+		int err;
+
+		if (want != UD_BACKEND_AUTO && want != k)
+			continue;
+		if (k == UD_BACKEND_FENTRY)
+			err = open_fentry(o, b, one, sizeof(one));
+		else if (k == UD_BACKEND_KPROBE)
+			err = open_kprobe(o, b, one, sizeof(one));
+		else
+			err = open_tracepoint(o, b, one, sizeof(one));
+		if (!err) {
+			size_t n = (size_t)snprintf(b->summary, sizeof(b->summary), "%s",
+						    ud_backend_names[k]);
+
+			if (want != UD_BACKEND_AUTO) {
+				snprintf(b->summary + n, sizeof(b->summary) - n, " (as asked)");
+			} else if (!nref) {
+				snprintf(b->summary + n, sizeof(b->summary) - n, " (the first choice)");
+			} else {
+				for (int r = 0; r < nref && n < sizeof(b->summary); r++)
+					n += (size_t)snprintf(b->summary + n, sizeof(b->summary) - n,
+							      "%s%s", r ? "; " : " (", refusals[r]);
+				if (n < sizeof(b->summary))
+					snprintf(b->summary + n, sizeof(b->summary) - n, ")");
+			}
+			return UD_OPEN_OK;
+		}
+		snprintf(refusals[nref++], sizeof(refusals[0]), "%s: %s", ud_backend_names[k], one);
+	}
+	{
+		size_t n = 0;
+
+		why[0] = '\0';
+		for (int r = 0; r < nref && n < len; r++)
+			n += (size_t)snprintf(why + n, len - n, "%s%s", r ? "; " : "", refusals[r]);
+	}
+	return UD_OPEN_NOTSUP;
+}
+
+void ud_bpf_close(struct ud_bpf *b)
+{
+	if (!b->skel)
+		return;
+	switch (b->kind) {
+	case UD_BACKEND_FENTRY: udpdwell_fentry_bpf__destroy(b->skel); break;
+	case UD_BACKEND_KPROBE: udpdwell_kprobe_bpf__destroy(b->skel); break;
+	case UD_BACKEND_TRACEPOINT: udpdwell_tp_bpf__destroy(b->skel); break;
+	case UD_BACKEND_AUTO: break;
+	}
+	b->skel = NULL;
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * udpdwell's three kernel backends behind one handle: open, set the
+ * options, load, attach; `auto` tries fentry, then kprobe, then tracepoint,
+ * and keeps each refusal in words for the one line that says which backend
+ * runs and why the others did not.
+ */
+#ifndef UD_BACKEND_H
+#define UD_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+
+enum ud_backend { UD_BACKEND_AUTO, UD_BACKEND_FENTRY, UD_BACKEND_KPROBE, UD_BACKEND_TRACEPOINT };
+
+/* "auto", "fentry", "kprobe", "tracepoint", NULL (the --backend choices) */
+extern const char *const ud_backend_names[];
+
+struct ud_bpf_opts {
+	uint16_t port_lo, port_hi;
+	uint32_t max_sockets;
+	bool legacy_drops;        /* attribute drops through udp_fail_queue_rcv_skb */
+	uint32_t reason_rcvbuff;  /* the kernel's SKB_DROP_REASON_* values */
+	uint32_t reason_proto_mem;
+};
+
+struct bpf_object;
+
+struct ud_bpf {
+	enum ud_backend kind;
+	void *skel;
+	struct bpf_object *obj;
+	int socks_fd;
+	int drops_fd;
+	int counters_fd;
+	volatile __u64 *epoch;     /* the .bss variable ud_epoch, mmap'ed */
+	bool legacy_drops;         /* drops come from udp:udp_fail_queue_rcv_skb */
+	char summary[512];         /* "tracepoint (fentry: ...; kprobe: ...)" */
+};
+
+enum ud_open_result { UD_OPEN_OK = 0, UD_OPEN_NOTSUP = 1, UD_OPEN_FAIL = 2 };
+
+/*
+ * Opens, loads and attaches the backend asked for (or the best that works).
+ * On failure, why holds one line naming each backend tried and its refusal.
+ */
+enum ud_open_result ud_bpf_open(enum ud_backend want, const struct ud_bpf_opts *o,
+				struct ud_bpf *b, char *why, size_t len);
+void ud_bpf_close(struct ud_bpf *b);
+
+/* number of arguments of tracepoint tp in the kernel's BTF, or -1 when absent */
+int ud_tp_nargs(const char *tp);
+
+#endif

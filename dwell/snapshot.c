@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+
+#include "cli.h"
+#include "snapshot.h"
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct ud_entry *x = a, *y = b;
+
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+struct ud_entry *ud_snapshot_find(const struct ud_snapshot *s, uint64_t key)
+{
+	struct ud_entry k = { .key = key };
+
+	return s->n ? bsearch(&k, s->e, s->n, sizeof(*s->e), cmp_entry) : NULL;
+}
+
+uint64_t ud_entry_drops(const struct ud_entry *e, uint32_t reason)
+{
+	for (unsigned int i = 0; i < e->ndrops; i++)
+		if (e->drops[i].reason == reason)
+			return e->drops[i].count;
+	return 0;
+}
+
+static void entry_from(struct ud_entry *e, uint64_t key, const struct ud_sock *st, uint64_t epoch)
+{
+	uint32_t slot = epoch & 1;
+
+	memset(e, 0, sizeof(*e));
+	e->key = key;
+	memcpy(e->addr, st->addr, 16);
+	e->port = st->port;
+	e->netns = st->netns;
+	e->ino = st->ino;
+	e->tgid = st->tgid;
+	memcpy(e->comm, st->comm, sizeof(e->comm));
+	e->comm[sizeof(e->comm) - 1] = '\0';
+	e->queue_len = st->queue_len;
+	e->last_event_ns = st->last_event_ns;
+	e->cumul.packets = st->packets;
+	e->cumul.sum_ns = st->sum_ns;
+	memcpy(e->cumul.buckets, st->buckets, sizeof(e->cumul.buckets));
+	e->cumul.unmatched = st->unmatched;
+	e->cumul.resync_added = st->resync_added;
+	e->cumul.resync_dropped = st->resync_dropped;
+	e->cumul.ring_full = st->ring_full;
+	e->max_ns = st->max_ns;
+	e->interval_max_ns = st->max_epoch_tag[slot] == epoch ? st->max_epoch_ns[slot] : 0;
+	/* reads that already saw the next epoch belong to this reading too */
+	if (st->max_epoch_tag[slot ^ 1] == epoch + 1 && st->max_epoch_ns[slot ^ 1] > e->interval_max_ns)
+		e->interval_max_ns = st->max_epoch_ns[slot ^ 1];
+	if (st->queue_len && st->tail > st->head)
+		e->oldest_stamp_ns = st->ring[st->head & UD_RING_MASK];
+}
+
+int ud_snapshot_read(struct ud_snapshot *s, int socks_fd, int drops_fd, uint64_t epoch,
+		     bool delete_orphans)
+{
+	struct ud_sock *val = malloc(sizeof(*val));
+	struct ud_drop_key dk, dnext, *dprev = NULL;
+	uint64_t key, next, *prev = NULL;
+	unsigned int bound, steps = 0;
+	int err = 0;
+
+	if (!val)
+		return -ENOMEM;
+	s->n = 0;
+	s->drop_entries = 0;
+	s->orphan_drops = 0;
+	/* bounded: an LRU map changing under us may restart the iteration */
+	bound = 4 * 65536;
+	while (steps++ < bound && bpf_map_get_next_key(socks_fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(socks_fd, &key, val))
+			continue; /* evicted meanwhile */
+		if (s->n == s->cap) {
+			unsigned int ncap = s->cap ? s->cap * 2 : 64;
+			struct ud_entry *p = realloc(s->e, ncap * sizeof(*p));
+
+			if (!p) {
+				err = -ENOMEM;
+				goto out;
+			}
+			s->e = p;
+			s->cap = ncap;
+		}
+		entry_from(&s->e[s->n++], key, val, epoch);
+	}
+	if (s->n)
+		qsort(s->e, s->n, sizeof(*s->e), cmp_entry);
+	/* drop duplicates that a restarted iteration produced */
+	if (s->n > 1) {
+		unsigned int w = 1;
+
+		for (unsigned int r = 1; r < s->n; r++)
+			if (s->e[r].key != s->e[w - 1].key)
+				s->e[w++] = s->e[r];
+		s->n = w;
+	}
+
+	steps = 0;
+	while (steps++ < bound && bpf_map_get_next_key(drops_fd, dprev, &dnext) == 0) {
+		struct ud_entry *e;
+		uint64_t count;
+
+		dk = dnext;
+		dprev = &dk;
+		if (bpf_map_lookup_elem(drops_fd, &dk, &count))
+			continue;
+		s->drop_entries++;
+		e = ud_snapshot_find(s, dk.sk);
+		if (!e) {
+			s->orphan_drops++;
+			if (delete_orphans)
+				bpf_map_delete_elem(drops_fd, &dk);
+			continue;
+		}
+		for (unsigned int i = 0; i < e->ndrops; i++) {
+			if (e->drops[i].reason == dk.reason) {
+				e->drops[i].count = count; /* a repeat of a restarted walk */
+				goto next;
+			}
+		}
+		if (e->ndrops < UD_MAX_REASONS)
+			e->drops[e->ndrops++] = (struct ud_drop_count){ dk.reason, count };
+next:;
+	}
+out:
+	free(val);
+	return err;
+}
+
+void ud_snapshot_free(struct ud_snapshot *s)
+{
+	free(s->e);
+	memset(s, 0, sizeof(*s));
+}
+
+void ud_row_build(struct ud_row *r, const struct ud_entry *cur, const struct ud_entry *prev,
+		  const struct ud_thresholds *t, uint32_t reason_rcvbuff, uint32_t reason_proto_mem,
+		  uint64_t now_ns, uint64_t since_ns)
+{
+	static const struct ud_cumul zero;
+	bool reset;
+
+	memset(r, 0, sizeof(*r));
+	r->key = cur->key;
+	r->port = cur->port;
+	r->ino = cur->ino;
+	cli_fmt_v6mapped(cur->addr, r->addr, sizeof(r->addr));
+	r->pid = cur->tgid;
+	memcpy(r->comm, cur->comm, sizeof(r->comm));
+	r->queue_len = cur->queue_len;
+	if (prev && prev->port != cur->port)
+		prev = NULL;
+	reset = ud_cumul_delta(&cur->cumul, prev ? &prev->cumul : &zero, &r->d);
+	if (reset)
+		prev = NULL;
+
+	for (unsigned int i = 0; i < cur->ndrops; i++) {
+		uint64_t before = prev ? ud_entry_drops(prev, cur->drops[i].reason) : 0;
+		uint64_t d = cur->drops[i].count >= before ? cur->drops[i].count - before
+							    : cur->drops[i].count;
+
+		if (!d)
+			continue;
+		r->drops[r->ndrops++] = (struct ud_drop_count){ cur->drops[i].reason, d };
+		if (cur->drops[i].reason == reason_rcvbuff || cur->drops[i].reason == reason_proto_mem)
+			r->buffer_drops += d;
+	}
+
+	if (cur->oldest_stamp_ns && now_ns > cur->oldest_stamp_ns)
+		r->oldest_wait_us = (double)(now_ns - cur->oldest_stamp_ns) / 1e3;
+	if (r->d.packets) {
+		double max_us = (double)cur->interval_max_ns / 1e3;
+
+		r->avg_us = (double)r->d.sum_ns / (double)r->d.packets / 1e3;
+		r->max_us = max_us;
+		r->p50_us = ud_quantile_us(r->d.buckets, 0.50, max_us);
+		r->p99_us = ud_quantile_us(r->d.buckets, 0.99, max_us);
+	} else {
+		r->avg_us = r->p50_us = r->p99_us = r->max_us = NAN;
+	}
+	if (r->oldest_wait_us > 0 && (isnan(r->max_us) || r->oldest_wait_us > r->max_us))
+		r->max_us = r->oldest_wait_us;
+	r->state = ud_state_of(t, r->p99_us, r->max_us, r->oldest_wait_us, r->buffer_drops);
+	r->idle_waiting = cur->queue_len && cur->last_event_ns < since_ns;
+	r->active = r->d.packets || r->ndrops || r->d.unmatched || cur->queue_len ||
+		    cur->last_event_ns >= since_ns;
+}
+
+static double worst_key(const struct ud_row *r)
+{
+	double p = isnan(r->p99_us) ? 0 : r->p99_us;
+
+	return p > r->oldest_wait_us ? p : r->oldest_wait_us;
+}
+
+int ud_row_cmp_worst(const void *a, const void *b)
+{
+	const struct ud_row *x = a, *y = b;
+	double kx = worst_key(x), ky = worst_key(y);
+	double mx = isnan(x->max_us) ? 0 : x->max_us, my = isnan(y->max_us) ? 0 : y->max_us;
+
+	if (kx != ky)
+		return kx > ky ? -1 : 1;
+	if (mx != my)
+		return mx > my ? -1 : 1;
+	return x->port < y->port ? -1 : x->port > y->port;
+}

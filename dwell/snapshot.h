@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * One reading of udpdwell's kernel maps, and the per-interval view computed
+ * from two readings: what the live table, the JSON lines and the Prometheus
+ * page all show. The kernel keeps cumulative figures; user space keeps the
+ * previous reading per socket and subtracts.
+ */
+#ifndef UD_SNAPSHOT_H
+#define UD_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dwell/udpdwell.h"
+#include "reasons.h"
+#include "stats.h"
+
+#define UD_MAX_REASONS 24 /* distinct drop reasons kept per socket */
+
+struct ud_drop_count {
+	uint32_t reason;
+	uint64_t count;
+};
+
+/* one socket as read from the kernel (the FIFO's ring is not copied) */
+struct ud_entry {
+	uint64_t key;
+	uint8_t addr[16];
+	uint16_t port;
+	uint32_t netns;
+	uint64_t ino;
+	uint32_t tgid;
+	char comm[16];
+	uint32_t queue_len;
+	uint64_t last_event_ns;
+	struct ud_cumul cumul;
+	uint64_t max_ns;           /* since the socket was first seen */
+	uint64_t interval_max_ns;  /* in the interval just closed */
+	uint64_t oldest_stamp_ns;  /* the oldest datagram still waiting, 0: none */
+	struct ud_drop_count drops[UD_MAX_REASONS];
+	unsigned int ndrops;
+};
+
+struct ud_snapshot {
+	struct ud_entry *e; /* sorted by key */
+	unsigned int n, cap;
+	uint64_t drop_entries;     /* (socket, reason) pairs in the kernel map */
+	uint64_t orphan_drops;     /* pairs whose socket has left ud_socks */
+};
+
+/*
+ * Reads ud_socks and ud_drops. epoch is the interval number whose maximum
+ * goes to interval_max_ns. Pairs of ud_drops whose socket is gone are
+ * deleted when delete_orphans is set. Returns 0 or -errno.
+ */
+int ud_snapshot_read(struct ud_snapshot *s, int socks_fd, int drops_fd, uint64_t epoch,
+		     bool delete_orphans);
+void ud_snapshot_free(struct ud_snapshot *s);
+struct ud_entry *ud_snapshot_find(const struct ud_snapshot *s, uint64_t key);
+uint64_t ud_entry_drops(const struct ud_entry *e, uint32_t reason);
+
+/* the interval's view of one socket */
+struct ud_row {
+	uint64_t key;
+	char addr[48];
+	uint16_t port;
+	uint64_t ino;
+	uint32_t pid;         /* 0: unknown */
+	char comm[16];
+	struct ud_cumul d;    /* this interval */
+	double avg_us, p50_us, p99_us, max_us; /* NaN when no reads */
+	double oldest_wait_us; /* age of the oldest waiting datagram, 0: none */
+	uint32_t queue_len;
+	struct ud_drop_count drops[UD_MAX_REASONS]; /* this interval, count > 0 */
+	unsigned int ndrops;
+	uint64_t buffer_drops; /* SOCKET_RCVBUFF + PROTO_MEM in this interval */
+	enum ud_state state;
+	bool active;          /* reads, drops or waiting datagrams in the interval */
+	bool idle_waiting;    /* datagrams wait but no event in the interval */
+};
+
+/*
+ * The row of socket cur given its previous reading prev (NULL: new).
+ * now_ns is CLOCK_MONOTONIC at the reading; since_ns the interval's start.
+ */
+void ud_row_build(struct ud_row *r, const struct ud_entry *cur, const struct ud_entry *prev,
+		  const struct ud_thresholds *t, uint32_t reason_rcvbuff, uint32_t reason_proto_mem,
+		  uint64_t now_ns, uint64_t since_ns);
+
+/* worst first: the larger of p99 and the oldest wait, then max, then port */
+int ud_row_cmp_worst(const void *a, const void *b);
+
+#endif
