@@ -145,18 +145,17 @@ static __always_inline void ud_enqueued(struct sock *sk)
 /* a read returned ret with these flags */
 static __always_inline void ud_read_done(struct sock *sk, long ret, long flags)
 {
+	int kind = ud_read_kind(ret, flags);
 	struct ud_sock *st;
 	__u32 tgid;
 	__u16 port;
 
-	if (flags & (UD_MSG_PEEK | UD_MSG_ERRQUEUE))
-		return;
-	if (!ud_wanted(sk, &port))
+	if (kind < 0 || !ud_wanted(sk, &port))
 		return;
 	st = ud_sock_get(sk, port);
 	if (!st)
 		return;
-	ud_on_read(st, bpf_ktime_get_ns(), ud_qlen(sk), ret >= 0, ud_epoch);
+	ud_on_read(st, bpf_ktime_get_ns(), ud_qlen(sk), kind, ud_epoch);
 	tgid = bpf_get_current_pid_tgid() >> 32;
 	if (st->tgid != tgid) {
 		st->tgid = tgid;

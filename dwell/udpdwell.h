@@ -66,12 +66,8 @@
 enum ud_counter {
 	UD_CNT_INSERTS = 0,    /* sockets added to ud_socks */
 	UD_CNT_REUSED,         /* a socket address reused by another port: reset */
-	UD_CNT_UNMATCHED,      /* reads with no stamp to match */
-	UD_CNT_RESYNC_ADDED,   /* stamps added from the queue length */
-	UD_CNT_RESYNC_DROPPED, /* stamps dropped after a lasting excess */
-	UD_CNT_RING_FULL,      /* datagrams beyond UD_RING that got no stamp */
 	UD_CNT_DROP_INSERTS,   /* (socket, reason) pairs added to ud_drops */
-	UD_CNT_DROPS_NO_SOCK,  /* drops of a wanted socket not in ud_socks */
+	UD_CNT_DROPS_NO_SOCK,  /* drops of a wanted socket that found no room in ud_socks */
 	UD_CNT_MAX,
 };
 
@@ -105,7 +101,7 @@ struct ud_sock {
 	__u64 unmatched;
 	__u64 resync_added;
 	__u64 resync_dropped;
-	__u64 ring_full;
+	__u64 ring_full;    /* events that found the ring full (stamps come later) */
 
 	/* the FIFO: stamps [head, tail) are datagrams still queued */
 	__u64 head;
@@ -157,16 +153,16 @@ static __always_inline int ud_fifo_level(struct ud_sock *st, __u64 now, __u32 le
 		UD_STORE(st->excess_since_ns, 0);
 		want = level - have;
 		if (have >= UD_RING) {
-			__sync_fetch_and_add(&st->ring_full, want);
+			__sync_fetch_and_add(&st->ring_full, 1);
 			return 0;
 		}
 		k = want;
-		if (k > UD_RING - have)
+		if (k > UD_RING - have) {
 			k = UD_RING - have;
+			__sync_fetch_and_add(&st->ring_full, 1);
+		}
 		if (k > UD_MAX_STEP)
 			k = UD_MAX_STEP;
-		if (want > k)
-			__sync_fetch_and_add(&st->ring_full, want - k);
 		if (__sync_val_compare_and_swap(&st->tail, t, t + k) != t)
 			return 0; /* a concurrent event did it; the next one rechecks */
 		for (__u32 i = 0; i < UD_MAX_STEP; i++) {
@@ -244,6 +240,19 @@ static __always_inline void ud_account(struct ud_sock *st, __u64 dwell_ns, __u64
 	} else if (dwell_ns > UD_LOAD(st->max_epoch_ns[slot])) {
 		UD_STORE(st->max_epoch_ns[slot], dwell_ns);
 	}
+}
+
+/*
+ * What a read event means for the queue: -1 leave it alone (MSG_PEEK and
+ * MSG_ERRQUEUE reads do not dequeue), 1 a datagram was consumed (ret >= 0,
+ * even 0 for an empty datagram), 0 nothing was (an error such as EAGAIN; a
+ * read that dequeued and then failed shows up as an excess later).
+ */
+static __always_inline int ud_read_kind(long ret, long flags)
+{
+	if (flags & (UD_MSG_PEEK | UD_MSG_ERRQUEUE))
+		return -1;
+	return ret >= 0;
 }
 
 /* an enqueue signal: the queue holds qlen datagrams now */

@@ -120,7 +120,11 @@ void prom_format_value(char *dst, size_t cap, double v)
 	else if (v == floor(v) && fabs(v) < 9007199254740992.0) /* 2^53: exact */
 		snprintf(dst, cap, "%.0f", v);
 	else
-		snprintf(dst, cap, "%.17g", v);
+		for (int prec = 1; prec <= 17; prec++) { /* the shortest text that reads back exactly */
+			snprintf(dst, cap, "%.*g", prec, v);
+			if (strtod(dst, NULL) == v)
+				break;
+		}
 }
 
 static const char *type_name(enum prom_type t)
