@@ -286,7 +286,7 @@ static void test_server(void **state)
 	/* and the server still answers afterwards */
 	http(port, "GET /metrics HTTP/1.0\r\n\r\n", out, sizeof(out));
 	assert_non_null(strstr(out, "test_up 1"));
-	assert_int_equal(prom_server_requests(s), 9);
+	assert_int_equal(prom_server_requests(s), 8);
 	prom_server_stop(s);
 
 	/* stopped: nothing listens any more */
