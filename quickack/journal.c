@@ -756,6 +756,9 @@ fail:
 
 void qaj_close(struct qaj_file *f)
 {
+	/* made by this run and never written: leave no empty journal behind */
+	if (f->fd >= 0 && f->created)
+		unlink(f->path);
 	if (f->fd >= 0)
 		close(f->fd);
 	f->fd = -1;

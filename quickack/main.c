@@ -743,7 +743,8 @@ static int cmd_change(struct ctx *c)
 			rc = QA_EXIT_VERIFY;
 		} else if (!applied) {
 			rc = eperm ? TK_EXIT_NOPERM : QA_EXIT_NETLINK;
-			elog("%s: nothing was applied (%zu refused)", op_name(a), refused);
+			if (refused > 1) /* one refusal is already one line with the kernel's reason */
+				elog("%s: nothing was applied (%zu refused)", op_name(a), refused);
 		} else {
 			rc = QA_EXIT_PARTIAL;
 			elog("%s: partial: %zu route(s) changed, %zu refused; 'quickack restore%s%s%s%s' undoes the changed ones",

@@ -103,6 +103,19 @@ const char *qa_route_metrics_str(const struct qa_route *r, char *buf, size_t cap
 	return buf;
 }
 
+static const uint8_t *attr_data(const struct qa_route *r, int type)
+{
+	return r->msg + r->attr_off[type] + NLA_HDRLEN;
+}
+
+static unsigned int attr_plen(const struct qa_route *r, int type)
+{
+	uint16_t len;
+
+	memcpy(&len, r->msg + r->attr_off[type], 2);
+	return len - NLA_HDRLEN;
+}
+
 struct desc_ctx {
 	struct qa_nl *nl;
 	struct strbuf *b;
@@ -156,12 +169,22 @@ const char *qa_route_describe(struct qa_nl *nl, const struct qa_route *r, char *
 		sb_add(&b, " ");
 		qa_route_nexthops(r, desc_nh, &c);
 	}
-	if (r->attr_off[RTA_PREFSRC])
-		sb_add(&b, " prefsrc");
-	if (r->attr_off[RTA_FLOW])
-		sb_add(&b, " realms");
-	if (r->attr_off[RTA_PREF])
-		sb_add(&b, " pref %u", r->msg[r->attr_off[RTA_PREF] + NLA_HDRLEN]);
+	if (r->attr_off[RTA_PREFSRC] && attr_plen(r, RTA_PREFSRC) == (r->family == AF_INET ? 4 : 16))
+		sb_add(&b, " src %s", qa_addr_str(r->family, attr_data(r, RTA_PREFSRC), x, sizeof(x)));
+	if (r->attr_off[RTA_FLOW] && attr_plen(r, RTA_FLOW) == 4) {
+		uint32_t flow;
+
+		memcpy(&flow, attr_data(r, RTA_FLOW), 4);
+		if (flow >> 16)
+			sb_add(&b, " realms %u/%u", flow >> 16, flow & 0xffff);
+		else
+			sb_add(&b, " realm %u", flow & 0xffff);
+	}
+	if (r->attr_off[RTA_PREF]) {
+		uint8_t pref = *attr_data(r, RTA_PREF);
+
+		sb_add(&b, " pref %s", pref == 0 ? "medium" : pref == 1 ? "high" : pref == 3 ? "low" : "?");
+	}
 	if (r->attr_off[RTA_ENCAP])
 		sb_add(&b, " encap");
 	{
@@ -299,7 +322,7 @@ static const struct rec_field request_fields[] = {
 	{ "metric", REC_U64, 0, "metric", 6 },
 	{ "change", REC_STR, 0, "change", -24 },
 	{ "request_bytes", REC_U64, 0, NULL, 0 },
-	{ "request", REC_STR, 0, "netlink request", -200 },
+	{ "request", REC_STR, 0, "netlink request", -250 },
 };
 static const struct rec_schema request_schema = { "netlink_request", request_fields,
 						  ARRAY_SIZE(request_fields) };

@@ -623,6 +623,18 @@ static bool attr_is_input(uint16_t type)
 	}
 }
 
+/* what a nexthop object stands for in a route */
+static bool attr_is_nexthop(uint16_t type)
+{
+	switch (type) {
+	case RTA_OIF: case RTA_GATEWAY: case RTA_VIA: case RTA_MULTIPATH: case RTA_FLOW:
+	case RTA_ENCAP_TYPE: case RTA_ENCAP: case RTA_NEWDST:
+		return true;
+	default:
+		return false;
+	}
+}
+
 int qa_route_request(const struct qa_route *r, const struct qa_change *c, uint8_t *buf, size_t cap)
 {
 	struct out o = { buf, cap, 0, false };
@@ -631,10 +643,17 @@ int qa_route_request(const struct qa_route *r, const struct qa_change *c, uint8_
 	char cc[QA_CC_NAME_MAX];
 
 	qa_change_apply(r, c, m, cc);
-	rtm.rtm_flags &= QA_RTNH_INPUT_FLAGS;
+	/*
+	 * A route using a nexthop object (RTA_NH_ID) is dumped with that
+	 * nexthop spelled out too, but the kernel takes only the id back
+	 * ("Nexthop specification and nexthop id are mutually exclusive").
+	 */
+	rtm.rtm_flags &= r->has_nhid ? 0 : QA_RTNH_INPUT_FLAGS;
 	out_bytes(&o, &rtm, sizeof(rtm));
 	out_pad(&o);
 	for (uint16_t t = 1; t <= RTA_MAX; t++) {
+		if (r->has_nhid && attr_is_nexthop(t))
+			continue;
 		if (t == RTA_METRICS)
 			put_metrics(&o, r, m, cc);
 		else if (t == RTA_MULTIPATH && r->attr_off[t])

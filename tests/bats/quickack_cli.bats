@@ -1,0 +1,245 @@
+#!/usr/bin/env bats
+# quickack: arguments, and each error class with its one line and its exit
+# code, checked against a real namespace; nothing is applied on any error.
+
+load helpers
+
+NS=qa-${BATS_ROOT_PID}-cli
+
+setup_file() {
+	requires root netns jq
+	ip netns del "$NS" 2>/dev/null || true
+	ip netns add "$NS"
+	echo "$NS" >> "$TK_STATE_DIR/netns.list"
+	local n="ip -n $NS"
+	$n link set lo up
+	$n link add d0 type veth peer name p0
+	$n link set d0 up
+	$n link set p0 up
+	$n addr add 10.9.0.1/24 dev d0
+	$n addr add fd00:9::1/64 dev d0 nodad
+	$n route add 10.0.1.0/24 dev d0 proto static mtu 9000 initcwnd 20
+	$n route add 10.0.2.0/24 via 10.9.0.254 dev d0 table 100
+	$n -6 route add fd00:1::/64 dev d0 mtu 1400
+}
+
+teardown_file() {
+	tk_cleanup
+}
+
+setup() {
+	J=$BATS_TEST_TMPDIR/quickack.journal
+}
+
+dump() { ip -n "$NS" -d -j route show table all; ip -n "$NS" -d route show table all; }
+
+@test "--help explains the commands, the journal and every exit code; --version prints one line" {
+	tk_run quickack --help
+	expect_status 0
+	expect_output "on PREFIX | --all-dev DEV"
+	expect_output "restore"
+	expect_output "NLM_F_REPLACE (never NLM_F_CREATE"
+	expect_output "fsyncs it"
+	for code in " 0  success" " 2  bad arguments" " 3  no privilege" " 5  the journal is corrupt" \
+		"10  no such device" "11  no such routing table" "12  no such network namespace" \
+		"13  no route matches" "14  the kernel refused" "15  partial failure" "16  read back" \
+		"17  the journal cannot be" "18  a matching route cannot be changed safely"; do
+		expect_output "$code"
+	done
+	tk_run quickack --version
+	expect_status 0
+	[[ $output =~ ^quickack\ [^\ ]+$ ]] || { tk_dump "version line"; false; }
+}
+
+@test "malformed prefix: one line naming it, exit 2" {
+	tk_run quickack on 10.0.1.300/24 --netns "$NS" --journal "$J"
+	expect_status 2; expect_one_line_stderr
+	[ "$stderr" = "quickack: prefix: '10.0.1.300' is not an IPv4 or IPv6 address" ] || { tk_dump "text"; false; }
+	tk_run quickack on 10.0.1.1/24 --netns "$NS" --journal "$J"
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "quickack: prefix: '10.0.1.1/24' has host bits set beyond /24"
+	tk_run quickack on 10.0.1.0/33 --netns "$NS" --journal "$J"
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "quickack: prefix: 33 is out of range 0..32"
+	[ ! -e "$J" ]
+}
+
+@test "other bad arguments: one line each, exit 2" {
+	tk_run quickack
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "quickack: missing command: show, on, off, rto-min, congctl, restore or status (see --help)"
+	tk_run quickack frob
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "quickack: command: 'frob' is not one of show|on|off|rto-min|congctl|restore|status"
+	tk_run quickack on 10.0.1.0/24 --bogus
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "quickack: unknown option '--bogus' (see --help)"
+	tk_run quickack on 10.0.1.0/24 --dev
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "quickack: option '--dev' needs a value"
+	tk_run quickack on
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "quickack: on: missing PREFIX (or --all-dev DEV)"
+	tk_run quickack on 10.0.1.0/24 --all-dev d0
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "quickack: on: a PREFIX ('10.0.1.0/24') and --all-dev exclude each other"
+	tk_run quickack rto-min 10.0.1.0/24 5x
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "quickack: rto-min: '5x' is not a time (N, Nms or Ns; or off)"
+	tk_run quickack rto-min 10.0.1.0/24 121s
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "quickack: rto-min: 121 is out of range 1..120"
+	tk_run quickack congctl 10.0.1.0/24 'bbr;x'
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "quickack: congctl: 'bbr;x' is not a congestion control name (letters, digits, '_' and '-')"
+	tk_run quickack on fd00:1::/64 -4
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "quickack: prefix: 'fd00:1::/64' is not IPv4 (-4)"
+	tk_run quickack on 10.0.1.0/24 --via fd00::1
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "quickack: --via: fd00::1 is not of the prefix's family (IPv4)"
+	tk_run quickack on 10.0.1.0/24 --netns a/b
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "quickack: --netns: network namespace name 'a/b' is not a plain name (no '/', not '.' or '..')"
+	tk_run quickack on 10.0.1.0/24 --table 4294967296 --netns "$NS"
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "quickack: --table: 4294967296 is out of range 1..4294967295"
+	tk_run quickack restore --dev d0
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "quickack: restore: works on the whole journal"
+	tk_run quickack show --json --format csv
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "quickack: --format: 'csv' conflicts with --json"
+}
+
+@test "unknown device: one line, exit 10, nothing applied" {
+	local before; before=$(dump)
+	tk_run quickack on 10.0.1.0/24 --dev eth9 --netns "$NS" --journal "$J"
+	expect_status 10; expect_one_line_stderr
+	[ "$stderr" = "quickack: --dev: no device 'eth9' in network namespace '$NS'" ] || { tk_dump "text"; false; }
+	tk_run quickack on --all-dev eth9 --netns "$NS" --journal "$J"
+	expect_status 10; expect_one_line_stderr
+	expect_stderr "quickack: --all-dev: no device 'eth9' in network namespace '$NS'"
+	[ "$(dump)" = "$before" ]
+	[ ! -e "$J" ]
+}
+
+@test "unknown table: one line, exit 11, for a name and for an empty numeric table" {
+	tk_run quickack on 10.0.1.0/24 --table nosuch --netns "$NS" --journal "$J"
+	expect_status 11; expect_one_line_stderr
+	expect_stderr "quickack: --table: no routing table is named 'nosuch'"
+	tk_run quickack on 10.0.1.0/24 --table 77 --netns "$NS" --journal "$J"
+	expect_status 11; expect_one_line_stderr
+	[ "$stderr" = "quickack: --table: table 77 holds no IPv4 routes in network namespace '$NS'" ] || { tk_dump "text"; false; }
+	tk_run quickack show --table 77 --netns "$NS"
+	expect_status 11
+}
+
+@test "missing network namespace: one line, exit 12" {
+	tk_run quickack on 10.0.1.0/24 --netns "$NS-nope" --journal "$J"
+	expect_status 12; expect_one_line_stderr
+	[ "$stderr" = "quickack: --netns: network namespace '$NS-nope' does not exist (no /var/run/netns/$NS-nope)" ] ||
+		{ tk_dump "text"; false; }
+	tk_run quickack show --netns "$NS-nope"
+	expect_status 12
+}
+
+@test "no CAP_NET_ADMIN: one line, exit 3, nothing applied" {
+	local before; before=$(dump)
+	tk_run setpriv --inh-caps=-net_admin --bounding-set=-net_admin "$BIN/quickack" on 10.0.1.0/24 --netns "$NS" --journal "$J"
+	expect_status 3; expect_one_line_stderr
+	[ "$stderr" = "quickack: changing routes needs CAP_NET_ADMIN (run as root)" ] || { tk_dump "text"; false; }
+	[ "$(dump)" = "$before" ]
+	[ ! -e "$J" ]
+	# reading needs no privilege
+	tk_run setpriv --inh-caps=-net_admin --bounding-set=-net_admin "$BIN/quickack" show 10.0.1.0/24 --netns "$NS" --json
+	expect_status 0
+	[ "$(jq -r .dst <<<"$output")" = 10.0.1.0/24 ]
+}
+
+@test "no matching route: one line naming the closest routes, exit 13" {
+	tk_run quickack on 10.0.7.0/24 --netns "$NS" --journal "$J"
+	expect_status 13; expect_one_line_stderr
+	expect_stderr "quickack: no route matches 10.0.7.0/24 in table main; closest: "
+	expect_stderr "10.0.1.0/24 dev d0 table main"
+	tk_run quickack on 10.0.1.0/24 --dev p0 --netns "$NS" --journal "$J"
+	expect_status 13; expect_one_line_stderr
+	expect_stderr "quickack: no route matches 10.0.1.0/24 in table main dev p0; closest: 10.0.1.0/24 dev d0 table main"
+	[ ! -e "$J" ]
+}
+
+@test "the kernel refuses: its own message (extended ack), exit 14, route unchanged, change voided" {
+	local before; before=$(dump)
+	tk_run quickack congctl 10.0.1.0/24 nosuchcc --netns "$NS" --journal "$J"
+	expect_status 14; expect_one_line_stderr
+	[ "$stderr" = "quickack: 10.0.1.0/24 table main metric 0: the kernel refused the change: Unknown tcp congestion algorithm (Invalid argument)" ] ||
+		{ tk_dump "text"; false; }
+	[ "$(dump)" = "$before" ]
+	grep -q '^void seq=1 ' "$J"
+	tk_run quickack status --netns "$NS" --journal "$J" --json
+	expect_status 0
+	[ -z "$output" ] || { tk_dump "status should list nothing"; false; }
+}
+
+@test "a route that cannot be changed safely: one line, exit 18, nothing applied" {
+	tk_run quickack on 10.9.0.1/32 --table local --netns "$NS" --journal "$J"
+	expect_status 18; expect_one_line_stderr
+	expect_stderr "quickack: 10.9.0.1/32 table local metric 0: cannot be changed safely: it is not a unicast route (quickack changes unicast routes only); nothing was applied"
+	[ ! -e "$J" ]
+}
+
+@test "a corrupt journal: one line naming line and byte offset, exit 5, nothing applied" {
+	local before after
+	tk_run quickack on 10.0.1.0/24 --netns "$NS" --journal "$J"
+	expect_status 0
+	before=$(dump)
+	# one altered byte in the saved state of line 2: its crc no longer matches
+	sed -i '2s/state=\(..\)/state=ff/' "$J"
+	tk_run quickack on 10.0.2.0/24 --table 100 --netns "$NS" --journal "$J"
+	expect_status 5; expect_one_line_stderr
+	expect_stderr "quickack: journal $J is corrupt at line 2 (byte "
+	expect_stderr "): checksum mismatch (stored "
+	expect_stderr "the line was altered or damaged; nothing was applied"
+	tk_run quickack restore --netns "$NS" --journal "$J"
+	expect_status 5; expect_one_line_stderr
+	after=$(dump)
+	[ "$before" = "$after" ] || { echo "# the routes changed"; false; }
+	# a well-formed line of an unknown record type names its offset too
+	printf 'bogus seq=1 crc=00000000\n' >> "$J"
+	tk_run quickack status --netns "$NS" --journal "$J"
+	expect_status 5
+	# put the namespace back for the other tests
+	ip -n "$NS" route change 10.0.1.0/24 dev d0 proto static mtu 9000 initcwnd 20
+}
+
+@test "a journal of another namespace is refused: exit 5, nothing applied" {
+	tk_run quickack on 10.0.1.0/24 --netns "$NS" --journal "$J"
+	expect_status 0
+	tk_run quickack restore --journal "$J"
+	expect_status 5; expect_one_line_stderr
+	expect_stderr "quickack: journal $J holds routes of network namespace '$NS', not of this network namespace; nothing was applied"
+	tk_run quickack restore --netns "$NS" --journal "$J"
+	expect_status 0
+}
+
+@test "a journal that cannot be written: one line, exit 17, nothing applied" {
+	local before; before=$(dump)
+	tk_run quickack on 10.0.1.0/24 --netns "$NS" --journal /proc/quickack-$$/journal
+	expect_status 17; expect_one_line_stderr
+	expect_stderr "quickack: cannot create the journal directory /proc/quickack-$$"
+	expect_stderr "nothing was applied"
+	[ "$(dump)" = "$before" ]
+}
+
+@test "the default journal is per namespace, under /var/lib/bbrkit" {
+	local def=/var/lib/bbrkit/quickack-$NS.journal
+	rm -f "$def"
+	tk_run quickack on 10.0.1.0/24 --netns "$NS"
+	expect_status 0
+	expect_stderr "journal $def"
+	[ -s "$def" ]
+	head -1 "$def" | grep -q "^bbrkit-quickack-journal 1 netns=$NS created="
+	tk_run quickack restore --netns "$NS"
+	expect_status 0
+	[ ! -e "$def" ]
+}
