@@ -14,6 +14,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,8 @@ static const char usage[] =
 "      --rcvbuf BYTES     receive buffer (SO_RCVBUFFORCE when allowed, else\n"
 "                         SO_RCVBUF) (default: the system's)\n"
 "      --no-echo          do not echo\n"
+"      --rt-prio N        run the readers SCHED_FIFO at priority N, 1..99, as\n"
+"                         real-time media servers do (default: normal scheduling)\n"
 "  -n, --count N          exit after N datagrams (default: until signalled)\n"
 "  -d, --duration S       exit after S seconds (default: until signalled)\n"
 "      --idle-exit S      exit when nothing arrived for S seconds after the first\n"
@@ -78,6 +81,7 @@ struct opts {
 	uint32_t threads;
 	uint32_t rcvbuf;
 	bool echo;
+	uint32_t rt_prio;
 	uint64_t count;
 	double duration_s;
 	double idle_exit_s;
@@ -144,6 +148,7 @@ static void parse(int argc, char **argv)
 		{ "threads", required_argument, NULL, 't' },
 		{ "rcvbuf", required_argument, NULL, 'B' },
 		{ "no-echo", no_argument, NULL, 'N' },
+		{ "rt-prio", required_argument, NULL, 'P' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "idle-exit", required_argument, NULL, 'I' },
@@ -177,6 +182,7 @@ static void parse(int argc, char **argv)
 		case 't': bad = cli_parse_u32("--threads", optarg, 1, 16, &o.threads); break;
 		case 'B': bad = cli_parse_u32("--rcvbuf", optarg, 1024, 1U << 30, &o.rcvbuf); break;
 		case 'N': o.echo = false; break;
+		case 'P': bad = cli_parse_u32("--rt-prio", optarg, 1, 99, &o.rt_prio); break;
 		case 'n': bad = cli_parse_u64("--count", optarg, 1, UINT64_MAX, &o.count); break;
 		case 'd': bad = cli_parse_double("--duration", optarg, 0.01, 86400, &o.duration_s); break;
 		case 'I': bad = cli_parse_double("--idle-exit", optarg, 0.01, 86400, &o.idle_exit_s); break;
@@ -319,6 +325,15 @@ int main(int argc, char **argv)
 	if (bind(sock, (struct sockaddr *)&o.addr, o.addrlen)) {
 		elog("cannot bind: %s", strerror(errno));
 		return TK_EXIT_FAIL;
+	}
+	if (o.rt_prio) {
+		struct sched_param sp = { .sched_priority = (int)o.rt_prio };
+
+		/* threads created later inherit it */
+		if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
+			elog("--rt-prio: %s", strerror(errno));
+			return TK_EXIT_FAIL;
+		}
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
