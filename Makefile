@@ -57,6 +57,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 
 # Filled in by the module.mk files.
 TOOLS      :=
+BENCH_PROGS :=
 UNIT_TESTS :=
 FUZZ_TARGETS :=
 LIB_SRCS   := $(wildcard lib/*.c)
@@ -66,7 +67,7 @@ include $(sort $(wildcard */module.mk))
 LIB_OBJS   := $(LIB_SRCS:%.c=$(OBJ)/%.o)
 LIBTK      := $(OBJ)/libtoolkit.a
 
-.PHONY: all test demo bench fuzz clean deps unit-tests FORCE
+.PHONY: all test demo bench fuzz clean deps unit-tests bench-progs fuzz-build FORCE
 all: $(addprefix $(BIN)/,$(TOOLS))
 
 deps:
@@ -119,6 +120,18 @@ $(OBJ)/unit/$(1): $$($(1)_OBJS) $(LIBTK) $(BUILD)/variant
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit_template,$(t))))
 
+# benchmark programs: bench/NAME.c linked with $(NAME)_SRCS, built by `make bench`
+define bench_template
+$(1)_OBJS := $$(patsubst %.c,$(OBJ)/%.o,bench/$(1).c $$($(1)_SRCS))
+$$($(1)_OBJS): $$(foreach b,$$($(1)_BPF),$(GEN)/$$(b).skel.h)
+$(OBJ)/bench/$(1): $$($(1)_OBJS) $(LIBTK) $(BUILD)/variant
+	@mkdir -p $$(@D)
+	@$$(if $(Q),echo "  LD      $$@")
+	$(Q)$(CC) $(LDFLAGS) -o $$@ $$($(1)_OBJS) $(LIBTK) $$($(1)_LIBS) -lm
+endef
+$(foreach t,$(BENCH_PROGS),$(eval $(call bench_template,$(t))))
+bench-progs: $(addprefix $(OBJ)/bench/,$(BENCH_PROGS))
+
 unit-tests: $(addprefix $(OBJ)/unit/,$(UNIT_TESTS)) $(addprefix $(OBJ)/replay/,$(FUZZ_TARGETS))
 
 # --- the README's commands ------------------------------------------------------
@@ -132,8 +145,8 @@ demo: deps
 	$(Q)./scripts/demo.sh
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all
-	$(Q)./bench/run.sh
+	$(Q)$(MAKE) --no-print-directory all bench-progs
+	$(Q)BENCH_BIN=$(OBJ)/bench ./bench/run.sh
 
 # --- fuzzing: clang libFuzzer + ASan + UBSan ----------------------------------------
 FUZZ_SECONDS ?= 600

@@ -61,7 +61,6 @@ struct bt_event {
 /* indexes of the per-CPU counters map */
 enum bt_counter {
 	BT_CNT_LOST = 0,         /* ring buffer full: event dropped */
-	BT_CNT_SEEN,             /* bbr_main calls seen by the tap (before filtering) */
 	BT_CNT_STACK,            /* kprobe/fentry entry-exit pairing failed */
 	BT_CNT_MAX,
 };

@@ -35,6 +35,7 @@ struct env {
 	int n_default_ns;
 	bool probe;
 	bool cleanup;
+	bool stats;
 };
 
 struct run {
@@ -89,6 +90,10 @@ static void usage(FILE *f)
 "      --set-default-in NS the same in network namespace NS (repeatable)\n"
 "                          The old value comes back at exit, even after SIGKILL.\n"
 "      --ringbuf-mb N      ring buffer size in MiB, a power of two (default 8)\n"
+"      --stats             turn on BPF run-time statistics while tracing and\n"
+"                          print each program's runs and ns/run at exit\n"
+"      --no-tap            struct_ops: run bbr_traced as plain BBR, without\n"
+"                          the tap (the benchmark's reference)\n"
 "      --probe             say, for each backend, whether its programs load\n"
 "                          (pass the verifier) and attach here, then exit\n"
 "      --cleanup           remove a stale bbr_traced left registered by an older\n"
@@ -117,7 +122,7 @@ static void usage(FILE *f)
 
 enum {
 	OPT_SADDR = 256, OPT_DADDR, OPT_SPORT, OPT_DPORT, OPT_COOKIE, OPT_SET_DEFAULT,
-	OPT_SET_DEFAULT_IN, OPT_RINGBUF, OPT_PROBE, OPT_CLEANUP,
+	OPT_SET_DEFAULT_IN, OPT_RINGBUF, OPT_PROBE, OPT_CLEANUP, OPT_STATS, OPT_NO_TAP,
 };
 
 static void parse_args(int argc, char **argv, struct env *env)
@@ -137,6 +142,8 @@ static void parse_args(int argc, char **argv, struct env *env)
 		{ "ringbuf-mb", required_argument, NULL, OPT_RINGBUF },
 		{ "probe", no_argument, NULL, OPT_PROBE },
 		{ "cleanup", no_argument, NULL, OPT_CLEANUP },
+		{ "stats", no_argument, NULL, OPT_STATS },
+		{ "no-tap", no_argument, NULL, OPT_NO_TAP },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -144,6 +151,7 @@ static void parse_args(int argc, char **argv, struct env *env)
 		{}
 	};
 	struct cli_addr addr;
+	bool no_tap = false;
 	uint32_t mb = 8;
 	int c, idx, verbosity = LOG_NORMAL;
 
@@ -209,6 +217,12 @@ static void parse_args(int argc, char **argv, struct env *env)
 		case OPT_CLEANUP:
 			env->cleanup = true;
 			break;
+		case OPT_STATS:
+			env->stats = true;
+			break;
+		case OPT_NO_TAP:
+			no_tap = true;
+			break;
 		case 'q':
 			verbosity = LOG_QUIET;
 			break;
@@ -237,7 +251,9 @@ static void parse_args(int argc, char **argv, struct env *env)
 	log_set_level(verbosity);
 	env->cfg.ringbuf_bytes = mb << 20;
 	env->cfg.wakeup_bytes = env->cfg.ringbuf_bytes / 32;
-	env->cfg.tap = true;
+	env->cfg.tap = !no_tap;
+	if (no_tap && env->backend != BT_STRUCT_OPS)
+		cli_usage_die("--no-tap needs --backend struct_ops");
 }
 
 static int64_t mono_to_wall_offset(void)
@@ -352,6 +368,39 @@ static struct bt_backend *open_backend(const struct env *env, struct run *r, int
 	return NULL;
 }
 
+static const struct rec_field stats_fields[] = {
+	{ "program", REC_STR, 0, "program", -18 },
+	{ "run_cnt", REC_U64, 0, "runs", 10 },
+	{ "run_time_ns", REC_U64, 0, "run time ns", 14 },
+	{ "ns_per_run", REC_F64, 1, "ns/run", 8, 0, 1 },
+};
+static const struct rec_schema stats_schema = { "prog_stats", stats_fields,
+						ARRAY_SIZE(stats_fields) };
+
+/* bpf_stats per program: in the JSON output, and on stderr */
+static void report_stats(struct bt_backend *b, struct run *r, enum rec_format fmt)
+{
+	struct rec_writer *err_w = rec_writer_new(REC_TABLE, stderr);
+	const char *names[32];
+	int fds[32];
+	int n = bt_backend_progs(b, fds, names, 32);
+
+	for (int i = 0; i < n; i++) {
+		uint64_t ns, cnt;
+
+		if (bpfu_prog_stats(fds[i], &ns, &cnt) || !cnt)
+			continue;
+		struct rec_value v[] = {
+			rv_str(names[i]), rv_u64(cnt), rv_u64(ns), rv_f64((double)ns / (double)cnt),
+		};
+		if (fmt == REC_JSON)
+			rec_write(r->w, &stats_schema, v);
+		if (err_w && log_get_level() >= LOG_NORMAL)
+			rec_write(err_w, &stats_schema, v);
+	}
+	rec_writer_free(err_w);
+}
+
 static const struct rec_field summary_fields[] = {
 	{ "backend", REC_STR },
 	{ "samples", REC_U64 },
@@ -369,7 +418,7 @@ int main(int argc, char **argv)
 	struct bt_defcc *defcc = NULL;
 	bool live_count;
 	uint64_t start_ns, deadline_ns, last_live_ns = 0, lost;
-	int code = TK_EXIT_OK, err;
+	int code = TK_EXIT_OK, err, stats_fd = -1;
 	char why[512];
 
 	log_init(argv[0]);
@@ -418,6 +467,11 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (env.stats) {
+		stats_fd = bpfu_enable_stats();
+		if (stats_fd < 0)
+			wlog("cannot turn on BPF statistics: %s", strerror(-stats_fd));
+	}
 	r.mono_to_wall_ns = mono_to_wall_offset();
 	b = open_backend(&env, &r, &code);
 	if (!b)
@@ -488,6 +542,8 @@ int main(int argc, char **argv)
 			rv_f64(elapsed),
 		};
 
+		if (env.stats)
+			report_stats(b, &r, env.format);
 		if (env.format == REC_JSON)
 			rec_write(r.w, &summary_schema, v);
 		ilog("%llu samples in %.1f s, %llu lost%s", (unsigned long long)r.samples, elapsed,
@@ -495,6 +551,8 @@ int main(int argc, char **argv)
 		     lost ? " (ring buffer full: raise --ringbuf-mb or filter flows)" : "");
 	}
 cleanup:
+	if (stats_fd >= 0)
+		close(stats_fd);
 	bt_defcc_restore(defcc);
 	bt_backend_close(b);
 	if (r.w && rec_writer_free(r.w) && code == TK_EXIT_OK) {

@@ -3,3 +3,10 @@ TOOLS += bbrtrace
 bbrtrace_SRCS := bbrtrace/main.c bbrtrace/backend.c bbrtrace/sample.c bbrtrace/defaultcc.c
 bbrtrace_BPF  := bbr_traced bbr_traced_pre610 bbrtrace_fentry bbrtrace_kprobe
 bbrtrace_LIBS := $(BPF_LIBS)
+
+# the user-space decode + JSON cost, measured by bench/20-bbrtrace.sh
+BENCH_PROGS += bbrtrace_decode
+bbrtrace_decode_SRCS := bbrtrace/sample.c
+
+UNIT_TESTS += test_bbrtrace_sample
+test_bbrtrace_sample_SRCS := bbrtrace/sample.c

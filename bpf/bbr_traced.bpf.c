@@ -13,6 +13,7 @@
  */
 #define BT_RD(p, f) ((p)->f)
 #define BT_COOKIE_TP 1
+#define BT_DIRECT_CA 1
 #include "bbrtrace.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -40,7 +41,6 @@ static __always_inline void bt_tap(struct sock *sk, const struct rate_sample *rs
 	struct bt_event *e;
 	__u64 cookie;
 
-	bt_count(BT_CNT_SEEN);
 	cookie = sk->__sk_common.skc_cookie.counter;
 	if (!bt_flow_matches(sk, &flow, cookie))
 		return;

@@ -118,7 +118,11 @@ static __always_inline void bt_fill_flow(struct bt_event *e, const struct bt_flo
 	e->cookie = cookie;
 }
 
-/* BBR's private state, copied in one read from inet_csk(sk)->icsk_ca_priv */
+/*
+ * BBR's private state in inet_csk(sk)->icsk_ca_priv. struct_ops programs see
+ * sk as a tcp_sock and may load from it directly (BT_DIRECT_CA); fentry and
+ * kprobe programs copy the area in one probe read and decode the copy.
+ */
 struct bt_bbr_copy {
 	__u64 words[13];
 };
@@ -131,18 +135,26 @@ static __always_inline void *bt_ca_priv(struct sock *sk)
 static __always_inline __u32 bt_bbr_max_bw(struct sock *sk)
 {
 	struct bbr *bbr = bt_ca_priv(sk);
+#ifdef BT_DIRECT_CA
+	return bbr->bw.s[0].v;
+#else
 	__u32 v = 0;
 
 	bpf_probe_read_kernel(&v, sizeof(v), &bbr->bw.s[0].v);
 	return v;
+#endif
 }
 
 static __always_inline void bt_fill_bbr(struct sock *sk, struct bt_event *e)
 {
+#ifdef BT_DIRECT_CA
+	struct bbr *bbr = bt_ca_priv(sk);
+#else
 	struct bt_bbr_copy copy;
 	struct bbr *bbr = (struct bbr *)&copy;
 
 	bpf_probe_read_kernel(&copy, sizeof(copy), bt_ca_priv(sk));
+#endif
 	e->bw = bbr->bw.s[0].v;
 	e->min_rtt_us = bbr->min_rtt_us;
 	e->lt_bw = bbr->lt_bw;
@@ -175,18 +187,27 @@ static __always_inline void bt_fill_tcp(struct sock *sk, struct tcp_sock *tp, st
 	e->mss = BT_RD(tp, mss_cache);
 	e->cwnd = BT_RD(tp, snd_cwnd);
 	e->pacing_rate = BT_RD(sk, sk_pacing_rate);
+#ifdef BT_DIRECT_CA
+	e->netns = sk->__sk_common.skc_net.net->ns.inum;
+#else
 	e->netns = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+#endif
 }
 
 /*
- * Wake user space only when enough data waits: a wakeup per ACK costs more
- * than the tap itself. User space also drains on a short timer.
+ * Wake user space only when the data waiting crosses a multiple of
+ * targ_wakeup_bytes: a wakeup per ACK costs more than the tap itself, and so
+ * would one per ACK while a busy reader lags behind. User space also drains
+ * on a short timer, so nothing waits long.
  */
+#define BT_RECORD_BYTES ((sizeof(struct bt_event) + 8 + 7) & ~7UL)
+
 static __always_inline void bt_submit(struct bt_event *e)
 {
 	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+	bool crossed = avail >= targ_wakeup_bytes && avail % targ_wakeup_bytes < BT_RECORD_BYTES;
 
-	bpf_ringbuf_submit(e, avail >= targ_wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(e, crossed ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 
 #ifdef BT_COOKIE_TP

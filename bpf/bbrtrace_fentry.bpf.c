@@ -23,7 +23,6 @@ static __always_inline void bt_exit(struct sock *sk, const struct rate_sample *r
 		bt_count(BT_CNT_STACK);
 		return;
 	}
-	bt_count(BT_CNT_SEEN);
 	tp = bpf_skc_to_tcp_sock(sk);
 	if (!tp)
 		return;

@@ -80,7 +80,6 @@ int BPF_KRETPROBE(bt_kretprobe)
 		bt_count(BT_CNT_STACK);
 		return 0;
 	}
-	bt_count(BT_CNT_SEEN);
 	cookie = BPF_CORE_READ(sk, __sk_common.skc_cookie.counter);
 	if (!bt_flow_matches(sk, &flow, cookie))
 		return 0;

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# bbrtrace benchmark, all figures from one run:
+#  1. per-ACK cost of each backend's BPF programs from bpf_stats (ns/event),
+#     and for struct_ops the tap's own cost: bbr_traced with the tap minus
+#     bbr_traced without it (which is bbr_main plus the struct_ops call);
+#  2. throughput of an iperf3 flow on bbr_traced while traced against bbr
+#     untraced, in alternating runs (ratio; the aim is >= 0.97);
+#  3. events per second that the user-space side decodes and writes.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BIN=$PWD/bin
+BENCH_BIN=${BENCH_BIN:-build/rel/bench}
+CSV=build/bench/bbrtrace.csv
+NS=bt-bench-$$
+PAIRS=${BBRTRACE_BENCH_PAIRS:-5}
+SECS=${BBRTRACE_BENCH_SECS:-3}
+LOCK=/run/lock/bbrkit-bbr_traced.lock
+
+cleanup() {
+	for ns in $NS-a $NS-b; do
+		ip netns pids $ns 2>/dev/null | xargs -r kill -9 2>/dev/null
+		ip netns del $ns 2>/dev/null
+	done
+	rm -rf "$tmp"
+}
+tmp=$(mktemp -d)
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+ip netns add $NS-a && ip netns add $NS-b || exit 1
+ip -n $NS-a link set lo up; ip -n $NS-b link set lo up
+ip -n $NS-a link add veth0 type veth peer name veth1 netns $NS-b
+ip -n $NS-a addr add 10.202.0.1/24 dev veth0; ip -n $NS-b addr add 10.202.0.2/24 dev veth1
+ip -n $NS-a link set veth0 up; ip -n $NS-b link set veth1 up
+ip netns exec $NS-b iperf3 -s -p 5201 -D -I "$tmp/iperf.pid" || exit 1
+sleep 0.5
+
+echo "cores: $(nproc); load average: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine inflates every figure)"
+mkdir -p "$(dirname "$CSV")"
+echo "metric,backend,value,unit" > "$CSV"
+
+# 1. bpf_stats ----------------------------------------------------------------------------
+stats_run() { # $1: extra bbrtrace options; prints bt_main's ns/run and runs
+	local out=$tmp/stats.jsonl
+	flock -w 900 "$LOCK" "$BIN/bbrtrace" -b struct_ops --stats $1 -f json -o "$out" \
+		-d $((SECS + 2)) --set-default-in $NS-a -q &
+	local pid=$!
+	for _ in $(seq 50); do
+		[ "$(ip netns exec $NS-a sysctl -n net.ipv4.tcp_congestion_control)" = bbr_traced ] && break
+		sleep 0.1
+	done
+	ip netns exec $NS-a iperf3 -c 10.202.0.2 -p 5201 -t $SECS -b 2G > /dev/null
+	wait $pid
+	jq -r 'select(.type=="prog_stats" and .program=="bt_main") | "\(.ns_per_run) \(.run_cnt)"' "$out"
+}
+read -r tap_ns tap_runs < <(stats_run "")
+read -r ref_ns ref_runs < <(stats_run "--no-tap")
+printf '%-44s %12s %12s\n' "struct_ops program cost (bpf_stats)" "ns/ACK" "ACKs"
+printf '%-44s %12.1f %12s\n' "bbr_traced, no tap (bbr_main + struct_ops)" "$ref_ns" "$ref_runs"
+printf '%-44s %12.1f %12s\n' "bbr_traced with the tap" "$tap_ns" "$tap_runs"
+tap_cost=$(awk -v a="$tap_ns" -v b="$ref_ns" 'BEGIN {printf "%.1f", a - b}')
+printf '%-44s %12s %12s\n' "the tap's own cost (aim <= 300 ns)" "$tap_cost" ""
+echo "ns_per_ack_no_tap,struct_ops,$ref_ns,ns" >> "$CSV"
+echo "ns_per_ack_tap,struct_ops,$tap_ns,ns" >> "$CSV"
+echo "tap_cost,struct_ops,$tap_cost,ns" >> "$CSV"
+"$BIN/bbrtrace" --probe | while read -r name rest; do
+	[ "$name" = struct_ops ] && continue
+	printf '%-44s %s\n' "$name" "not measurable here: $rest"
+	echo "ns_per_ack_tap,$name,,n/a" >> "$CSV"
+done
+
+# 2. throughput: bbr_traced traced vs bbr untraced, alternating ----------------------------
+echo
+printf '%-6s %16s %16s %8s\n' "pair" "bbr Mbit/s" "traced Mbit/s" "ratio"
+ratios=()
+for i in $(seq "$PAIRS"); do
+	plain=$(ip netns exec $NS-a iperf3 -c 10.202.0.2 -p 5201 -t $SECS -C bbr -J |
+		jq '.end.sum_received.bits_per_second / 1e6')
+	flock -w 900 "$LOCK" "$BIN/bbrtrace" -b struct_ops -f json -o "$tmp/tp.jsonl" -d $((SECS + 2)) -q &
+	pid=$!
+	for _ in $(seq 50); do grep -qw bbr_traced /proc/sys/net/ipv4/tcp_available_congestion_control && break; sleep 0.1; done
+	traced=$(ip netns exec $NS-a iperf3 -c 10.202.0.2 -p 5201 -t $SECS -C bbr_traced -J |
+		jq '.end.sum_received.bits_per_second / 1e6')
+	wait $pid
+	samples=$(jq 'select(.type=="summary") | .samples' "$tmp/tp.jsonl")
+	r=$(awk -v a="$traced" -v b="$plain" 'BEGIN {printf "%.3f", a / b}')
+	ratios+=("$r")
+	printf '%-6s %16.0f %16.0f %8s   (%s samples traced)\n' "$i" "$plain" "$traced" "$r" "$samples"
+	echo "throughput_bbr,struct_ops,$plain,Mbit/s" >> "$CSV"
+	echo "throughput_traced,struct_ops,$traced,Mbit/s" >> "$CSV"
+done
+median=$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}')
+echo "median throughput ratio traced/untraced: $median (aim >= 0.97)"
+echo "throughput_ratio_median,struct_ops,$median,ratio" >> "$CSV"
+
+# 3. user-space decode --------------------------------------------------------------------
+echo
+for f in json csv; do
+	line=$("$BENCH_BIN/bbrtrace_decode" 2000000 "$f")
+	echo "user-space decode + write: $line"
+	echo "decode_events_per_s,$f,$(awk '{print $6}' <<< "$line"),events/s" >> "$CSV"
+done
