@@ -239,6 +239,7 @@ static void write_json(struct rec_writer *w, const struct rec_schema *s, const s
 			}
 			putc_(w, '}');
 			break;
+		case REC_RAW: put(w, v[i].raw.s, v[i].raw.len); break;
 		}
 	}
 	put(w, "}\n", 2);
@@ -293,6 +294,15 @@ static void write_csv(struct rec_writer *w, const struct rec_schema *s, const st
 				putc_(w, '=');
 				put_u64(w, v[i].kv.v[k].val);
 			}
+			break;
+		case REC_RAW:
+			putc_(w, '"');
+			for (size_t k = 0; k < v[i].raw.len; k++) {
+				if (v[i].raw.s[k] == '"')
+					putc_(w, '"');
+				putc_(w, v[i].raw.s[k]);
+			}
+			putc_(w, '"');
 			break;
 		}
 	}
@@ -362,6 +372,9 @@ static void table_cell(const struct rec_field *f, const struct rec_value *v, cha
 					      v->kv.v[k].key, (unsigned long long)v->kv.v[k].val);
 		if (!v->kv.n)
 			snprintf(cell, cap, "-");
+		break;
+	case REC_RAW:
+		snprintf(cell, cap, "%.*s", (int)(v->raw.len < cap ? v->raw.len : cap - 1), v->raw.s);
 		break;
 	}
 }

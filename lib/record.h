@@ -28,6 +28,8 @@ enum rec_type {
 	REC_BOOL,
 	REC_U64_LIST, /* JSON array of integers */
 	REC_KV,       /* JSON object of string -> integer */
+	REC_RAW,      /* a JSON value given as text (passed through): as is in JSON,
+	               * quoted in CSV, as is in the table */
 };
 
 struct rec_field {
@@ -66,6 +68,10 @@ struct rec_value {
 			const struct rec_kv *v;
 			unsigned int n;
 		} kv;
+		struct {
+			const char *s;
+			size_t len;
+		} raw;
 	};
 	bool null;
 };

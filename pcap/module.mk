@@ -1,0 +1,17 @@
+# bbrpcap: flows, throughput, ACKs and the trace join from captures (issue 5)
+TOOLS += bbrpcap
+BBRPCAP_CORE := pcap/capfile.c pcap/decode.c pcap/analysis.c
+bbrpcap_SRCS := pcap/bbrpcap.c pcap/join.c pcap/capture.c $(BBRPCAP_CORE)
+bbrpcap_LIBS := -lpcap
+
+UNIT_TESTS += test_bbrpcap
+test_bbrpcap_SRCS := $(BBRPCAP_CORE)
+test_bbrpcap_LIBS := -lpcap
+
+# the fuzz build links no libtoolkit.a: the lib/ sources it needs are listed
+FUZZ_TARGETS += fuzz_pcap
+fuzz_pcap_SRCS := $(BBRPCAP_CORE)
+fuzz_pcap_LIBS := -lpcap
+
+# test scaffolding: tc programs that tag frames with a VLAN (no 8021q here)
+unit-tests: $(GEN)/pcap_vlan.bpf.o
