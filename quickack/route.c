@@ -737,7 +737,7 @@ void qa_route_nexthops(const struct qa_route *r,
 		memcpy(&nh, p + pos, sizeof(nh));
 		a = p + pos + sizeof(nh);
 		alen = nh.rtnh_len - sizeof(nh);
-		while (alen - apos >= ATTR_HDRLEN) {
+		while (apos + ATTR_HDRLEN <= alen) {
 			uint16_t l = get_u16(a + apos), t = get_u16(a + apos + 2) & NLA_TYPE_MASK;
 
 			if (l < ATTR_HDRLEN || l > alen - apos)
