@@ -1,0 +1,35 @@
+# upfbench: a GTP-U user-plane path, benchmarked by design, in cycles per packet (issue 7)
+#
+# DPDK's rte_hash is an optional back end: found by pkg-config (libdpdk-dev),
+# or forced with UPF_DPDK=yes|no. Without it upfbench builds and says so.
+UPF_DPDK ?= auto
+ifeq ($(UPF_DPDK),auto)
+UPF_DPDK := $(shell pkg-config --exists libdpdk 2>/dev/null && echo yes || echo no)
+endif
+ifeq ($(UPF_DPDK),yes)
+# DPDK's headers are not -Wextra clean: include them as system headers
+UPF_DPDK_CFLAGS := -DUP_HAVE_DPDK $(patsubst -I%,-isystem %,$(shell pkg-config --cflags libdpdk))
+UPF_DPDK_LIBS   := $(shell pkg-config --libs libdpdk)
+else
+UPF_DPDK_CFLAGS :=
+UPF_DPDK_LIBS   :=
+$(info upf: pkg-config finds no libdpdk: building upfbench without the rte_hash back end)
+endif
+$(OBJ)/upf/table_rte.o: CFLAGS += $(UPF_DPDK_CFLAGS)
+
+UPF_CORE := upf/gtpu.c upf/hw.c upf/table.c upf/table_rte.c upf/session.c upf/traffic.c \
+            upf/path.c upf/floor.c
+UPF_LIBS := -lpcap -lpthread $(UPF_DPDK_LIBS)
+
+TOOLS += upfbench
+upfbench_SRCS := upf/upfbench.c $(UPF_CORE)
+upfbench_LIBS := $(UPF_LIBS)
+
+UNIT_TESTS += test_gtpu test_upf_table test_upf_path
+test_gtpu_SRCS := upf/gtpu.c
+test_upf_table_SRCS := upf/table.c upf/hw.c
+test_upf_path_SRCS := $(UPF_CORE)
+test_upf_path_LIBS := $(UPF_LIBS)
+
+FUZZ_TARGETS += fuzz_gtpu
+fuzz_gtpu_SRCS := upf/gtpu.c

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The traffic a run replays: sessions, and a stream of packets over them.
+ *
+ * Generated traffic: N sessions with random distinct TEIDs; a stream of L
+ * positions, each naming a session (uniform or Zipf); and 64 frame
+ * templates (uplink G-PDUs with a PDU Session Container, an IMIX size mix
+ * and a mix of flows that hit each PDR, the FAR drop and no PDR at all).
+ * Packet k of a receive context is template k mod 64 with the TEID and the
+ * UE address of its stream position written in, the way a NIC hands over a
+ * freshly written buffer. Nothing of a session is read to build a packet.
+ *
+ * Replayed traffic (--pcap-in): the frames of a capture in order; one
+ * session per TEID seen in a G-PDU, with rules that forward everything.
+ */
+#ifndef UP_TRAFFIC_H
+#define UP_TRAFFIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gtpu.h"
+#include "session.h"
+
+#define UP_NTPL 64
+#define UP_FRAME_MAX 1600
+
+enum up_dist { UP_DIST_UNIFORM, UP_DIST_ZIPF };
+
+struct up_tpl {
+	uint8_t frame[UP_FRAME_MAX];
+	uint16_t len;
+	uint16_t teid_off;      /* where the TEID is written (4 octets) */
+	uint16_t ue_off;        /* where the UE address (IPv4, or bits 32-63 of the IPv6 source) goes */
+	uint16_t tpdu_len;      /* what the usage counters count for it */
+};
+
+/* one stream position: what is written into the template (network order) */
+struct up_spec {
+	uint32_t teid_be;
+	uint32_t ue_be;
+};
+
+struct up_gen_opts {
+	uint32_t sessions;
+	uint64_t packets;       /* the stream is no longer than needed for this many */
+	enum up_dist dist;
+	double zipf_s;
+	unsigned int pkt_size;  /* inner IP bytes; 0: IMIX 7:4:1 of 60/576/1400 */
+	int outer_family;       /* 4 or 6 */
+	uint64_t mbr_bps;
+	uint64_t seed;
+};
+
+struct up_traffic {
+	bool from_pcap;
+	/* sessions */
+	uint32_t n_sess;
+	struct up_sess_def *sess;
+	/* the stream: L positions */
+	uint32_t len;
+	struct up_spec *spec;   /* generated: per position */
+	uint32_t *sidx;         /* session index per position; UINT32_MAX: none */
+	/* generated: templates */
+	struct up_tpl *tpl;
+	/* replayed: frames, position i is frame i */
+	uint8_t *fbuf;
+	size_t *foff;
+	uint16_t *flen;
+	uint32_t *ftpdu;        /* T-PDU bytes of a G-PDU frame */
+	uint32_t truncated;     /* frames cut by the capture's snap length */
+	struct up_gen_opts opt;
+};
+
+/* 0, or -1 with a sentence in err */
+int up_traffic_gen(struct up_traffic *t, const struct up_gen_opts *o, char *err, size_t errlen);
+/* load a capture (Ethernet, Linux cooked v1/v2 or raw IP); exit-code class in *data_err */
+int up_traffic_pcap(struct up_traffic *t, const char *path, uint64_t mbr_bps, char *err,
+		    size_t errlen);
+void up_traffic_free(struct up_traffic *t);
+
+/* the steering hash (independent of the table's), worker of a TEID */
+static inline uint32_t up_steer(uint32_t teid, unsigned int workers)
+{
+	uint32_t x = teid;
+
+	x ^= x >> 16;
+	x *= 0x7feb352d;
+	x ^= x >> 15;
+	x *= 0x846ca68b;
+	x ^= x >> 16;
+	return (uint32_t)(((uint64_t)x * workers) >> 32);
+}
+
+/*
+ * Write frame `k` of a receive context whose stream position is `pos`:
+ * into buf, with checksums fixed (for --pcap-out). Returns the length.
+ */
+size_t up_traffic_frame(const struct up_traffic *t, uint64_t k, uint32_t pos, uint8_t *buf,
+			size_t cap);
+/* T-PDU bytes that frame (k, pos) carries, what its session's counters count */
+uint32_t up_traffic_tpdu(const struct up_traffic *t, uint64_t k, uint32_t pos);
+
+/* pcap output */
+struct up_pcap_out;
+struct up_pcap_out *up_pcap_open(const char *path, char *err, size_t errlen);
+int up_pcap_write(struct up_pcap_out *o, const uint8_t *frame, size_t len, uint64_t ts_ns);
+int up_pcap_close(struct up_pcap_out *o); /* -1 when a write failed */
+
+#endif
