@@ -336,7 +336,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 
 static const struct rec_field socket_fields[] = {
 	{ "port", REC_U64, 0, "PORT", 5 },
-	{ "addr", REC_STR, 0, "ADDR", -15 },
+	{ "addr", REC_STR, 0, "ADDR", -20 },
 	{ "pid", REC_U64, 0, "PID", 7 },
 	{ "comm", REC_STR, 0, "COMM", -15 },
 	{ "packets", REC_U64, 0, "PKTS", 7 },

@@ -1,0 +1,271 @@
+#!/usr/bin/env bats
+# udpdwell's command line: help, errors, privileges, the three backends and
+# their refusals, the output formats, owners found through /proc, and the
+# bounded (LRU) socket map. Also the demo helpers' command lines.
+
+load helpers
+load ../fixtures/udpdwell/helpers
+
+NS=ud-${BATS_ROOT_PID}-cli
+
+setup_file() {
+	requires root btf netns jq ss
+	ud_netns "$NS"
+}
+
+teardown_file() {
+	tk_cleanup
+}
+
+teardown() {
+	ud_kill_all
+	ip netns pids "$NS" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
+	return 0
+}
+
+# a datagram to 127.0.0.1:$1 inside the namespace
+send_one() { ip netns exec "$NS" bash -c "printf 'x' > /dev/udp/127.0.0.1/$1"; }
+
+@test "--help explains backends, units, bucket edges and exit codes; --version prints one line" {
+	tk_run udpdwell --help
+	expect_status 0
+	expect_output "tracepoint: sock:sk_data_ready and sock:sock_recv_length"
+	expect_output "follow Prometheus le semantics (upper-inclusive): <=10us, <=50us, <=100us,"
+	expect_output "exactly 10 us is in the first"
+	expect_output "--warn-us US       WARN when the measure reaches US microseconds (default 5000)"
+	expect_output "3 missing privilege"
+	tk_run udpdwell --version
+	expect_status 0
+	[[ $output =~ ^udpdwell\ [^\ ]+$ ]] || { tk_dump "version line"; false; }
+}
+
+@test "bad arguments: one line naming the option and the cause, exit 2" {
+	tk_run udpdwell --ports 70000
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "udpdwell: --ports: 70000 is out of range 0..65535"
+	tk_run udpdwell --ports 5000-4000
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "udpdwell: --ports: '5000-4000' has its low port above its high port"
+	tk_run udpdwell --ports 5x
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "udpdwell: --ports: '5x' is not an integer"
+	tk_run udpdwell --interval 0
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "udpdwell: --interval: 0 is out of range 0.1..3600"
+	tk_run udpdwell --backend ebpf
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "udpdwell: --backend: 'ebpf' is not one of auto|fentry|kprobe|tracepoint"
+	tk_run udpdwell --format xml
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "udpdwell: --format: 'xml' is not one of table|csv|json"
+	tk_run udpdwell --prometheus 1.2.3.4
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "udpdwell: --prometheus: '1.2.3.4' is not ADDR:PORT (write IPv6 as [ADDR]:PORT)"
+	tk_run udpdwell --prometheus 1.2.3:80
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "udpdwell: --prometheus: '1.2.3' is not an IPv4 address"
+	tk_run udpdwell --warn-us 30000 --alert-us 20000
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "udpdwell: --warn-us: 30000 is above --alert-us 20000"
+	tk_run udpdwell --max-sockets 8
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "udpdwell: --max-sockets: 8 is out of range 16..65536"
+	tk_run udpdwell --state-on p50
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "udpdwell: --state-on: 'p50' is not one of p99|max"
+	tk_run udpdwell --count
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "udpdwell: --count: needs a value"
+	tk_run udpdwell --frobnicate
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "udpdwell: --frobnicate: unknown option (see --help)"
+	tk_run udpdwell extra
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "udpdwell: extra: unexpected argument (see --help)"
+}
+
+@test "without privileges: exit 3 with what is missing" {
+	tk_run setpriv --reuid=65534 --regid=65534 --clear-groups "$BIN/udpdwell" --once
+	expect_status 3; expect_one_line_stderr
+	expect_stderr "udpdwell: loading BPF programs needs root (or CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN); run with sudo"
+}
+
+@test "without kernel BTF: exit 4 with the reason" {
+	TK_VMLINUX_BTF=/nonexistent/vmlinux tk_run udpdwell --once
+	expect_status 4; expect_one_line_stderr
+	expect_stderr "udpdwell: this kernel has no BTF (/nonexistent/vmlinux"
+}
+
+@test "fentry backend: runs where trampolines are allowed, else a clear refusal and exit 4" {
+	tk_run udpdwell --backend fentry --once -i 0.2 -f json
+	if [ "$status" -eq 0 ]; then
+		expect_stderr "udpdwell: backend fentry (as asked)"
+	else
+		expect_status 4; expect_one_line_stderr
+		# this build machine refuses fentry programs at load with EPERM
+		expect_stderr "udpdwell: backend fentry: refused at load: Operation not permitted"
+	fi
+}
+
+@test "kprobe backend: the verifier accepts its programs; without kprobes, attaching is refused clearly" {
+	tk_run udpdwell --backend kprobe --once -i 0.2 -f json -v
+	if [ -e /sys/bus/event_source/devices/kprobe/type ]; then
+		expect_status 0
+		expect_stderr "udpdwell: backend kprobe (as asked)"
+	else
+		expect_status 4
+		expect_stderr "udpdwell: kprobe: the verifier accepted 7 programs"
+		expect_stderr "udpdwell: backend kprobe: 7 programs loaded but cannot attach: this kernel has no kprobe support (no kprobe PMU, no kprobe_events"
+	fi
+}
+
+@test "auto says in one line which backend runs and why the others were refused" {
+	tk_run udpdwell --once -i 0.2 -f json
+	expect_status 0
+	expect_one_line_stderr
+	[[ $stderr =~ ^udpdwell:\ backend\ (fentry|kprobe|tracepoint)\  ]] || { tk_dump "backend line"; false; }
+	if [[ $stderr == *"backend tracepoint"* ]]; then
+		expect_stderr "fentry: "
+		expect_stderr "kprobe: "
+	fi
+	# and the interval record names it
+	[ "$(jq -r 'select(.type=="interval") | .backend' <<< "$output")" = \
+		"$(sed -E 's/^udpdwell: backend ([a-z]+).*/\1/' <<< "$stderr")" ]
+}
+
+@test "the tracepoint backend runs as asked" {
+	tk_run udpdwell --backend tracepoint --once -i 0.2 -f json
+	expect_status 0
+	expect_stderr "udpdwell: backend tracepoint (as asked)"
+}
+
+@test "JSON socket records have exactly the documented keys" {
+	ip netns exec "$NS" timeout 60 "$BIN/sfu_echo" --listen 127.0.0.1:41200 --idle-exit 1 > /dev/null &
+	rx=$!
+	ud_start -p 41200 -i 600
+	ip netns exec "$NS" timeout 60 "$BIN/rtpsend" --to 127.0.0.1:41200 --rate 200 --duration 0.5 > /dev/null
+	wait "$rx"
+	ud_stop
+	sock=$(ud_socket 41200)
+	[ "$(jq -c keys_unsorted <<< "$sock")" = \
+		'["type","port","addr","pid","comm","packets","avg_us","p50_us","p99_us","max_us","queue_len","buckets","drops","state"]' ] ||
+		{ echo "# $sock"; false; }
+	[ "$(jq '.buckets | length' <<< "$sock")" -eq 9 ]
+	[ "$(jq '.buckets | add' <<< "$sock")" -eq "$(jq .packets <<< "$sock")" ]
+	[ "$(jq -r .comm <<< "$sock")" = sfu_echo ]
+	[ "$(jq -c .drops <<< "$sock")" = '{}' ]
+}
+
+@test "table and CSV carry the same record, with units in the table headers" {
+	ip netns exec "$NS" timeout 60 "$BIN/sfu_echo" --listen 127.0.0.1:41201 --idle-exit 2 > /dev/null &
+	sleep 0.3
+	( sleep 1.5; ip netns exec "$NS" "$BIN/rtpsend" --to 127.0.0.1:41201 --rate 200 --duration 0.3 > /dev/null ) &
+	tk_run udpdwell -p 41201 --once -i 3 -f table
+	expect_status 0
+	expect_output " PORT ADDR                     PID COMM               PKTS    AVG us    P50 us    P99 us     MAX us QUEUE <=10us/50/100/500us/1ms/5/10/50ms/>50ms  DROPS                    STATE"
+	expect_output "41201 127.0.0.1"
+	expect_output "TIME (UTC)"
+	tk_run udpdwell -p 41201 --once -i 0.5 -f csv
+	expect_status 0
+	expect_output "time,interval_s,backend,sockets,tracked,packets,unmatched,resync_added,resync_dropped,ring_full,evicted"
+}
+
+@test "a socket nobody reads: owner from /proc, datagrams waiting, ALERT from the oldest's age" {
+	ip netns exec "$NS" timeout 60 /usr/bin/python3 -c '
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 41202))
+time.sleep(50)' &
+	holder=$!
+	for ((i = 0; i < 50; i++)); do
+		ip netns exec "$NS" ss -Hlun "sport = :41202" | grep -q . && break
+		sleep 0.1
+	done
+	ud_start -p 41202 -i 1.5 --count 2
+	for i in 1 2 3 4 5; do send_one 41202; done
+	for ((i = 0; i < 60; i++)); do
+		[ "$(jq -c 'select(.type=="socket")' "$UD_OUT" | wc -l)" -ge 2 ] && break
+		sleep 0.1
+	done
+	sock=$(ud_socket 41202)
+	pypid=$(ip netns pids "$NS" | while read -r p; do
+		[ "$(cat /proc/$p/comm 2>/dev/null)" = python3 ] && echo "$p"; done | head -1)
+	[ "$(jq .pid <<< "$sock")" = "$pypid" ] || { echo "# $sock vs pid $pypid"; false; }
+	[ "$(jq -r .comm <<< "$sock")" = python3 ]
+	[ "$(jq .queue_len <<< "$sock")" -eq 5 ]
+	[ "$(jq .packets <<< "$sock")" -eq 0 ]
+	[ "$(jq -r .state <<< "$sock")" = ALERT ]
+	awk -v m="$(jq .max_us <<< "$sock")" 'BEGIN { exit !(m >= 1000000) }'
+	kill "$holder"
+}
+
+@test "the socket map is bounded: 40 sockets through a 16-entry LRU, every eviction counted" {
+	ud_start -p 41210-41249 -i 600 --max-sockets 16
+	ip netns exec "$NS" timeout 60 /usr/bin/python3 -c '
+import socket, time
+socks = []
+for p in range(41210, 41250):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.1", p))
+    socks.append(s)
+out = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for p in range(41210, 41250):
+    out.sendto(b"x", ("127.0.0.1", p))
+    time.sleep(0.005)
+time.sleep(0.5)' &
+	wait $!
+	ud_stop
+	iv=$(jq -c 'select(.type=="interval")' "$UD_OUT" | tail -1)
+	tracked=$(jq .tracked <<< "$iv")
+	evicted=$(jq .evicted <<< "$iv")
+	echo "# tracked $tracked, evicted $evicted" >&3
+	[ "$tracked" -le 16 ] && [ "$evicted" -ge 24 ] && [ $((tracked + evicted)) -eq 40 ] ||
+		{ echo "# $iv"; false; }
+}
+
+@test "--count stops after N intervals" {
+	tk_run udpdwell -p 41260 -i 0.2 --count 3 -f json
+	expect_status 0
+	[ "$(jq -c 'select(.type=="interval")' <<< "$output" | wc -l)" -eq 3 ]
+}
+
+@test "--bpf-stats prints each program's runs and cost" {
+	ip netns exec "$NS" timeout 60 "$BIN/sfu_echo" --listen 127.0.0.1:41261 --idle-exit 1 > /dev/null &
+	rx=$!
+	ud_start -p 41261 -i 600 --bpf-stats --backend tracepoint
+	ip netns exec "$NS" timeout 60 "$BIN/rtpsend" --to 127.0.0.1:41261 --rate 1000 --duration 0.5 > /dev/null
+	wait "$rx"
+	ud_stop
+	jq -c 'select(.type=="bpf_prog")' "$UD_OUT" > "$BATS_TEST_TMPDIR/progs"
+	grep -q '"prog":"ud_tp_data_ready"' "$BATS_TEST_TMPDIR/progs"
+	grep -q '"prog":"ud_tp_recv_length"' "$BATS_TEST_TMPDIR/progs"
+	[ "$(jq 'select(.prog=="ud_tp_recv_length") | .run_cnt' "$BATS_TEST_TMPDIR/progs")" -ge 500 ]
+}
+
+@test "rtpsend and sfu_echo: help, version, and one-line errors" {
+	for t in rtpsend sfu_echo; do
+		tk_run "$t" --help
+		expect_status 0
+		tk_run "$t" --version
+		expect_status 0
+		[[ $output =~ ^$t\ [^\ ]+$ ]] || { tk_dump "version"; false; }
+	done
+	tk_run rtpsend --rate 5
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "rtpsend: --to: missing; where should the datagrams go? (see --help)"
+	tk_run rtpsend --to 127.0.0.1:9 --rate 0
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "rtpsend: --rate: 0 is out of range 1..2000000"
+	tk_run rtpsend --to 127.0.0.1:9 --loss 101
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "rtpsend: --loss: 101 is out of range 0..100"
+	tk_run sfu_echo --listen 127.0.0.1:9 --stall-ms 50-20
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "sfu_echo: --stall-ms: '50-20' has MIN above MAX"
+	tk_run sfu_echo --listen 127.0.0.1:9 --peek --batch 8
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "sfu_echo: --peek: works with one datagram per read, not with --batch"
+	tk_run sfu_echo --listen localhost:9
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "sfu_echo: --listen: 'localhost' is not an IPv4 address"
+}
