@@ -10,7 +10,7 @@ PKGS=(
   libdpdk-dev
   # run and test
   iproute2 iperf3 tcpdump tshark tcptrace gnuplot-nox bats jq procps
-  python3-scapy prometheus afl++ valgrind
+  python3-scapy prometheus afl++ valgrind curl
 )
 
 missing=()
