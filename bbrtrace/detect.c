@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bbrtrace/detect.h"
+#include "cli.h"
+#include "common.h"
+
+const char *const bt_cause_names[BT_NCAUSES] = { "delayed_ack", "rate_drop", "loss_policer",
+						  "other" };
+
+void bt_detect_cfg_default(struct bt_detect_cfg *cfg)
+{
+	cfg->collapse_ratio = 0.30;
+	cfg->delack_ratio = 5.0;
+	cfg->delack_floor_us = 10000;
+	cfg->agree_ratio = 2.0;
+}
+
+struct flow {
+	bool used;
+	uint64_t key;
+	uint64_t last_t_ns;
+	bool lt_use_bw;
+	uint64_t lt_bw_bps;
+	uint64_t delack_count;
+	uint64_t collapses[BT_NCAUSES];
+	unsigned int n, head; /* hist[] is a ring of the last n samples, head = next slot */
+	struct bt_sample hist[BT_DETECT_HISTORY];
+};
+
+struct vec {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+struct bt_detect {
+	struct bt_detect_cfg cfg;
+	struct flow *flows; /* BT_DETECT_FLOWS slots */
+	struct bt_detect_stats st;
+	uint64_t best_delack_count;
+	struct vec delack_rcv, delack_snd, delack_bw_prev, delack_bw, rate_bw_prev, rate_bw;
+};
+
+struct bt_detect *bt_detect_new(const struct bt_detect_cfg *cfg)
+{
+	struct bt_detect *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->flows = calloc(BT_DETECT_FLOWS, sizeof(*d->flows));
+	if (!d->flows) {
+		free(d);
+		return NULL;
+	}
+	if (cfg)
+		d->cfg = *cfg;
+	else
+		bt_detect_cfg_default(&d->cfg);
+	return d;
+}
+
+static void vec_free(struct vec *v)
+{
+	free(v->v);
+}
+
+void bt_detect_free(struct bt_detect *d)
+{
+	if (!d)
+		return;
+	vec_free(&d->delack_rcv);
+	vec_free(&d->delack_snd);
+	vec_free(&d->delack_bw_prev);
+	vec_free(&d->delack_bw);
+	vec_free(&d->rate_bw_prev);
+	vec_free(&d->rate_bw);
+	free(d->flows);
+	free(d);
+}
+
+/* a failed allocation only thins the medians; detection goes on */
+static void vec_push(struct vec *v, uint64_t x)
+{
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 64;
+		uint64_t *p = realloc(v->v, cap * sizeof(*p));
+
+		if (!p)
+			return;
+		v->v = p;
+		v->cap = cap;
+	}
+	v->v[v->n++] = x;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* the lower median; 0 for none */
+static uint64_t vec_median(const struct vec *v)
+{
+	uint64_t *tmp, m;
+
+	if (!v->n)
+		return 0;
+	tmp = malloc(v->n * sizeof(*tmp));
+	if (!tmp)
+		return v->v[v->n / 2];
+	memcpy(tmp, v->v, v->n * sizeof(*tmp));
+	qsort(tmp, v->n, sizeof(*tmp), cmp_u64);
+	m = tmp[(v->n - 1) / 2];
+	free(tmp);
+	return m;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	return x ^ (x >> 33);
+}
+
+static uint64_t flow_key(const struct bt_sample *s)
+{
+	uint64_t k = 0;
+
+	if (s->cookie)
+		return s->cookie;
+	/* no cookie yet: the 4-tuple stands in */
+	for (int i = 0; i < 16; i++)
+		k = mix64(k ^ s->saddr[i] ^ ((uint64_t)s->daddr[i] << 8));
+	return mix64(k ^ s->sport ^ ((uint64_t)s->dport << 16)) | 1ull << 63;
+}
+
+static struct flow *flow_get(struct bt_detect *d, const struct bt_sample *s, bool *fresh)
+{
+	uint64_t key = flow_key(s);
+	unsigned int slot = (unsigned int)(mix64(key) % BT_DETECT_FLOWS);
+	struct flow *victim = NULL;
+
+	for (unsigned int i = 0; i < 8; i++) {
+		struct flow *f = &d->flows[(slot + i) % BT_DETECT_FLOWS];
+
+		if (f->used && f->key == key) {
+			*fresh = false;
+			return f;
+		}
+		if (!f->used) {
+			if (!victim || victim->used)
+				victim = f;
+		} else if (!victim || (victim->used && f->last_t_ns < victim->last_t_ns)) {
+			victim = f;
+		}
+	}
+	if (!victim->used)
+		d->st.flows++;
+	memset(victim, 0, sizeof(*victim));
+	victim->used = true;
+	victim->key = key;
+	*fresh = true;
+	return victim;
+}
+
+/* the sample's bandwidth as BBR stores it in its filter, converted like bw_bps */
+static bool sample_sets(const struct bt_sample *c, const struct bt_sample *ack)
+{
+	uint64_t bw;
+
+	if (c->delivered < 0 || c->interval_us <= 0)
+		return false;
+	bw = ((uint64_t)c->delivered << BT_BW_SCALE) / (uint64_t)c->interval_us;
+	if (bw > UINT32_MAX)
+		return false;
+	return bt_bw_to_bps((uint32_t)bw, ack->mss) == ack->bw_bps;
+}
+
+static double ms(uint64_t us)
+{
+	return (double)us / 1000.0;
+}
+
+static void classify(const struct bt_detect *d, const struct flow *f, struct bt_collapse *c,
+		     bool lt_switched, bool culprit_found)
+{
+	const struct bt_sample *k = &c->culprit;
+	uint64_t snd = k->snd_interval_us, rcv = k->rcv_interval_us;
+	uint64_t lo = snd < rcv ? snd : rcv, hi = snd < rcv ? rcv : snd;
+	const char *hint = k->is_ack_delayed ? "; the kernel flagged it a lone delayed segment "
+					       "(is_ack_delayed)" : "";
+	const char *who = c->reset_by_ack ? "this ACK's sample" : "an earlier sample";
+	char *e = c->evidence;
+	size_t n = sizeof(c->evidence);
+
+	if (lt_switched) {
+		c->cause = BT_CAUSE_LOSS_POLICER;
+		snprintf(e, n,
+			 "BBR %s its long-term rate lt_bw %.3f Mbit/s after sustained losses "
+			 "(%d lost in this sample), as behind a policer",
+			 f->lt_use_bw ? "lowered" : "switched to", (double)c->ack.lt_bw_bps * 1e-6,
+			 c->ack.losses);
+		return;
+	}
+	if (!culprit_found) {
+		c->cause = BT_CAUSE_OTHER;
+		snprintf(e, n,
+			 "the new max-bw %.3f Mbit/s matches none of the flow's last %d samples "
+			 "(trace started mid-flow or events were lost)",
+			 (double)c->bw_bps * 1e-6, BT_DETECT_HISTORY);
+		return;
+	}
+	if (k->is_app_limited) {
+		c->cause = BT_CAUSE_OTHER;
+		snprintf(e, n,
+			 "%s set the estimate but was app-limited (rcv_interval %.3f ms, "
+			 "snd_interval %.3f ms)",
+			 who, ms(rcv), ms(snd));
+		return;
+	}
+	if (rcv >= d->cfg.delack_floor_us && (double)rcv >= d->cfg.delack_ratio * (double)snd) {
+		c->cause = BT_CAUSE_DELAYED_ACK;
+		snprintf(e, n,
+			 "%s: rcv_interval %.3f ms >= %g x snd_interval %.3f ms, not app-limited, "
+			 "%d delivered in %.3f ms%s",
+			 who, ms(rcv), d->cfg.delack_ratio, ms(snd), k->delivered, ms(rcv), hint);
+		return;
+	}
+	if (lo > 0 && (double)hi <= d->cfg.agree_ratio * (double)lo) {
+		c->cause = BT_CAUSE_RATE_DROP;
+		snprintf(e, n,
+			 "%s: rcv_interval %.3f ms and snd_interval %.3f ms agree (within %gx): "
+			 "the path delivered %.3f Mbit/s",
+			 who, ms(rcv), ms(snd), d->cfg.agree_ratio, (double)k->sample_bw_bps * 1e-6);
+		return;
+	}
+	c->cause = BT_CAUSE_OTHER;
+	if (rcv > snd && (double)rcv >= d->cfg.delack_ratio * (double)snd)
+		snprintf(e, n,
+			 "%s: rcv_interval %.3f ms dominates snd_interval %.3f ms but is under "
+			 "the %.3f ms delayed-ACK floor%s",
+			 who, ms(rcv), ms(snd), ms(d->cfg.delack_floor_us), hint);
+	else
+		snprintf(e, n,
+			 "%s: rcv_interval %.3f ms and snd_interval %.3f ms neither agree nor "
+			 "show a held ACK",
+			 who, ms(rcv), ms(snd));
+}
+
+bool bt_detect_feed(struct bt_detect *d, const struct bt_sample *s, struct bt_collapse *c)
+{
+	bool fresh, lt_switched, found = false, collapsed = false;
+	struct flow *f = flow_get(d, s, &fresh);
+	uint64_t before, after;
+
+	d->st.samples++;
+	if (s->is_app_limited)
+		d->st.app_limited_samples++;
+	if (!d->st.first_t_ns || s->t_ns < d->st.first_t_ns)
+		d->st.first_t_ns = s->t_ns;
+	if (s->t_ns > d->st.last_t_ns)
+		d->st.last_t_ns = s->t_ns;
+
+	before = !fresh && f->lt_use_bw ? f->lt_bw_bps : s->bw_prev_bps;
+	after = s->lt_use_bw ? s->lt_bw_bps : s->bw_bps;
+	/* the estimate is lt_bw after this ACK: BBR is on its long-term (policed) rate */
+	lt_switched = s->lt_use_bw;
+
+	if (before > 0 && (double)after < (1.0 - d->cfg.collapse_ratio) * (double)before) {
+		memset(c, 0, sizeof(*c));
+		c->bw_prev_bps = before;
+		c->bw_bps = after;
+		c->drop_ratio = 1.0 - (double)after / (double)before;
+		c->ack = *s;
+		c->culprit = *s;
+		if (lt_switched) {
+			found = true;
+			c->reset_by_ack = true;
+		} else if (sample_sets(s, s)) {
+			found = true;
+			c->reset_by_ack = true;
+		} else {
+			for (unsigned int i = 0; i < f->n; i++) {
+				unsigned int idx = (f->head + BT_DETECT_HISTORY - 1 - i) % BT_DETECT_HISTORY;
+
+				if (sample_sets(&f->hist[idx], s)) {
+					c->culprit = f->hist[idx];
+					found = true;
+					break;
+				}
+			}
+		}
+		classify(d, f, c, lt_switched, found);
+		d->st.collapses[c->cause]++;
+		f->collapses[c->cause]++;
+		switch (c->cause) {
+		case BT_CAUSE_DELAYED_ACK:
+			vec_push(&d->delack_rcv, c->culprit.rcv_interval_us);
+			vec_push(&d->delack_snd, c->culprit.snd_interval_us);
+			vec_push(&d->delack_bw_prev, c->bw_prev_bps);
+			vec_push(&d->delack_bw, c->bw_bps);
+			if (++f->delack_count > d->best_delack_count) {
+				d->best_delack_count = f->delack_count;
+				memcpy(d->st.delack_saddr, s->saddr, 16);
+				memcpy(d->st.delack_daddr, s->daddr, 16);
+				d->st.delack_sport = s->sport;
+				d->st.delack_dport = s->dport;
+			}
+			break;
+		case BT_CAUSE_RATE_DROP:
+			vec_push(&d->rate_bw_prev, c->bw_prev_bps);
+			vec_push(&d->rate_bw, c->bw_bps);
+			break;
+		case BT_CAUSE_LOSS_POLICER:
+			d->st.lt_bw_last_bps = s->lt_bw_bps;
+			break;
+		default:
+			if (!d->st.other_bw_min_bps || after < d->st.other_bw_min_bps)
+				d->st.other_bw_min_bps = after;
+			break;
+		}
+		collapsed = true;
+	}
+
+	f->lt_use_bw = s->lt_use_bw;
+	f->lt_bw_bps = s->lt_bw_bps;
+	f->last_t_ns = s->t_ns;
+	f->hist[f->head] = *s;
+	f->head = (f->head + 1) % BT_DETECT_HISTORY;
+	if (f->n < BT_DETECT_HISTORY)
+		f->n++;
+	return collapsed;
+}
+
+void bt_detect_stats(const struct bt_detect *d, struct bt_detect_stats *st)
+{
+	*st = d->st;
+	st->delack_rcv_interval_median_us = (uint32_t)vec_median(&d->delack_rcv);
+	st->delack_snd_interval_median_us = (uint32_t)vec_median(&d->delack_snd);
+	st->delack_bw_prev_median_bps = vec_median(&d->delack_bw_prev);
+	st->delack_bw_median_bps = vec_median(&d->delack_bw);
+	st->rate_bw_prev_median_bps = vec_median(&d->rate_bw_prev);
+	st->rate_bw_median_bps = vec_median(&d->rate_bw);
+}
+
+unsigned int bt_detect_flow_states(const struct bt_detect *d, uint64_t since_ns,
+				   struct bt_flow_state *out, unsigned int max)
+{
+	unsigned int k = 0;
+
+	for (unsigned int i = 0; i < BT_DETECT_FLOWS && k < max; i++) {
+		const struct flow *f = &d->flows[i];
+		const struct bt_sample *s;
+
+		if (!f->used || !f->n || f->last_t_ns < since_ns)
+			continue;
+		s = &f->hist[(f->head + BT_DETECT_HISTORY - 1) % BT_DETECT_HISTORY];
+		out[k].cookie = s->cookie;
+		memcpy(out[k].saddr, s->saddr, 16);
+		memcpy(out[k].daddr, s->daddr, 16);
+		out[k].sport = s->sport;
+		out[k].dport = s->dport;
+		out[k].bw_bps = s->lt_use_bw ? s->lt_bw_bps : s->bw_bps;
+		out[k].last_t_ns = f->last_t_ns;
+		memcpy(out[k].collapses, f->collapses, sizeof(f->collapses));
+		k++;
+	}
+	return k;
+}
+
+#define MBPS 1e-6
+static const struct rec_field collapse_fields[BT_COLLAPSE_NFIELDS] = {
+	{ NULL, REC_F64, 6, "time s", 10, 0, 6 },
+	{ "t_ns", REC_U64 },
+	{ "wall_ns", REC_U64 },
+	{ "cookie", REC_U64 },
+	{ "saddr", REC_STR },
+	{ "daddr", REC_STR },
+	{ "sport", REC_U64 },
+	{ "dport", REC_U64, 0, "dport", 5 },
+	{ "snd_una", REC_U64, 0, "snd_una", 10 },
+	{ "bw_prev_bps", REC_U64, 0, "bw0 Mb/s", 9, MBPS, 2 },
+	{ "bw_bps", REC_U64, 0, "bw Mb/s", 9, MBPS, 3 },
+	{ "drop_ratio", REC_F64, 4, "drop", 5, 0, 2 },
+	{ "cause", REC_STR, 0, "cause", -12 },
+	{ "reset_by_ack", REC_BOOL },
+	{ "sample_t_ns", REC_U64 },
+	{ "delivered", REC_I64, 0, "dlv", 4 },
+	{ "interval_us", REC_I64 },
+	{ "snd_interval_us", REC_U64, 0, "snd us", 7 },
+	{ "rcv_interval_us", REC_U64, 0, "rcv us", 7 },
+	{ "rtt_us", REC_I64 },
+	{ "losses", REC_I64 },
+	{ "acked_sacked", REC_U64 },
+	{ "prior_in_flight", REC_U64 },
+	{ "is_app_limited", REC_BOOL, 0, "app", 3 },
+	{ "is_retrans", REC_BOOL },
+	{ "is_ack_delayed", REC_BOOL, 0, "dly", 3 },
+	{ "sample_bw_bps", REC_U64 },
+	{ "snd_nxt", REC_U64 },
+	{ "mss", REC_U64 },
+	{ "cwnd", REC_U64 },
+	{ "pacing_rate_bps", REC_U64 },
+	{ "mode", REC_STR, 0, "mode", -9 },
+	{ "pacing_gain", REC_F64, 3 },
+	{ "cwnd_gain", REC_F64, 3 },
+	{ "min_rtt_us", REC_U64 },
+	{ "lt_use_bw", REC_BOOL },
+	{ "lt_bw_bps", REC_U64 },
+	{ "evidence", REC_STR },
+};
+
+const struct rec_schema bt_collapse_schema = { "collapse", collapse_fields,
+					       ARRAY_SIZE(collapse_fields) };
+
+void bt_collapse_values(const struct bt_collapse *c, uint64_t t0_ns, struct bt_collapse_strs *strs,
+			struct rec_value *v)
+{
+	const struct bt_sample *a = &c->ack, *k = &c->culprit;
+
+	v[0] = rv_f64((double)(int64_t)(a->t_ns - t0_ns) * 1e-9);
+	v[1] = rv_u64(a->t_ns);
+	v[2] = rv_u64(a->wall_ns);
+	v[3] = rv_u64(a->cookie);
+	v[4] = rv_str(cli_fmt_v6mapped(a->saddr, strs->saddr, sizeof(strs->saddr)));
+	v[5] = rv_str(cli_fmt_v6mapped(a->daddr, strs->daddr, sizeof(strs->daddr)));
+	v[6] = rv_u64(a->sport);
+	v[7] = rv_u64(a->dport);
+	v[8] = rv_u64(a->snd_una);
+	v[9] = rv_u64(c->bw_prev_bps);
+	v[10] = rv_u64(c->bw_bps);
+	v[11] = rv_f64(c->drop_ratio);
+	v[12] = rv_str(bt_cause_names[c->cause]);
+	v[13] = rv_bool(c->reset_by_ack);
+	v[14] = rv_u64(k->t_ns);
+	/* the rate sample that set the new estimate */
+	v[15] = rv_i64(k->delivered);
+	v[16] = rv_i64(k->interval_us);
+	v[17] = rv_u64(k->snd_interval_us);
+	v[18] = rv_u64(k->rcv_interval_us);
+	v[19] = rv_i64(k->rtt_us);
+	v[20] = rv_i64(k->losses);
+	v[21] = rv_u64(k->acked_sacked);
+	v[22] = rv_u64(k->prior_in_flight);
+	v[23] = rv_bool(k->is_app_limited);
+	v[24] = rv_bool(k->is_retrans);
+	v[25] = rv_bool(k->is_ack_delayed);
+	v[26] = k->sample_valid ? rv_u64(k->sample_bw_bps) : rv_null();
+	/* the flow's state after this ACK */
+	v[27] = rv_u64(a->snd_nxt);
+	v[28] = rv_u64(a->mss);
+	v[29] = rv_u64(a->cwnd);
+	v[30] = a->pacing_rate_valid ? rv_u64(a->pacing_rate_bps) : rv_null();
+	v[31] = rv_str(bt_mode_name(a->mode));
+	v[32] = rv_f64(a->pacing_gain);
+	v[33] = rv_f64(a->cwnd_gain);
+	v[34] = rv_u64(a->min_rtt_us);
+	v[35] = rv_bool(a->lt_use_bw);
+	v[36] = rv_u64(a->lt_bw_bps);
+	v[37] = rv_str(c->evidence);
+}

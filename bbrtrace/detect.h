@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The collapse detector: finds each ACK after which BBR's bandwidth estimate
+ * fell by at least a set fraction, and says why.
+ *
+ * It is a pure module: it takes decoded samples (struct bt_sample) in the
+ * order the kernel produced them, keeps a little state per flow (keyed by
+ * socket cookie), and hands back collapse records. bbrtrace feeds it live;
+ * the unit tests feed it recorded traces.
+ *
+ * The estimate is the one BBR paces with: the max-bw filter (bw_bps), or the
+ * long-term rate lt_bw while lt_use_bw is set. A collapse is an ACK where
+ *     estimate_after < (1 - collapse_ratio) * estimate_before.
+ *
+ * The sample that set the new estimate (the "culprit") is this ACK's own
+ * sample when its bandwidth, computed as BBR does (delivered << 24 /
+ * interval_us, in packets per us), equals the new max; otherwise the filter
+ * rotated to an older sample (its window of 10 rounds expired) and the
+ * culprit is the most recent of the flow's last BT_DETECT_HISTORY samples
+ * with that bandwidth.
+ *
+ * Causes, checked in this order:
+ *   loss_policer  lt_use_bw is set after this ACK: after sustained losses
+ *                 BBR switched to (or lowered) its long-term, policed rate.
+ *   delayed_ack   the culprit is not app-limited, and its receive interval
+ *                 dominates its send interval:
+ *                     rcv_interval_us >= delack_ratio * snd_interval_us  (5)
+ *                     rcv_interval_us >= delack_floor_us            (10 ms)
+ *                 The ACK came late, not the data: the receiver held its
+ *                 ACK (the delayed-ACK timer is 40 ms at least unless a
+ *                 route's rto_min lowers it). The floor keeps out the
+ *                 microsecond jitter of a veth path, where a 20 us receive
+ *                 interval against a 0 us send interval is no delayed ACK.
+ *                 is_ack_delayed is only a hint, named in the evidence: the
+ *                 kernel sets it only for a lone sub-MSS segment ACKed alone.
+ *   rate_drop     the culprit is not app-limited and its two intervals
+ *                 agree (the larger is at most agree_ratio = 2 times the
+ *                 smaller): the path really delivered less.
+ *   other         anything else, with the evidence (app-limited culprit,
+ *                 intervals neither agreeing nor dominated, receive interval
+ *                 under the floor, no culprit found).
+ */
+#ifndef BBRTRACE_DETECT_H
+#define BBRTRACE_DETECT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bbrtrace/sample.h"
+#include "record.h"
+
+#define BT_DETECT_HISTORY 32 /* samples kept per flow to find a rotated-in culprit */
+#define BT_DETECT_FLOWS 256  /* flows tracked at once; more evict by hash slot */
+
+enum bt_cause {
+	BT_CAUSE_DELAYED_ACK,
+	BT_CAUSE_RATE_DROP,
+	BT_CAUSE_LOSS_POLICER,
+	BT_CAUSE_OTHER,
+	BT_NCAUSES,
+};
+
+extern const char *const bt_cause_names[BT_NCAUSES];
+
+struct bt_detect_cfg {
+	double collapse_ratio;    /* a drop by at least this fraction; 0.30 */
+	double delack_ratio;      /* rcv_interval >= this * snd_interval; 5 */
+	uint32_t delack_floor_us; /* and rcv_interval >= this; 10000 */
+	double agree_ratio;       /* intervals within this factor agree; 2 */
+};
+
+void bt_detect_cfg_default(struct bt_detect_cfg *cfg);
+
+struct bt_collapse {
+	uint64_t bw_prev_bps;     /* the estimate before this ACK */
+	uint64_t bw_bps;          /* and after */
+	double drop_ratio;        /* 1 - bw / bw_prev */
+	enum bt_cause cause;
+	bool reset_by_ack;        /* the culprit is this ACK's own sample */
+	struct bt_sample ack;     /* this ACK */
+	struct bt_sample culprit; /* the sample whose bandwidth is the new estimate */
+	char evidence[256];
+};
+
+struct bt_detect;
+
+struct bt_detect *bt_detect_new(const struct bt_detect_cfg *cfg);
+void bt_detect_free(struct bt_detect *d);
+
+/* one sample, in kernel order; returns true and fills *c when this ACK is a collapse */
+bool bt_detect_feed(struct bt_detect *d, const struct bt_sample *s, struct bt_collapse *c);
+
+/* what the verdict needs, accumulated over every sample fed */
+struct bt_detect_stats {
+	uint64_t samples;
+	uint64_t app_limited_samples;
+	uint64_t flows;                    /* distinct flows seen (up to the table's size) */
+	uint64_t collapses[BT_NCAUSES];
+	uint64_t first_t_ns, last_t_ns;
+	/* medians over the delayed_ack collapses' culprits */
+	uint32_t delack_rcv_interval_median_us;
+	uint32_t delack_snd_interval_median_us;
+	uint64_t delack_bw_prev_median_bps, delack_bw_median_bps;
+	/* medians over the rate_drop collapses */
+	uint64_t rate_bw_prev_median_bps, rate_bw_median_bps;
+	uint64_t lt_bw_last_bps;           /* the last loss_policer collapse's lt_bw */
+	uint64_t other_bw_min_bps;         /* the lowest estimate an 'other' collapse left */
+	/* the flow with the most delayed_ack collapses: sender (local) and receiver */
+	uint8_t delack_saddr[16], delack_daddr[16];
+	uint16_t delack_sport, delack_dport;
+};
+
+void bt_detect_stats(const struct bt_detect *d, struct bt_detect_stats *st);
+
+/* a flow's latest state, for exporters (Prometheus) */
+struct bt_flow_state {
+	uint64_t cookie;
+	uint8_t saddr[16], daddr[16];
+	uint16_t sport, dport;
+	uint64_t bw_bps;          /* the estimate BBR paces with (max-bw, or lt_bw) */
+	uint64_t last_t_ns;
+	uint64_t collapses[BT_NCAUSES];
+};
+
+/* up to max flows whose last sample is at or after since_ns; returns how many */
+unsigned int bt_detect_flow_states(const struct bt_detect *d, uint64_t since_ns,
+				   struct bt_flow_state *out, unsigned int max);
+
+/* "type":"collapse" */
+extern const struct rec_schema bt_collapse_schema;
+#define BT_COLLAPSE_NFIELDS 38
+struct bt_collapse_strs {
+	char saddr[48], daddr[48];
+};
+void bt_collapse_values(const struct bt_collapse *c, uint64_t t0_ns, struct bt_collapse_strs *strs,
+			struct rec_value *v);
+
+#endif

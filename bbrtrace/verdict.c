@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bbrtrace/verdict.h"
+#include "cli.h"
+#include "common.h"
+
+static void cat(char *buf, size_t cap, const char *fmt, ...) TK_PRINTF(3, 4);
+
+static void cat(char *buf, size_t cap, const char *fmt, ...)
+{
+	size_t n = strlen(buf);
+	va_list ap;
+
+	if (n + 1 >= cap)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + n, cap - n, fmt, ap);
+	va_end(ap);
+}
+
+/* a duration in the unit that reads best: "40 ms", "0.2 ms", "35 us" */
+static void fmt_us(char *buf, size_t cap, uint64_t us)
+{
+	if (us >= 10000)
+		snprintf(buf, cap, "%.0f ms", (double)us / 1000);
+	else if (us >= 100)
+		snprintf(buf, cap, "%.1f ms", (double)us / 1000);
+	else
+		snprintf(buf, cap, "%llu us", (unsigned long long)us);
+}
+
+static void fmt_bps(char *buf, size_t cap, uint64_t bps)
+{
+	if (bps >= 1000000000ull)
+		snprintf(buf, cap, "%.1f Gbit/s", (double)bps / 1e9);
+	else if (bps >= 1000000ull)
+		snprintf(buf, cap, "%.1f Mbit/s", (double)bps / 1e6);
+	else
+		snprintf(buf, cap, "%.0f kbit/s", (double)bps / 1e3);
+}
+
+static const char *plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+void bt_verdict_build(struct bt_verdict *v, const struct bt_detect *d, double collapse_ratio,
+		      double elapsed_s)
+{
+	const struct bt_detect_stats *st = &v->st;
+	char a[32], b[32], snd[48], rcv[48];
+	uint64_t n, dack, rate, pol, oth;
+	double app_share;
+
+	memset(v, 0, sizeof(*v));
+	bt_detect_stats(d, &v->st);
+	v->elapsed_s = elapsed_s;
+	v->collapse_ratio = collapse_ratio;
+	for (int i = 0; i < BT_NCAUSES; i++)
+		v->collapses += st->collapses[i];
+	n = v->collapses;
+	dack = st->collapses[BT_CAUSE_DELAYED_ACK];
+	rate = st->collapses[BT_CAUSE_RATE_DROP];
+	pol = st->collapses[BT_CAUSE_LOSS_POLICER];
+	oth = st->collapses[BT_CAUSE_OTHER];
+	app_share = st->samples ? (double)st->app_limited_samples / (double)st->samples : 0;
+
+	if (!st->samples) {
+		snprintf(v->text, sizeof(v->text),
+			 "No BBR rate sample was seen in %.0f s: no traced flow sent data.", elapsed_s);
+		return;
+	}
+	if (!n) {
+		snprintf(v->text, sizeof(v->text),
+			 "The bandwidth estimate never collapsed (by %.0f%% or more) in %.0f s "
+			 "(%llu samples, %llu %s, app-limited %.0f%% of the time).",
+			 collapse_ratio * 100, elapsed_s, (unsigned long long)st->samples,
+			 (unsigned long long)st->flows, plural(st->flows, "flow", "flows"),
+			 app_share * 100);
+		return;
+	}
+	snprintf(v->text, sizeof(v->text),
+		 "The bandwidth estimate collapsed %llu %s in %.0f s", (unsigned long long)n,
+		 plural(n, "time", "times"), elapsed_s);
+	if (dack) {
+		fmt_us(a, sizeof(a), st->delack_rcv_interval_median_us);
+		fmt_us(b, sizeof(b), st->delack_snd_interval_median_us);
+		cat(v->text, sizeof(v->text),
+		    "; %llu %s caused by delayed ACKs (rcv_interval ≈ %s against snd_interval ≈ "
+		    "%s%s)",
+		    (unsigned long long)dack, plural(dack, "was", "were"), a, b,
+		    app_share >= 0.5 ? ", while the stream was app-limited" : "");
+	}
+	if (rate) {
+		fmt_bps(a, sizeof(a), st->rate_bw_prev_median_bps);
+		fmt_bps(b, sizeof(b), st->rate_bw_median_bps);
+		cat(v->text, sizeof(v->text),
+		    "; %llu %s real rate %s: the path delivered less (≈ %s to %s, receive and send "
+		    "intervals agree)",
+		    (unsigned long long)rate, plural(rate, "was a", "were"),
+		    plural(rate, "drop", "drops"), a, b);
+	}
+	if (pol) {
+		fmt_bps(a, sizeof(a), st->lt_bw_last_bps);
+		cat(v->text, sizeof(v->text),
+		    "; %llu %s BBR switching to its long-term rate (%s) after sustained losses, "
+		    "as behind a traffic policer",
+		    (unsigned long long)pol, plural(pol, "was", "were"), a);
+	}
+	if (oth) {
+		fmt_bps(a, sizeof(a), st->other_bw_min_bps);
+		cat(v->text, sizeof(v->text),
+		    "; %llu had another cause and left the estimate at %s or more (see each "
+		    "record's evidence)",
+		    (unsigned long long)oth, a);
+	}
+	cat(v->text, sizeof(v->text), ".");
+	if (dack) {
+		cli_fmt_v6mapped(st->delack_saddr, snd, sizeof(snd));
+		cli_fmt_v6mapped(st->delack_daddr, rcv, sizeof(rcv));
+		snprintf(v->fix, sizeof(v->fix),
+			 "on the receiver %s, `quickack on <pusher-prefix>` for its route to the "
+			 "pusher %s, so that it ACKs at once",
+			 rcv, snd);
+		cat(v->text, sizeof(v->text), " Fix: %s.", v->fix);
+	} else if (pol && pol * 2 >= n) {
+		snprintf(v->fix, sizeof(v->fix),
+			 "find the policer on the path and raise its rate or burst, or shape "
+			 "instead of policing");
+		cat(v->text, sizeof(v->text), " Fix: %s.", v->fix);
+	} else if (rate && rate * 2 >= n) {
+		cat(v->text, sizeof(v->text),
+		    " No receiver setting helps: the path's capacity fell.");
+	}
+}
+
+static const struct rec_field verdict_fields[BT_VERDICT_NFIELDS] = {
+	{ "elapsed_s", REC_F64, 3 },
+	{ "samples", REC_U64 },
+	{ "flows", REC_U64 },
+	{ "app_limited_share", REC_F64, 4 },
+	{ "collapse_ratio", REC_F64, 3 },
+	{ "collapses", REC_U64 },
+	{ "collapses_by_cause", REC_KV },
+	{ "collapses_per_min", REC_F64, 3 },
+	{ "delayed_ack_rcv_interval_median_us", REC_U64 },
+	{ "delayed_ack_snd_interval_median_us", REC_U64 },
+	{ "delayed_ack_bw_prev_median_bps", REC_U64 },
+	{ "delayed_ack_bw_median_bps", REC_U64 },
+	{ "rate_drop_bw_prev_median_bps", REC_U64 },
+	{ "rate_drop_bw_median_bps", REC_U64 },
+	{ "sender", REC_STR },
+	{ "receiver", REC_STR },
+	{ "text", REC_STR, 0, "verdict", -100 },
+};
+
+const struct rec_schema bt_verdict_schema = { "verdict", verdict_fields,
+					      ARRAY_SIZE(verdict_fields) };
+
+void bt_verdict_values(const struct bt_verdict *v, struct bt_verdict_strs *strs,
+		       struct rec_value *vals)
+{
+	struct rec_kv *kv = strs->by_cause;
+	const struct bt_detect_stats *st = &v->st;
+	bool dack = st->collapses[BT_CAUSE_DELAYED_ACK] > 0;
+
+	for (int i = 0; i < BT_NCAUSES; i++) {
+		kv[i].key = bt_cause_names[i];
+		kv[i].val = st->collapses[i];
+	}
+	vals[0] = rv_f64(v->elapsed_s);
+	vals[1] = rv_u64(st->samples);
+	vals[2] = rv_u64(st->flows);
+	vals[3] = rv_f64(st->samples ? (double)st->app_limited_samples / (double)st->samples : 0);
+	vals[4] = rv_f64(v->collapse_ratio);
+	vals[5] = rv_u64(v->collapses);
+	vals[6] = rv_kv(kv, BT_NCAUSES);
+	vals[7] = rv_f64(v->elapsed_s > 0 ? (double)v->collapses * 60.0 / v->elapsed_s : 0);
+	vals[8] = dack ? rv_u64(st->delack_rcv_interval_median_us) : rv_null();
+	vals[9] = dack ? rv_u64(st->delack_snd_interval_median_us) : rv_null();
+	vals[10] = dack ? rv_u64(st->delack_bw_prev_median_bps) : rv_null();
+	vals[11] = dack ? rv_u64(st->delack_bw_median_bps) : rv_null();
+	vals[12] = st->collapses[BT_CAUSE_RATE_DROP] ? rv_u64(st->rate_bw_prev_median_bps) : rv_null();
+	vals[13] = st->collapses[BT_CAUSE_RATE_DROP] ? rv_u64(st->rate_bw_median_bps) : rv_null();
+	vals[14] = dack ? rv_str(cli_fmt_v6mapped(st->delack_saddr, strs->sender, sizeof(strs->sender)))
+			: rv_null();
+	vals[15] = dack ? rv_str(cli_fmt_v6mapped(st->delack_daddr, strs->receiver,
+						  sizeof(strs->receiver)))
+			: rv_null();
+	vals[16] = rv_str(v->text);
+}
