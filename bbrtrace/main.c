@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,11 +15,14 @@
 
 #include "bbrtrace/backend.h"
 #include "bbrtrace/defaultcc.h"
+#include "bbrtrace/detect.h"
 #include "bbrtrace/sample.h"
+#include "bbrtrace/verdict.h"
 #include "bpfutil.h"
 #include "cli.h"
 #include "common.h"
 #include "log.h"
+#include "prom.h"
 #include "record.h"
 
 #define MAX_DEFAULT_NS 16
@@ -36,6 +40,9 @@ struct env {
 	bool probe;
 	bool cleanup;
 	bool stats;
+	bool detect;
+	double collapse_ratio;
+	const char *prometheus;
 };
 
 struct run {
@@ -45,6 +52,10 @@ struct run {
 	uint64_t t0_ns;
 	int64_t mono_to_wall_ns;
 	bool write_failed;
+	/* --detect: the collapse detector; lock guards it against the /metrics thread */
+	struct bt_detect *det;
+	pthread_mutex_t lock;
+	struct bt_backend *b;
 };
 
 static volatile sig_atomic_t exiting;
@@ -98,6 +109,17 @@ static void usage(FILE *f)
 "                          (pass the verifier) and attach here, then exit\n"
 "      --cleanup           remove a stale bbr_traced left registered by an older\n"
 "                          run, then exit\n"
+"      --detect            find each collapse of the bandwidth estimate (a drop by\n"
+"                          at least --collapse-ratio on one ACK), write it as a\n"
+"                          \"type\":\"collapse\" record with its cause\n"
+"                          (delayed_ack, rate_drop, loss_policer, other) and its\n"
+"                          evidence, and end with a verdict (default: off)\n"
+"      --collapse-ratio R  the drop that counts as a collapse, 0.01..0.99\n"
+"                          (default 0.30: the estimate fell by 30%% or more)\n"
+"      --prometheus ADDR:PORT\n"
+"                          serve /metrics in Prometheus text format while\n"
+"                          tracing: samples, collapses by cause, the current\n"
+"                          estimate per flow (implies --detect)\n"
 "  -q, --quiet             no progress messages\n"
 "  -v, --verbose           more messages (-vv: libbpf's debug output too)\n"
 "  -h, --help              this help\n"
@@ -113,6 +135,16 @@ static void usage(FILE *f)
 "record at exit gives samples, lost events and elapsed time. Events lost in a\n"
 "full ring buffer are counted and reported, never hidden.\n"
 "\n"
+"With --detect, a collapse is an ACK after which BBR's estimate (the max-bw\n"
+"filter, or lt_bw while lt_use_bw) is below (1 - R) times what it was. Its\n"
+"cause: loss_policer when BBR is on its long-term rate after losses;\n"
+"delayed_ack when the sample that set the new estimate is not app-limited and\n"
+"rcv_interval_us >= 5 x snd_interval_us and >= 10 ms (the ACK was held, not\n"
+"the data; is_ack_delayed is only a hint); rate_drop when that sample's two\n"
+"intervals agree within 2x (the path delivered less); other otherwise, with\n"
+"the evidence. The summary gives counts by cause; a \"type\":\"verdict\"\n"
+"record and a sentence on stderr say what happened and what to fix.\n"
+"\n"
 "Needs root (or CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN) and kernel BTF.\n"
 "\n"
 "Exit status: 0 ok, 1 runtime failure, 2 bad arguments, 3 missing privilege,\n"
@@ -123,6 +155,7 @@ static void usage(FILE *f)
 enum {
 	OPT_SADDR = 256, OPT_DADDR, OPT_SPORT, OPT_DPORT, OPT_COOKIE, OPT_SET_DEFAULT,
 	OPT_SET_DEFAULT_IN, OPT_RINGBUF, OPT_PROBE, OPT_CLEANUP, OPT_STATS, OPT_NO_TAP,
+	OPT_DETECT, OPT_COLLAPSE_RATIO, OPT_PROMETHEUS,
 };
 
 static void parse_args(int argc, char **argv, struct env *env)
@@ -144,6 +177,9 @@ static void parse_args(int argc, char **argv, struct env *env)
 		{ "cleanup", no_argument, NULL, OPT_CLEANUP },
 		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "no-tap", no_argument, NULL, OPT_NO_TAP },
+		{ "detect", no_argument, NULL, OPT_DETECT },
+		{ "collapse-ratio", required_argument, NULL, OPT_COLLAPSE_RATIO },
+		{ "prometheus", required_argument, NULL, OPT_PROMETHEUS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -223,6 +259,24 @@ static void parse_args(int argc, char **argv, struct env *env)
 		case OPT_NO_TAP:
 			no_tap = true;
 			break;
+		case OPT_DETECT:
+			env->detect = true;
+			break;
+		case OPT_COLLAPSE_RATIO:
+			if (cli_parse_double("--collapse-ratio", optarg, 0.01, 0.99,
+					     &env->collapse_ratio))
+				exit(TK_EXIT_USAGE);
+			break;
+		case OPT_PROMETHEUS: {
+			struct sockaddr_storage ss;
+			socklen_t sslen;
+
+			if (prom_parse_listen("--prometheus", optarg, &ss, &sslen))
+				exit(TK_EXIT_USAGE);
+			env->prometheus = optarg;
+			env->detect = true;
+			break;
+		}
 		case 'q':
 			verbosity = LOG_QUIET;
 			break;
@@ -298,7 +352,67 @@ static int on_event(void *ctx, const struct bt_event *e)
 	if (rec_write(r->w, &bt_sample_schema, v))
 		r->write_failed = true;
 	r->samples++;
+	if (r->det) {
+		struct rec_value cv[BT_COLLAPSE_NFIELDS];
+		struct bt_collapse_strs cstrs;
+		struct bt_collapse c;
+		bool hit;
+
+		pthread_mutex_lock(&r->lock);
+		hit = bt_detect_feed(r->det, &s, &c);
+		pthread_mutex_unlock(&r->lock);
+		if (hit) {
+			bt_collapse_values(&c, r->t0_ns, &cstrs, cv);
+			if (rec_write(r->w, &bt_collapse_schema, cv))
+				r->write_failed = true;
+		}
+	}
 	return 0;
+}
+
+/* the /metrics page (--prometheus), on the server's thread */
+static int render_metrics(struct prom_buf *pb, void *ctx)
+{
+	struct run *r = ctx;
+	struct bt_flow_state flows[64];
+	struct bt_detect_stats st;
+	unsigned int n;
+	uint64_t since = now_mono_ns();
+
+	since = since > 60000000000ULL ? since - 60000000000ULL : 0;
+	pthread_mutex_lock(&r->lock);
+	bt_detect_stats(r->det, &st);
+	n = bt_detect_flow_states(r->det, since, flows, ARRAY_SIZE(flows));
+	pthread_mutex_unlock(&r->lock);
+
+	prom_family(pb, "bbrtrace_samples_total", PROM_COUNTER, "BBR rate samples traced");
+	prom_sample_u64(pb, "bbrtrace_samples_total", NULL, 0, st.samples);
+	prom_family(pb, "bbrtrace_lost_events_total", PROM_COUNTER,
+		    "samples lost because the ring buffer was full");
+	prom_sample_u64(pb, "bbrtrace_lost_events_total", NULL, 0,
+			bt_backend_counter(r->b, BT_CNT_LOST));
+	prom_family(pb, "bbrtrace_collapses_total", PROM_COUNTER,
+		    "collapses of BBR's bandwidth estimate, by cause");
+	for (int i = 0; i < BT_NCAUSES; i++) {
+		struct prom_label l = { "cause", bt_cause_names[i] };
+
+		prom_sample_u64(pb, "bbrtrace_collapses_total", &l, 1, st.collapses[i]);
+	}
+	prom_family(pb, "bbrtrace_flow_bw_bps", PROM_GAUGE,
+		    "BBR's current bandwidth estimate per flow seen in the last 60 s, bit/s");
+	for (unsigned int i = 0; i < n; i++) {
+		char sa[48], da[48], sp[8], dp[8], ck[24];
+		struct prom_label l[] = { { "saddr", sa }, { "daddr", da }, { "sport", sp },
+					  { "dport", dp }, { "cookie", ck } };
+
+		cli_fmt_v6mapped(flows[i].saddr, sa, sizeof(sa));
+		cli_fmt_v6mapped(flows[i].daddr, da, sizeof(da));
+		snprintf(sp, sizeof(sp), "%u", flows[i].sport);
+		snprintf(dp, sizeof(dp), "%u", flows[i].dport);
+		snprintf(ck, sizeof(ck), "%llu", (unsigned long long)flows[i].cookie);
+		prom_sample_u64(pb, "bbrtrace_flow_bw_bps", l, ARRAY_SIZE(l), flows[i].bw_bps);
+	}
+	return pb->failed ? -1 : 0;
 }
 
 /* one line per backend: does it load (verifier) and attach here? */
@@ -406,13 +520,15 @@ static const struct rec_field summary_fields[] = {
 	{ "samples", REC_U64 },
 	{ "lost", REC_U64 },
 	{ "elapsed_s", REC_F64, 3 },
+	{ "collapses_by_cause", REC_KV }, /* --detect; null otherwise */
 };
 static const struct rec_schema summary_schema = { "summary", summary_fields,
 						  ARRAY_SIZE(summary_fields) };
 
 int main(int argc, char **argv)
 {
-	struct env env = { .backend = BT_AUTO };
+	struct env env = { .backend = BT_AUTO, .collapse_ratio = 0.30 };
+	struct prom_server *prom = NULL;
 	struct run r = {};
 	struct bt_backend *b = NULL;
 	struct bt_defcc *defcc = NULL;
@@ -476,6 +592,29 @@ int main(int argc, char **argv)
 	b = open_backend(&env, &r, &code);
 	if (!b)
 		goto cleanup;
+	r.b = b;
+	pthread_mutex_init(&r.lock, NULL);
+	if (env.detect) {
+		struct bt_detect_cfg dcfg;
+
+		bt_detect_cfg_default(&dcfg);
+		dcfg.collapse_ratio = env.collapse_ratio;
+		r.det = bt_detect_new(&dcfg);
+		if (!r.det) {
+			elog("out of memory");
+			code = TK_EXIT_FAIL;
+			goto cleanup;
+		}
+	}
+	if (env.prometheus) {
+		prom = prom_server_start(env.prometheus, render_metrics, &r, why, sizeof(why));
+		if (!prom) {
+			elog("--prometheus: %s", why);
+			code = TK_EXIT_FAIL;
+			goto cleanup;
+		}
+		ilog("serving Prometheus metrics on http://%s/metrics", env.prometheus);
+	}
 	if (bt_backend_kind(b) == BT_STRUCT_OPS) {
 		if (env.set_default || env.n_default_ns) {
 			defcc = bt_defcc_switch(env.n_default_ns ? env.default_ns : NULL,
@@ -535,22 +674,40 @@ int main(int argc, char **argv)
 	lost = bt_backend_counter(b, BT_CNT_LOST);
 	{
 		double elapsed = (double)(now_mono_ns() - start_ns) * 1e-9;
+		struct bt_verdict verdict;
+		struct bt_verdict_strs vstrs;
+		struct rec_value vv[BT_VERDICT_NFIELDS];
 		struct rec_value v[] = {
 			rv_str(bt_backend_names[bt_backend_kind(b)]),
 			rv_u64(r.samples),
 			rv_u64(lost),
 			rv_f64(elapsed),
+			rv_null(),
 		};
+
+		if (r.det) {
+			bt_verdict_build(&verdict, r.det, env.collapse_ratio, elapsed);
+			bt_verdict_values(&verdict, &vstrs, vv);
+			v[4] = rv_kv(vstrs.by_cause, BT_NCAUSES);
+		}
 
 		if (env.stats)
 			report_stats(b, &r, env.format);
 		if (env.format == REC_JSON)
 			rec_write(r.w, &summary_schema, v);
+		if (r.det) {
+			if (env.format == REC_JSON)
+				rec_write(r.w, &bt_verdict_schema, vv);
+			/* the verdict is for people: always on stderr, even with --quiet */
+			fprintf(stderr, "%s: verdict: %s\n", log_prog(), verdict.text);
+		}
 		ilog("%llu samples in %.1f s, %llu lost%s", (unsigned long long)r.samples, elapsed,
 		     (unsigned long long)lost,
 		     lost ? " (ring buffer full: raise --ringbuf-mb or filter flows)" : "");
 	}
 cleanup:
+	prom_server_stop(prom);
+	bt_detect_free(r.det);
 	if (stats_fd >= 0)
 		close(stats_fd);
 	bt_defcc_restore(defcc);
