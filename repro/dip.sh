@@ -1,0 +1,331 @@
+#!/usr/bin/env bash
+# repro/dip.sh: one run of the live-stream push reproduction (MISSION Story 1).
+#
+# Topology, three network namespaces joined by veth:
+#
+#   rp-push-ID  10.77.1.2 eth0 --- p0 10.77.1.1  rp-rtr-ID  10.77.2.1 v0 --- eth0 10.77.2.2  rp-recv-ID
+#   (pushsim send, bbr_traced)                    (htb, netem)                 (pushsim recv, quickack)
+#
+# The router forwards; its egress towards the receiver (v0) carries the
+# optional htb bottleneck and, where the kernel has sch_netem, the added
+# delay (never on the sending host: TSQ makes sender-side netem unrealistic).
+# The receiver reaches the pusher through the route 10.77.1.0/24, which is
+# the route quickack turns on.
+#
+# Run `repro/dip.sh --help` for the options. Everything it creates is removed
+# on exit, on Ctrl-C and on SIGTERM: processes, namespaces (with their qdiscs),
+# and the quickack change (restored from its journal first).
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BIN=${BBRKIT_BIN:-$ROOT/bin}
+PROG=dip.sh
+
+usage() {
+	cat <<EOF
+Usage: repro/dip.sh [OPTIONS] --out DIR
+
+Runs one live-stream push between network namespaces and explains what BBR
+did: bbrtrace (with --detect) traces the pusher's flow, tcpdump captures it,
+pushsim pushes and receives, and quickack sets the receiver's route.
+
+Options:
+  --rtt RTT            native, or a delay added on the router with netem:
+                       60us, 200us, 1ms, ... (default native). Where the kernel
+                       has no sch_netem, one line says so and the run is native.
+  --quickack on|off    quick ACKs on the receiver's route to the pusher
+                       (default off: the kernel's delayed ACKs)
+  --receiver MODE      prompt | paced | app-ack (default app-ack), see pushsim
+  --duration S         seconds of pushing, 1..3600 (default 20)
+  --out DIR            where the outputs go (created; required)
+  --fps N              frames per second of the push (default 20: a frame
+                       every 50 ms, longer than the 40 ms delayed-ACK timer)
+  --bitrate-kbps N     mean video bitrate in kbit/s (default 4000)
+  --ack-bytes N        app-ack receiver: bytes between application ACKs
+                       (default 65536)
+  --playout-ms N       paced receiver: playout buffer (default 100)
+  --rate MBIT          htb bottleneck on the router, Mbit/s (default none)
+  --rate-change T:MBIT change the htb rate to MBIT after T seconds (needs --rate)
+  --policer MBIT       a policer on the router instead: tbf with a 16 KB bucket
+                       and no queue beyond it, so excess packets are dropped
+  --collapse-ratio R   passed to bbrtrace (default 0.30)
+  --backend NAME       bbrtrace backend (default auto; struct_ops here)
+  --port N             TCP port of the push, 43000..43999 (default 43100)
+  --id ID              suffix of the namespace names (default: this PID)
+  -h, --help           this help
+
+Outputs in DIR:
+  trace.jsonl     bbrtrace records: samples, collapses, summary, verdict
+  capture.pcap    the push as the pusher's interface saw it (128-byte snaplen)
+  pushsim.json    pushsim's records, sender then receiver (JSON lines)
+  verdict.txt     the verdict sentence and the scenario
+  verdict.json    the verdict record plus the scenario (one JSON object)
+  *.log           each tool's stderr (the quickack journal is emptied
+                  when the route is restored at the end)
+
+Exit status: 0 ok, 1 a step failed, 2 bad arguments, 130 interrupted.
+Needs root, iproute2, tcpdump, jq, and the project's bin/ (make).
+EOF
+}
+
+die_usage() {
+	echo "$PROG: $*" >&2
+	exit 2
+}
+
+need_value() { [ $# -ge 2 ] && [ -n "$2" ] || die_usage "$1 needs a value"; }
+
+rtt=native quickack=off receiver=app-ack duration=20 out="" fps=20 bitrate_kbps=4000
+ack_bytes=65536 playout_ms=100 rate="" rate_change="" policer="" collapse_ratio=0.30
+backend=auto port=43100 id=$$
+while [ $# -gt 0 ]; do
+	case $1 in
+	--rtt) need_value "$@"; rtt=$2; shift ;;
+	--quickack) need_value "$@"; quickack=$2; shift ;;
+	--receiver) need_value "$@"; receiver=$2; shift ;;
+	--duration) need_value "$@"; duration=$2; shift ;;
+	--out) need_value "$@"; out=$2; shift ;;
+	--fps) need_value "$@"; fps=$2; shift ;;
+	--bitrate-kbps) need_value "$@"; bitrate_kbps=$2; shift ;;
+	--ack-bytes) need_value "$@"; ack_bytes=$2; shift ;;
+	--playout-ms) need_value "$@"; playout_ms=$2; shift ;;
+	--rate) need_value "$@"; rate=$2; shift ;;
+	--rate-change) need_value "$@"; rate_change=$2; shift ;;
+	--policer) need_value "$@"; policer=$2; shift ;;
+	--collapse-ratio) need_value "$@"; collapse_ratio=$2; shift ;;
+	--backend) need_value "$@"; backend=$2; shift ;;
+	--port) need_value "$@"; port=$2; shift ;;
+	--id) need_value "$@"; id=$2; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) die_usage "unknown option '$1' (see --help)" ;;
+	esac
+	shift
+done
+
+is_uint() { [[ $1 =~ ^[0-9]+$ ]] && [ ${#1} -le 9 ]; }
+
+# RTT: native, or N followed by us or ms; netem takes it as is
+if [ "$rtt" != native ] && ! [[ $rtt =~ ^[1-9][0-9]{0,5}(us|ms)$ ]]; then
+	die_usage "--rtt: '$rtt' is not native or a delay such as 60us, 200us, 1ms"
+fi
+case $quickack in on | off) ;; *) die_usage "--quickack: '$quickack' is not on or off" ;; esac
+case $receiver in prompt | paced | app-ack) ;; *) die_usage "--receiver: '$receiver' is not one of prompt|paced|app-ack" ;; esac
+is_uint "$duration" && [ "$duration" -ge 1 ] && [ "$duration" -le 3600 ] ||
+	die_usage "--duration: '$duration' is not an integer in 1..3600"
+[ -n "$out" ] || die_usage "--out: missing (where the outputs go)"
+is_uint "$fps" && [ "$fps" -ge 1 ] && [ "$fps" -le 240 ] || die_usage "--fps: '$fps' is not an integer in 1..240"
+is_uint "$bitrate_kbps" && [ "$bitrate_kbps" -ge 1 ] || die_usage "--bitrate-kbps: '$bitrate_kbps' is not a positive integer"
+is_uint "$ack_bytes" && [ "$ack_bytes" -ge 1 ] || die_usage "--ack-bytes: '$ack_bytes' is not a positive integer"
+is_uint "$playout_ms" && [ "$playout_ms" -le 10000 ] || die_usage "--playout-ms: '$playout_ms' is not an integer in 0..10000"
+if [ -n "$rate" ]; then
+	is_uint "$rate" && [ "$rate" -ge 1 ] || die_usage "--rate: '$rate' is not a positive integer (Mbit/s)"
+fi
+if [ -n "$rate_change" ]; then
+	[ -n "$rate" ] || die_usage "--rate-change: needs --rate"
+	[[ $rate_change =~ ^([0-9]+):([1-9][0-9]*)$ ]] || die_usage "--rate-change: '$rate_change' is not T:MBIT"
+	change_at=${BASH_REMATCH[1]} change_to=${BASH_REMATCH[2]}
+	[ "$change_at" -lt "$duration" ] || die_usage "--rate-change: $change_at s is not within --duration $duration"
+fi
+if [ -n "$policer" ]; then
+	is_uint "$policer" && [ "$policer" -ge 1 ] || die_usage "--policer: '$policer' is not a positive integer (Mbit/s)"
+	[ -z "$rate" ] || die_usage "--policer: use either --rate or --policer"
+fi
+[[ $collapse_ratio =~ ^0?\.[0-9]+$ ]] || die_usage "--collapse-ratio: '$collapse_ratio' is not a fraction such as 0.30"
+is_uint "$port" && [ "$port" -ge 43000 ] && [ "$port" -le 43999 ] || die_usage "--port: '$port' is not in 43000..43999"
+[[ $id =~ ^[A-Za-z0-9]{1,12}$ ]] || die_usage "--id: '$id' is not 1 to 12 letters or digits"
+
+[ "$(id -u)" -eq 0 ] || { echo "$PROG: needs root (network namespaces, BPF)" >&2; exit 1; }
+for t in pushsim bbrtrace quickack; do
+	[ -x "$BIN/$t" ] || { echo "$PROG: $BIN/$t is missing: run make" >&2; exit 1; }
+done
+for c in ip tc tcpdump jq; do
+	command -v "$c" >/dev/null || { echo "$PROG: the $c command is missing (scripts/install-deps.sh)" >&2; exit 1; }
+done
+
+PUSH=rp-push-$id RTR=rp-rtr-$id RECV=rp-recv-$id
+PUSHER_NET=10.77.1.0/24
+pids=()
+made_ns=()
+quickack_applied=false
+
+cleanup() {
+	local p ns
+	trap - EXIT INT TERM
+	for p in "${pids[@]}"; do
+		kill -INT "$p" 2>/dev/null
+	done
+	for p in "${pids[@]}"; do
+		# bounded: SIGKILL after 5 s
+		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		kill -9 "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	if $quickack_applied; then
+		"$BIN/quickack" restore --netns "$RECV" --journal "$out/quickack.journal" -q ||
+			echo "$PROG: quickack restore failed (journal $out/quickack.journal)" >&2
+	fi
+	for ns in "${made_ns[@]}"; do
+		p=$(ip netns pids "$ns" 2>/dev/null)
+		[ -n "$p" ] && kill -9 $p 2>/dev/null
+		ip netns del "$ns" 2>/dev/null
+	done
+}
+trap cleanup EXIT
+trap 'echo "$PROG: interrupted, cleaning up" >&2; cleanup; exit 130' INT TERM
+
+fail() {
+	echo "$PROG: $*" >&2
+	exit 1
+}
+
+mkdir -p "$out" || fail "cannot create $out"
+out=$(cd "$out" && pwd)
+rm -f "$out"/{trace.jsonl,capture.pcap,pushsim.json,verdict.txt,verdict.json,quickack.journal}
+
+# --- topology -----------------------------------------------------------------
+for ns in "$PUSH" "$RTR" "$RECV"; do
+	ip netns add "$ns" || fail "cannot create namespace $ns"
+	made_ns+=("$ns")
+	ip -n "$ns" link set lo up
+done
+ip -n "$PUSH" link add eth0 type veth peer name p0 netns "$RTR" &&
+	ip -n "$RECV" link add eth0 type veth peer name v0 netns "$RTR" &&
+	ip -n "$PUSH" addr add 10.77.1.2/24 dev eth0 &&
+	ip -n "$RTR" addr add 10.77.1.1/24 dev p0 &&
+	ip -n "$RTR" addr add 10.77.2.1/24 dev v0 &&
+	ip -n "$RECV" addr add 10.77.2.2/24 dev eth0 &&
+	ip -n "$PUSH" link set eth0 up && ip -n "$RTR" link set p0 up &&
+	ip -n "$RTR" link set v0 up && ip -n "$RECV" link set eth0 up &&
+	ip netns exec "$RTR" sysctl -qw net.ipv4.ip_forward=1 &&
+	ip -n "$PUSH" route add 10.77.2.0/24 via 10.77.1.1 &&
+	ip -n "$RECV" route add "$PUSHER_NET" via 10.77.2.1 ||
+	fail "cannot build the topology"
+
+# --- the router's egress towards the receiver: bottleneck, policer, delay ------
+netem_parent="root"
+if [ -n "$rate" ]; then
+	tc -n "$RTR" qdisc add dev v0 root handle 1: htb default 10 &&
+		tc -n "$RTR" class add dev v0 parent 1: classid 1:10 htb rate "${rate}mbit" ceil "${rate}mbit" ||
+		fail "cannot add the htb bottleneck"
+	netem_parent="parent 1:10"
+elif [ -n "$policer" ]; then
+	tc -n "$RTR" qdisc add dev v0 root tbf rate "${policer}mbit" burst 16kb limit 16kb ||
+		fail "cannot add the policer"
+fi
+rtt_effective=native
+if [ "$rtt" != native ]; then
+	if [ -n "$policer" ]; then
+		echo "$PROG: --rtt with --policer is not supported: running at the native RTT" >&2
+	elif tc -n "$RTR" qdisc add dev v0 $netem_parent handle 10: netem delay "$rtt" 2>/dev/null; then
+		rtt_effective=$rtt
+	else
+		echo "$PROG: sch_netem is missing in this kernel: running at the native RTT instead of $rtt"
+	fi
+fi
+
+# --- quickack on the receiver's route to the pusher ------------------------------
+"$BIN/quickack" "$quickack" "$PUSHER_NET" --netns "$RECV" --journal "$out/quickack.journal" -q ||
+	fail "quickack $quickack $PUSHER_NET failed in $RECV"
+quickack_applied=true
+
+# --- bbrtrace: the pusher's namespace uses bbr_traced while it runs -------------
+# Only one bbr_traced can be registered on a machine: when another bbrtrace
+# holds it, wait and retry (up to DIP_BBRTRACE_WAIT seconds, default 300).
+bt_wait=${DIP_BBRTRACE_WAIT:-300}
+bt_deadline=$((SECONDS + bt_wait))
+while :; do
+	"$BIN/bbrtrace" -b "$backend" -f json -o "$out/trace.jsonl" --set-default-in "$PUSH" \
+		--dport "$port" --detect --collapse-ratio "$collapse_ratio" \
+		-d $((duration + 30)) 2>"$out/bbrtrace.log" &
+	bt_pid=$!
+	pids+=("$bt_pid")
+	ready=false
+	for _ in $(seq 200); do
+		if ! kill -0 "$bt_pid" 2>/dev/null; then
+			break
+		fi
+		if [ "$(ip netns exec "$PUSH" sysctl -n net.ipv4.tcp_congestion_control)" = bbr_traced ] ||
+			grep -qE "^bbrtrace: backend (fentry|kprobe)" "$out/bbrtrace.log"; then
+			ready=true
+			break
+		fi
+		sleep 0.1
+	done
+	$ready && break
+	wait "$bt_pid" 2>/dev/null
+	unset 'pids[-1]'
+	if grep -qiE 'already registered|another|stale|busy|exists' "$out/bbrtrace.log" &&
+		[ $SECONDS -lt $bt_deadline ]; then
+		sleep 3
+		continue
+	fi
+	fail "bbrtrace did not start: $(tail -1 "$out/bbrtrace.log")"
+done
+
+# --- capture on the pusher's interface --------------------------------------------
+ip netns exec "$PUSH" tcpdump -i eth0 -s 128 -U -w "$out/capture.pcap" "tcp port $port" \
+	2>"$out/tcpdump.log" &
+pids+=("$!")
+for _ in $(seq 100); do grep -q 'listening on' "$out/tcpdump.log" && break; sleep 0.05; done
+grep -q 'listening on' "$out/tcpdump.log" || fail "tcpdump did not start: $(tail -1 "$out/tcpdump.log")"
+
+# --- the push ----------------------------------------------------------------------
+ip netns exec "$RECV" "$BIN/pushsim" recv --listen "10.77.2.2:$port" --mode "$receiver" \
+	--fps "$fps" --playout-ms "$playout_ms" --ack-bytes "$ack_bytes" --json \
+	>"$out/recv.jsonl" 2>"$out/recv.log" &
+recv_pid=$!
+pids+=("$recv_pid")
+for _ in $(seq 100); do
+	ip netns exec "$RECV" ss -Hltn "sport = :$port" | grep -q . && break
+	sleep 0.05
+done
+rate_pid=""
+if [ -n "$rate_change" ]; then
+	(sleep "$change_at" && tc -n "$RTR" class change dev v0 parent 1: classid 1:10 htb \
+		rate "${change_to}mbit" ceil "${change_to}mbit") &
+	rate_pid=$!
+	pids+=("$rate_pid")
+fi
+echo "$PROG: pushing for $duration s: receiver $receiver, quickack $quickack, RTT $rtt_effective${rate:+, htb ${rate} Mbit/s}${rate_change:+ then ${change_to} Mbit/s at ${change_at} s}${policer:+, policer ${policer} Mbit/s}"
+ip netns exec "$PUSH" "$BIN/pushsim" send --connect "10.77.2.2:$port" --duration "$duration" \
+	--fps "$fps" --bitrate-kbps "$bitrate_kbps" --json >"$out/send.jsonl" 2>"$out/send.log"
+send_rc=$?
+for _ in $(seq 100); do kill -0 "$recv_pid" 2>/dev/null || break; sleep 0.1; done
+kill -INT "$recv_pid" 2>/dev/null
+wait "$recv_pid"
+recv_rc=$?
+[ -n "$rate_pid" ] && wait "$rate_pid" 2>/dev/null
+[ $send_rc -eq 0 ] || fail "pushsim send failed ($send_rc): $(tail -1 "$out/send.log")"
+[ $recv_rc -eq 0 ] || fail "pushsim recv failed ($recv_rc): $(tail -1 "$out/recv.log")"
+cat "$out/send.jsonl" "$out/recv.jsonl" >"$out/pushsim.json"
+
+# stop the capture and bbrtrace; bbrtrace writes its summary and verdict at exit
+kill -INT "$bt_pid" 2>/dev/null
+wait "$bt_pid"
+bt_rc=$?
+[ $bt_rc -eq 0 ] || fail "bbrtrace failed ($bt_rc): $(tail -1 "$out/bbrtrace.log")"
+cleanup
+trap - INT TERM
+
+# --- verdict --------------------------------------------------------------------------
+netem_note=""
+[ "$rtt" != native ] && [ "$rtt_effective" = native ] && netem_note=" (netem missing: $rtt not applied)"
+jq -c --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" \
+	--arg recv "$receiver" --argjson dur "$duration" --argjson fps "$fps" \
+	--arg rate "$rate" --arg rc "$rate_change" --arg pol "$policer" \
+	--slurpfile ps "$out/pushsim.json" \
+	'select(.type=="verdict") + {scenario: {rtt: $rtt, rtt_effective: $rtt_eff, quickack: $qa,
+	  receiver: $recv, duration_s: $dur, fps: $fps, htb_mbit: $rate, rate_change: $rc,
+	  policer_mbit: $pol},
+	  push: ($ps | map(select(.type=="summary")) | map({(.role): .}) | add)}' \
+	"$out/trace.jsonl" >"$out/verdict.json" || fail "no verdict in $out/trace.jsonl"
+[ -s "$out/verdict.json" ] || fail "bbrtrace wrote no verdict record (see $out/bbrtrace.log)"
+{
+	jq -r .text "$out/verdict.json"
+	echo "scenario: receiver $receiver, quickack $quickack, RTT $rtt_effective$netem_note, $fps fps, $duration s${rate:+, htb $rate Mbit/s}${rate_change:+ then $change_to Mbit/s at $change_at s}${policer:+, policer $policer Mbit/s}"
+	jq -r '.push.send | "push: \(.frames) frames, \(.stalls) stalls (longest \(.longest_stall_ms) ms), \(.late_frames) late, mean goodput \(.goodput_bps/1e6*100|round/100) Mbit/s"' "$out/verdict.json"
+} >"$out/verdict.txt"
+
+cat "$out/verdict.txt"
+echo "outputs: $out/{trace.jsonl,capture.pcap,pushsim.json,verdict.txt,verdict.json}"
+exit 0
