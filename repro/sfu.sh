@@ -22,7 +22,9 @@
 #            sees exactly as it would see a bad network. The script says which.
 #
 # For each scenario it prints udpdwell's verdict next to the application's
-# jitter and loss. Needs root and the built tools (make).
+# jitter and loss. The server runs SCHED_FIFO (as real-time media servers do),
+# so other work on the machine does not make a healthy server look slow.
+# Needs root and the built tools (make).
 #
 #   repro/sfu.sh [--scenario all|healthy|load|network] [--seconds S]
 #                [--rate PPS] [--port PORT] [--json]
@@ -131,7 +133,7 @@ run_scenario() {
 		sleep 0.1
 	done
 	ip netns exec "$SRV" timeout $((SECONDS_PER + 60)) "$BIN/sfu_echo" --listen "10.77.2.1:$PORT" \
-		--idle-exit 1.5 "${srv_args[@]}" > "$WORK/$name.rx" &
+		--idle-exit 1.5 --rt-prio 10 "${srv_args[@]}" > "$WORK/$name.rx" &
 	rx_pid=$!
 	PIDS+=("$rx_pid")
 	wait_udp "$PORT" "$SRV" || return 1
