@@ -92,25 +92,65 @@ size_t qaj_route_line_max(const struct qa_route *route)
 	return 2 * (size_t)route->len + 256;
 }
 
+static char *put_str(char *p, const char *s)
+{
+	size_t n = strlen(s);
+
+	memcpy(p, s, n);
+	return p + n;
+}
+
+static char *put_u64(char *p, uint64_t v)
+{
+	char tmp[24];
+	int i = sizeof(tmp);
+
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	memcpy(p, tmp + i, sizeof(tmp) - (size_t)i);
+	return p + sizeof(tmp) - i;
+}
+
+/* thousands of records per change: formatted by hand, not by snprintf */
 int qaj_format_route(char *buf, size_t cap, uint64_t seq, uint64_t time_s, const char *op,
 		     const struct qa_route *r)
 {
 	static const char hex[] = "0123456789abcdef";
-	char dst[64];
-	int n;
+	char dst[64], *p = buf;
 
-	n = snprintf(buf, cap,
-		     "route seq=%" PRIu64 " time=%" PRIu64 " op=%s family=%s table=%u dst=%s metric=%u state=",
-		     seq, time_s, op, qa_family_name(r->family), r->table,
-		     qa_prefix_str(r->family, r->dst, r->rtm.rtm_dst_len, dst, sizeof(dst)), r->priority);
-	if (n < 0 || (size_t)n + 2 * (size_t)r->len >= cap)
+	if (cap < qaj_route_line_max(r) || strlen(op) > 16)
 		return -1;
+	p = put_str(p, "route seq=");
+	p = put_u64(p, seq);
+	p = put_str(p, " time=");
+	p = put_u64(p, time_s);
+	p = put_str(p, " op=");
+	p = put_str(p, op);
+	p = put_str(p, " family=");
+	p = put_str(p, qa_family_name(r->family));
+	p = put_str(p, " table=");
+	p = put_u64(p, r->table);
+	p = put_str(p, " dst=");
+	p = put_str(p, qa_prefix_str(r->family, r->dst, r->rtm.rtm_dst_len, dst, sizeof(dst)));
+	p = put_str(p, " metric=");
+	p = put_u64(p, r->priority);
+	p = put_str(p, " state=");
 	for (uint32_t i = 0; i < r->len; i++) {
-		buf[n++] = hex[r->msg[i] >> 4];
-		buf[n++] = hex[r->msg[i] & 15];
+		*p++ = hex[r->msg[i] >> 4];
+		*p++ = hex[r->msg[i] & 15];
 	}
-	buf[n] = '\0';
-	return finish_line(buf, cap, n);
+	p = put_str(p, " crc=");
+	{
+		uint32_t crc = line_crc(buf, (size_t)(p - buf) - 5);
+
+		for (int i = 7; i >= 0; i--)
+			*p++ = hex[(crc >> (4 * i)) & 15];
+	}
+	*p++ = '\n';
+	*p = '\0';
+	return (int)(p - buf);
 }
 
 /* --- parsing ------------------------------------------------------------------- */

@@ -319,73 +319,69 @@ struct plan {
 	struct qa_route *before;         /* the state to change (or, for restore, the current one) */
 	const struct qa_route *target;   /* restore: the saved state to put back */
 	uint64_t seq;                    /* journal record */
-	uint32_t req_off, req_len;
+	const uint8_t *req;              /* the request: also the state expected afterwards */
+	uint32_t req_len;
 	enum outcome out;
 	struct qa_ack ack;
 };
 
-static int build_requests(struct plan *p, size_t n, const struct qa_change *chg, uint8_t **arena_out,
-			  struct qa_req **reqs_out)
+/* requests for every plan entry that has none yet, into one arena (freed by the caller) */
+static int build_requests(struct plan *p, size_t n, const struct qa_change *chg, uint8_t **arena_out)
 {
 	size_t cap = 0, used = 0;
 	uint8_t *arena;
-	struct qa_req *reqs;
 
-	for (size_t i = 0; i < n; i++) {
-		const struct qa_route *src = p[i].target ? p[i].target : p[i].before;
-
-		cap += src->len + 256;
-	}
+	for (size_t i = 0; i < n; i++)
+		cap += (p[i].target ? p[i].target : p[i].before)->len + 256;
 	arena = malloc(cap ? cap : 1);
-	reqs = calloc(n ? n : 1, sizeof(*reqs));
-	if (!arena || !reqs) {
-		free(arena);
-		free(reqs);
+	if (!arena)
 		return -1;
-	}
 	for (size_t i = 0; i < n; i++) {
 		const struct qa_route *src = p[i].target ? p[i].target : p[i].before;
-		int len = qa_route_request(src, p[i].target ? NULL : chg, arena + used, cap - used);
+		int len;
 
+		if (p[i].req)
+			continue;
+		len = qa_route_request(src, p[i].target ? NULL : chg, arena + used, cap - used);
 		if (len < 0) {
 			free(arena);
-			free(reqs);
 			return -1;
 		}
-		p[i].req_off = (uint32_t)used;
+		p[i].req = arena + used;
 		p[i].req_len = (uint32_t)len;
 		used += NLMSG_ALIGN((size_t)len);
 	}
-	for (size_t i = 0; i < n; i++)
-		reqs[i] = (struct qa_req){ arena + p[i].req_off, p[i].req_len };
 	*arena_out = arena;
-	*reqs_out = reqs;
 	return 0;
 }
 
-/* send the plan; then read the routes back and classify each */
-static int apply_and_verify(struct ctx *c, struct plan *p, size_t n, const struct qa_change *chg,
-			    struct qa_batch_stats *st, double *apply_s, double *verify_s)
+/* whether route r holds exactly the state of request req (scratch: a buffer of QA_MSG_MAX + 4096) */
+static bool holds(const struct qa_route *r, const uint8_t *req, uint32_t len, uint8_t *scratch)
 {
-	uint8_t *arena;
-	struct qa_req *reqs;
-	struct qa_ack *acks;
+	int n = qa_route_request(r, NULL, scratch, QA_MSG_MAX + 4096);
+
+	return n >= 0 && (uint32_t)n == len && !memcmp(scratch, req, len);
+}
+
+/* send the planned requests; then read the routes back and classify each */
+static int apply_and_verify(struct ctx *c, struct plan *p, size_t n, struct qa_batch_stats *st,
+			    double *apply_s, double *verify_s)
+{
+	struct qa_req *reqs = calloc(n ? n : 1, sizeof(*reqs));
+	struct qa_ack *acks = calloc(n ? n : 1, sizeof(*acks));
+	uint8_t *scratch = malloc(QA_MSG_MAX + 4096);
 	struct qa_routes now = { 0 };
 	struct key_index ix = { 0 };
 	struct timespec t0, t1, t2;
 	char err[256];
 	int rc = 0, brc;
 
-	if (build_requests(p, n, chg, &arena, &reqs)) {
-		elog("cannot build the route requests (a route too large?)");
-		return TK_EXIT_FAIL;
+	if (!reqs || !acks || !scratch) {
+		rc = TK_EXIT_FAIL;
+		goto out;
 	}
-	acks = calloc(n ? n : 1, sizeof(*acks));
-	if (!acks) {
-		free(arena);
-		free(reqs);
-		return TK_EXIT_FAIL;
-	}
+	for (size_t i = 0; i < n; i++)
+		reqs[i] = (struct qa_req){ p[i].req, p[i].req_len };
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	brc = qa_nl_batch(&c->nl, reqs, n, NLM_F_REPLACE, acks, st, err, sizeof(err));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -408,14 +404,12 @@ static int apply_and_verify(struct ctx *c, struct plan *p, size_t n, const struc
 	for (size_t i = 0; i < n; i++) {
 		struct qa_route_key k;
 		size_t cnt, j;
-		const struct qa_route *want = p[i].target ? p[i].target : p[i].before;
-		const struct qa_change *wc = p[i].target ? NULL : chg;
 
-		qa_route_key(want, &k);
+		qa_route_key(p[i].target ? p[i].target : p[i].before, &k);
 		j = index_find(&ix, &k, &cnt);
 		if (j == SIZE_MAX)
 			p[i].out = OUT_GONE;
-		else if (qa_route_same(&now.v[j], NULL, want, wc))
+		else if (holds(&now.v[j], p[i].req, p[i].req_len, scratch))
 			p[i].out = OUT_APPLIED;
 		else if (qa_route_same(&now.v[j], NULL, p[i].before, NULL))
 			p[i].out = OUT_BEFORE;
@@ -428,8 +422,8 @@ static int apply_and_verify(struct ctx *c, struct plan *p, size_t n, const struc
 out:
 	index_free(&ix);
 	qa_routes_free(&now);
+	free(scratch);
 	free(acks);
-	free(arena);
 	free(reqs);
 	return rc;
 }
@@ -535,6 +529,7 @@ static int cmd_change(struct ctx *c)
 	struct qa_filter f;
 	struct key_index ix = { 0 };
 	struct plan *plan = NULL;
+	uint8_t *arena = NULL;
 	size_t nplan = 0, matched = 0, already = 0, skipped = 0;
 	char name[160], why[200], chg[128];
 	struct qa_batch_stats st = { 0 };
@@ -628,21 +623,17 @@ static int cmd_change(struct ctx *c)
 		rc = QA_EXIT_NOROUTE;
 		goto out;
 	}
+	if (nplan && build_requests(plan, nplan, &a->change, &arena)) {
+		elog("cannot build the route requests (a route too large?)");
+		rc = TK_EXIT_FAIL;
+		goto out;
+	}
 	if (a->dry_run) {
-		uint8_t *arena;
-		struct qa_req *reqs;
-
-		if (build_requests(plan, nplan, &a->change, &arena, &reqs)) {
-			rc = TK_EXIT_FAIL;
-			goto out;
-		}
 		for (size_t i = 0; i < nplan; i++) {
 			qa_change_describe(plan[i].before, &a->change, chg, sizeof(chg));
-			qa_out_request(writer(c), &c->nl, op_name(a), plan[i].before, chg, reqs[i].data, reqs[i].len,
+			qa_out_request(writer(c), &c->nl, op_name(a), plan[i].before, chg, plan[i].req, plan[i].req_len,
 				       NLM_F_REPLACE);
 		}
-		free(arena);
-		free(reqs);
 		ilog("dry run: %zu route(s) would change, %zu already as asked%s; nothing was sent", nplan, already,
 		     skipped ? ", some left alone" : "");
 		rc = 0;
@@ -690,7 +681,7 @@ static int cmd_change(struct ctx *c)
 		t_journal = now_s() - t;
 	}
 
-	if ((rc = apply_and_verify(c, plan, nplan, &a->change, &st, &t_apply, &t_verify)))
+	if ((rc = apply_and_verify(c, plan, nplan, &st, &t_apply, &t_verify)))
 		goto out;
 
 	/* the changes that never happened are voided, so restore leaves those routes alone */
@@ -755,6 +746,7 @@ static int cmd_change(struct ctx *c)
 out:
 	index_free(&ix);
 	free(plan);
+	free(arena);
 	qaj_close(&jf);
 	return finish_output(c, rc);
 }
@@ -821,6 +813,7 @@ static int cmd_restore(struct ctx *c, bool status_only)
 	struct plan *plan = NULL;
 	size_t *pick = NULL, npick, nplan = 0, already = 0, gone = 0;
 	unsigned int *records = NULL;
+	uint8_t *arena = NULL, *scratch = NULL;
 	struct qa_batch_stats st = { 0 };
 	double t_apply = 0, t_verify = 0;
 	char name[160];
@@ -850,25 +843,35 @@ static int cmd_restore(struct ctx *c, bool status_only)
 		rc = rc ? rc : TK_EXIT_FAIL;
 		goto out;
 	}
+	/* the saved states as requests, once: to compare with the routes now, and to send */
+	for (size_t i = 0; i < npick; i++)
+		plan[i].target = &jf.j.e[pick[i]].route;
+	scratch = malloc(QA_MSG_MAX + 4096);
+	if (!scratch || build_requests(plan, npick, NULL, &arena)) {
+		elog("cannot build the route requests (a saved route too large?)");
+		rc = TK_EXIT_FAIL;
+		goto out;
+	}
 	for (size_t i = 0; i < npick; i++) {
 		struct qaj_entry *e = &jf.j.e[pick[i]];
 		struct qa_route_key k;
 		size_t cnt, j;
 		const char *live;
+		const uint8_t *req = plan[i].req;
+		uint32_t req_len = plan[i].req_len;
 
 		qa_route_key(&e->route, &k);
 		j = index_find(&ix, &k, &cnt);
 		if (j == SIZE_MAX) {
 			live = "gone";
 			gone++;
-		} else if (qa_route_same(&c->routes.v[j], NULL, &e->route, NULL)) {
+		} else if (holds(&c->routes.v[j], req, req_len, scratch)) {
 			live = "same";
 			already++;
 		} else {
 			live = "differs";
-			plan[nplan].before = &c->routes.v[j];
-			plan[nplan].target = &e->route;
-			plan[nplan].seq = e->seq;
+			plan[nplan] = (struct plan){ .before = &c->routes.v[j], .target = &e->route, .seq = e->seq,
+						     .req = req, .req_len = req_len };
 			nplan++;
 		}
 		if (status_only)
@@ -881,24 +884,15 @@ static int cmd_restore(struct ctx *c, bool status_only)
 		goto out;
 	}
 	if (a->dry_run) {
-		uint8_t *arena;
-		struct qa_req *reqs;
-
-		if (build_requests(plan, nplan, NULL, &arena, &reqs)) {
-			rc = TK_EXIT_FAIL;
-			goto out;
-		}
 		for (size_t i = 0; i < nplan; i++)
-			qa_out_request(writer(c), &c->nl, "restore", plan[i].target, "saved state", reqs[i].data,
-				       reqs[i].len, NLM_F_REPLACE);
-		free(arena);
-		free(reqs);
+			qa_out_request(writer(c), &c->nl, "restore", plan[i].target, "saved state", plan[i].req,
+				       plan[i].req_len, NLM_F_REPLACE);
 		ilog("dry run: restore would change %zu route(s), %zu already as saved, %zu gone; nothing was sent",
 		     nplan, already, gone);
 		rc = 0;
 		goto out;
 	}
-	if (nplan && (rc = apply_and_verify(c, plan, nplan, NULL, &st, &t_apply, &t_verify)))
+	if (nplan && (rc = apply_and_verify(c, plan, nplan, &st, &t_apply, &t_verify)))
 		goto out;
 	{
 		const struct qaj_entry **keep = calloc(nplan ? nplan : 1, sizeof(*keep));
@@ -971,6 +965,8 @@ out:
 	free(pick);
 	free(records);
 	free(plan);
+	free(arena);
+	free(scratch);
 	qaj_close(&jf);
 	return finish_output(c, rc);
 }

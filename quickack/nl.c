@@ -20,7 +20,7 @@
 #define SOL_NETLINK 270
 #endif
 
-#define BATCH_BYTES_MAX (128 * 1024) /* per datagram: under any netlink sndbuf we ask for */
+#define BATCH_BYTES_MAX (256 * 1024) /* per datagram: under the netlink sndbuf we ask for */
 #define ACK_TIMEOUT_MS 10000
 
 int qa_nl_open(struct qa_nl *nl, bool changes, char *err, size_t errlen)
@@ -57,7 +57,8 @@ int qa_nl_open(struct qa_nl *nl, bool changes, char *err, size_t errlen)
 			setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 	}
 	getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, &sl);
-	/* an ACK costs about 1 KiB of receive buffer: keep the window well inside it */
+	/* an error answer costs about 1 KiB of receive buffer: if every request of a
+	 * datagram failed, their answers must still fit */
 	nl->window = (unsigned int)(rcv / 2048);
 	if (nl->window < 32)
 		nl->window = 32;
@@ -233,15 +234,21 @@ static void read_ack(const struct nlmsghdr *h, struct qa_ack *ack)
 	}
 }
 
-/* read answers until every request in [lo, hi) has one; -1 on failure or timeout */
+/*
+ * Read answers until the fence (the last request of [lo, hi), the only one
+ * sent with NLM_F_ACK) has one. The kernel handles a datagram's requests in
+ * order and answers a request without NLM_F_ACK only when it fails, so once
+ * the fence is answered every failure before it has been read, and the
+ * requests without an answer succeeded. -1 on failure or timeout.
+ */
 static int collect_acks(struct qa_nl *nl, uint32_t seq0, size_t lo, size_t hi, struct qa_ack *acks,
 			char *err, size_t errlen)
 {
 	static char buf[64 * 1024] __attribute__((aligned(8)));
 	int fd = nl_socket_get_fd(nl->sk);
-	size_t missing = hi - lo;
+	size_t fence = hi - 1;
 
-	while (missing) {
+	while (!acks[fence].acked) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		ssize_t n;
 		int pr = poll(&p, 1, ACK_TIMEOUT_MS);
@@ -249,7 +256,7 @@ static int collect_acks(struct qa_nl *nl, uint32_t seq0, size_t lo, size_t hi, s
 		if (pr < 0 && errno == EINTR)
 			continue;
 		if (pr <= 0) {
-			snprintf(err, errlen, "no answer from the kernel for %zu request(s) after %d ms", missing,
+			snprintf(err, errlen, "no answer from the kernel for %zu request(s) after %d ms", hi - lo,
 				 ACK_TIMEOUT_MS);
 			return -1;
 		}
@@ -268,11 +275,11 @@ static int collect_acks(struct qa_nl *nl, uint32_t seq0, size_t lo, size_t hi, s
 			if (h->nlmsg_type != NLMSG_ERROR || idx < lo || idx >= hi ||
 			    h->nlmsg_len < NLMSG_HDRLEN + sizeof(struct nlmsgerr))
 				continue;
-			if (!acks[idx].acked)
-				missing--;
 			read_ack(h, &acks[idx]);
 		}
 	}
+	for (size_t i = lo; i < fence; i++)
+		acks[i].acked = true; /* no answer before the fence: done, without error */
 	return 0;
 }
 
@@ -304,7 +311,7 @@ int qa_nl_batch(struct qa_nl *nl, const struct qa_req *reqs, size_t n, uint16_t 
 			memset(h, 0, NLMSG_HDRLEN);
 			h->nlmsg_len = (uint32_t)NLMSG_LENGTH(reqs[i].len);
 			h->nlmsg_type = RTM_NEWROUTE;
-			h->nlmsg_flags = (uint16_t)(NLM_F_REQUEST | NLM_F_ACK | nlmsg_flags);
+			h->nlmsg_flags = (uint16_t)(NLM_F_REQUEST | nlmsg_flags);
 			h->nlmsg_seq = seq0 + (uint32_t)i;
 			h->nlmsg_pid = port;
 			memcpy(NLMSG_DATA(h), reqs[i].data, reqs[i].len);
@@ -317,6 +324,8 @@ int qa_nl_batch(struct qa_nl *nl, const struct qa_req *reqs, size_t n, uint16_t 
 			ret = -1;
 			break;
 		}
+		/* the last request of the datagram is the fence: the only one acknowledged */
+		((struct nlmsghdr *)(buf + used - NLMSG_SPACE(reqs[i - 1].len)))->nlmsg_flags |= NLM_F_ACK;
 		do
 			sent = send(fd, buf, used, 0);
 		while (sent < 0 && errno == EINTR);

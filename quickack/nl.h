@@ -2,8 +2,9 @@
 /*
  * rtnetlink through libnl-3: route dumps, device names, and batches of
  * route requests. A batch goes out as few datagrams as it can (many
- * RTM_NEWROUTE messages per sendmsg), each message asking for its own ACK,
- * with extended ACKs on so the kernel's own error text reaches the user.
+ * RTM_NEWROUTE messages per sendmsg); only the last message of a datagram
+ * asks for an ACK, as a fence: the kernel answers the others only when they
+ * fail, with extended ACKs on so that its own error text reaches the user.
  */
 #ifndef QA_NL_H
 #define QA_NL_H
@@ -60,8 +61,9 @@ int qa_nl_dump(struct qa_nl *nl, int family, struct qa_routes *out, char *err, s
 void qa_routes_free(struct qa_routes *rs);
 
 /*
- * Send n RTM_NEWROUTE requests with nlmsg_flags (NLM_F_REQUEST and
- * NLM_F_ACK are added) and collect one ACK per request into acks[].
+ * Send n RTM_NEWROUTE requests with nlmsg_flags (NLM_F_REQUEST is added,
+ * and NLM_F_ACK on each datagram's fence) and fill one answer per request
+ * into acks[]: the kernel's error, or success.
  * Returns 0 when every request got its answer; -1 when the transport
  * failed (err says how; requests whose acks[i].acked is false may or may
  * not have been applied, so read the routes back).

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# quickack benchmark: quick ACKs on 10,000 routes in a namespace, against
+# `ip -batch` making the same change, in the same run.
+#
+# Each route carries mtu 1400 and initcwnd 20, so the ip -batch file must
+# repeat them on every line (`ip route change` replaces the whole metrics
+# set); quickack reads them from the kernel. quickack does more than ip:
+# it dumps the routes, writes and fsyncs the journal (on disk, /var/tmp),
+# sends the changes batched (many RTM_NEWROUTE per sendmsg), and dumps the
+# routes again to verify each one. Repetitions alternate which tool goes
+# first; the figures are medians, with the minimum beside them, and the
+# ratio is ip -batch time / quickack time (above 1: quickack is faster).
+#
+#   QUICKACK_BENCH_ROUTES (10000)  QUICKACK_BENCH_REPS (5)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BIN=$PWD/bin
+CSV=build/bench/quickack.csv
+NS=qa-bench-$$
+ROUTES=${QUICKACK_BENCH_ROUTES:-10000}
+REPS=${QUICKACK_BENCH_REPS:-5}
+
+cleanup() {
+	ip netns del "$NS" 2>/dev/null
+	rm -rf "$tmp"
+}
+tmp=$(mktemp -d /var/tmp/qa-bench.XXXXXX)
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+J=$tmp/quickack.journal
+
+[ "$(id -u)" -eq 0 ] || { echo "30-quickack: needs root (network namespaces)"; exit 1; }
+ip netns add "$NS" || exit 1
+ip -n "$NS" link set lo up
+ip -n "$NS" link add d0 type veth peer name p0
+ip -n "$NS" link set d0 up
+ip -n "$NS" link set p0 up
+ip -n "$NS" addr add 10.250.0.1/24 dev d0
+
+route() { echo "10.$(($1 / 256)).$(($1 % 256)).0/24"; }
+for ((i = 0; i < ROUTES; i++)); do
+	echo "route add $(route $i) dev d0 proto static mtu 1400 initcwnd 20"
+done > "$tmp/add.batch"
+for ((i = 0; i < ROUTES; i++)); do
+	echo "route change $(route $i) dev d0 proto static mtu 1400 initcwnd 20 quickack 1"
+done > "$tmp/on.batch"
+for ((i = 0; i < ROUTES; i++)); do
+	echo "route change $(route $i) dev d0 proto static mtu 1400 initcwnd 20"
+done > "$tmp/off.batch"
+ip -n "$NS" -batch "$tmp/add.batch" || exit 1
+ip -n "$NS" -d route show > "$tmp/original.txt"
+
+now_ns() { date +%s%N; }
+# routes with quickack 1 must be $1 (all or none), or the figure is void
+check() {
+	local n
+	n=$(ip -n "$NS" route show | grep -c ' quickack 1')
+	[ "$n" -eq "$1" ] || { echo "30-quickack: expected $1 routes with quickack, found $n" >&2; exit 1; }
+}
+
+echo "cores: $(nproc); load average: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine inflates every figure)"
+echo "routes: $((ROUTES + 1)) in table main through d0 (each with mtu 1400, initcwnd 20); repetitions: $REPS"
+mkdir -p "$(dirname "$CSV")"
+echo "rep,tool,step,routes,seconds" > "$CSV"
+
+run_quickack() { # $1: rep
+	local t0 t1 t2 err=$tmp/qa.err
+	t0=$(now_ns)
+	"$BIN/quickack" on --all-dev d0 --netns "$NS" --journal "$J" -v 2> "$err" || { cat "$err"; exit 1; }
+	t1=$(now_ns)
+	check $((ROUTES + 1))
+	grep -o 'timings: .*' "$err" | sed "s/^/rep $1 quickack on: /" >> "$tmp/timings"
+	"$BIN/quickack" restore --netns "$NS" --journal "$J" 2> "$err" || { cat "$err"; exit 1; }
+	t2=$(now_ns)
+	check 0
+	echo "$1,quickack,on,$((ROUTES + 1)),$(echo "($t1 - $t0) / 1000000000" | bc -l)" >> "$CSV"
+	echo "$1,quickack,restore,$((ROUTES + 1)),$(echo "($t2 - $t1) / 1000000000" | bc -l)" >> "$CSV"
+}
+
+run_ip() { # $1: rep
+	local t0 t1 t2
+	t0=$(now_ns)
+	ip -n "$NS" -batch "$tmp/on.batch" || exit 1
+	t1=$(now_ns)
+	check "$ROUTES"
+	ip -n "$NS" -batch "$tmp/off.batch" || exit 1
+	t2=$(now_ns)
+	check 0
+	echo "$1,ip-batch,on,$ROUTES,$(echo "($t1 - $t0) / 1000000000" | bc -l)" >> "$CSV"
+	echo "$1,ip-batch,restore,$ROUTES,$(echo "($t2 - $t1) / 1000000000" | bc -l)" >> "$CSV"
+}
+
+for ((r = 1; r <= REPS; r++)); do
+	if ((r % 2)); then run_quickack $r; run_ip $r; else run_ip $r; run_quickack $r; fi
+done
+
+# the state at the end is the state at the start, byte for byte
+ip -n "$NS" -d route show > "$tmp/final.txt"
+cmp -s "$tmp/original.txt" "$tmp/final.txt" || { echo "30-quickack: the routes differ from the start" >&2; exit 1; }
+
+# one process per route, as a script calling `ip route change` would: 200 routes, scaled up
+t0=$(now_ns)
+for ((i = 0; i < 200; i++)); do
+	ip -n "$NS" route change "$(route $i)" dev d0 proto static mtu 1400 initcwnd 20 quickack 1
+done
+t1=$(now_ns)
+per_proc=$(echo "($t1 - $t0) / 1000000000 / 200 * $ROUTES" | bc -l)
+echo "0,ip-per-route-process (200 routes, scaled to $ROUTES),on,$ROUTES,$per_proc" >> "$CSV"
+
+stat() { # $1 tool, $2 step, $3 median|min
+	awk -F, -v t="$1" -v s="$2" '$2==t && $3==s {print $5}' "$CSV" | sort -g |
+		awk -v w="$3" '{v[NR]=$1} END {if (w=="min") print v[1]; else print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'
+}
+printf '\n%-34s %12s %12s %14s\n' "10,000 routes, one change each" "median ms" "min ms" "routes/s"
+for tool in quickack ip-batch; do
+	for step in on restore; do
+		med=$(stat $tool $step median); min=$(stat $tool $step min)
+		printf '%-34s %12.1f %12.1f %14.0f\n' "$tool $step" "$(echo "$med*1000" | bc -l)" \
+			"$(echo "$min*1000" | bc -l)" "$(echo "$ROUTES/$med" | bc -l)"
+	done
+done
+printf '%-34s %12.1f %12s %14.0f\n' "ip route change, one process each" "$(echo "$per_proc*1000" | bc -l)" "-" \
+	"$(echo "$ROUTES/$per_proc" | bc -l)"
+on_ratio=$(echo "$(stat ip-batch on median) / $(stat quickack on median)" | bc -l)
+off_ratio=$(echo "$(stat ip-batch restore median) / $(stat quickack restore median)" | bc -l)
+printf '\n%-34s %12.2f  (ip -batch time / quickack time; > 1: quickack is faster)\n' "ratio, on" "$on_ratio"
+printf '%-34s %12.2f\n' "ratio, restore" "$off_ratio"
+echo "ratio,on,,$on_ratio" >> "$CSV"
+echo "ratio,restore,,$off_ratio" >> "$CSV"
+echo
+echo "quickack's own phases (quickack on -v):"
+sed 's/^/  /' "$tmp/timings"
+echo "CSV: $CSV"
