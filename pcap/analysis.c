@@ -171,10 +171,6 @@ static struct an_flow *new_flow(struct an *a, const struct pkt_tcp *t, int64_t t
 	f->port[1] = t->dport;
 	f->first_ns = ts;
 	f->syn_dir = -1;
-	for (int k = 0; k < 2; k++) {
-		f->d[k].min_data_to_ack_ns = INT64_MAX;
-		f->d[k].min_ack_to_data_ns = INT64_MAX;
-	}
 	f->selected = an_flow_selected(a->cfg.sel, a->cfg.nsel, f);
 	a->flows[a->nflows++] = f;
 	f->hnext = a->hash[h & a->hash_mask];
@@ -472,13 +468,6 @@ static void data_segment(struct an *a, struct an_flow *f, int dir, const struct 
 	} else {
 		seg_resent(d, s, e, fr->ts_ns, fr->no);
 	}
-	if (d->await_data && e > old_hi) {
-		int64_t gap = fr->ts_ns - d->await_since_ns;
-
-		if (gap >= 0 && gap < d->min_ack_to_data_ns)
-			d->min_ack_to_data_ns = gap;
-		d->await_data = false;
-	}
 }
 
 static void hist_add(struct an_dir *d, uint32_t segs)
@@ -580,13 +569,9 @@ static void ack_segment(struct an *a, struct an_flow *f, int data_dir, const str
 				a->oom = true;
 			else
 				d->delays[d->ndelays++] = ev.delay_ns;
-			if (ev.delay_ns >= 0 && ev.delay_ns < d->min_data_to_ack_ns)
-				d->min_data_to_ack_ns = ev.delay_ns;
 			ev.candidate = ev.delay_ns >= a->cfg.delack_ns && (ev.runt || ev.single);
 			d->candidates += ev.candidate;
 		}
-		d->await_data = true;
-		d->await_since_ns = fr->ts_ns;
 	} else if (d->covered_valid && a64 == prev) {
 		/* a duplicate: still say how long after the newest covered data it came */
 		ev.delay_ns = fr->ts_ns - d->covered_ts_ns;
@@ -608,6 +593,12 @@ static void packet(struct an *a, struct an_flow *f, int dir, const struct cap_fr
 	d->wire_bytes += fr->origlen;
 	d->last_ns = ts;
 	f->last_ns = ts;
+	if (t->pkttype == PKT_TYPE_OUTGOING)
+		d->outgoing_pkts++;
+	else if (t->pkttype == PKT_TYPE_HOST)
+		d->incoming_pkts++;
+	if (t->ttl == 64 || t->ttl == 128 || t->ttl == 255)
+		d->initial_ttl_pkts++;
 	if (t->flags & TCP_SYN) {
 		d->syns++;
 		if (t->mss_opt)
@@ -704,32 +695,51 @@ int an_run(struct an *a, struct cap_file *c)
 	return rc < 0 ? -1 : 0;
 }
 
+static bool clearly_less(int64_t a, int64_t b)
+{
+	return (a < 0 ? 0 : a) * AN_SIDE_RATIO < b;
+}
+
+/* where the capture was taken relative to the sender of dir's data */
+static void decide_side(const struct an *a, struct an_flow *f, int dir)
+{
+	const struct an_dir *s = &f->d[dir], *r = &f->d[!dir];
+	enum an_side side = AN_SIDE_UNKNOWN;
+	enum an_side_basis basis = AN_BASIS_NONE;
+
+	if (a->cfg.side != AN_SIDE_UNKNOWN) {
+		side = a->cfg.side;
+		basis = AN_BASIS_OPTION;
+	} else if (s->outgoing_pkts > s->incoming_pkts && r->incoming_pkts > r->outgoing_pkts) {
+		side = AN_SIDE_SENDER;
+		basis = AN_BASIS_PKTTYPE;
+	} else if (s->incoming_pkts > s->outgoing_pkts && r->outgoing_pkts > r->incoming_pkts) {
+		side = AN_SIDE_RECEIVER;
+		basis = AN_BASIS_PKTTYPE;
+	} else if (s->pkts && r->pkts && s->initial_ttl_pkts == s->pkts && r->initial_ttl_pkts == 0) {
+		side = AN_SIDE_SENDER;
+		basis = AN_BASIS_TTL;
+	} else if (s->pkts && r->pkts && r->initial_ttl_pkts == r->pkts && s->initial_ttl_pkts == 0) {
+		side = AN_SIDE_RECEIVER;
+		basis = AN_BASIS_TTL;
+	} else if (f->syn_dir >= 0 && f->synack_ns && f->hs_ack_ns &&
+		   (clearly_less(f->hs_ack_ns - f->synack_ns, f->synack_ns - f->syn_ns) ||
+		    clearly_less(f->synack_ns - f->syn_ns, f->hs_ack_ns - f->synack_ns))) {
+		/* near the client, SYN -> SYN/ACK is the round trip */
+		bool near_client = f->synack_ns - f->syn_ns > f->hs_ack_ns - f->synack_ns;
+
+		side = (dir == f->syn_dir) == near_client ? AN_SIDE_SENDER : AN_SIDE_RECEIVER;
+		basis = AN_BASIS_HANDSHAKE;
+	}
+	f->side[dir] = side;
+	f->side_basis[dir] = basis;
+}
+
 void an_finish(struct an *a)
 {
-	for (uint32_t i = 0; i < a->nflows; i++) {
-		struct an_flow *f = a->flows[i];
-
-		for (int dir = 0; dir < 2; dir++) {
-			const struct an_dir *d = &f->d[dir];
-
-			if (a->cfg.side != AN_SIDE_UNKNOWN) {
-				f->side[dir] = a->cfg.side;
-				f->side_basis[dir] = AN_BASIS_OPTION;
-			} else if (f->syn_dir >= 0 && f->synack_ns && f->hs_ack_ns) {
-				/* near the client, SYN -> SYN/ACK is the round trip */
-				bool near_client = f->synack_ns - f->syn_ns > f->hs_ack_ns - f->synack_ns;
-				bool near_sender = (dir == f->syn_dir) == near_client;
-
-				f->side[dir] = near_sender ? AN_SIDE_SENDER : AN_SIDE_RECEIVER;
-				f->side_basis[dir] = AN_BASIS_HANDSHAKE;
-			} else if (d->min_ack_to_data_ns != INT64_MAX && d->min_data_to_ack_ns != INT64_MAX) {
-				/* the sender answers an ACK at once; the receiver answers data at once */
-				f->side[dir] = d->min_ack_to_data_ns < d->min_data_to_ack_ns ? AN_SIDE_SENDER
-											 : AN_SIDE_RECEIVER;
-				f->side_basis[dir] = AN_BASIS_TIMING;
-			}
-		}
-	}
+	for (uint32_t i = 0; i < a->nflows; i++)
+		for (int dir = 0; dir < 2; dir++)
+			decide_side(a, a->flows[i], dir);
 }
 
 /* --- statistics ------------------------------------------------------------------ */
@@ -893,7 +903,7 @@ const char *an_side_name(enum an_side s)
 
 const char *an_basis_name(enum an_side_basis b)
 {
-	static const char *const n[] = { "none", "handshake", "timing", "option" };
+	static const char *const n[] = { "none", "handshake", "option", "packet_type", "ttl" };
 
 	return n[b];
 }

@@ -61,7 +61,15 @@ struct an_hole {
 };
 
 enum an_side { AN_SIDE_UNKNOWN = 0, AN_SIDE_SENDER, AN_SIDE_RECEIVER };
-enum an_side_basis { AN_BASIS_NONE = 0, AN_BASIS_HANDSHAKE, AN_BASIS_TIMING, AN_BASIS_OPTION };
+enum an_side_basis {
+	AN_BASIS_NONE = 0,
+	AN_BASIS_HANDSHAKE,   /* SYN -> SYN/ACK much longer than SYN/ACK -> ACK: near the client */
+	AN_BASIS_OPTION,      /* --side */
+	AN_BASIS_PKTTYPE,     /* Linux cooked capture: the data is outgoing or incoming */
+	AN_BASIS_TTL,         /* one side's packets keep their initial TTL, the other's were routed */
+};
+/* the handshake counts only when one of its gaps is this many times the other */
+#define AN_SIDE_RATIO 4
 
 struct an_dir {
 	/* counts, tcptrace's names */
@@ -73,6 +81,8 @@ struct an_dir {
 	uint32_t syns, fins, rsts;
 	int64_t first_ns, last_ns;
 	uint64_t max_payload;
+	uint64_t outgoing_pkts, incoming_pkts; /* Linux cooked captures */
+	uint64_t initial_ttl_pkts;             /* TTL 64, 128 or 255: not routed yet */
 
 	/* this direction's sequence space */
 	bool seq_init;
@@ -101,10 +111,6 @@ struct an_dir {
 	uint64_t seg_hist[6];    /* segments per advancing ACK: 1, 2, 3-4, 5-8, 9-16, 17+ */
 	uint64_t segs_acked;
 	uint64_t candidates;
-	/* timing evidence for the capture side: ACK->next data vs data->ACK */
-	int64_t min_data_to_ack_ns, min_ack_to_data_ns;
-	bool await_data;
-	int64_t await_since_ns;
 
 	/* throughput bins that saw something, in order (sparse: a clock jump
 	 * costs nothing) */

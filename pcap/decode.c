@@ -121,6 +121,7 @@ static int ipv4(const uint8_t *p, uint32_t avail, uint32_t orig, struct pkt_tcp 
 	if (avail < ihl)
 		return PKT_TRUNC;
 	t->family = 4;
+	t->ttl = p[8];
 	memcpy(t->saddr, p + 12, 4);
 	memcpy(t->daddr, p + 16, 4);
 	memset(t->saddr + 4, 0, 12);
@@ -178,6 +179,7 @@ static int ipv6(const uint8_t *p, uint32_t avail, uint32_t orig, struct pkt_tcp 
 	if (avail < off)
 		return PKT_TRUNC;
 	t->family = 6;
+	t->ttl = p[7];
 	memcpy(t->saddr, p + 8, 16);
 	memcpy(t->daddr, p + 24, 16);
 	return tcp(p + off, avail - off, len - (off - 40), t);
@@ -224,6 +226,7 @@ int pkt_decode(uint32_t linktype, const uint8_t *d, uint32_t caplen, uint32_t or
 
 	if (origlen < caplen)
 		origlen = caplen;
+	t->pkttype = -1;
 	switch (linktype) {
 	case 1: /* Ethernet */
 		if (caplen < 14)
@@ -232,10 +235,12 @@ int pkt_decode(uint32_t linktype, const uint8_t *d, uint32_t caplen, uint32_t or
 	case 113: /* Linux cooked v1 */
 		if (caplen < 16)
 			return PKT_OTHER;
+		t->pkttype = (int8_t)(be16(d) <= 4 ? be16(d) : -1);
 		return ether_payload(be16(d + 14), d + 16, caplen - 16, origlen - 16, t);
 	case 276: /* Linux cooked v2 */
 		if (caplen < 20)
 			return PKT_OTHER;
+		t->pkttype = (int8_t)(d[10] <= 4 ? d[10] : -1);
 		return ether_payload(be16(d), d + 20, caplen - 20, origlen - 20, t);
 	case 12:
 	case 14:

@@ -22,6 +22,10 @@
 #define TCP_PSH 0x08
 #define TCP_ACK 0x10
 
+/* the packet types of Linux cooked captures (sll_pkttype) */
+#define PKT_TYPE_HOST 0
+#define PKT_TYPE_OUTGOING 4
+
 enum pkt_result {
 	PKT_TCP = 1,      /* decoded */
 	PKT_OTHER = 0,    /* not TCP over IP, or a later IP fragment */
@@ -34,6 +38,8 @@ struct pkt_tcp {
 	uint8_t flags;            /* TCP_* */
 	uint8_t nsack;            /* SACK blocks present (0..4) */
 	uint8_t wscale;           /* SYN: window scale option, 0xff when absent */
+	uint8_t ttl;              /* IPv4 TTL or IPv6 hop limit */
+	int8_t pkttype;           /* Linux cooked captures: PKT_HOST, PKT_OUTGOING, ...; else -1 */
 	bool has_ts;              /* timestamp option present */
 	bool sack_ok;             /* SYN: SACK permitted */
 	uint16_t sport, dport;

@@ -1,0 +1,237 @@
+#!/usr/bin/env bats
+# bbrpcap against tshark and tcptrace on captures made here by tcpdump from
+# real flows between two namespaces: packets and bytes exactly, throughput per
+# bin within 1%, ACK delays and the data frame each ACK covers.
+
+load helpers
+load bbrpcap_helpers
+
+setup_file() {
+	requires root netns iperf3 tcpdump jq
+	NS=pc-$BATS_ROOT_PID-ag
+	pc_routed_trio "$NS"
+	A=$NS-a B=$NS-b
+	D=$BATS_FILE_TMPDIR
+	pc_iperf_server "$B" 42001
+	pc_iperf_server "$B" 42002
+	# Ethernet at the sender; Linux cooked (SLL2, with packet types) at the receiver
+	pc_tcpdump_start "$A" "$D/snd.pcap" -i veth0 -s 128 tcp
+	local snd=$PC_TCPDUMP_PID
+	pc_tcpdump_start "$B" "$D/rcv.pcap" -i any -y LINUX_SLL2 -s 128 tcp
+	local rcv=$PC_TCPDUMP_PID
+	# A sends to B for 2 s; at the same time B sends to A (iperf3 -R). The
+	# rates keep tcpdump from dropping on a busy 2-core machine.
+	ip netns exec "$A" timeout 30 iperf3 -c 10.202.2.2 -p 42001 -t 2 -b 400M -J > "$D/fwd.json" &
+	local c1=$!
+	ip netns exec "$A" timeout 30 iperf3 -c 10.202.2.2 -p 42002 -t 2 -b 100M -R -J > "$D/rev.json"
+	wait $c1
+	pc_tcpdump_stop "$snd"
+	pc_tcpdump_stop "$rcv"
+	export A B D
+}
+
+teardown_file() {
+	tk_cleanup
+}
+
+# the data flow of the iperf3 test on PORT, from bbrpcap flows: "id a b"
+data_flow() {
+	bbrpcap flows --format csv "$1" | awk -F, -v p=":$2" 'NR > 1 && $3 ~ p"$" && $9 + $17 > 1000000 { print $1, $2, $3 }'
+}
+
+@test "flows: packets and bytes per direction equal tshark's io,stat, every flow, at both ends" {
+	requires tshark
+	local csv=$D/flows.csv n f
+	for f in snd rcv; do
+		n=0
+		bbrpcap flows --format csv "$D/$f.pcap" > "$csv"
+		while IFS=, read -r id a b _ _ pab bab _ _ _ _ _ _ pba bba _; do
+			[ "$id" = flow ] && continue
+			[ "$id" = file ] && break
+			[ "$(pc_tshark_dir "$D/$f.pcap" "${a##*:}" "${b##*:}")" = "$pab $bab" ]
+			[ "$(pc_tshark_dir "$D/$f.pcap" "${b##*:}" "${a##*:}")" = "$pba $bba" ]
+			n=$((n + 1))
+		done < "$csv"
+		[ "$n" -eq 4 ] # two iperf3 tests: control and data each
+	done
+}
+
+@test "flows: frames and bytes equal tshark's conv,tcp" {
+	requires tshark
+	local conv=$D/conv.txt
+	tshark -r "$D/snd.pcap" -q -z conv,tcp 2>/dev/null > "$conv"
+	bbrpcap flows --format csv "$D/snd.pcap" | while IFS=, read -r id a b _ _ pab bab _ _ _ _ _ _ pba bba _; do
+		[ "$id" = flow ] && continue
+		[ "$id" = file ] && break
+		# tshark: A <-> B | frames bytes (B to A) | frames bytes (A to B) | total ...
+		local line want
+		line=$(grep -F "$a " "$conv" | grep -F "$b ")
+		want="$a <-> $b $pba $(pc_tshark_size "$bba") $pab $(pc_tshark_size "$bab") $((pab + pba)) $(pc_tshark_size $((bab + bba)))"
+		[ "$(echo "$line" | awk '{ print $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 }')" = "$want" ] ||
+			{ echo "# tshark: $line"; echo "# wanted: $want"; false; }
+	done
+}
+
+@test "flows: packets, data bytes, unique bytes and throughput agree with tcptrace -l" {
+	requires tcptrace
+	local tt=$D/tcptrace.txt n=0
+	tcptrace -l "$D/snd.pcap" 2>/dev/null | awk '
+		/^TCP connection [0-9]+:/ { c++; h = 0 }
+		/^\thost [a-z]+:/ { h++; k = split($3, x, ":"); port[c, h] = x[k] }
+		/total packets:/ && NF == 6 { tp1[c] = $3; tp2[c] = $6 }
+		/unique bytes sent:/ { u1[c] = $4; u2[c] = $8 }
+		/actual data bytes:/ { d1[c] = $4; d2[c] = $8 }
+		/throughput:/ { t1[c] = $2; t2[c] = $5 }
+		END { for (i = 1; i <= c; i++) print port[i, 1], port[i, 2], tp1[i], tp2[i], u1[i], u2[i], d1[i], d2[i], t1[i], t2[i] }' > "$tt"
+	[ "$(wc -l < "$tt")" -eq 4 ]
+	while IFS=, read -r id a b _ _ pab _ _ dab uab _ _ tab pba _ _ dba uba _ _ tba _; do
+		[ "$id" = flow ] && continue
+		[ "$id" = file ] && break
+		read -r _ _ tp1 tp2 u1 u2 d1 d2 t1 t2 < <(grep "^${a##*:} ${b##*:} " "$tt")
+		[ "$pab $pba $uab $uba $dab $dba" = "$tp1 $tp2 $u1 $u2 $d1 $d2" ] ||
+			{ echo "# flow $id: tcptrace $tp1 $tp2 $u1 $u2 $d1 $d2, bbrpcap $pab $pba $uab $uba $dab $dba"; false; }
+		# tcptrace prints whole bytes per second; ours is bit/s
+		awk -v o="$tab" -v t="$t1" 'BEGIN { e = o / 8 - t; if (e < 0) e = -e; exit !(e <= t / 100 + 1) }'
+		awk -v o="$tba" -v t="$t2" 'BEGIN { e = o / 8 - t; if (e < 0) e = -e; exit !(e <= t / 100 + 1) }'
+		n=$((n + 1))
+	done < <(bbrpcap flows --format csv "$D/snd.pcap")
+	[ "$n" -eq 4 ]
+}
+
+# compare bbrpcap throughput bins of one direction with tshark io,stat rows
+check_bins() {
+	local file=$1 bin_ms=$2 sport=$3 dport=$4
+	local ours=$D/bins-$bin_ms.csv ts=$D/iostat-$bin_ms.txt secs
+	secs=$(awk -v m="$bin_ms" 'BEGIN { printf "%g", m / 1000 }')
+	bbrpcap throughput --format csv --bin-ms "$bin_ms" --flow ":$sport-:$dport" "$file" |
+		awk -F, -v s=":$sport" 'NR == 1 || $2 ~ s"$"' > "$ours"
+	tshark -r "$file" -q -z io,stat,"$secs","tcp.srcport==$sport&&tcp.dstport==$dport" 2>/dev/null |
+		awk -F'|' '/<>/ { gsub(/ /, "", $3); gsub(/ /, "", $4); print i++, $3, $4 }' > "$ts"
+	[ "$(wc -l < "$ours")" -gt 10 ]
+	awk -v bin="$secs" '
+		NR == FNR { fr[$1] = $2; by[$1] = $3; next }
+		FNR == 1 { for (k = 1; k <= NF; k++) col[$k] = k; next }
+		{
+			i = sprintf("%.0f", $col["t_s"] / bin); seen[i] = 1; n++
+			if ($col["frames"] != fr[i] || $col["wire_bytes"] != by[i]) {
+				printf "# bin %d: bbrpcap %s frames %s bytes, tshark %s %s\n", i, $col["frames"], $col["wire_bytes"], fr[i], by[i]; bad++
+			}
+			want = by[i] * 8 / bin; got = $col["wire_bps"]; e = got - want; if (e < 0) e = -e
+			if (e > want / 100 + 1) { printf "# bin %d: %s bit/s, tshark %s\n", i, got, want; bad++ }
+		}
+		END {
+			for (i in fr) if (fr[i] > 0 && !(i in seen)) { printf "# tshark bin %d (%s frames) missing\n", i, fr[i]; bad++ }
+			exit bad > 0 || n < 10
+		}' FS=' ' "$ts" FS=',' "$ours"
+}
+
+@test "throughput, 100 ms bins: frames and bytes per bin equal tshark io,stat, rate within 1%" {
+	requires tshark
+	read -r _ a b < <(data_flow "$D/snd.pcap" 42001)
+	check_bins "$D/snd.pcap" 100 "${a##*:}" "${b##*:}"
+}
+
+@test "throughput, 10 ms bins: frames and bytes per bin equal tshark io,stat, rate within 1%" {
+	requires tshark
+	read -r _ a b < <(data_flow "$D/snd.pcap" 42001)
+	check_bins "$D/snd.pcap" 10 "${a##*:}" "${b##*:}"
+}
+
+@test "throughput of the reverse flow (B to A) agrees with tshark io,stat" {
+	requires tshark
+	read -r _ a b < <(data_flow "$D/snd.pcap" 42002)
+	check_bins "$D/snd.pcap" 100 "${b##*:}" "${a##*:}"
+}
+
+@test "throughput: ACKed bytes add up to the unique bytes sent" {
+	local csv=$D/tp.csv
+	read -r id a b < <(data_flow "$D/snd.pcap" 42001)
+	bbrpcap throughput --format csv --flow "$id" "$D/snd.pcap" | awk -F, -v s="$a" 'NR == 1 || $2 == s' > "$csv"
+	local acked unique
+	acked=$(awk -F, -v c="$(pc_csv_col "$csv" acked_bytes)" 'NR > 1 { n += $c } END { print n }' "$csv")
+	unique=$(bbrpcap flows --format csv --flow "$id" "$D/snd.pcap" | awk -F, 'NR == 2 { print $10 }')
+	# iperf3's 37-byte cookie, then what it says it sent; every byte is ACKed in the capture
+	[ "$unique" -eq $(($(jq .end.sum_sent.bytes "$D/fwd.json") + 37)) ] || { echo "# unique $unique"; false; }
+	[ "$acked" -eq "$unique" ] || { echo "# acked $acked, unique $unique"; false; }
+}
+
+@test "acks: an Ethernet capture at the sender says sender (from the TTLs of a routed path)" {
+	read -r id a _ < <(data_flow "$D/snd.pcap" 42001)
+	tk_run bbrpcap acks --format csv --flow "$id" "$D/snd.pcap"
+	expect_status 0
+	expect_output "flow,sender,receiver,side,side_basis,"
+	printf '%s\n' "$output" | grep -q "^$id,$a,10.202.2.2:42001,sender,ttl," || { tk_dump "not sender/ttl"; false; }
+}
+
+@test "acks: a cooked capture at the receiver says receiver (from the packet types)" {
+	read -r id a _ < <(data_flow "$D/rcv.pcap" 42001)
+	tk_run bbrpcap acks --format csv --flow "$id" "$D/rcv.pcap"
+	expect_status 0
+	printf '%s\n' "$output" | grep -q "^$id,$a,10.202.2.2:42001,receiver,packet_type," ||
+		{ tk_dump "not receiver/packet_type"; false; }
+}
+
+@test "acks --side overrides the detection and says so" {
+	read -r id a _ < <(data_flow "$D/rcv.pcap" 42001)
+	tk_run bbrpcap acks --format csv --side sender --flow "$id" "$D/rcv.pcap"
+	printf '%s\n' "$output" | grep -q "^$id,$a,10.202.2.2:42001,sender,option,"
+}
+
+@test "acks: the ACK delay is shorter at the receiver than at the sender (no round trip)" {
+	local s r
+	read -r id _ _ < <(data_flow "$D/snd.pcap" 42001)
+	s=$(bbrpcap acks --format json --flow "$id" "$D/snd.pcap" | jq -r 'select(.type == "ack_summary" and .acks > 100) | .delay_p50_us')
+	read -r id _ _ < <(data_flow "$D/rcv.pcap" 42001)
+	r=$(bbrpcap acks --format json --flow "$id" "$D/rcv.pcap" | jq -r 'select(.type == "ack_summary" and .acks > 100) | .delay_p50_us')
+	echo "# p50 delay: sender side $s us, receiver side $r us"
+	awk -v s="$s" -v r="$r" 'BEGIN { exit !(r + 0 < s + 0) }'
+}
+
+@test "acks --each: the covered data frame and the delay agree with tshark's acks_frame and ack_rtt" {
+	requires tshark jq
+	local ts=$D/ackrtt.txt ours=$D/acks.txt
+	tshark -r "$D/snd.pcap" -Y "tcp.analysis.ack_rtt && tcp.srcport==42001" -T fields \
+		-e frame.number -e tcp.analysis.acks_frame -e tcp.analysis.ack_rtt 2>/dev/null > "$ts"
+	bbrpcap acks --each --format json --flow :42001 "$D/snd.pcap" |
+		jq -r 'select(.type == "ack" and .delay_us != null and .dup == false) | "\(.frame) \(.data_frame) \(.delay_us)"' > "$ours"
+	# the same data frame and the same delay (to the microsecond) for at least
+	# 99% of the ACKs both name; they differ only where a retransmission made
+	# newer data (bbrpcap) than the segment ending at the ACK number (tshark)
+	awk 'NR == FNR { f[$1] = $2; r[$1] = $3 * 1e6; next }
+		($1 in f) { n++; d = r[$1] - $3; if (d < 0) d = -d; if (f[$1] == $2 && d < 1) same++ }
+		END { printf "# %d of %d ACKs agree\n", same, n; exit !(n > 100 && same >= n * 0.99) }' "$ts" "$ours"
+}
+
+@test "throughput marks a dip where the sender was throttled, and nowhere else" {
+	requires tc
+	local t1 t2 f=$D/dip.pcap csv=$D/dip.csv
+	ip netns exec "$A" tc qdisc add dev veth0 root handle 1: htb default 10
+	ip netns exec "$A" tc class add dev veth0 parent 1: classid 1:10 htb rate 200mbit
+	pc_iperf_server "$B" 42010
+	pc_tcpdump_start "$B" "$f" -i veth0 -s 128 tcp port 42010
+	ip netns exec "$A" timeout 20 iperf3 -c 10.202.2.2 -p 42010 -t 3 >/dev/null &
+	local c=$!
+	sleep 1.2
+	t1=$(date +%s.%N)
+	ip netns exec "$A" tc class change dev veth0 parent 1: classid 1:10 htb rate 2mbit
+	sleep 0.8
+	t2=$(date +%s.%N)
+	ip netns exec "$A" tc class change dev veth0 parent 1: classid 1:10 htb rate 200mbit
+	wait $c
+	pc_tcpdump_stop
+	ip netns exec "$A" tc qdisc del dev veth0 root
+	read -r id a _ < <(data_flow "$f" 42010)
+	bbrpcap throughput --format csv --flow "$id" "$f" | awk -F, -v s="$a" 'NR == 1 || $2 == s' > "$csv"
+	awk -F, -v t1="$t1" -v t2="$t2" '
+		NR == 1 { for (k = 1; k <= NF; k++) col[$k] = k; next }
+		{ t[++n] = $col["epoch_s"]; dip[n] = $col["dip"] }
+		END {
+			for (i = 1; i <= n; i++) {
+				if (t[i] >= t1 + 0.1 && t[i] + 0.1 <= t2) { inside++; if (dip[i] == 1) hit++ }
+				# outside, well clear of the edges and of the first and last bins
+				else if ((t[i] + 0.1 < t1 - 0.1 || t[i] > t2 + 0.5) && i > 3 && i < n) { outside++; if (dip[i] == 1) { printf "# dip at %f\n", t[i]; wrong++ } }
+			}
+			printf "# throttled bins: %d of %d marked; elsewhere: %d of %d marked\n", hit, inside, wrong, outside
+			exit !(inside >= 4 && hit == inside && outside >= 5 && wrong == 0)
+		}' "$csv"
+}

@@ -1,0 +1,113 @@
+# Helpers for the bbrpcap and bbrplot tests. Load after helpers:
+#   load helpers
+#   load bbrpcap_helpers
+# Namespaces are named pc-<BATS_ROOT_PID>-<tag>-a/-b; TCP ports 42000-42999.
+
+PC_FIX=$TK_ROOT/tests/fixtures/pcap
+PC_VLAN_OBJ=$TK_ROOT/build/gen/pcap_vlan.bpf.o
+
+# frames and wire bytes tshark counts for one direction (sport -> dport), as
+# "FRAMES BYTES", from io,stat over the whole capture
+pc_tshark_dir() {
+	local file=$1 sport=$2 dport=$3
+	tshark -r "$file" -q -z io,stat,0,"tcp.srcport==$sport&&tcp.dstport==$dport" 2>/dev/null |
+		awk -F'|' '/<>/ { gsub(/ /, "", $3); gsub(/ /, "", $4); print $3, $4 }'
+}
+
+# tshark's conv,tcp byte formatting (format_size, SI, integer division)
+pc_tshark_size() {
+	local b=$1
+	if [ "$b" -ge 10000000000000 ]; then echo "$((b / 1000000000000)) TB"
+	elif [ "$b" -ge 10000000000 ]; then echo "$((b / 1000000000)) GB"
+	elif [ "$b" -ge 10000000 ]; then echo "$((b / 1000000)) MB"
+	elif [ "$b" -ge 10000 ]; then echo "$((b / 1000)) kB"
+	else echo "$b bytes"
+	fi
+}
+
+# the byte offset of frame K's record in a little-endian pcap file
+pc_pcap_offset() {
+	local f=$1 k=$2 off=24 i caplen
+	for ((i = 1; i < k; i++)); do
+		caplen=$(od -An -t u4 -j $((off + 8)) -N4 "$f" | tr -d ' ')
+		off=$((off + 16 + caplen))
+	done
+	echo "$off"
+}
+
+# overwrite 4 bytes at OFFSET of FILE with the little-endian u32 VALUE
+pc_poke32() {
+	local f=$1 off=$2 v=$3
+	printf "$(printf '\\x%02x\\x%02x\\x%02x\\x%02x' $((v & 255)) $(((v >> 8) & 255)) $(((v >> 16) & 255)) $(((v >> 24) & 255)))" |
+		dd of="$f" bs=1 seek="$off" conv=notrunc status=none
+}
+
+# a CSV column by name: pc_csv_col FILE NAME prints the column index (1-based)
+pc_csv_col() {
+	head -1 "$1" | tr ',' '\n' | grep -nx "$2" | cut -d: -f1
+}
+
+# start "iperf3 -s -1" on PORT in NS and wait for it to listen
+pc_iperf_server() {
+	local ns=$1 port=$2
+	ip netns exec "$ns" timeout 60 iperf3 -s -1 -p "$port" >/dev/null 2>&1 &
+	tk_wait_listen "$port" 5 "$ns"
+}
+
+# start tcpdump in NS (-U, immediate) writing FILE; sets PC_TCPDUMP_PID
+pc_tcpdump_start() {
+	local ns=$1 file=$2
+	shift 2
+	ip netns exec "$ns" tcpdump -Z root -q -U --immediate-mode -w "$file" "$@" 2>"$file.err" &
+	PC_TCPDUMP_PID=$!
+	local i
+	for ((i = 0; i < 100; i++)); do
+		grep -q listening "$file.err" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "# tcpdump did not start: $(cat "$file.err")" >&2
+	return 1
+}
+
+pc_tcpdump_stop() {
+	local pid=${1:-$PC_TCPDUMP_PID}
+	sleep 0.2
+	kill -TERM "$pid" 2>/dev/null
+	timeout 10 tail --pid="$pid" -f /dev/null 2>/dev/null || true
+}
+
+# tag every frame on the veth pair NS_A/DEV_A <-> NS_B/DEV_B with VLAN 100
+pc_vlan_pair() {
+	local ns dev
+	for side in "$1 $2" "$3 $4"; do
+		read -r ns dev <<<"$side"
+		ip netns exec "$ns" tc qdisc add dev "$dev" clsact || return 1
+		ip netns exec "$ns" tc filter add dev "$dev" egress bpf da obj "$PC_VLAN_OBJ" sec tc/push || return 1
+		ip netns exec "$ns" tc filter add dev "$dev" ingress bpf da obj "$PC_VLAN_OBJ" sec tc/pop || return 1
+	done
+}
+
+# A -- R -- B: namespaces NAME-a, NAME-r, NAME-b; A is 10.202.1.1 (veth0),
+# B is 10.202.2.2 (veth0), R routes between them (veth1 on each side). Cleaned
+# up by tk_cleanup.
+pc_routed_trio() {
+	local a=$1-a r=$1-r b=$1-b ns
+	for ns in "$a" "$r" "$b"; do
+		ip netns del "$ns" 2>/dev/null || true
+		ip netns add "$ns" || return 1
+		echo "$ns" >> "$TK_STATE_DIR/netns.list"
+		ip -n "$ns" link set lo up
+	done
+	ip -n "$a" link add veth0 type veth peer name ra netns "$r"
+	ip -n "$b" link add veth0 type veth peer name rb netns "$r"
+	ip -n "$a" addr add 10.202.1.1/24 dev veth0
+	ip -n "$r" addr add 10.202.1.254/24 dev ra
+	ip -n "$r" addr add 10.202.2.254/24 dev rb
+	ip -n "$b" addr add 10.202.2.2/24 dev veth0
+	for ns in "$a" "$b"; do ip -n "$ns" link set veth0 up; done
+	ip -n "$r" link set ra up
+	ip -n "$r" link set rb up
+	ip -n "$a" route add default via 10.202.1.254
+	ip -n "$b" route add default via 10.202.2.254
+	ip netns exec "$r" sysctl -qw net.ipv4.ip_forward=1
+}
