@@ -35,10 +35,13 @@ make_ns() {
 	ip netns del "$ns" 2>/dev/null || true
 	ip netns add "$ns"
 	echo "$ns" >> "$TK_STATE_DIR/netns.list"
+	# link-local addresses at once (no DAD), so none appears in the middle of a test
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
 	$n link set lo up
 	$n link add d0 type veth peer name p0
 	$n link add d1 type veth peer name p1
 	for d in d0 p0 d1 p1; do $n link set "$d" up; done
+	wait_link_local "$ns" 4
 	$n addr add 10.9.0.1/24 dev d0
 	$n addr add 10.8.0.1/24 dev d1
 	$n addr add fd00:9::1/64 dev d0 nodad
@@ -56,6 +59,17 @@ make_ns() {
 	$n -6 route add fd00:1::/64 dev d1 metric 2048 table 100
 	$n -6 route add fd00:2::/64 via fd00:9::254 dev d0 table 100 rto_min 10ms congctl bbr hoplimit 32
 	$n -6 route add fd00:3::/64 table 200 initcwnd 12 nexthop via fd00:9::2 dev d0 nexthop via fd00:8::2 dev d1
+}
+
+# wait (up to 5 s) until namespace $1 has $2 link-local addresses and their routes
+wait_link_local() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ "$(ip -n "$1" -6 route show table local | grep -c '^local fe80::')" -ge "$2" ] && return 0
+		sleep 0.05
+	done
+	echo "# $1: the link-local addresses did not come up" >&2
+	return 1
 }
 
 jdump() { ip -n "${2:-$NS}" -d -j route show table "${1:-all}"; }

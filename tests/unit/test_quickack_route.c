@@ -38,7 +38,8 @@ static void m_attr(struct msg *m, uint16_t type, const void *p, size_t n)
 	uint16_t hdr[2] = { (uint16_t)(NLA_HDRLEN + n), type };
 
 	memcpy(m->b + m->len, hdr, 4);
-	memcpy(m->b + m->len + 4, p, n);
+	if (n)
+		memcpy(m->b + m->len + 4, p, n);
 	m->len += NLA_ALIGN(NLA_HDRLEN + n);
 }
 
