@@ -334,3 +334,18 @@ expect_same() {
 	expect_status 0
 	expect_same "ip -d route show table all" "$bt" "$(tdump)"
 }
+
+@test "a crash between the journal and the change: restore finds the routes as saved and leaves them" {
+	local bj bt
+	bj=$(jdump); bt=$(tdump)
+	tk_run quickack on fd00:1::/64 --table all --netns "$NS" --journal "$J"
+	expect_status 0
+	# as if quickack had died after syncing the journal, before sending: the routes never changed
+	ip -n "$NS" -6 route change fd00:1::/64 dev d0 mtu 1400 initcwnd 10 pref high proto static
+	ip -n "$NS" -6 route change fd00:1::/64 dev d1 metric 2048 table 100
+	expect_same "ip -d -j route show table all" "$bj" "$(jdump)"
+	tk_run quickack restore --netns "$NS" --journal "$J"
+	expect_status 0
+	expect_stderr "restore: 0 route(s) restored and verified, 2 already as saved; journal $J removed"
+	expect_same "ip -d route show table all" "$bt" "$(tdump)"
+}
