@@ -117,6 +117,13 @@ static size_t build_inner(uint8_t *b, const struct flow *f, unsigned int size, u
 	if (f->proto == 17) {
 		wr16(b + l4 + 4, (uint16_t)(size - l4));
 		wr16(b + l4 + 6, 0);
+		if (f->dport == 5683) {
+			/* CoAP: version 1, non-confirmable POST, no token, then the payload marker */
+			b[l4 + 8] = 0x50;
+			b[l4 + 9] = 0x02;
+			wr16(b + l4 + 10, sport);
+			b[l4 + 12] = 0xff;
+		}
 	} else {
 		wr32(b + l4 + 4, 1);
 		wr32(b + l4 + 8, 0);

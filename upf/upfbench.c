@@ -228,8 +228,13 @@ static int parse_count(const char *opt, const char *s, uint64_t min, uint64_t ma
 	case 'M': mult = 1e6; num[--n] = '\0'; break;
 	case 'G': mult = 1e9; num[--n] = '\0'; break;
 	}
-	if (mult == 1)
+	if (mult == 1) {
+		if (strspn(s, "0123456789") != n) {
+			elog("%s: '%s' is not a count (an integer, optionally with k, M or G: 2.2M)", opt, s);
+			return -1;
+		}
 		return cli_parse_u64(opt, s, min, max, out);
+	}
 	errno = 0;
 	v = strtod(num, &end);
 	if (!n || *end || errno || !isfinite(v) || !strchr("0123456789.", num[0])) {

@@ -1,0 +1,263 @@
+#!/usr/bin/env bats
+# upfbench: arguments, the identity check, exact counters in every design,
+# pcap out/in checked with tshark, the memory floor, huge pages, hardware
+# counters, sweep CSV, rte_hash and the build without DPDK. Sizes are small:
+# these tests check behaviour, `make bench` measures.
+
+load helpers
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	# the run options every test shares: small, no floor unless asked
+	SMALL=(--sessions 300 --packets 20000 --floor-mib 0)
+}
+
+teardown() {
+	jobs -p | xargs -r kill -9 2>/dev/null || true
+	return 0
+}
+
+# the JSON record of the last run
+field() { printf '%s\n' "$output" | jq -r ".$1"; }
+
+@test "--help explains commands, designs, units and exit codes; --version prints one line" {
+	tk_run upfbench --help
+	expect_status 0
+	expect_output "check-identity  check Mpps x cycles/packet = workers x Hz"
+	expect_output "16 x 3.0e9 / 6000 = 8.0 Mpps, not 0.8"
+	expect_output "--layout L        fat: 256-byte sessions"
+	expect_output "Cycles are TSC cycles (rdtsc); the TSC rate is measured against CLOCK_MONOTONIC"
+	expect_output "11 --verify: counters are not exact"
+	tk_run upfbench --version
+	expect_status 0
+	[[ "$output" =~ ^upfbench\ [^[:space:]]+$ ]] || { tk_dump "one line: upfbench VERSION"; false; }
+}
+
+@test "--batch out of range: one line naming the option, exit 2" {
+	tk_run upfbench --batch 0
+	expect_status 2
+	expect_one_line_stderr
+	expect_stderr "upfbench: --batch: 0 is out of range 1..64"
+}
+
+@test "--sessions takes k and M suffixes and rejects garbage and out-of-range counts" {
+	tk_run upfbench --sessions 5x
+	expect_status 2
+	expect_one_line_stderr
+	expect_stderr "upfbench: --sessions: '5x' is not a count (an integer, optionally with k, M or G: 2.2M)"
+	tk_run upfbench --sessions 4.5M
+	expect_status 2
+	expect_stderr "upfbench: --sessions: 4.5M is out of range 1..4000000"
+	tk_run upfbench --sessions 2.5k --packets 1k --floor-mib 0 --format json
+	expect_status 0
+	[ "$(field sessions)" = 2500 ] && [ "$(field packets)" = 1000 ] || { tk_dump "2.5k sessions, 1k packets"; false; }
+}
+
+@test "unknown design, option and command, and a missing value, are one line each" {
+	tk_run upfbench --design ring
+	expect_status 2
+	expect_one_line_stderr
+	expect_stderr "upfbench: --design: 'ring' is not one of global|sharded|steered"
+	tk_run upfbench --frob
+	expect_status 2
+	expect_stderr "upfbench: unknown option '--frob' (see --help)"
+	tk_run upfbench frobnicate
+	expect_status 2
+	expect_stderr "upfbench: command: 'frobnicate' is not one of run|sweep|lookup|floor|decode|check-identity"
+	tk_run upfbench --workers
+	expect_status 2
+	expect_one_line_stderr
+	expect_stderr "upfbench: --workers needs a value"
+}
+
+@test "check-identity: the incident's own figures fail it (exit 10)" {
+	tk_run upfbench check-identity --format table
+	expect_status 10
+	expect_output "before: 16 workers x 3.00 GHz / 6000 cycles/packet = 8.0 Mpps, but 0.80 Mpps was reported: the identity FAILS"
+	expect_output "after: 16 workers x 3.00 GHz / 1100 cycles/packet = 43.6 Mpps, but 4.20 Mpps was reported: the identity FAILS"
+}
+
+@test "check-identity: consistent figures hold (exit 0)" {
+	tk_run upfbench check-identity --mpps 8 --cycles 6000 --workers 16 --ghz 3 --format json
+	expect_status 0
+	printf '%s\n' "$output" | jq -e '.holds and .implied_mpps == 8 and .ratio == 1' >/dev/null ||
+		{ tk_dump "holds, 8 Mpps"; false; }
+	expect_stderr "given: 16 workers x 3.00 GHz / 6000 cycles/packet = 8.0 Mpps, but 8.00 Mpps was reported: the identity holds"
+}
+
+@test "a run writes one JSON record with every key the issue asks for, and prints the identity" {
+	tk_run upfbench run "${SMALL[@]}" --format json
+	expect_status 0
+	[ "$(printf '%s\n' "$output" | grep -c .)" -eq 1 ] || { tk_dump "one record"; false; }
+	for k in design table layout batch prefetch hugepages workers sessions packets mpps \
+		cycles_per_pkt tsc_hz floor_cycles floor_multiple malformed dropped \
+		parse_cycles lookup_cycles rules_cycles counters_cycles identity_ratio; do
+		printf '%s\n' "$output" | jq -e "has(\"$k\")" >/dev/null || { tk_dump "key $k"; false; }
+	done
+	[ "$(field design)" = steered ] && [ "$(field packets)" = 20000 ] || { tk_dump "defaults"; false; }
+	expect_stderr "identity: "
+	expect_stderr "cycles/packet = "
+}
+
+@test "counters are exact in every design, including global with 2 workers" {
+	for d in global sharded steered; do
+		for w in 1 2; do
+			for l in fat split; do
+				tk_run upfbench run "${SMALL[@]}" --dist zipf --design $d --workers $w \
+					--layout $l --verify --format json
+				expect_status 0
+				expect_stderr "counters: exact for 300 sessions: 20000 packets"
+			done
+		done
+	done
+	tk_run upfbench run "${SMALL[@]}" --design global --workers 2 --batch 1 --no-prefetch --verify --format json
+	expect_status 0
+	expect_stderr "counters: exact for 300 sessions: 20000 packets"
+}
+
+@test "hardware counters are detected: n/a with the reason where perf_event_open has none" {
+	tk_run upfbench run "${SMALL[@]}" --format json
+	expect_status 0
+	if [ "$(field llc_miss_per_pkt)" = null ]; then
+		expect_stderr "LLC and dTLB misses per packet: n/a (perf_event_open refused the"
+		tk_run upfbench run "${SMALL[@]}" --format table
+		expect_output " n/a      n/a"
+	else
+		expect_stderr "LLC misses per packet "
+	fi
+}
+
+@test "--hugepages reports the THP mode and the AnonHugePages obtained" {
+	mode=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/kernel/mm/transparent_hugepage/enabled)
+	tk_run upfbench run --sessions 50k --packets 10k --floor-mib 0 --hugepages --format json
+	expect_status 0
+	kib=$(field hugepages_kib)
+	expect_stderr "huge pages: asked (THP mode $mode); obtained $kib KiB AnonHugePages for sessions and table"
+	[ "$(field hugepages)" = true ] || { tk_dump "hugepages true"; false; }
+	if [ "$mode" = never ]; then [ "$kib" -eq 0 ]; fi
+	tk_run upfbench run --sessions 50k --packets 10k --floor-mib 0 --format json
+	[ "$(field hugepages_kib)" -eq 0 ] || { tk_dump "no THP when not asked (MADV_NOHUGEPAGE)"; false; }
+}
+
+@test "the memory floor is measured in the same run and each run is a multiple of it" {
+	tk_run upfbench run --sessions 300 --packets 20000 --floor-mib 32 --format json
+	expect_status 0
+	printf '%s\n' "$output" | jq -e '.floor_cycles > 0 and .floor_serial_cycles >= .floor_cycles and
+		((.floor_multiple - .cycles_per_pkt / .floor_cycles) | fabs) < 0.01' >/dev/null ||
+		{ tk_dump "floor fields consistent"; false; }
+	expect_stderr "x the memory floor ("
+	tk_run upfbench floor --floor-mib 32 --format json
+	expect_status 0
+	printf '%s\n' "$output" | jq -e '.buffer_mib == 32 and .floor_serial_cycles > 0 and .floor_chains >= 1' >/dev/null ||
+		{ tk_dump "floor record"; false; }
+}
+
+@test "--pcap-out opens cleanly in tshark, and tshark's per-TEID counts equal upfbench's counters" {
+	requires tshark
+	tk_run upfbench run --sessions 40 --packets 3000 --floor-mib 0 --format json \
+		--pcap-out "$T/n3.pcap" --counters-out "$T/counters.csv" --verify
+	expect_status 0
+	n=$(tshark -r "$T/n3.pcap" -Y gtp 2>/dev/null | grep -c .)
+	[ "$n" -eq 3000 ] || { echo "# tshark sees $n GTP packets"; false; }
+	bad=$(tshark -r "$T/n3.pcap" -o ip.check_checksum:TRUE -o udp.check_checksum:TRUE \
+		-o tcp.check_checksum:TRUE -Y 'ip.checksum.status == 0 || udp.checksum.status == 0 ||
+		tcp.checksum.status == 0 || _ws.malformed || _ws.expert.severity >= "warning"' 2>/dev/null | grep -c . || true)
+	[ "$bad" -eq 0 ] || { echo "# $bad frames with warnings or bad checksums"; false; }
+	# T-PDU bytes per TEID as tshark dissects them: the inner IPv4 length, or IPv6 payload + 40
+	tshark -r "$T/n3.pcap" -Y gtp -T fields -E separator='|' -e gtp.teid -e ip.len -e ipv6.plen \
+		2>/dev/null | while IFS='|' read -r teid iplen plen; do
+		if [[ $iplen == *,* ]]; then len=${iplen#*,}; else len=$((plen + 40)); fi
+		echo "$((teid)) $len"
+	done | awk '{p[$1]++; b[$1]+=$2} END {for (t in p) print t "," p[t] "," b[t]}' | sort > "$T/tshark.csv"
+	tail -n +2 "$T/counters.csv" | cut -d, -f1-3 | sort > "$T/upfbench.csv"
+	diff "$T/tshark.csv" "$T/upfbench.csv"
+	[ "$(grep -c . "$T/upfbench.csv")" -eq 40 ]
+}
+
+@test "--pcap-in replays a capture: the same per-session counters as the run that wrote it" {
+	tk_run upfbench run --sessions 60 --packets 4000 --floor-mib 0 --format json \
+		--pcap-out "$T/n3.pcap" --counters-out "$T/gen.csv"
+	expect_status 0
+	tk_run upfbench run --pcap-in "$T/n3.pcap" --design global --workers 2 --floor-mib 0 \
+		--format json --counters-out "$T/replay.csv" --verify
+	expect_status 0
+	expect_stderr "counters: exact for 60 sessions: 4000 packets"
+	[ "$(field dist)" = pcap ] && [ "$(field packets)" = 4000 ] || { tk_dump "replayed 4000"; false; }
+	# the replay forwards everything (rules that match any packet); counts are what matter
+	diff <(tail -n +2 "$T/gen.csv" | cut -d, -f1-3 | sort) <(tail -n +2 "$T/replay.csv" | cut -d, -f1-3 | sort)
+}
+
+@test "a --pcap-in that is not a capture is bad data: one line, exit 5" {
+	echo "not a capture" > "$T/junk.pcap"
+	tk_run upfbench run --pcap-in "$T/junk.pcap" --floor-mib 0
+	expect_status 5
+	expect_one_line_stderr
+	expect_stderr "upfbench: --pcap-in: cannot read $T/junk.pcap: "
+	tk_run upfbench run --pcap-in "$T/junk.pcap" --sessions 10
+	expect_status 2
+	expect_stderr "upfbench: --sessions: not with --pcap-in (the capture's TEIDs are the sessions)"
+}
+
+@test "sweep writes CSV with the documented columns, one row per session count and design" {
+	tk_run upfbench sweep --sessions 1000,2k --presets before,best --packets 20000 --floor-mib 16
+	expect_status 0
+	header=$(printf '%s\n' "$output" | head -1)
+	documented=$(sed -n 's/^    \(label,design,.*\)$/\1/p' "$TK_ROOT/upf/README.md")
+	[ -n "$documented" ] && [ "$header" = "$documented" ] || { tk_dump "header = README's columns"; false; }
+	[ "$(printf '%s\n' "$output" | tail -n +2 | cut -d, -f1,10 | tr '\n' ' ')" = \
+		"before,1000 best,1000 before,2000 best,2000 " ] || { tk_dump "4 rows"; false; }
+	expect_stderr "memory floor: "
+	expect_stderr "sweep 4/4: best at 2000 sessions"
+}
+
+@test "sweep takes lists of knobs instead of presets" {
+	tk_run upfbench sweep --sessions 500 --design global,steered --batch 1,16 --packets 5000 --floor-mib 0
+	expect_status 0
+	[ "$(printf '%s\n' "$output" | tail -n +2 | cut -d, -f1 | tr '\n' ' ')" = \
+		"global/split/b1p/own/4k global/split/b16p/own/4k steered/split/b1p/own/4k steered/split/b16p/own/4k " ] ||
+		{ tk_dump "the product of the lists"; false; }
+	tk_run upfbench sweep --presets best --design global
+	expect_status 2
+	expect_stderr "upfbench: --presets: not with lists of --design/--table/--layout/--batch/--prefetch/--hugepages"
+}
+
+@test "rte_hash: lookups compared with the project's table, and runs that count exactly" {
+	requires root
+	tk_run upfbench --help
+	if [[ $output == *"rte_hash (DPDK; not built in here)"* ]]; then
+		tk_run upfbench run "${SMALL[@]}" --table rte_hash
+		expect_status 4
+		expect_stderr "built without DPDK"
+		return
+	fi
+	tk_run upfbench lookup --sessions 20k --lookups 200k --format json
+	expect_status 0
+	[ "$(printf '%s\n' "$output" | jq -r .table | tr '\n' ' ')" = "own rte_hash " ] || { tk_dump "two tables"; false; }
+	printf '%s\n' "$output" | jq -e 'select(.misses != 0 or .cycles_per_lookup <= 0)' >/dev/null &&
+		{ tk_dump "no misses, positive cycles"; false; }
+	expect_stderr "batch 32: own table "
+	for p in rte before-rte; do
+		tk_run upfbench run "${SMALL[@]}" --preset $p --workers 2 --verify --format json
+		expect_status 0
+		expect_stderr "counters: exact for 300 sessions: 20000 packets"
+		[ "$(field table)" = rte_hash ] || { tk_dump "rte_hash table"; false; }
+	done
+	# the EAL leaves no runtime directory behind
+	[ ! -d /var/run/dpdk ] || [ -z "$(ls /var/run/dpdk | grep '^up-')" ]
+}
+
+@test "without DPDK the build works and says so" {
+	mkdir -p "$T/nopc"
+	run bash -c "cd '$TK_ROOT' && PKG_CONFIG_LIBDIR='$T/nopc' make --no-print-directory BUILD='$T/build' BIN='$T/bin' '$T/bin/upfbench' 2>&1"
+	[ "$status" -eq 0 ] || { echo "$output" | tail -20; false; }
+	[[ $output == *"upf: pkg-config finds no libdpdk: building upfbench without the rte_hash back end"* ]] ||
+		{ echo "$output" | head; false; }
+	tk_run "$T/bin/upfbench" --help
+	expect_output "rte_hash (DPDK; not built in here)"
+	tk_run "$T/bin/upfbench" run "${SMALL[@]}" --table rte_hash
+	expect_status 4
+	expect_one_line_stderr
+	expect_stderr "upfbench: --table rte_hash: this upfbench was built without DPDK (pkg-config found no libdpdk; install libdpdk-dev and rebuild)"
+	tk_run "$T/bin/upfbench" run "${SMALL[@]}" --verify --format json
+	expect_status 0
+}
