@@ -23,6 +23,19 @@
 #error "define UD_RD(ptr, field) before including udpdwell.bpf.h"
 #endif
 
+#ifdef UD_TRUSTED_SK
+/*
+ * sk is a BTF pointer the verifier knows as struct sock, so reading UDP's
+ * reader_queue needs a cast it accepts: bpf_rdonly_cast() (6.2+), which it
+ * turns into a register move.
+ */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+#define UD_UDP_SK(sk) \
+	((struct udp_sock *)bpf_rdonly_cast((sk), bpf_core_type_id_kernel(struct udp_sock)))
+#else
+#define UD_UDP_SK(sk) ((struct udp_sock *)(sk))
+#endif
+
 char LICENSE[] SEC("license") = "GPL";
 
 /* Set by user space before load. */
@@ -35,8 +48,13 @@ const volatile __u32 targ_reason_proto_mem = UD_REASON_LEGACY_PROTO_MEM;
 /* user space's interval number, for the per-interval maximum */
 __u64 ud_epoch = 0;
 
-/* the initial value of a socket's state (never written) */
-struct ud_sock ud_zero = {};
+/* the initial value of a socket's state: one zeroed entry, never written */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ud_sock);
+} ud_zero SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -82,7 +100,7 @@ static __always_inline __u32 ud_qlen(struct sock *sk)
 	__u32 q = UD_RD(sk, sk_receive_queue.qlen);
 
 	if (bpf_core_field_exists(struct udp_sock, reader_queue))
-		q += BPF_CORE_READ((struct udp_sock *)sk, reader_queue.qlen);
+		q += UD_RD(UD_UDP_SK(sk), reader_queue.qlen);
 	return q;
 }
 
@@ -112,15 +130,19 @@ static __always_inline void ud_fill_identity(struct ud_sock *st, struct sock *sk
 static __always_inline struct ud_sock *ud_sock_get(struct sock *sk, __u16 port)
 {
 	__u64 key = (__u64)sk;
-	struct ud_sock *st = bpf_map_lookup_elem(&ud_socks, &key);
+	struct ud_sock *st = bpf_map_lookup_elem(&ud_socks, &key), *zero;
+	__u32 zkey = 0;
 
 	if (st && st->port == port)
 		return st;
+	zero = bpf_map_lookup_elem(&ud_zero, &zkey);
+	if (!zero)
+		return NULL;
 	if (st) {
-		if (bpf_map_update_elem(&ud_socks, &key, &ud_zero, BPF_EXIST))
+		if (bpf_map_update_elem(&ud_socks, &key, zero, BPF_EXIST))
 			return NULL;
 		ud_count(UD_CNT_REUSED);
-	} else if (bpf_map_update_elem(&ud_socks, &key, &ud_zero, BPF_NOEXIST) == 0) {
+	} else if (bpf_map_update_elem(&ud_socks, &key, zero, BPF_NOEXIST) == 0) {
 		ud_count(UD_CNT_INSERTS);
 	}
 	st = bpf_map_lookup_elem(&ud_socks, &key);
@@ -150,7 +172,12 @@ static __always_inline void ud_read_done(struct sock *sk, long ret, long flags)
 	__u32 tgid;
 	__u16 port;
 
-	if (kind < 0 || !ud_wanted(sk, &port))
+	/*
+	 * Only reads that took a datagram: a failed read changed nothing, or
+	 * dequeued and failed, which the next event sees as an excess. This
+	 * skips the EAGAIN that ends every recvmmsg batch, at no cost.
+	 */
+	if (kind <= 0 || !ud_wanted(sk, &port))
 		return;
 	st = ud_sock_get(sk, port);
 	if (!st)

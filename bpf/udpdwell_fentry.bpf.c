@@ -8,6 +8,7 @@
  * both in the queue, and the level-based FIFO stamps them.
  */
 #define UD_RD(p, f) ((p)->f)
+#define UD_TRUSTED_SK 1
 #include "udpdwell.bpf.h"
 
 /* index of `flags` in udp_recvmsg(): 3 since 5.19, 4 before (noblock) */

@@ -12,6 +12,7 @@
  * queue length, with stamps that are lower bounds.
  */
 #define UD_RD(p, f) ((p)->f)
+#define UD_TRUSTED_SK 1
 #include "udpdwell.bpf.h"
 
 SEC("tp_btf/sk_data_ready")

@@ -6,7 +6,7 @@ TOOLS += udpdwell rtpsend sfu_echo
 
 udpdwell_SRCS := dwell/udpdwell.c dwell/backend.c dwell/snapshot.c dwell/stats.c \
                  dwell/reasons.c dwell/owner.c
-udpdwell_BPF  := udpdwell_tp udpdwell_fentry udpdwell_kprobe
+udpdwell_BPF  := udpdwell_tp udpdwell_fentry udpdwell_kprobe udpdwell_ref
 udpdwell_LIBS := $(BPF_LIBS) -lpthread
 
 rtpsend_SRCS  := dwell/rtpsend.c dwell/rtp.c

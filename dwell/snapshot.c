@@ -44,11 +44,18 @@ static void entry_from(struct ud_entry *e, uint64_t key, const struct ud_sock *s
 	e->tgid = st->tgid;
 	memcpy(e->comm, st->comm, sizeof(e->comm));
 	e->comm[sizeof(e->comm) - 1] = '\0';
-	e->queue_len = st->queue_len;
-	e->last_event_ns = st->last_event_ns;
-	e->cumul.packets = st->packets;
+	/* the queue length of the later of the two sides' last events */
+	if (st->enq_event_ns >= st->read_event_ns) {
+		e->queue_len = st->enq_queue_len;
+		e->last_event_ns = st->enq_event_ns;
+	} else {
+		e->queue_len = st->read_queue_len;
+		e->last_event_ns = st->read_event_ns;
+	}
 	e->cumul.sum_ns = st->sum_ns;
 	memcpy(e->cumul.buckets, st->buckets, sizeof(e->cumul.buckets));
+	for (int i = 0; i < UD_NBUCKETS; i++)
+		e->cumul.packets += st->buckets[i];
 	e->cumul.unmatched = st->unmatched;
 	e->cumul.resync_added = st->resync_added;
 	e->cumul.resync_dropped = st->resync_dropped;
@@ -58,7 +65,7 @@ static void entry_from(struct ud_entry *e, uint64_t key, const struct ud_sock *s
 	/* reads that already saw the next epoch belong to this reading too */
 	if (st->max_epoch_tag[slot ^ 1] == epoch + 1 && st->max_epoch_ns[slot ^ 1] > e->interval_max_ns)
 		e->interval_max_ns = st->max_epoch_ns[slot ^ 1];
-	if (st->queue_len && st->tail > st->head)
+	if (e->queue_len && st->tail > st->head)
 		e->oldest_stamp_ns = st->ring[st->head & UD_RING_MASK];
 }
 

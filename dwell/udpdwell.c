@@ -35,6 +35,7 @@
 
 #include "backend.h"
 #include "owner.h"
+#include "udpdwell_ref.skel.h"
 #include "reasons.h"
 #include "snapshot.h"
 #include "stats.h"
@@ -91,6 +92,9 @@ static const char usage[] =
 "                         kernels whose kfree_skb has no rx_sk\n"
 "      --bpf-stats        turn on BPF run-time statistics and print, per interval,\n"
 "                         each program's runs and cost (bpf_prog records)\n"
+"      --bpf-reference    with --bpf-stats, also attach empty programs to the\n"
+"                         tracepoint backend's hooks: their cost per run is the\n"
+"                         floor (dispatch and the statistics' own clock reads)\n"
 "  -v, --verbose          more detail on stderr (-vv: libbpf's debug output)\n"
 "  -q, --quiet            no progress messages\n"
 "  -h, --help             this text\n"
@@ -122,6 +126,7 @@ enum {
 	OPT_TOP,
 	OPT_LEGACY_DROPS,
 	OPT_BPF_STATS,
+	OPT_BPF_REF,
 };
 
 struct options {
@@ -138,6 +143,7 @@ struct options {
 	uint32_t top;
 	bool legacy_drops;
 	bool bpf_stats;
+	bool bpf_reference;
 };
 
 /* the state shared with the Prometheus thread, under lock */
@@ -167,6 +173,7 @@ struct ud_ctx {
 	unsigned int caprows;
 	struct rec_writer *w;
 	bool tty;
+	struct bpf_object *ref_obj; /* --bpf-reference */
 };
 
 static uint64_t mono_ns(void)
@@ -217,6 +224,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "legacy-drops", no_argument, NULL, OPT_LEGACY_DROPS },
 		{ "bpf-stats", no_argument, NULL, OPT_BPF_STATS },
+		{ "bpf-reference", no_argument, NULL, OPT_BPF_REF },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -304,6 +312,9 @@ static void parse_args(int argc, char **argv, struct options *o)
 		case OPT_BPF_STATS:
 			o->bpf_stats = true;
 			break;
+		case OPT_BPF_REF:
+			o->bpf_reference = true;
+			break;
 		case 'v':
 			verbose++;
 			break;
@@ -326,6 +337,8 @@ static void parse_args(int argc, char **argv, struct options *o)
 	}
 	if (optind < argc)
 		cli_usage_die("%s: unexpected argument (see --help)", argv[optind]);
+	if (o->bpf_reference && !o->bpf_stats)
+		cli_usage_die("--bpf-reference: only with --bpf-stats");
 	if (o->thr.warn_us > o->thr.alert_us)
 		cli_usage_die("--warn-us: %.0f is above --alert-us %.0f", o->thr.warn_us,
 			      o->thr.alert_us);
@@ -416,11 +429,13 @@ static int write_socket(struct ud_ctx *c, const struct ud_row *r)
 	return rec_write(c->w, &socket_schema, v);
 }
 
-static int write_bpf_stats(struct ud_ctx *c)
+static int write_bpf_stats(struct ud_ctx *c, struct bpf_object *obj)
 {
 	struct bpf_program *p;
 
-	bpf_object__for_each_program(p, c->bpf.obj) {
+	if (!obj)
+		return 0;
+	bpf_object__for_each_program(p, obj) {
 		struct rec_value v[ARRAY_SIZE(bpf_fields)];
 		uint64_t t = 0, n = 0;
 		int fd = bpf_program__fd(p);
@@ -623,7 +638,7 @@ static int interval(struct ud_ctx *c, bool last)
 		if (write_socket(c, &c->rows[i]))
 			goto write_err;
 	}
-	if (o->bpf_stats && write_bpf_stats(c))
+	if (o->bpf_stats && (write_bpf_stats(c, c->bpf.obj) || write_bpf_stats(c, c->ref_obj)))
 		goto write_err;
 	if (c->w && rec_writer_format(c->w) != REC_JSON)
 		rec_writer_reset_header(c->w);
@@ -813,6 +828,7 @@ int main(int argc, char **argv)
 	struct options o = { 0 };
 	struct ud_ctx c = { .lock = PTHREAD_MUTEX_INITIALIZER, .o = &o };
 	struct ud_bpf_opts bo = { 0 };
+	struct udpdwell_ref_bpf *ref = NULL;
 	struct prom_server *prom = NULL;
 	struct itimerspec its = { 0 };
 	enum ud_open_result res;
@@ -873,6 +889,14 @@ int main(int argc, char **argv)
 			elog("cannot turn on BPF run-time statistics: %s", strerror(-stats_fd));
 			goto out;
 		}
+	}
+	if (o.bpf_reference) {
+		ref = udpdwell_ref_bpf__open_and_load();
+		if (!ref || udpdwell_ref_bpf__attach(ref)) {
+			elog("--bpf-reference: cannot attach the reference programs: %s", strerror(errno));
+			goto out;
+		}
+		c.ref_obj = ref->obj;
 	}
 	c.w = rec_writer_new(o.format, stdout);
 	if (!c.w) {
@@ -943,6 +967,7 @@ out:
 		close(tfd);
 	if (stats_fd >= 0)
 		close(stats_fd);
+	udpdwell_ref_bpf__destroy(ref);
 	ud_bpf_close(&c.bpf);
 	ud_snapshot_free(&c.cur);
 	ud_snapshot_free(&c.prev);

@@ -43,6 +43,12 @@
 
 #include <linux/types.h>
 
+#ifndef __cplusplus
+#ifndef bool
+#define bool _Bool
+#endif
+#endif
+
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))
 #endif
@@ -77,6 +83,13 @@ struct ud_drop_key {
 	__u32 pad;
 };
 
+#define UD_LINE __attribute__((aligned(64)))
+
+/*
+ * The enqueue side and the read side often run on different CPUs: what each
+ * side writes sits on cache lines of its own, so that a datagram moves as
+ * few lines between them as the FIFO allows.
+ */
 struct ud_sock {
 	/* identity, filled when the socket is first seen */
 	__u8 addr[16];      /* local address, IPv4 as ::ffff:a.b.c.d */
@@ -85,30 +98,31 @@ struct ud_sock {
 	__u32 netns;        /* network namespace inode */
 	__u64 ino;          /* socket inode (as in ss and /proc/PID/fd) */
 
-	/* the last process that read from it */
-	__u32 tgid;
-	char comm[16];
-	__u32 queue_len;    /* datagrams queued at the socket's last event */
-	__u64 last_event_ns;
-
-	/* cumulative figures, read by user space */
-	__u64 packets;      /* reads matched with a stamp */
-	__u64 sum_ns;
-	__u64 max_ns;
-	__u64 buckets[UD_NBUCKETS];
-	__u64 max_epoch_ns[2]; /* maximum per interval, slot = epoch & 1 */
-	__u64 max_epoch_tag[2];
-	__u64 unmatched;
-	__u64 resync_added;
-	__u64 resync_dropped;
+	/* written by the enqueue side */
+	__u64 tail UD_LINE; /* stamps pushed; [head, tail) are datagrams queued */
+	__u64 enq_event_ns; /* the last enqueue event */
+	__u32 enq_queue_len; /* datagrams queued then */
 	__u64 ring_full;    /* events that found the ring full (stamps come later) */
 
-	/* the FIFO: stamps [head, tail) are datagrams still queued */
-	__u64 head;
-	__u64 tail;
+	/* written by the read side */
+	__u64 head UD_LINE;
+	__u64 read_event_ns; /* the last read event */
+	__u32 read_queue_len; /* datagrams queued after it */
+	__u32 tgid;         /* the last process that read */
+	char comm[16];
+	__u64 sum_ns;
+	__u64 max_ns;
+	__u64 max_epoch_ns[2]; /* maximum per interval, slot = epoch & 1 */
+	__u64 max_epoch_tag[2];
+	__u64 buckets[UD_NBUCKETS] UD_LINE; /* reads matched: their sum */
+	__u64 unmatched;
+	__u64 resync_added; /* stamps added at a read: enqueues nobody signalled */
+	__u64 resync_dropped;
+	/* an excess of stamps over the queue, and since when */
 	__u64 excess_since_ns;
 	__u64 excess_min;
-	__u64 ring[UD_RING];
+
+	__u64 ring[UD_RING] UD_LINE;
 };
 
 /* upper edges in ns of the first 8 buckets; the 9th is +Inf */
@@ -142,7 +156,8 @@ static __always_inline __u32 ud_bucket(__u64 dwell_ns)
  * Bring the FIFO to `level` datagrams. Returns the number of stamps added
  * (positive) or dropped (negative).
  */
-static __always_inline int ud_fifo_level(struct ud_sock *st, __u64 now, __u32 level)
+static __always_inline int ud_fifo_level(struct ud_sock *st, __u64 now, __u32 level,
+					 bool at_read)
 {
 	__u64 h = UD_LOAD(st->head), t = UD_LOAD(st->tail);
 	__u64 have = t - h, k, want;
@@ -150,7 +165,8 @@ static __always_inline int ud_fifo_level(struct ud_sock *st, __u64 now, __u32 le
 	if (t < h) /* a concurrent pop moved head past our snapshot of tail */
 		return 0;
 	if (level > have) {
-		UD_STORE(st->excess_since_ns, 0);
+		if (UD_LOAD(st->excess_since_ns))
+			UD_STORE(st->excess_since_ns, 0);
 		want = level - have;
 		if (have >= UD_RING) {
 			__sync_fetch_and_add(&st->ring_full, 1);
@@ -170,11 +186,13 @@ static __always_inline int ud_fifo_level(struct ud_sock *st, __u64 now, __u32 le
 				break;
 			UD_STORE(st->ring[(t + i) & UD_RING_MASK], now);
 		}
-		__sync_fetch_and_add(&st->resync_added, k);
+		if (at_read)
+			__sync_fetch_and_add(&st->resync_added, k);
 		return (int)k;
 	}
 	if (level == have) {
-		UD_STORE(st->excess_since_ns, 0);
+		if (UD_LOAD(st->excess_since_ns))
+			UD_STORE(st->excess_since_ns, 0);
 		return 0;
 	}
 	k = have - level;
@@ -229,7 +247,7 @@ static __always_inline void ud_account(struct ud_sock *st, __u64 dwell_ns, __u64
 {
 	__u32 slot = epoch & 1;
 
-	__sync_fetch_and_add(&st->packets, 1);
+	/* the number of reads is the sum of the buckets */
 	__sync_fetch_and_add(&st->sum_ns, dwell_ns);
 	__sync_fetch_and_add(&st->buckets[ud_bucket(dwell_ns)], 1);
 	if (dwell_ns > UD_LOAD(st->max_ns))
@@ -258,9 +276,9 @@ static __always_inline int ud_read_kind(long ret, long flags)
 /* an enqueue signal: the queue holds qlen datagrams now */
 static __always_inline void ud_on_enqueue(struct ud_sock *st, __u64 now, __u32 qlen)
 {
-	ud_fifo_level(st, now, qlen);
-	UD_STORE(st->queue_len, qlen);
-	UD_STORE(st->last_event_ns, now);
+	ud_fifo_level(st, now, qlen, false);
+	UD_STORE(st->enq_queue_len, qlen);
+	UD_STORE(st->enq_event_ns, now);
 }
 
 /*
@@ -273,14 +291,14 @@ static __always_inline __s64 ud_on_read(struct ud_sock *st, __u64 now, __u32 q_a
 {
 	__s64 dwell = -1;
 
-	ud_fifo_level(st, now, q_after + consumed);
+	ud_fifo_level(st, now, q_after + consumed, true);
 	if (consumed) {
 		dwell = ud_fifo_pop(st, now);
 		if (dwell >= 0)
 			ud_account(st, (__u64)dwell, epoch);
 	}
-	UD_STORE(st->queue_len, q_after);
-	UD_STORE(st->last_event_ns, now);
+	UD_STORE(st->read_queue_len, q_after);
+	UD_STORE(st->read_event_ns, now);
 	return dwell;
 }
 
