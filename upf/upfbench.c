@@ -397,26 +397,27 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->run.design = (enum up_design)o->design[0];
 			break;
 		case O_TABLE:
-		case O_TABLES:
-			if (parse_choices(o, c == O_TABLE ? "--table" : "--tables", optarg, up_table_names,
-					  o->table, &o->n_table))
+			if (parse_choices(o, "--table", optarg, up_table_names, o->table, &o->n_table))
 				exit(TK_EXIT_USAGE);
 			o->run.table = (enum up_table_kind)o->table[0];
-			if (c == O_TABLES && !is_sweep(o) && strcmp(o->cmd, "lookup"))
-				cli_usage_die("--tables: only for lookup");
-			if (c == O_TABLES) { /* a list for lookup too */
-				char *items[MAX_LIST], *copy = strdup(optarg);
-				int k = copy ? split_list("--tables", copy, items, MAX_LIST) : -1;
-
-				for (int i = 0; i < k; i++)
-					if (cli_parse_choice("--tables", items[i], up_table_names, &o->table[i]))
-						exit(TK_EXIT_USAGE);
-				free(copy);
-				if (k < 0)
-					exit(TK_EXIT_USAGE);
-				o->n_table = (unsigned int)k;
-			}
 			break;
+		case O_TABLES: { /* lookup's list of tables */
+			char *items[MAX_LIST], *copy;
+			int k;
+
+			if (strcmp(o->cmd, "lookup"))
+				cli_usage_die("--tables: only for lookup (sweep takes a list in --table)");
+			copy = strdup(optarg);
+			k = copy ? split_list("--tables", copy, items, MAX_LIST) : -1;
+			for (int i = 0; i < k; i++)
+				if (cli_parse_choice("--tables", items[i], up_table_names, &o->table[i]))
+					exit(TK_EXIT_USAGE);
+			free(copy);
+			if (k < 0)
+				exit(TK_EXIT_USAGE);
+			o->n_table = (unsigned int)k;
+			break;
+		}
 		case O_LAYOUT:
 			if (parse_choices(o, "--layout", optarg, up_layout_names, o->layout, &o->n_layout))
 				exit(TK_EXIT_USAGE);
