@@ -499,7 +499,114 @@ static int cmp_rec_idx(const void *x, const void *y)
 	return *(const size_t *)x < *(const size_t *)y ? -1 : 1;
 }
 
-static void match(struct join *j, int64_t max_skew_ns)
+#define DP_MAX_CELLS (4u << 20)
+
+/*
+ * Records r[0..m) (in time order) against the frames evs[lo..lo+n) (in time
+ * order) carrying the same ACK number: the order-preserving assignment with
+ * the least total time error, a record left without a frame costing the
+ * tolerance. Duplicate ACKs and the frames of ACKs that made no sample are
+ * told apart this way. false when the group is too large for it.
+ */
+static bool match_group_dp(struct join *j, const size_t *r, size_t m, size_t lo, size_t n, int64_t max_skew_ns)
+{
+	size_t w = n + 1, i, k;
+	double *cost;
+	uint8_t *how;
+
+	if ((m + 1) * w > DP_MAX_CELLS)
+		return false;
+	cost = malloc((m + 1) * w * sizeof(*cost));
+	how = malloc((m + 1) * w);
+	if (!cost || !how) {
+		free(cost);
+		free(how);
+		return false;
+	}
+	for (k = 0; k <= n; k++) {
+		cost[k] = 0;
+		how[k] = 0;
+	}
+	for (i = 1; i <= m; i++) {
+		int64_t want = j->recs[r[i - 1]].t_ns + j->offset_ns;
+
+		cost[i * w] = cost[(i - 1) * w] + (double)max_skew_ns;
+		how[i * w] = 1;
+		for (k = 1; k <= n; k++) {
+			int64_t err = j->evs[lo + k - 1].ts_ns - want;
+			double best = cost[i * w + k - 1], c;
+			uint8_t h = 0; /* frame k unused */
+
+			c = cost[(i - 1) * w + k] + (double)max_skew_ns;
+			if (c < best) {
+				best = c;
+				h = 1; /* record i unmatched */
+			}
+			if (err < 0)
+				err = -err;
+			if (err <= max_skew_ns) {
+				c = cost[(i - 1) * w + k - 1] + (double)err;
+				if (c < best) {
+					best = c;
+					h = 2; /* record i is frame k */
+				}
+			}
+			cost[i * w + k] = best;
+			how[i * w + k] = h;
+		}
+	}
+	for (i = m, k = n; i > 0;) {
+		uint8_t h = how[i * w + k];
+
+		if (h == 0) {
+			k--;
+		} else if (h == 1) {
+			i--;
+		} else {
+			j->recs[r[i - 1]].ev = (int64_t)(lo + k - 1);
+			i--;
+			k--;
+		}
+	}
+	free(cost);
+	free(how);
+	return true;
+}
+
+/* the fallback for huge groups: each record takes the nearest frame after the previous one's */
+static void match_group_greedy(struct join *j, const size_t *r, size_t m, size_t lo, size_t hi, int64_t max_skew_ns)
+{
+	size_t next = lo;
+
+	for (size_t k = 0; k < m && next < hi; k++) {
+		struct tr_rec *rec = &j->recs[r[k]];
+		int64_t want = rec->t_ns + j->offset_ns, err;
+		size_t a = next, b = hi, best;
+
+		while (a < b) { /* first candidate at or after the expected time */
+			size_t mid = a + (b - a) / 2;
+
+			if (j->evs[mid].ts_ns < want)
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		best = a < hi ? a : hi - 1;
+		if (a > next && (a == hi || want - j->evs[a - 1].ts_ns <= j->evs[a].ts_ns - want))
+			best = a - 1;
+		err = j->evs[best].ts_ns - want;
+		if (err > max_skew_ns || err < -max_skew_ns)
+			continue;
+		rec->ev = (int64_t)best;
+		next = best + 1;
+	}
+}
+
+/*
+ * Records of one kind (samples, or collapses: a collapse comes from the same
+ * ACK as its sample, so the two kinds do not compete for frames).
+ */
+static void match_kind(struct join *j, uint8_t kind, int64_t max_skew_ns)
 {
 	size_t *idx = malloc((j->nrecs ? j->nrecs : 1) * sizeof(*idx));
 	size_t n = 0;
@@ -509,7 +616,7 @@ static void match(struct join *j, int64_t max_skew_ns)
 		return;
 	}
 	for (size_t i = 0; i < j->nrecs; i++)
-		if (j->recs[i].kind != RK_OTHER && j->recs[i].tflow >= 0)
+		if (j->recs[i].kind == kind && j->recs[i].tflow >= 0)
 			idx[n++] = i;
 	sort_ctx = j;
 	qsort(idx, n, sizeof(*idx), cmp_rec_idx);
@@ -517,38 +624,21 @@ static void match(struct join *j, int64_t max_skew_ns)
 		const struct tr_rec *first = &j->recs[idx[g]];
 		size_t lo = ev_lower(j, (uint32_t)first->tflow, first->snd_una);
 		size_t hi = ev_upper(j, lo, (uint32_t)first->tflow, first->snd_una);
-		size_t next = lo, end = g;
+		size_t end = g;
 
 		while (end < n && j->recs[idx[end]].tflow == first->tflow && j->recs[idx[end]].snd_una == first->snd_una)
 			end++;
-		for (size_t k = g; k < end; k++) {
-			struct tr_rec *r = &j->recs[idx[k]];
-			int64_t want = r->t_ns + j->offset_ns;
-			size_t a = next, b = hi, best;
-			int64_t err;
-
-			if (next >= hi)
-				break;
-			while (a < b) { /* first candidate at or after the expected time */
-				size_t mid = a + (b - a) / 2;
-
-				if (j->evs[mid].ts_ns < want)
-					a = mid + 1;
-				else
-					b = mid;
-			}
-			best = a < hi ? a : hi - 1;
-			if (a > next && (a == hi || want - j->evs[a - 1].ts_ns <= j->evs[a].ts_ns - want))
-				best = a - 1;
-			err = j->evs[best].ts_ns - want;
-			if (err > max_skew_ns || err < -max_skew_ns)
-				continue;
-			r->ev = (int64_t)best;
-			next = best + 1;
-		}
+		if (hi > lo && !match_group_dp(j, idx + g, end - g, lo, hi - lo, max_skew_ns))
+			match_group_greedy(j, idx + g, end - g, lo, hi, max_skew_ns);
 		g = end;
 	}
 	free(idx);
+}
+
+static void match(struct join *j, int64_t max_skew_ns)
+{
+	match_kind(j, RK_SAMPLE, max_skew_ns);
+	match_kind(j, RK_COLLAPSE, max_skew_ns);
 }
 
 /* --- output ------------------------------------------------------------------------ */
@@ -687,8 +777,10 @@ static void collapse_line(FILE *out, const struct join *j, const struct tr_rec *
 	}
 	fprintf(out, "frame %llu (t=%.6f s): ACK %u ", (unsigned long long)e->frame,
 		(double)(e->ts_ns - j->t0_ns) * 1e-9, r->snd_una);
-	if (e->delay_ns >= 0)
+	if (e->delay_ns >= 1000000)
 		fprintf(out, "came %.1f ms after the data it covers", (double)e->delay_ns * 1e-6);
+	else if (e->delay_ns >= 0)
+		fprintf(out, "came %.0f \u00b5s after the data it covers", (double)e->delay_ns * 1e-3);
 	else
 		fprintf(out, "covers data that is not in the capture");
 	fprintf(out, "; BBR bw %s Mbit/s \u2192 %s Mbit/s\n", bw0, bw1);

@@ -111,3 +111,37 @@ pc_routed_trio() {
 	ip -n "$b" route add default via 10.202.2.254
 	ip netns exec "$r" sysctl -qw net.ipv4.ip_forward=1
 }
+
+# bbrtrace with the struct_ops backend, writing JSON lines to FILE, with more
+# ARGS; returns once it traces. One bbr_traced can be registered machine-wide:
+# while another tracer holds it, wait and retry (up to 3 minutes). Sets PC_BT_PID.
+pc_bbrtrace_start() {
+	local file=$1 i k
+	shift
+	for ((i = 0; i < 180; i++)); do
+		bbrtrace --backend struct_ops --format json -o "$file" "$@" 2>"$file.err" &
+		PC_BT_PID=$!
+		for ((k = 0; k < 200; k++)); do
+			grep -q "tracing flows" "$file.err" && return 0
+			kill -0 "$PC_BT_PID" 2>/dev/null || break
+			sleep 0.05
+		done
+		wait "$PC_BT_PID" 2>/dev/null
+		grep -q "already registered" "$file.err" || { echo "# bbrtrace: $(cat "$file.err")" >&2; return 1; }
+		sleep 1
+	done
+	echo "# bbr_traced stayed busy for 3 minutes" >&2
+	return 1
+}
+
+pc_bbrtrace_stop() {
+	kill -INT "$PC_BT_PID" 2>/dev/null
+	timeout 20 tail --pid="$PC_BT_PID" -f /dev/null 2>/dev/null || true
+}
+
+# "FRAME ACK" for every frame of a TCP-only capture, read by tcpdump (absolute
+# sequence numbers; frame numbers count from 1 like Wireshark's)
+pc_frame_acks() {
+	tcpdump -r "$1" -nn -S -tt 2>/dev/null |
+		awk '{ n++; a = ""; for (i = 1; i < NF; i++) if ($i == "ack") { a = $(i + 1); sub(/,$/, "", a) } print n, a, $1 }'
+}

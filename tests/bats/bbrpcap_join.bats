@@ -1,0 +1,216 @@
+#!/usr/bin/env bats
+# bbrpcap join: every bbrtrace sample and collapse gets the frame of the ACK
+# behind it, checked against tcpdump's own reading of that frame. Traces and
+# captures are recorded here (bbrtrace's struct_ops backend, tcpdump, a
+# pushsim live push to a paced receiver between namespaces), plus a pair from
+# a real repro/dip.sh run in tests/fixtures/pcap/dip-paced.*.
+
+load helpers
+load bbrpcap_helpers
+
+setup_file() {
+	requires root netns struct_ops bbr tcpdump jq
+	NS=pc-$BATS_ROOT_PID-jn
+	A=$NS-a B=$NS-b
+	D=$BATS_FILE_TMPDIR
+	ip netns add "$A" && echo "$A" >> "$TK_STATE_DIR/netns.list"
+	ip netns add "$B" && echo "$B" >> "$TK_STATE_DIR/netns.list"
+	ip -n "$A" link set lo up
+	ip -n "$B" link set lo up
+	ip -n "$A" link add veth0 type veth peer name veth1 netns "$B"
+	# addresses no other test uses: bbrtrace's filter is machine-wide
+	ip -n "$A" addr add 10.209.21.1/24 dev veth0
+	ip -n "$B" addr add 10.209.21.2/24 dev veth1
+	ip -n "$A" link set veth0 up
+	ip -n "$B" link set veth1 up
+	pc_bbrtrace_start "$D/trace.jsonl" --detect --daddr 10.209.21.2
+	pc_tcpdump_start "$A" "$D/snd.pcap" -i veth0 -s 128 tcp
+	local snd=$PC_TCPDUMP_PID
+	pc_tcpdump_start "$B" "$D/rcv.pcap" -i veth1 -s 128 tcp
+	local rcv=$PC_TCPDUMP_PID
+	# two pushes at once, each to a receiver that reads at frame pace: its
+	# delayed ACKs collapse BBR's estimate (MISSION Story 1)
+	local p
+	for p in 42200 42201; do
+		ip netns exec "$B" pushsim recv --listen "$p" --mode paced --accept-timeout 10 --summary-only --json \
+			> "$D/recv-$p.json" &
+	done
+	tk_wait_listen 42200 5 "$B"
+	tk_wait_listen 42201 5 "$B"
+	ip netns exec "$A" pushsim send --connect 10.209.21.2:42200 --cc bbr_traced --fps 20 --duration 4 \
+		--summary-only --json > "$D/send-42200.json" &
+	local s1=$!
+	ip netns exec "$A" pushsim send --connect 10.209.21.2:42201 --cc bbr_traced --fps 20 --duration 4 --seed 2 \
+		--summary-only --json > "$D/send-42201.json"
+	wait $s1
+	sleep 0.5
+	pc_tcpdump_stop "$snd"
+	pc_tcpdump_stop "$rcv"
+	pc_bbrtrace_stop
+	export A B D
+}
+
+teardown_file() {
+	[ -n "${PC_BT_PID:-}" ] && kill -INT "$PC_BT_PID" 2>/dev/null
+	tk_cleanup
+}
+
+# every record of TYPE in JOINED has a frame whose ACK (read by tcpdump from
+# CAPTURE) is its snd_una; prints how many
+all_matched() {
+	local joined=$1 capture=$2 type=$3
+	pc_frame_acks "$capture" > "$D/frames.txt"
+	jq -r --arg t "$type" 'select(.type == $t) | "\(.frame) \(.snd_una)"' "$joined" |
+		awk 'NR == FNR { ack[$1] = $2; next }
+			{ n++; if ($1 == "null") { printf "# no frame for ACK %s\n", $2; bad++ } else if (ack[$1] != $2) { printf "# frame %s has ACK %s, not %s\n", $1, ack[$1], $2; bad++ } }
+			END { printf "# %d records\n", n; exit bad > 0 || n == 0 }' "$D/frames.txt" -
+}
+
+@test "join (sender-side capture): every collapse gets the frame of its ACK" {
+	local c
+	c=$(grep -c '"type":"collapse"' "$D/trace.jsonl")
+	echo "# $c collapses traced"
+	[ "$c" -ge 2 ]
+	tk_run bbrpcap join "$D/trace.jsonl" "$D/snd.pcap" -o "$D/joined-snd.jsonl"
+	expect_status 0
+	all_matched "$D/joined-snd.jsonl" "$D/snd.pcap" collapse
+}
+
+@test "join (sender-side capture): every sample gets the frame of its ACK" {
+	bbrpcap join "$D/trace.jsonl" "$D/snd.pcap" -o "$D/joined-snd.jsonl" > /dev/null
+	all_matched "$D/joined-snd.jsonl" "$D/snd.pcap" sample
+}
+
+@test "join (receiver-side capture): every collapse and sample gets the frame of its ACK" {
+	bbrpcap join "$D/trace.jsonl" "$D/rcv.pcap" -o "$D/joined-rcv.jsonl" > /dev/null
+	all_matched "$D/joined-rcv.jsonl" "$D/rcv.pcap" collapse
+	all_matched "$D/joined-rcv.jsonl" "$D/rcv.pcap" sample
+}
+
+@test "join: with two flows, each record's frame belongs to its own flow" {
+	local n
+	bbrpcap join "$D/trace.jsonl" "$D/snd.pcap" -o "$D/joined-snd.jsonl" > /dev/null
+	[ "$(jq -r 'select(.type == "sample") | .dport' "$D/joined-snd.jsonl" | sort -u | tr '\n' ' ')" = "42200 42201 " ]
+	# tcpdump's view of each frame: "IP 10.209.21.2.42200 > 10.209.21.1.PORT"
+	tcpdump -r "$D/snd.pcap" -nn 2>/dev/null | awk '{ print NR, $3, $5 }' > "$D/ends.txt"
+	n=$(jq -r 'select(.type == "sample" or .type == "collapse") | "\(.frame) \(.daddr).\(.dport) \(.saddr).\(.sport):"' "$D/joined-snd.jsonl" |
+		awk 'NR == FNR { e[$1] = $2 " " $3; next } { n++; if (e[$1] != $2 " " $3) { print "# frame " $1 ": " e[$1] " is not " $2 " " $3; bad++ } } END { exit bad > 0 || n == 0 }' "$D/ends.txt" - && echo ok)
+	[ "$n" = ok ]
+}
+
+@test "join: the collapse line names the frame, its time, the ACK, its delay and the estimate" {
+	tk_run bbrpcap join "$D/trace.jsonl" "$D/snd.pcap" -o "$D/joined-snd.jsonl"
+	expect_status 0
+	local line frame t
+	line=$(printf '%s\n' "$output" | head -1)
+	echo "# $line"
+	[[ $line =~ ^frame\ ([0-9]+)\ \(t=([0-9]+\.[0-9]{6})\ s\):\ ACK\ [0-9]+\ came\ [0-9.]+\ (ms|µs)\ after\ the\ data\ it\ covers\;\ BBR\ bw\ [0-9.]+\ Mbit/s\ →\ [0-9.]+\ Mbit/s$ ]]
+	frame=${BASH_REMATCH[1]} t=${BASH_REMATCH[2]}
+	# the time is Wireshark's: seconds since the first frame
+	requires tshark
+	[ "$(tshark -r "$D/snd.pcap" -Y "frame.number == $frame" -T fields -e frame.time_relative 2>/dev/null | cut -c1-8)" = "${t:0:8}" ]
+	# the count of lines is the count of collapses
+	[ "$(printf '%s\n' "$output" | grep -c '^frame ')" -eq "$(grep -c '"type":"collapse"' "$D/trace.jsonl")" ]
+}
+
+@test "join on the repro/dip.sh pair: the delayed-ACK collapse's ACK came tens of ms after its data" {
+	local j=$D/dip-joined.jsonl n
+	tk_run bbrpcap join "$PC_FIX/dip-paced.jsonl" "$PC_FIX/dip-paced.pcap" -o "$j"
+	n=$(jq -r 'select(.type == "collapse" and .cause == "delayed_ack") | .ack_delay_us' "$j" |
+		awk '{ n++; if ($1 < 10000 || $1 > 250000) bad++ } END { print n + 0; exit bad > 0 }')
+	[ "$n" -ge 1 ]
+	# and the line says so, in ms
+	printf '%s\n' "$output" | grep -Eq '^frame [0-9]+ \(t=[0-9.]+ s\): ACK [0-9]+ came [1-9][0-9]\.[0-9] ms after the data it covers; BBR bw [0-9.]+ Mbit/s → 0\.[0-9]+ Mbit/s$'
+}
+
+@test "join: frame_time is the capture's time of that frame" {
+	bbrpcap join "$D/trace.jsonl" "$D/snd.pcap" -o "$D/joined-snd.jsonl" > /dev/null
+	pc_frame_acks "$D/snd.pcap" > "$D/frames.txt"
+	jq -r 'select(.type == "collapse") | "\(.frame) \(.frame_time_ns)"' "$D/joined-snd.jsonl" |
+		awk 'NR == FNR { t[$1] = $3; next } { n++; s = sprintf("%.6f", $2 / 1e9); if (s != t[$1]) { print "# " $1 ": " s " vs " t[$1]; bad++ } } END { exit bad > 0 || n == 0 }' "$D/frames.txt" -
+}
+
+@test "join: records keep every field they had, in order, and gain frame fields" {
+	bbrpcap join "$D/trace.jsonl" "$D/snd.pcap" -o "$D/joined-snd.jsonl" > /dev/null
+	[ "$(wc -l < "$D/joined-snd.jsonl")" -eq "$(wc -l < "$D/trace.jsonl")" ]
+	diff <(jq -c 'del(.frame, .frame_time, .frame_time_ns, .frame_time_rel, .ack_delay_us)' "$D/joined-snd.jsonl") \
+		<(jq -c . "$D/trace.jsonl")
+}
+
+@test "join: a trace with only the monotonic clock (no wall_ns) still matches every collapse" {
+	jq -c 'del(.wall_ns)' "$D/trace.jsonl" > "$D/mono.jsonl"
+	tk_run bbrpcap join -v "$D/mono.jsonl" "$D/snd.pcap" -o "$D/joined-mono.jsonl"
+	expect_status 0
+	expect_stderr "clock offset (capture - trace)"
+	all_matched "$D/joined-mono.jsonl" "$D/snd.pcap" collapse
+}
+
+@test "join without -o writes the records to stdout and the lines to stderr" {
+	tk_run bbrpcap join "$D/trace.jsonl" "$D/snd.pcap"
+	expect_status 0
+	[ "$(printf '%s\n' "$output" | wc -l)" -eq "$(wc -l < "$D/trace.jsonl")" ]
+	expect_stderr "frame "
+	expect_stderr "after the data it covers"
+}
+
+@test "join --strict exits 10 when a collapse has no frame in the capture" {
+	local n
+	n=$(pc_frame_acks "$D/snd.pcap" | wc -l)
+	# the first tenth of the capture only: later collapses have no frame
+	tcpdump -r "$D/snd.pcap" -c $((n / 10)) -w "$D/early.pcap" 2>/dev/null
+	tk_run bbrpcap join --strict "$D/trace.jsonl" "$D/early.pcap" -o "$D/joined-early.jsonl"
+	expect_status 10
+	expect_output "no frame (trace line"
+	tk_run bbrpcap join "$D/trace.jsonl" "$D/early.pcap" -o "$D/joined-early.jsonl"
+	expect_status 0
+}
+
+@test "join: a malformed trace line is named; the records before it are still joined" {
+	head -20 "$D/trace.jsonl" > "$D/bad.jsonl"
+	echo '{"type":"sample","t_ns":' >> "$D/bad.jsonl"
+	tk_run bbrpcap join "$D/bad.jsonl" "$D/snd.pcap" -o "$D/joined-bad.jsonl"
+	expect_status 5
+	expect_stderr "bad.jsonl:21: not a JSON record: expected a value at column 25; the 20 lines before it were read"
+	[ "$(wc -l < "$D/joined-bad.jsonl")" -eq 20 ]
+}
+
+@test "join needs a trace and a capture" {
+	tk_run bbrpcap join "$D/trace.jsonl"
+	expect_status 2
+	expect_one_line_stderr
+	expect_stderr "bbrpcap: join: needs TRACE.jsonl and CAPTURE"
+}
+
+@test "join on the pair from a repro/dip.sh run: every collapse gets the frame of its ACK" {
+	local j=$D/dip-joined.jsonl
+	tk_run bbrpcap join "$PC_FIX/dip-paced.jsonl" "$PC_FIX/dip-paced.pcap" -o "$j"
+	expect_status 0
+	[ "$(grep -c '"type":"collapse"' "$PC_FIX/dip-paced.jsonl")" -ge 1 ]
+	all_matched "$j" "$PC_FIX/dip-paced.pcap" collapse
+	expect_output "after the data it covers"
+}
+
+@test "join on the repro/dip.sh pair: samples inside the capture all get their frame" {
+	local j=$D/dip-joined.jsonl last
+	bbrpcap join "$PC_FIX/dip-paced.jsonl" "$PC_FIX/dip-paced.pcap" -o "$j" > /dev/null
+	# the capture ends a little before the trace (dip.sh stops tcpdump first):
+	# samples after its last frame have none
+	last=$(pc_frame_acks "$PC_FIX/dip-paced.pcap" | tail -1 | awk '{ printf "%.0f", $3 * 1e9 }')
+	jq -c --argjson last "$last" 'select(.type != "sample" or .wall_ns <= $last)' "$j" > "$D/dip-inside.jsonl"
+	all_matched "$D/dip-inside.jsonl" "$PC_FIX/dip-paced.pcap" sample
+}
+
+@test "join across sequence wraparound: a 4.4 GB flow, every sample gets the frame of its ACK" {
+	local t=$D/wrap.jsonl
+	pc_bbrtrace_start "$t" --daddr 10.209.21.2 --dport 42250
+	pc_tcpdump_start "$A" "$D/wrap.pcap" -i veth0 -s 96 tcp port 42250
+	pc_iperf_server "$B" 42250
+	ip netns exec "$A" timeout 60 iperf3 -c 10.209.21.2 -p 42250 -C bbr_traced -n 4400M > /dev/null
+	pc_tcpdump_stop
+	pc_bbrtrace_stop
+	# the sequence numbers wrapped: some snd_una is below the first one
+	[ "$(jq -r 'select(.type == "sample") | .snd_una' "$t" | awk 'NR == 1 { f = $1 } $1 < f { w++ } END { print w + 0 }')" -gt 100 ]
+	tk_run bbrpcap join "$t" "$D/wrap.pcap" -o "$D/wrap-joined.jsonl"
+	expect_status 0
+	all_matched "$D/wrap-joined.jsonl" "$D/wrap.pcap" sample
+}
