@@ -64,30 +64,33 @@ mkdir -p "$(dirname "$CSV")"
 echo "rep,tool,step,routes,seconds" > "$CSV"
 
 run_quickack() { # $1: rep
-	local t0 t1 t2 err=$tmp/qa.err
+	local t0 t1 t2 t3 err=$tmp/qa.err
 	t0=$(now_ns)
 	"$BIN/quickack" on --all-dev d0 --netns "$NS" --journal "$J" -v 2> "$err" || { cat "$err"; exit 1; }
 	t1=$(now_ns)
 	check $((ROUTES + 1))
 	grep -o 'timings: .*' "$err" | sed "s/^/rep $1 quickack on: /" >> "$tmp/timings"
-	"$BIN/quickack" restore --netns "$NS" --journal "$J" 2> "$err" || { cat "$err"; exit 1; }
 	t2=$(now_ns)
+	"$BIN/quickack" restore --netns "$NS" --journal "$J" -v 2> "$err" || { cat "$err"; exit 1; }
+	t3=$(now_ns)
 	check 0
+	grep -o 'timings: .*' "$err" | sed "s/^/rep $1 quickack restore: /" >> "$tmp/timings"
 	echo "$1,quickack,on,$((ROUTES + 1)),$(echo "($t1 - $t0) / 1000000000" | bc -l)" >> "$CSV"
-	echo "$1,quickack,restore,$((ROUTES + 1)),$(echo "($t2 - $t1) / 1000000000" | bc -l)" >> "$CSV"
+	echo "$1,quickack,restore,$((ROUTES + 1)),$(echo "($t3 - $t2) / 1000000000" | bc -l)" >> "$CSV"
 }
 
 run_ip() { # $1: rep
-	local t0 t1 t2
+	local t0 t1 t2 t3
 	t0=$(now_ns)
 	ip -n "$NS" -batch "$tmp/on.batch" || exit 1
 	t1=$(now_ns)
 	check "$ROUTES"
-	ip -n "$NS" -batch "$tmp/off.batch" || exit 1
 	t2=$(now_ns)
+	ip -n "$NS" -batch "$tmp/off.batch" || exit 1
+	t3=$(now_ns)
 	check 0
 	echo "$1,ip-batch,on,$ROUTES,$(echo "($t1 - $t0) / 1000000000" | bc -l)" >> "$CSV"
-	echo "$1,ip-batch,restore,$ROUTES,$(echo "($t2 - $t1) / 1000000000" | bc -l)" >> "$CSV"
+	echo "$1,ip-batch,restore,$ROUTES,$(echo "($t3 - $t2) / 1000000000" | bc -l)" >> "$CSV"
 }
 
 for ((r = 1; r <= REPS; r++)); do
@@ -128,6 +131,6 @@ printf '%-34s %12.2f\n' "ratio, restore" "$off_ratio"
 echo "ratio,on,,$on_ratio" >> "$CSV"
 echo "ratio,restore,,$off_ratio" >> "$CSV"
 echo
-echo "quickack's own phases (quickack on -v):"
+echo "quickack's own phases (-v):"
 sed 's/^/  /' "$tmp/timings"
 echo "CSV: $CSV"

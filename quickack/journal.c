@@ -359,7 +359,7 @@ static int parse_route(struct cursor *c, struct qaj *j)
 	size_t n, fam_n, dst_n, at, state_at;
 	uint64_t table, metric;
 	char err[160], dst[64];
-	uint8_t *bin;
+	static uint8_t bin[QA_MSG_MAX]; /* decoded, then copied by qa_route_parse() */
 	bool op_ok = false;
 
 	memset(&ent, 0, sizeof(ent));
@@ -390,23 +390,15 @@ static int parse_route(struct cursor *c, struct qaj *j)
 	if (n % 2 || n < 2 * sizeof(struct rtmsg) || n > 2 * (size_t)QA_MSG_MAX)
 		return fail(c, state_at, "field 'state' has %zu hex digits, not an even number of at least %zu",
 			    n, 2 * sizeof(struct rtmsg));
-	bin = malloc(n / 2);
-	if (!bin)
-		return fail(c, state_at, "out of memory");
 	for (size_t i = 0; i < n / 2; i++) {
 		int hi = hexval(v[2 * i]), lo = hexval(v[2 * i + 1]);
 
-		if (hi < 0 || lo < 0) {
-			free(bin);
+		if (hi < 0 || lo < 0)
 			return fail(c, state_at + 6 + 2 * i, "field 'state' has a character that is not lowercase hex");
-		}
 		bin[i] = (uint8_t)(hi << 4 | lo);
 	}
-	if (qa_route_parse(bin, n / 2, &ent.route, err, sizeof(err))) {
-		free(bin);
+	if (qa_route_parse(bin, n / 2, &ent.route, err, sizeof(err)))
 		return fail(c, state_at, "the saved route does not parse: %s", err);
-	}
-	free(bin);
 	qa_prefix_str(ent.route.family, ent.route.dst, ent.route.rtm.rtm_dst_len, dst, sizeof(dst));
 	if (fam_n != strlen(qa_family_name(ent.route.family)) ||
 	    memcmp(fam_v, qa_family_name(ent.route.family), fam_n) || table != ent.route.table ||

@@ -819,14 +819,18 @@ static int cmd_restore(struct ctx *c, bool status_only)
 	char name[160];
 	int rc;
 
+	double t_start = now_s(), t_read, t_dump = 0;
+
 	if (write && !has_net_admin()) {
 		elog("changing routes needs CAP_NET_ADMIN (run as root)");
 		return TK_EXIT_NOPERM;
 	}
 	if ((rc = open_nl(c, write)))
 		return rc;
+	t_read = now_s();
 	if ((rc = open_journal(c, &jf, write, false)))
 		return rc;
+	t_read = now_s() - t_read;
 	if (jf.fd < 0 || !jf.j.has_header) {
 		ilog("no journal at %s: nothing to restore", c->journal_path);
 		qaj_close(&jf);
@@ -839,10 +843,12 @@ static int cmd_restore(struct ctx *c, bool status_only)
 		rc = TK_EXIT_FAIL;
 		goto out;
 	}
+	t_dump = now_s();
 	if ((rc = dump(c, &c->routes)) || index_build(&ix, &c->routes)) {
 		rc = rc ? rc : TK_EXIT_FAIL;
 		goto out;
 	}
+	t_dump = now_s() - t_dump;
 	/* the saved states as requests, once: to compare with the routes now, and to send */
 	for (size_t i = 0; i < npick; i++)
 		plan[i].target = &jf.j.e[pick[i]].route;
@@ -944,8 +950,8 @@ static int cmd_restore(struct ctx *c, bool status_only)
 			goto out;
 		}
 		free(keep);
-		vlog("timings: apply %.3f s (%u datagrams, %u requests), verify %.3f s", t_apply, st.datagrams,
-		     st.messages, t_verify);
+		vlog("timings: journal read %.3f s, dump %.3f s, apply %.3f s (%u datagrams, %u requests), verify %.3f s, total %.3f s",
+		     t_read, t_dump, t_apply, st.datagrams, st.messages, t_verify, now_s() - t_start);
 		if (failed) {
 			rc = !restored ? (eperm ? TK_EXIT_NOPERM : QA_EXIT_NETLINK) : QA_EXIT_PARTIAL;
 			elog("restore: %zu route(s) restored, %zu failed and stay in the journal %s", restored, failed,

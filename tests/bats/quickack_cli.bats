@@ -163,6 +163,12 @@ dump() { ip -n "$NS" -d -j route show table all; ip -n "$NS" -d route show table
 	[ "$(jq -r .dst <<<"$output")" = 10.0.1.0/24 ]
 }
 
+@test "entering a namespace without CAP_SYS_ADMIN: one line, exit 3" {
+	tk_run setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$BIN/quickack" show --netns "$NS"
+	expect_status 3; expect_one_line_stderr
+	[ "$stderr" = "quickack: --netns: entering network namespace '$NS' needs CAP_SYS_ADMIN" ] || { tk_dump "text"; false; }
+}
+
 @test "no matching route: one line naming the closest routes, exit 13" {
 	tk_run quickack on 10.0.7.0/24 --netns "$NS" --journal "$J"
 	expect_status 13; expect_one_line_stderr
