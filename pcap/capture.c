@@ -210,12 +210,13 @@ static int append_endpoint(char *buf, size_t len, size_t *n, const struct an_end
 	int k = 0;
 
 	if (!e->any_addr)
-		k = snprintf(buf + *n, len - *n, " and %s host %s", dirword, an_fmt_addr(e->family, e->addr, a, sizeof(a)));
+		k = snprintf(buf + *n, len - *n, " and %s%shost %s", dirword, *dirword ? " " : "",
+			     an_fmt_addr(e->family, e->addr, a, sizeof(a)));
 	if (k < 0 || (size_t)k >= len - *n)
 		return -1;
 	*n += (size_t)k;
 	if (!e->any_port) {
-		k = snprintf(buf + *n, len - *n, " and %s port %u", dirword, e->port);
+		k = snprintf(buf + *n, len - *n, " and %s%sport %u", dirword, *dirword ? " " : "", e->port);
 		if (k < 0 || (size_t)k >= len - *n)
 			return -1;
 		*n += (size_t)k;

@@ -1,0 +1,185 @@
+#!/usr/bin/env bats
+# bbrpcap capture: libpcap live capture between namespaces, the kernel
+# filter, the snaplen, pcap and pcapng output, the ring of files, a clean
+# stop on SIGINT with the kernel's drop count, and its errors.
+
+load helpers
+load bbrpcap_helpers
+
+setup() {
+	requires root netns iperf3
+	NS=pc-$BATS_ROOT_PID-cap
+	tk_netns_pair "$NS"
+	A=$NS-a B=$NS-b
+}
+
+teardown() {
+	[ -n "${CAP_PID:-}" ] && kill "$CAP_PID" 2>/dev/null
+	tk_cleanup
+}
+
+# bbrpcap capture in A with ARGS, in the background; waits until it captures
+cap_start() {
+	ip netns exec "$A" bbrpcap capture --format json "$@" > "$BATS_TEST_TMPDIR/summary.json" \
+		2> "$BATS_TEST_TMPDIR/capture.err" &
+	CAP_PID=$!
+	sleep 0.5
+	kill -0 "$CAP_PID" || { cat "$BATS_TEST_TMPDIR/capture.err"; return 1; }
+}
+
+# SIGINT, then the exit status of bbrpcap capture
+cap_stop() {
+	kill -INT "$CAP_PID"
+	local rc=0
+	wait "$CAP_PID" || rc=$?
+	CAP_PID=
+	return $rc
+}
+
+@test "capture --help explains the ring, the filter and the exit codes" {
+	tk_run bbrpcap capture --help
+	expect_status 0
+	expect_output "--ring N"
+	expect_output "--snaplen BYTES"
+	expect_output "3 no permission to capture"
+}
+
+@test "capture stops cleanly on SIGINT and prints the kernel's drop count" {
+	local f=$BATS_TEST_TMPDIR/c.pcap
+	cap_start -i veth0 -w "$f"
+	pc_iperf_server "$B" 42301
+	ip netns exec "$A" iperf3 -c 10.201.0.2 -p 42301 -n 5M > /dev/null
+	cap_stop
+	jq -e '.type == "capture_summary" and (.kernel_drops | type == "number") and .written > 100' \
+		"$BATS_TEST_TMPDIR/summary.json"
+	# every frame written is in the file, whole (tshark reads it to the end)
+	requires tshark
+	[ "$(tshark -r "$f" 2>/dev/null | wc -l)" -eq "$(jq .written "$BATS_TEST_TMPDIR/summary.json")" ]
+}
+
+@test "capture keeps only the chosen flow (the kernel filter) and only the headers (snaplen)" {
+	requires tshark
+	local f=$BATS_TEST_TMPDIR/c.pcap
+	cap_start -i veth0 -w "$f" --flow 10.201.0.2:42302 -s 96
+	pc_iperf_server "$B" 42302
+	pc_iperf_server "$B" 42303
+	ip netns exec "$A" iperf3 -c 10.201.0.2 -p 42302 -n 2M > /dev/null
+	ip netns exec "$A" iperf3 -c 10.201.0.2 -p 42303 -n 2M > /dev/null
+	cap_stop
+	jq -e '.filter == "tcp and ((tcp and host 10.201.0.2 and port 42302))" and .snaplen == 96' "$BATS_TEST_TMPDIR/summary.json"
+	[ "$(tshark -r "$f" -Y 'tcp.port != 42302' 2>/dev/null | wc -l)" -eq 0 ]
+	[ "$(tshark -r "$f" -Y 'tcp.port == 42302' 2>/dev/null | wc -l)" -gt 100 ]
+	[ "$(tshark -r "$f" -Y 'frame.cap_len > 96' 2>/dev/null | wc -l)" -eq 0 ]
+	# and the frames' full lengths were kept
+	[ "$(tshark -r "$f" -Y 'frame.len > 1000' 2>/dev/null | wc -l)" -gt 10 ]
+}
+
+@test "capture --flow with both endpoints keeps that one flow in both directions" {
+	requires tshark
+	local f=$BATS_TEST_TMPDIR/c.pcap
+	pc_iperf_server "$B" 42304
+	cap_start -i veth0 -w "$f" --flow 10.201.0.1:42305-10.201.0.2:42304
+	ip netns exec "$A" iperf3 -c 10.201.0.2 -p 42304 --cport 42305 -n 2M > /dev/null
+	cap_stop
+	[ "$(tshark -r "$f" -Y 'tcp.srcport == 42305' 2>/dev/null | wc -l)" -gt 10 ]
+	[ "$(tshark -r "$f" -Y 'tcp.srcport == 42304' 2>/dev/null | wc -l)" -gt 10 ]
+	[ "$(tshark -r "$f" -Y 'tcp.port != 42305' 2>/dev/null | wc -l)" -eq 0 ]
+}
+
+@test "capture --pcapng writes pcapng that tshark reads, with nanosecond timestamps" {
+	requires tshark
+	local f=$BATS_TEST_TMPDIR/c.pcapng
+	cap_start -i veth0 -w "$f" --pcapng
+	pc_iperf_server "$B" 42306
+	ip netns exec "$A" iperf3 -c 10.201.0.2 -p 42306 -n 2M > /dev/null
+	cap_stop
+	[ "$(head -c 4 "$f" | od -An -t x4 | tr -d ' ')" = 0a0d0d0a ]
+	capinfos -t -M "$f" | grep -q "pcapng"
+	capinfos -M "$f" | grep -q "nanoseconds"
+	[ "$(tshark -r "$f" 2>/dev/null | wc -l)" -eq "$(jq .written "$BATS_TEST_TMPDIR/summary.json")" ]
+}
+
+@test "capture --ring keeps the newest N files of at most M MB" {
+	requires tshark
+	local f=$BATS_TEST_TMPDIR/ring.pcap
+	# whole frames (TSO super-segments of up to 64 KB): 20 MB fill many 1 MB files
+	cap_start -i veth0 -w "$f" --ring 3 --ring-mb 1 -s 262144
+	pc_iperf_server "$B" 42307
+	ip netns exec "$A" iperf3 -c 10.201.0.2 -p 42307 -n 20M -b 1G > /dev/null
+	cap_stop
+	local files
+	files=$(jq .files "$BATS_TEST_TMPDIR/summary.json")
+	echo "# $files files written"
+	[ "$files" -gt 3 ]
+	[ "$(ls "$BATS_TEST_TMPDIR"/ring-*.pcap | wc -l)" -eq 3 ]
+	# the newest three, numbered in order, each within 1 MB and readable whole
+	local k
+	for k in $((files - 2)) $((files - 1)) "$files"; do
+		local g
+		g=$(printf '%s/ring-%06d.pcap' "$BATS_TEST_TMPDIR" "$k")
+		[ -f "$g" ]
+		[ "$(stat -c %s "$g")" -le 1048576 ]
+		tshark -r "$g" > /dev/null 2>&1
+	done
+	[ ! -e "$(printf '%s/ring-%06d.pcap' "$BATS_TEST_TMPDIR" $((files - 3)))" ]
+}
+
+@test "capture --duration stops by itself" {
+	local f=$BATS_TEST_TMPDIR/c.pcap
+	tk_run timeout 10 ip netns exec "$A" bbrpcap capture -i veth0 -w "$f" --duration 0.5 --format json
+	expect_status 0
+	printf '%s\n' "$output" | jq -e '.duration_s >= 0.5 and .duration_s < 3'
+}
+
+@test "capture on any with --linktype LINUX_SLL2 writes cooked frames" {
+	requires tshark
+	local f=$BATS_TEST_TMPDIR/c.pcap
+	cap_start -i any --linktype LINUX_SLL2 -w "$f"
+	pc_iperf_server "$B" 42308
+	ip netns exec "$A" iperf3 -c 10.201.0.2 -p 42308 -n 1M > /dev/null
+	cap_stop
+	jq -e '.linktype == "LINUX_SLL2"' "$BATS_TEST_TMPDIR/summary.json"
+	capinfos -E "$f" | grep -q "Linux cooked-mode capture v2"
+	bbrpcap flows --format csv "$f" | grep -q ",10.201.0.2:42308,"
+}
+
+@test "capture without permission exits 3 and says why" {
+	tk_run ip netns exec "$A" setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		bbrpcap capture -i veth0 -w /tmp/pc-never-written.pcap
+	expect_status 3
+	expect_one_line_stderr
+	expect_stderr "bbrpcap: veth0: cannot capture:"
+	[ ! -e /tmp/pc-never-written.pcap ]
+}
+
+@test "capture on a missing interface fails with the reason" {
+	tk_run ip netns exec "$A" bbrpcap capture -i nosuchdev0 -w "$BATS_TEST_TMPDIR/c.pcap"
+	expect_status 1
+	expect_one_line_stderr
+	expect_stderr "bbrpcap: nosuchdev0: cannot capture:"
+}
+
+@test "capture rejects a bad filter expression" {
+	tk_run ip netns exec "$A" bbrpcap capture -i veth0 -w "$BATS_TEST_TMPDIR/c.pcap" --filter "port banana"
+	expect_status 2
+	expect_one_line_stderr
+	expect_stderr "bbrpcap: --filter: 'tcp and (port banana)':"
+}
+
+@test "capture rejects a snaplen below 64 and a flow number" {
+	tk_run bbrpcap capture -i veth0 -w x.pcap -s 20
+	expect_status 2
+	expect_stderr "bbrpcap: --snaplen: 20 is out of range 64..262144"
+	tk_run bbrpcap capture -i veth0 -w x.pcap --flow 3
+	expect_status 2
+	expect_stderr "bbrpcap: --flow: a flow number means nothing to a live capture; name endpoints"
+}
+
+@test "capture needs -i and -w" {
+	tk_run bbrpcap capture -w x.pcap
+	expect_status 2
+	expect_stderr "bbrpcap: capture: -i IFACE is required"
+	tk_run bbrpcap capture -i lo
+	expect_status 2
+	expect_stderr "bbrpcap: capture: -w FILE is required"
+}
