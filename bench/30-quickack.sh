@@ -50,7 +50,15 @@ done > "$tmp/off.batch"
 ip -n "$NS" -batch "$tmp/add.batch" || exit 1
 ip -n "$NS" -d route show > "$tmp/original.txt"
 
-now_ns() { date +%s%N; }
+# timed CMD...: runs CMD; sets WALL and CPU (user + system) in seconds, from bash's own clock
+timed() {
+	local TIMEFORMAT='%3R %3U %3S' out rc
+	out=$( { time "$@" 2>>"$tmp/cmd.err" >/dev/null; } 2>&1 )
+	rc=$?
+	read -r WALL u s <<<"$out"
+	CPU=$(echo "$u + $s" | bc -l)
+	return $rc
+}
 # routes with quickack 1 must be $1 (all or none), or the figure is void
 check() {
 	local n
@@ -61,36 +69,27 @@ check() {
 echo "cores: $(nproc); load average: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine inflates every figure)"
 echo "routes: $((ROUTES + 1)) in table main through d0 (each with mtu 1400, initcwnd 20); repetitions: $REPS"
 mkdir -p "$(dirname "$CSV")"
-echo "rep,tool,step,routes,seconds" > "$CSV"
+echo "rep,tool,step,routes,wall_s,cpu_s" > "$CSV"
 
 run_quickack() { # $1: rep
-	local t0 t1 t2 t3 err=$tmp/qa.err
-	t0=$(now_ns)
-	"$BIN/quickack" on --all-dev d0 --netns "$NS" --journal "$J" -v 2> "$err" || { cat "$err"; exit 1; }
-	t1=$(now_ns)
+	local err=$tmp/qa.err
+	timed "$BIN/quickack" on --all-dev d0 --netns "$NS" --journal "$J" -v || { cat "$tmp/cmd.err"; exit 1; }
+	echo "$1,quickack,on,$((ROUTES + 1)),$WALL,$CPU" >> "$CSV"
 	check $((ROUTES + 1))
-	grep -o 'timings: .*' "$err" | sed "s/^/rep $1 quickack on: /" >> "$tmp/timings"
-	t2=$(now_ns)
-	"$BIN/quickack" restore --netns "$NS" --journal "$J" -v 2> "$err" || { cat "$err"; exit 1; }
-	t3=$(now_ns)
+	grep -o 'timings: .*' "$tmp/cmd.err" | tail -1 | sed "s/^/rep $1 quickack on: /" >> "$tmp/timings"
+	timed "$BIN/quickack" restore --netns "$NS" --journal "$J" -v || { cat "$tmp/cmd.err"; exit 1; }
+	echo "$1,quickack,restore,$((ROUTES + 1)),$WALL,$CPU" >> "$CSV"
 	check 0
-	grep -o 'timings: .*' "$err" | sed "s/^/rep $1 quickack restore: /" >> "$tmp/timings"
-	echo "$1,quickack,on,$((ROUTES + 1)),$(echo "($t1 - $t0) / 1000000000" | bc -l)" >> "$CSV"
-	echo "$1,quickack,restore,$((ROUTES + 1)),$(echo "($t3 - $t2) / 1000000000" | bc -l)" >> "$CSV"
+	grep -o 'timings: .*' "$tmp/cmd.err" | tail -1 | sed "s/^/rep $1 quickack restore: /" >> "$tmp/timings"
 }
 
 run_ip() { # $1: rep
-	local t0 t1 t2 t3
-	t0=$(now_ns)
-	ip -n "$NS" -batch "$tmp/on.batch" || exit 1
-	t1=$(now_ns)
+	timed ip -n "$NS" -batch "$tmp/on.batch" || exit 1
+	echo "$1,ip-batch,on,$ROUTES,$WALL,$CPU" >> "$CSV"
 	check "$ROUTES"
-	t2=$(now_ns)
-	ip -n "$NS" -batch "$tmp/off.batch" || exit 1
-	t3=$(now_ns)
+	timed ip -n "$NS" -batch "$tmp/off.batch" || exit 1
+	echo "$1,ip-batch,restore,$ROUTES,$WALL,$CPU" >> "$CSV"
 	check 0
-	echo "$1,ip-batch,on,$ROUTES,$(echo "($t1 - $t0) / 1000000000" | bc -l)" >> "$CSV"
-	echo "$1,ip-batch,restore,$ROUTES,$(echo "($t3 - $t2) / 1000000000" | bc -l)" >> "$CSV"
 }
 
 for ((r = 1; r <= REPS; r++)); do
@@ -102,34 +101,36 @@ ip -n "$NS" -d route show > "$tmp/final.txt"
 cmp -s "$tmp/original.txt" "$tmp/final.txt" || { echo "30-quickack: the routes differ from the start" >&2; exit 1; }
 
 # one process per route, as a script calling `ip route change` would: 200 routes, scaled up
-t0=$(now_ns)
+t0=$(date +%s%N)
 for ((i = 0; i < 200; i++)); do
 	ip -n "$NS" route change "$(route $i)" dev d0 proto static mtu 1400 initcwnd 20 quickack 1
 done
-t1=$(now_ns)
+t1=$(date +%s%N)
 per_proc=$(echo "($t1 - $t0) / 1000000000 / 200 * $ROUTES" | bc -l)
-echo "0,ip-per-route-process (200 routes, scaled to $ROUTES),on,$ROUTES,$per_proc" >> "$CSV"
+echo "0,ip-per-route-process (200 routes scaled to $ROUTES),on,$ROUTES,$per_proc," >> "$CSV"
 
-stat() { # $1 tool, $2 step, $3 median|min
-	awk -F, -v t="$1" -v s="$2" '$2==t && $3==s {print $5}' "$CSV" | sort -g |
+stat() { # $1 tool, $2 step, $3 median|min, $4 column (5 wall, 6 cpu)
+	awk -F, -v t="$1" -v s="$2" -v c="$4" '$2==t && $3==s {print $c}' "$CSV" | sort -g |
 		awk -v w="$3" '{v[NR]=$1} END {if (w=="min") print v[1]; else print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'
 }
-printf '\n%-34s %12s %12s %14s\n' "10,000 routes, one change each" "median ms" "min ms" "routes/s"
+printf '\n%-34s %10s %10s %12s %12s\n' "10,000 routes, one change each" "wall ms" "(min)" "CPU ms" "routes/s"
 for tool in quickack ip-batch; do
 	for step in on restore; do
-		med=$(stat $tool $step median); min=$(stat $tool $step min)
-		printf '%-34s %12.1f %12.1f %14.0f\n' "$tool $step" "$(echo "$med*1000" | bc -l)" \
-			"$(echo "$min*1000" | bc -l)" "$(echo "$ROUTES/$med" | bc -l)"
+		med=$(stat $tool $step median 5); min=$(stat $tool $step min 5); cpu=$(stat $tool $step median 6)
+		printf '%-34s %10.1f %10.1f %12.1f %12.0f\n' "$tool $step" "$(echo "$med*1000" | bc -l)" \
+			"$(echo "$min*1000" | bc -l)" "$(echo "$cpu*1000" | bc -l)" "$(echo "$ROUTES/$med" | bc -l)"
 	done
 done
-printf '%-34s %12.1f %12s %14.0f\n' "ip route change, one process each" "$(echo "$per_proc*1000" | bc -l)" "-" \
+printf '%-34s %10.1f %10s %12s %12.0f\n' "ip route change, one process each" "$(echo "$per_proc*1000" | bc -l)" "-" "-" \
 	"$(echo "$ROUTES/$per_proc" | bc -l)"
-on_ratio=$(echo "$(stat ip-batch on median) / $(stat quickack on median)" | bc -l)
-off_ratio=$(echo "$(stat ip-batch restore median) / $(stat quickack restore median)" | bc -l)
-printf '\n%-34s %12.2f  (ip -batch time / quickack time; > 1: quickack is faster)\n' "ratio, on" "$on_ratio"
-printf '%-34s %12.2f\n' "ratio, restore" "$off_ratio"
-echo "ratio,on,,$on_ratio" >> "$CSV"
-echo "ratio,restore,,$off_ratio" >> "$CSV"
+ratio() { echo "$(stat ip-batch "$1" median "$2") / $(stat quickack "$1" median "$2")" | bc -l; }
+printf '\n%-34s %10s %10s %12s\n' "ip -batch / quickack (medians)" "wall" "" "CPU"
+for step in on restore; do
+	w=$(ratio $step 5); c=$(ratio $step 6)
+	printf '%-34s %10.2f %10s %12.2f\n' "ratio, $step" "$w" "" "$c"
+	echo "ratio,$step,,,$w,$c" >> "$CSV"
+done
+echo "(> 1: quickack is faster; CPU is user + system time, less sensitive to the machine's load)"
 echo
 echo "quickack's own phases (-v):"
 sed 's/^/  /' "$tmp/timings"
