@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# repro/sweep.sh: the matrix {RTT} x {quickack off, on} of repro/dip.sh runs,
+# as a table (collapses per minute by cause, stalls, mean goodput) and a CSV.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+PROG=sweep.sh
+
+usage() {
+	cat <<'EOF'
+Usage: repro/sweep.sh [OPTIONS]
+
+Runs repro/dip.sh for every RTT and for quickack off then on, and prints one
+table row per run. Where the kernel has no sch_netem (as on the build
+machine), the RTT axis collapses to `native`, and the table says so.
+
+Options:
+  --rtts "LIST"     RTTs to sweep (default "native 60us 200us 1ms")
+  --receiver MODE   prompt | paced | app-ack (default app-ack)
+  --duration S      seconds per run (default 30)
+  --out DIR         where runs and results go (default build/sweep)
+  -h, --help        this help
+
+Outputs: DIR/RTT-quickack-on|off/ (each dip.sh run), DIR/sweep.txt (the
+table) and DIR/sweep.csv, one row per run, with these columns:
+  rtt                   the RTT asked for (native, 60us, ...)
+  rtt_effective         the RTT applied: native when netem is missing
+  quickack              on or off
+  receiver              the receiver mode
+  duration_s            seconds the trace ran
+  collapses             collapses of BBR's estimate, all causes
+  delayed_ack_per_min   collapses per minute caused by delayed ACKs
+  rate_drop_per_min     ... by real rate drops
+  loss_policer_per_min  ... by BBR's long-term (policer) mode
+  other_per_min         ... by anything else
+  stalls                sender frame intervals that ended with unsent data
+  late_frames           frames the sender started late
+  goodput_bps           mean sender goodput (bytes ACKed x 8 / duration)
+  dir                   the run's output directory
+
+Where netem exists (e.g. a Debian or Ubuntu kernel with sch_netem), run as
+root after `make`:   repro/sweep.sh --rtts "native 60us 200us 1ms"
+The delay is added on the router's egress towards the receiver.
+Exit status: 0 ok, 1 a run failed, 2 bad arguments.
+EOF
+}
+
+rtts="native 60us 200us 1ms" receiver=app-ack duration=30 out=$ROOT/build/sweep
+while [ $# -gt 0 ]; do
+	case $1 in
+	--rtts) [ $# -ge 2 ] || { echo "$PROG: --rtts needs a value" >&2; exit 2; }; rtts=$2; shift ;;
+	--receiver) [ $# -ge 2 ] || { echo "$PROG: --receiver needs a value" >&2; exit 2; }; receiver=$2; shift ;;
+	--duration) [ $# -ge 2 ] || { echo "$PROG: --duration needs a value" >&2; exit 2; }; duration=$2; shift ;;
+	--out) [ $# -ge 2 ] || { echo "$PROG: --out needs a value" >&2; exit 2; }; out=$2; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) echo "$PROG: unknown option '$1' (see --help)" >&2; exit 2 ;;
+	esac
+	shift
+done
+for r in $rtts; do
+	[ "$r" = native ] || [[ $r =~ ^[1-9][0-9]{0,5}(us|ms)$ ]] ||
+		{ echo "$PROG: --rtts: '$r' is not native or a delay such as 60us, 1ms" >&2; exit 2; }
+done
+[ "$(id -u)" -eq 0 ] || { echo "$PROG: needs root" >&2; exit 1; }
+
+# does this kernel have netem? (a throw-away namespace, removed at once)
+probe=rp-netem-$$
+netem=false
+if ip netns add "$probe" 2>/dev/null; then
+	ip netns exec "$probe" tc qdisc add dev lo root netem delay 1ms 2>/dev/null && netem=true
+	ip netns del "$probe"
+fi
+note=""
+if ! $netem; then
+	note="sch_netem is missing in this kernel: the RTT axis collapses to native"
+	echo "$PROG: $note"
+	rtts=native
+fi
+
+mkdir -p "$out" || exit 1
+csv=$out/sweep.csv
+echo "rtt,rtt_effective,quickack,receiver,duration_s,collapses,delayed_ack_per_min,rate_drop_per_min,loss_policer_per_min,other_per_min,stalls,late_frames,goodput_bps,dir" >"$csv"
+status=0
+for r in $rtts; do
+	for qa in off on; do
+		d=$out/$r-quickack-$qa
+		echo "$PROG: rtt $r, quickack $qa ..."
+		if ! "$ROOT/repro/dip.sh" --rtt "$r" --quickack "$qa" --receiver "$receiver" \
+			--duration "$duration" --out "$d" >"$d.log" 2>&1; then
+			echo "$PROG: run failed, see $d.log" >&2
+			status=1
+			continue
+		fi
+		mv -f "$d.log" "$d/dip.log"
+		jq -r --arg d "$d" '[.scenario.rtt, .scenario.rtt_effective, .scenario.quickack,
+			.scenario.receiver, .elapsed_s,
+			.collapses,
+			(.collapses_by_cause.delayed_ack * 60 / .elapsed_s),
+			(.collapses_by_cause.rate_drop * 60 / .elapsed_s),
+			(.collapses_by_cause.loss_policer * 60 / .elapsed_s),
+			(.collapses_by_cause.other * 60 / .elapsed_s),
+			.push.send.stalls, .push.send.late_frames, .push.send.goodput_bps, $d] | @csv' \
+			"$d/verdict.json" | tr -d '"' >>"$csv"
+	done
+done
+
+{
+	[ -n "$note" ] && echo "note: $note"
+	printf '%-8s %-8s %-8s %10s %10s %10s %10s %7s %9s\n' rtt applied quickack \
+		"dack/min" "rate/min" "polc/min" "othr/min" stalls "Mbit/s"
+	tail -n +2 "$csv" | awk -F, '{ printf "%-8s %-8s %-8s %10.1f %10.1f %10.1f %10.1f %7d %9.2f\n",
+		$1, $2, $3, $7, $8, $9, $10, $11, $13 / 1e6 }'
+} | tee "$out/sweep.txt"
+echo "table: $out/sweep.txt   csv: $csv"
+exit $status
