@@ -50,13 +50,15 @@ done > "$tmp/off.batch"
 ip -n "$NS" -batch "$tmp/add.batch" || exit 1
 ip -n "$NS" -d route show > "$tmp/original.txt"
 
+calc() { awk "BEGIN { printf \"%.9f\", $1 }"; }
+
 # timed CMD...: runs CMD; sets WALL and CPU (user + system) in seconds, from bash's own clock
 timed() {
 	local TIMEFORMAT='%3R %3U %3S' out rc
 	out=$( { time "$@" 2>>"$tmp/cmd.err" >/dev/null; } 2>&1 )
 	rc=$?
 	read -r WALL u s <<<"$out"
-	CPU=$(echo "$u + $s" | bc -l)
+	CPU=$(calc "$u + $s")
 	return $rc
 }
 # routes with quickack 1 must be $1 (all or none), or the figure is void
@@ -106,7 +108,7 @@ for ((i = 0; i < 200; i++)); do
 	ip -n "$NS" route change "$(route $i)" dev d0 proto static mtu 1400 initcwnd 20 quickack 1
 done
 t1=$(date +%s%N)
-per_proc=$(echo "($t1 - $t0) / 1000000000 / 200 * $ROUTES" | bc -l)
+per_proc=$(calc "($t1 - $t0) / 1000000000 / 200 * $ROUTES")
 echo "0,ip-per-route-process (200 routes scaled to $ROUTES),on,$ROUTES,$per_proc," >> "$CSV"
 
 stat() { # $1 tool, $2 step, $3 median|min, $4 column (5 wall, 6 cpu)
@@ -117,13 +119,13 @@ printf '\n%-34s %10s %10s %12s %12s\n' "10,000 routes, one change each" "wall ms
 for tool in quickack ip-batch; do
 	for step in on restore; do
 		med=$(stat $tool $step median 5); min=$(stat $tool $step min 5); cpu=$(stat $tool $step median 6)
-		printf '%-34s %10.1f %10.1f %12.1f %12.0f\n' "$tool $step" "$(echo "$med*1000" | bc -l)" \
-			"$(echo "$min*1000" | bc -l)" "$(echo "$cpu*1000" | bc -l)" "$(echo "$ROUTES/$med" | bc -l)"
+		printf '%-34s %10.1f %10.1f %12.1f %12.0f\n' "$tool $step" "$(calc "$med * 1000")" \
+			"$(calc "$min * 1000")" "$(calc "$cpu * 1000")" "$(calc "$ROUTES / $med")"
 	done
 done
-printf '%-34s %10.1f %10s %12s %12.0f\n' "ip route change, one process each" "$(echo "$per_proc*1000" | bc -l)" "-" "-" \
-	"$(echo "$ROUTES/$per_proc" | bc -l)"
-ratio() { echo "$(stat ip-batch "$1" median "$2") / $(stat quickack "$1" median "$2")" | bc -l; }
+printf '%-34s %10.1f %10s %12s %12.0f\n' "ip route change, one process each" "$(calc "$per_proc * 1000")" "-" "-" \
+	"$(calc "$ROUTES / $per_proc")"
+ratio() { calc "$(stat ip-batch "$1" median "$2") / $(stat quickack "$1" median "$2")"; }
 printf '\n%-34s %10s %10s %12s\n' "ip -batch / quickack (medians)" "wall" "" "CPU"
 for step in on restore; do
 	w=$(ratio $step 5); c=$(ratio $step 6)
