@@ -18,6 +18,16 @@ void bt_detect_cfg_default(struct bt_detect_cfg *cfg)
 	cfg->agree_ratio = 2.0;
 }
 
+/* what the history keeps of a sample: enough to name and classify a culprit */
+struct hsample {
+	uint64_t t_ns;
+	int64_t interval_us, rtt_us;
+	uint64_t sample_bw_bps;
+	int32_t delivered, losses;
+	uint32_t snd_interval_us, rcv_interval_us, acked_sacked, prior_in_flight;
+	bool is_app_limited, is_retrans, is_ack_delayed, sample_valid;
+};
+
 struct flow {
 	bool used;
 	uint64_t key;
@@ -27,7 +37,8 @@ struct flow {
 	uint64_t delack_count;
 	uint64_t collapses[BT_NCAUSES];
 	unsigned int n, head; /* hist[] is a ring of the last n samples, head = next slot */
-	struct bt_sample hist[BT_DETECT_HISTORY];
+	struct hsample *hist; /* BT_DETECT_HISTORY entries, allocated on the flow's first sample */
+	struct bt_sample last;
 };
 
 struct vec {
@@ -76,6 +87,8 @@ void bt_detect_free(struct bt_detect *d)
 	vec_free(&d->delack_bw);
 	vec_free(&d->rate_bw_prev);
 	vec_free(&d->rate_bw);
+	for (unsigned int i = 0; i < BT_DETECT_FLOWS; i++)
+		free(d->flows[i].hist);
 	free(d->flows);
 	free(d);
 }
@@ -162,7 +175,10 @@ static struct flow *flow_get(struct bt_detect *d, const struct bt_sample *s, boo
 	}
 	if (!victim->used)
 		d->st.flows++;
+	free(victim->hist);
 	memset(victim, 0, sizeof(*victim));
+	/* without memory the flow keeps no history: culprits are then this ACK's only */
+	victim->hist = calloc(BT_DETECT_HISTORY, sizeof(*victim->hist));
 	victim->used = true;
 	victim->key = key;
 	*fresh = true;
@@ -170,16 +186,53 @@ static struct flow *flow_get(struct bt_detect *d, const struct bt_sample *s, boo
 }
 
 /* the sample's bandwidth as BBR stores it in its filter, converted like bw_bps */
-static bool sample_sets(const struct bt_sample *c, const struct bt_sample *ack)
+static bool sample_sets(int32_t delivered, int64_t interval_us, const struct bt_sample *ack)
 {
 	uint64_t bw;
 
-	if (c->delivered < 0 || c->interval_us <= 0)
+	if (delivered < 0 || interval_us <= 0)
 		return false;
-	bw = ((uint64_t)c->delivered << BT_BW_SCALE) / (uint64_t)c->interval_us;
+	bw = ((uint64_t)delivered << BT_BW_SCALE) / (uint64_t)interval_us;
 	if (bw > UINT32_MAX)
 		return false;
 	return bt_bw_to_bps((uint32_t)bw, ack->mss) == ack->bw_bps;
+}
+
+static void hist_put(struct hsample *h, const struct bt_sample *s)
+{
+	h->t_ns = s->t_ns;
+	h->interval_us = s->interval_us;
+	h->rtt_us = s->rtt_us;
+	h->sample_bw_bps = s->sample_bw_bps;
+	h->delivered = s->delivered;
+	h->losses = s->losses;
+	h->snd_interval_us = s->snd_interval_us;
+	h->rcv_interval_us = s->rcv_interval_us;
+	h->acked_sacked = s->acked_sacked;
+	h->prior_in_flight = s->prior_in_flight;
+	h->is_app_limited = s->is_app_limited;
+	h->is_retrans = s->is_retrans;
+	h->is_ack_delayed = s->is_ack_delayed;
+	h->sample_valid = s->sample_valid;
+}
+
+/* the culprit: the rate-sample part from history, the flow's identity from the ACK */
+static void hist_get(struct bt_sample *c, const struct hsample *h)
+{
+	c->t_ns = h->t_ns;
+	c->interval_us = h->interval_us;
+	c->rtt_us = h->rtt_us;
+	c->sample_bw_bps = h->sample_bw_bps;
+	c->delivered = h->delivered;
+	c->losses = h->losses;
+	c->snd_interval_us = h->snd_interval_us;
+	c->rcv_interval_us = h->rcv_interval_us;
+	c->acked_sacked = h->acked_sacked;
+	c->prior_in_flight = h->prior_in_flight;
+	c->is_app_limited = h->is_app_limited;
+	c->is_retrans = h->is_retrans;
+	c->is_ack_delayed = h->is_ack_delayed;
+	c->sample_valid = h->sample_valid;
 }
 
 static double ms(uint64_t us)
@@ -282,15 +335,16 @@ bool bt_detect_feed(struct bt_detect *d, const struct bt_sample *s, struct bt_co
 		if (lt_switched) {
 			found = true;
 			c->reset_by_ack = true;
-		} else if (sample_sets(s, s)) {
+		} else if (sample_sets(s->delivered, s->interval_us, s)) {
 			found = true;
 			c->reset_by_ack = true;
 		} else {
-			for (unsigned int i = 0; i < f->n; i++) {
+			for (unsigned int i = 0; f->hist && i < f->n; i++) {
 				unsigned int idx = (f->head + BT_DETECT_HISTORY - 1 - i) % BT_DETECT_HISTORY;
+				const struct hsample *h = &f->hist[idx];
 
-				if (sample_sets(&f->hist[idx], s)) {
-					c->culprit = f->hist[idx];
+				if (sample_sets(h->delivered, h->interval_us, s)) {
+					hist_get(&c->culprit, h);
 					found = true;
 					break;
 				}
@@ -331,10 +385,13 @@ bool bt_detect_feed(struct bt_detect *d, const struct bt_sample *s, struct bt_co
 	f->lt_use_bw = s->lt_use_bw;
 	f->lt_bw_bps = s->lt_bw_bps;
 	f->last_t_ns = s->t_ns;
-	f->hist[f->head] = *s;
-	f->head = (f->head + 1) % BT_DETECT_HISTORY;
-	if (f->n < BT_DETECT_HISTORY)
-		f->n++;
+	f->last = *s;
+	if (f->hist) {
+		hist_put(&f->hist[f->head], s);
+		f->head = (f->head + 1) % BT_DETECT_HISTORY;
+		if (f->n < BT_DETECT_HISTORY)
+			f->n++;
+	}
 	return collapsed;
 }
 
@@ -358,9 +415,9 @@ unsigned int bt_detect_flow_states(const struct bt_detect *d, uint64_t since_ns,
 		const struct flow *f = &d->flows[i];
 		const struct bt_sample *s;
 
-		if (!f->used || !f->n || f->last_t_ns < since_ns)
+		if (!f->used || f->last_t_ns < since_ns)
 			continue;
-		s = &f->hist[(f->head + BT_DETECT_HISTORY - 1) % BT_DETECT_HISTORY];
+		s = &f->last;
 		out[k].cookie = s->cookie;
 		memcpy(out[k].saddr, s->saddr, 16);
 		memcpy(out[k].daddr, s->daddr, 16);

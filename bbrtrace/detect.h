@@ -17,7 +17,8 @@
  * interval_us, in packets per us), equals the new max; otherwise the filter
  * rotated to an older sample (its window of 10 rounds expired) and the
  * culprit is the most recent of the flow's last BT_DETECT_HISTORY samples
- * with that bandwidth.
+ * with that bandwidth (the filter's 10 rounds hold about 1000 ACKs on a
+ * 10 Mbit/s bottleneck with a 100 ms queue).
  *
  * Causes, checked in this order:
  *   loss_policer  lt_use_bw is set after this ACK: after sustained losses
@@ -49,7 +50,7 @@
 #include "bbrtrace/sample.h"
 #include "record.h"
 
-#define BT_DETECT_HISTORY 32 /* samples kept per flow to find a rotated-in culprit */
+#define BT_DETECT_HISTORY 2048 /* samples kept per flow to find a rotated-in culprit */
 #define BT_DETECT_FLOWS 256  /* flows tracked at once; more evict by hash slot */
 
 enum bt_cause {

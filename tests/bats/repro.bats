@@ -1,0 +1,167 @@
+#!/usr/bin/env bats
+# repro/dip.sh end to end: the live-stream push between namespaces, traced by
+# bbrtrace --detect, with quickack off and then on, in the same test.
+
+load helpers
+
+setup_file() {
+	tk_lock_bbr_traced
+	export RP_OUT=$BATS_FILE_TMPDIR/runs
+	export RP_ID=b${BATS_ROOT_PID}
+	mkdir -p "$RP_OUT"
+}
+
+teardown_file() {
+	local ns
+	for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^rp-(push|rtr|recv)-${RP_ID}" ); do
+		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
+		ip netns del "$ns" 2>/dev/null
+	done
+	tk_unlock_bbr_traced
+}
+
+teardown() {
+	[ -n "${DIP_PID:-}" ] && kill -9 "$DIP_PID" 2>/dev/null
+	tk_cleanup
+}
+
+dack_count() { jq -s '[.[] | select(.type=="collapse" and .cause=="delayed_ack")] | length' "$1/trace.jsonl"; }
+
+@test "app-ack receiver at native RTT: >= 5 delayed_ack collapses with quickack off, <= 20% of that with quickack on" {
+	requires root netns bbr struct_ops btf tcpdump jq tc
+	tk_run "$TK_ROOT/repro/dip.sh" --receiver app-ack --quickack off --duration 30 --out "$RP_OUT/off" --id "${RP_ID}f" --port 43101
+	expect_status 0
+	tk_run "$TK_ROOT/repro/dip.sh" --receiver app-ack --quickack on --duration 30 --out "$RP_OUT/on" --id "${RP_ID}n" --port 43102
+	expect_status 0
+	off=$(dack_count "$RP_OUT/off")
+	on=$(dack_count "$RP_OUT/on")
+	echo "# delayed_ack collapses in 30 s: quickack off $off, quickack on $on" >&3
+	jq -r '"#   off: " + .text' "$RP_OUT/off/verdict.json" >&3
+	jq -r '"#   on:  " + .text' "$RP_OUT/on/verdict.json" >&3
+	[ "$off" -ge 5 ] || { echo "# only $off delayed_ack collapses with quickack off"; return 1; }
+	[ $((on * 5)) -le "$off" ] || { echo "# quickack on left $on of $off"; return 1; }
+}
+
+@test "every delayed_ack collapse record: not app-limited and rcv_interval_us >= 5 x snd_interval_us" {
+	requires root jq
+	[ -s "$RP_OUT/off/trace.jsonl" ] || { echo "# the first test's run is missing"; return 1; }
+	n=$(dack_count "$RP_OUT/off")
+	[ "$n" -gt 0 ]
+	bad=$(jq -s '[.[] | select(.type=="collapse" and .cause=="delayed_ack") |
+		select(.is_app_limited != false or .rcv_interval_us < 5 * .snd_interval_us or .rcv_interval_us < 10000)] | length' \
+		"$RP_OUT/off/trace.jsonl")
+	[ "$bad" -eq 0 ] || { echo "# $bad of $n records break the rule"; return 1; }
+	# each collapse record names a drop of at least 30% of the estimate
+	jq -e -s '[.[] | select(.type=="collapse") | select(.bw_bps >= 0.7 * .bw_prev_bps)] | length == 0' "$RP_OUT/off/trace.jsonl"
+}
+
+@test "summary and verdict count the same collapses by cause as the records" {
+	requires root jq
+	[ -s "$RP_OUT/off/trace.jsonl" ] || { echo "# the first test's run is missing"; return 1; }
+	for c in delayed_ack rate_drop loss_policer other; do
+		rec=$(jq -s "[.[] | select(.type==\"collapse\" and .cause==\"$c\")] | length" "$RP_OUT/off/trace.jsonl")
+		jq -e "select(.type==\"summary\") | .collapses_by_cause.$c == $rec" "$RP_OUT/off/trace.jsonl"
+		jq -e ".collapses_by_cause.$c == $rec" "$RP_OUT/off/verdict.json"
+	done
+	grep -q 'caused by delayed ACKs (rcv_interval ≈ ' "$RP_OUT/off/verdict.txt"
+	grep -q 'Fix: on the receiver 10.77.2.2, `quickack on <pusher-prefix>` for its route to the pusher 10.77.1.2' "$RP_OUT/off/verdict.txt"
+	grep -q '^scenario: receiver app-ack, quickack off, RTT native' "$RP_OUT/off/verdict.txt"
+}
+
+@test "dip.sh leaves its outputs: a readable capture, both pushsim summaries, the verdict" {
+	requires root jq tcpdump
+	d=$RP_OUT/off
+	[ -s "$d/trace.jsonl" ] || { echo "# the first test's run is missing"; return 1; }
+	pkts=$(tcpdump -r "$d/capture.pcap" -nn 2>/dev/null | wc -l)
+	[ "$pkts" -gt 1000 ]
+	jq -e -s '[.[] | select(.type=="summary")] | map(.role) | sort == ["recv","send"]' "$d/pushsim.json"
+	# the receiver got every byte the sender's peer ACKed
+	jq -e -s '([.[] | select(.type=="summary" and .role=="send")][0].bytes) == ([.[] | select(.type=="summary" and .role=="recv")][0].bytes)' "$d/pushsim.json"
+	jq -e '.type == "verdict" and .scenario.quickack == "off" and .scenario.receiver == "app-ack"' "$d/verdict.json"
+}
+
+@test "dip.sh leaves nothing behind: namespaces, bbr_traced, default congestion control" {
+	requires root
+	[ -s "$RP_OUT/on/trace.jsonl" ] || { echo "# the first test's run is missing"; return 1; }
+	run bash -c "ip netns list | grep -E '^rp-(push|rtr|recv)-${RP_ID}'"
+	[ -z "$output" ]
+	! grep -qw bbr_traced /proc/sys/net/ipv4/tcp_available_congestion_control
+}
+
+@test "Ctrl-C during a run: exit 130, namespaces removed, bbr_traced unregistered" {
+	requires root netns struct_ops tcpdump jq
+	"$TK_ROOT/repro/dip.sh" --receiver app-ack --duration 120 --out "$RP_OUT/int" --id "${RP_ID}i" --port 43103 >"$RP_OUT/int.log" 2>&1 &
+	DIP_PID=$!
+	tk_wait_for "grep -q 'pushing for' '$RP_OUT/int.log'" 60
+	kill -INT "$DIP_PID"
+	rc=0
+	for _ in $(seq 300); do kill -0 "$DIP_PID" 2>/dev/null || break; sleep 0.1; done
+	wait "$DIP_PID" || rc=$?
+	DIP_PID=
+	[ "$rc" -eq 130 ] || { cat "$RP_OUT/int.log"; return 1; }
+	grep -q 'interrupted, cleaning up' "$RP_OUT/int.log"
+	run bash -c "ip netns list | grep -E '^rp-(push|rtr|recv)-${RP_ID}i'"
+	[ -z "$output" ]
+	! grep -qw bbr_traced /proc/sys/net/ipv4/tcp_available_congestion_control
+	! pgrep -f "rp-push-${RP_ID}i" >/dev/null
+}
+
+@test "dip.sh --rtt 200us: netem where the kernel has it, else one line and the native RTT" {
+	requires root netns struct_ops tcpdump jq
+	tk_run "$TK_ROOT/repro/dip.sh" --rtt 200us --receiver prompt --duration 2 --out "$RP_OUT/rtt" --id "${RP_ID}r" --port 43104
+	expect_status 0
+	if ip netns add "rp-nq-$$" && ip netns exec "rp-nq-$$" tc qdisc add dev lo root netem delay 1ms 2>/dev/null; then
+		ip netns del "rp-nq-$$"
+		jq -e '.scenario.rtt_effective == "200us"' "$RP_OUT/rtt/verdict.json"
+	else
+		ip netns del "rp-nq-$$"
+		expect_output "dip.sh: sch_netem is missing in this kernel: running at the native RTT instead of 200us"
+		jq -e '.scenario.rtt == "200us" and .scenario.rtt_effective == "native"' "$RP_OUT/rtt/verdict.json"
+		grep -q 'RTT native (netem missing: 200us not applied)' "$RP_OUT/rtt/verdict.txt"
+	fi
+}
+
+@test "dip.sh bad arguments: one line, exit 2" {
+	tk_run "$TK_ROOT/repro/dip.sh" --rtt 5x --out /tmp/x
+	expect_status 2
+	expect_one_line_stderr
+	expect_stderr "dip.sh: --rtt: '5x' is not native or a delay such as 60us, 200us, 1ms"
+	tk_run "$TK_ROOT/repro/dip.sh" --receiver lazy --out /tmp/x
+	expect_status 2
+	expect_stderr "dip.sh: --receiver: 'lazy' is not one of prompt|paced|app-ack"
+	tk_run "$TK_ROOT/repro/dip.sh" --quickack maybe --out /tmp/x
+	expect_status 2
+	expect_stderr "dip.sh: --quickack: 'maybe' is not on or off"
+	tk_run "$TK_ROOT/repro/dip.sh" --duration 1.5 --out /tmp/x
+	expect_status 2
+	expect_stderr "dip.sh: --duration: '1.5' is not an integer in 1..3600"
+	tk_run "$TK_ROOT/repro/dip.sh"
+	expect_status 2
+	expect_stderr "dip.sh: --out: missing (where the outputs go)"
+	tk_run "$TK_ROOT/repro/dip.sh" --rate-change 3:10 --out /tmp/x
+	expect_status 2
+	expect_stderr "dip.sh: --rate-change: needs --rate"
+	tk_run "$TK_ROOT/repro/dip.sh" --port 80 --out /tmp/x
+	expect_status 2
+	expect_stderr "dip.sh: --port: '80' is not in 43000..43999"
+}
+
+@test "sweep.sh: without netem the RTT axis collapses to native and the table says so; CSV columns" {
+	requires root netns struct_ops tcpdump jq tc
+	if ip netns add "rp-nq-$$" && ip netns exec "rp-nq-$$" tc qdisc add dev lo root netem delay 1ms 2>/dev/null; then
+		ip netns del "rp-nq-$$"
+		skip_reason="netem exists here: the native-only behaviour cannot be shown"
+		tk_run "$TK_ROOT/repro/sweep.sh" --rtts "native 1ms" --duration 2 --receiver prompt --out "$RP_OUT/sweep"
+		expect_status 0
+		[ "$(tail -n +2 "$RP_OUT/sweep/sweep.csv" | wc -l)" -eq 4 ]
+		return 0
+	fi
+	ip netns del "rp-nq-$$"
+	tk_run "$TK_ROOT/repro/sweep.sh" --rtts "native 60us 1ms" --duration 3 --receiver prompt --out "$RP_OUT/sweep"
+	expect_status 0
+	expect_output "sweep.sh: sch_netem is missing in this kernel: the RTT axis collapses to native"
+	grep -q '^note: sch_netem is missing in this kernel: the RTT axis collapses to native' "$RP_OUT/sweep/sweep.txt"
+	head -1 "$RP_OUT/sweep/sweep.csv" | grep -qx 'rtt,rtt_effective,quickack,receiver,duration_s,collapses,delayed_ack_per_min,rate_drop_per_min,loss_policer_per_min,other_per_min,stalls,late_frames,goodput_bps,dir'
+	[ "$(tail -n +2 "$RP_OUT/sweep/sweep.csv" | wc -l)" -eq 2 ]
+	tail -n +2 "$RP_OUT/sweep/sweep.csv" | cut -d, -f1-3 | sort | tr '\n' ' ' | grep -qx 'native,native,off native,native,on '
+}
