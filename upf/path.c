@@ -839,6 +839,7 @@ int up_run(const struct up_traffic *t, const struct up_run_cfg *c, struct up_res
 	}
 	if (c->table == UP_TABLE_RTE)
 		r->huge_kib += upt_rte_huge_kib();
+	r->proc_huge_kib = up_proc_huge_kib();
 
 	/* threads and their receive contexts */
 	e.w = calloc(e.nthreads, sizeof(*e.w));

@@ -67,6 +67,7 @@ struct up_result {
 	uint64_t malformed, not_gtpu, no_session, no_pdr, far_drop, qer_drop, forwarded;
 	double llc_per_pkt, dtlb_per_pkt; /* NAN: not available */
 	uint64_t huge_kib;      /* AnonHugePages backing the pools and the table */
+	uint64_t proc_huge_kib; /* AnonHugePages of the whole process during the run */
 	uint64_t table_bytes, session_bytes;
 	/* cfg.verify */
 	bool verify_ok;

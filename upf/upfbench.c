@@ -84,10 +84,10 @@ static void usage(void)
 "                    split: one hot 64-byte line, shared rules, cold data apart\n"
 "                    (default split)\n"
 "  --batch N         packets per burst, 1..64 (default 32)\n"
-"  --prefetch, --no-prefetch\n"
+"  --prefetch [on|off], --no-prefetch\n"
 "                    prefetch each burst's table buckets, then its sessions\n"
 "                    (default on)\n"
-"  --hugepages, --no-hugepages\n"
+"  --hugepages [on|off], --no-hugepages\n"
 "                    transparent huge pages (madvise) for sessions and table;\n"
 "                    what was obtained is reported (default off)\n"
 "  --workers N       worker threads, 1..64, pinned to the allowed CPUs in turn;\n"
@@ -444,6 +444,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case O_PREFETCH:
 		case O_HUGE:
+			/* "--hugepages on,off" as well as "--hugepages=on,off" and "--hugepages" */
+			if (!optarg && optind < argc && (!strncmp(argv[optind], "on", 2) ||
+							 !strncmp(argv[optind], "off", 3)))
+				optarg = argv[optind++];
 			if (!optarg) {
 				vals[0] = 1;
 				n = 1;
@@ -750,8 +754,9 @@ static void run_notes(const struct run_rec *x)
 		note("%s: LLC misses per packet %.3f, dTLB misses per packet %.3f", x->label,
 		     r->llc_per_pkt, r->dtlb_per_pkt);
 	if (r->cfg.huge)
-		note("%s: huge pages: asked (THP mode %s); obtained %llu KiB AnonHugePages for sessions and table",
-		     x->label, up_thp_mode(thp, sizeof(thp)), (unsigned long long)r->huge_kib);
+		note("%s: huge pages: asked (THP mode %s); obtained %llu KiB AnonHugePages for sessions and table (%llu KiB in the process, smaps_rollup)",
+		     x->label, up_thp_mode(thp, sizeof(thp)), (unsigned long long)r->huge_kib,
+		     (unsigned long long)r->proc_huge_kib);
 	if (r->oversubscribed)
 		note("%s: %u threads share fewer CPUs: the run is oversubscribed", x->label, r->threads);
 	if (r->cpu_share < 0.9)
