@@ -53,6 +53,9 @@ static const char usage[] =
 "      --rcvbuf BYTES     receive buffer (SO_RCVBUFFORCE when allowed, else\n"
 "                         SO_RCVBUF) (default: the system's)\n"
 "      --no-echo          do not echo\n"
+"      --kernel-ts        also measure each datagram's wait from the kernel's own\n"
+"                         receive timestamp (SO_TIMESTAMPNS, taken when the stack\n"
+"                         received it) to the read: kwait_avg_us, kwait_max_us\n"
 "      --rt-prio N        run the readers SCHED_FIFO at priority N, 1..99, as\n"
 "                         real-time media servers do (default: normal scheduling)\n"
 "  -n, --count N          exit after N datagrams (default: until signalled)\n"
@@ -66,7 +69,8 @@ static const char usage[] =
 "\n"
 "Output (stdout, at exit or on SIGINT/SIGTERM):\n"
 "  {\"type\":\"receiver\",\"packets\":N,\"lost\":N,\"reordered\":N,\"jitter_ms\":X,\n"
-"   \"wait_avg_us\":X,\"wait_max_us\":X,\"stalls\":N,\"reads\":N,\"cpu_user_s\":S,\n"
+"   \"wait_avg_us\":X,\"wait_max_us\":X,\"kwait_avg_us\":X,\"kwait_max_us\":X,\n"
+"   \"stalls\":N,\"reads\":N,\"bad\":N,\"cpu_user_s\":S,\n"
 "   \"cpu_sys_s\":S}\n"
 "Exit status: 0 success, 1 runtime failure, 2 bad arguments.\n";
 
@@ -81,6 +85,7 @@ struct opts {
 	uint32_t threads;
 	uint32_t rcvbuf;
 	bool echo;
+	bool kernel_ts;
 	uint32_t rt_prio;
 	uint64_t count;
 	double duration_s;
@@ -94,6 +99,8 @@ static volatile sig_atomic_t stop;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rtp_stats stats;
 static uint64_t nreads, nstalls, nbad, last_arrival_ns;
+static uint64_t kwait_n, kwait_max_ns;
+static double kwait_sum_ns;
 static uint64_t rng_state;
 
 static void on_signal(int sig) { (void)sig; stop = 1; }
@@ -148,6 +155,7 @@ static void parse(int argc, char **argv)
 		{ "threads", required_argument, NULL, 't' },
 		{ "rcvbuf", required_argument, NULL, 'B' },
 		{ "no-echo", no_argument, NULL, 'N' },
+		{ "kernel-ts", no_argument, NULL, 'K' },
 		{ "rt-prio", required_argument, NULL, 'P' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "duration", required_argument, NULL, 'd' },
@@ -182,6 +190,7 @@ static void parse(int argc, char **argv)
 		case 't': bad = cli_parse_u32("--threads", optarg, 1, 16, &o.threads); break;
 		case 'B': bad = cli_parse_u32("--rcvbuf", optarg, 1024, 1U << 30, &o.rcvbuf); break;
 		case 'N': o.echo = false; break;
+		case 'K': o.kernel_ts = true; break;
 		case 'P': bad = cli_parse_u32("--rt-prio", optarg, 1, 99, &o.rt_prio); break;
 		case 'n': bad = cli_parse_u64("--count", optarg, 1, UINT64_MAX, &o.count); break;
 		case 'd': bad = cli_parse_double("--duration", optarg, 0.01, 86400, &o.duration_s); break;
@@ -230,9 +239,30 @@ static void maybe_stall(void)
 	}
 }
 
+/* the wait from the kernel's receive timestamp (CLOCK_REALTIME) to now; under lock */
+static void add_kernel_wait(struct msghdr *m, const struct timespec *now)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		struct timespec ts;
+		int64_t w;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS)
+			continue;
+		memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+		w = (int64_t)(now->tv_sec - ts.tv_sec) * 1000000000LL + (now->tv_nsec - ts.tv_nsec);
+		if (w < 0)
+			w = 0;
+		kwait_n++;
+		kwait_sum_ns += (double)w;
+		if ((uint64_t)w > kwait_max_ns)
+			kwait_max_ns = (uint64_t)w;
+	}
+}
+
 static void *reader(void *arg)
 {
 	static __thread uint8_t bufs[MAX_BATCH][MAX_DGRAM];
+	static __thread char ctl[MAX_BATCH][CMSG_SPACE(sizeof(struct timespec))];
 	static __thread struct sockaddr_storage from[MAX_BATCH];
 	struct mmsghdr msgs[MAX_BATCH];
 	struct iovec iov[MAX_BATCH];
@@ -255,6 +285,10 @@ static void *reader(void *arg)
 			msgs[i].msg_hdr.msg_iovlen = 1;
 			msgs[i].msg_hdr.msg_name = &from[i];
 			msgs[i].msg_hdr.msg_namelen = sizeof(from[i]);
+			if (o.kernel_ts) {
+				msgs[i].msg_hdr.msg_control = ctl[i];
+				msgs[i].msg_hdr.msg_controllen = sizeof(ctl[i]);
+			}
 		}
 		if (o.peek) {
 			uint8_t tmp[RTP_MIN_LEN];
@@ -275,6 +309,9 @@ static void *reader(void *arg)
 			continue; /* another thread was faster */
 		{
 			uint64_t now = mono_ns();
+			struct timespec rt;
+
+			clock_gettime(CLOCK_REALTIME, &rt);
 
 			pthread_mutex_lock(&lock);
 			for (int i = 0; i < n; i++) {
@@ -284,6 +321,8 @@ static void *reader(void *arg)
 					rtp_stats_add(&stats, &pkt, now);
 				else
 					nbad++;
+				if (o.kernel_ts)
+					add_kernel_wait(&msgs[i].msg_hdr, &rt);
 			}
 			last_arrival_ns = now;
 			pthread_mutex_unlock(&lock);
@@ -321,6 +360,10 @@ int main(int argc, char **argv)
 			elog("--rcvbuf: %s", strerror(errno));
 			return TK_EXIT_FAIL;
 		}
+	}
+	if (o.kernel_ts && setsockopt(sock, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one))) {
+		elog("--kernel-ts: %s", strerror(errno));
+		return TK_EXIT_FAIL;
 	}
 	if (bind(sock, (struct sockaddr *)&o.addr, o.addrlen)) {
 		elog("cannot bind: %s", strerror(errno));
@@ -375,13 +418,18 @@ int main(int argc, char **argv)
 		pthread_join(th[i], NULL);
 	getrusage(RUSAGE_SELF, &ru);
 	printf("{\"type\":\"receiver\",\"packets\":%llu,\"lost\":%llu,\"reordered\":%llu,"
-	       "\"jitter_ms\":%.3f,\"wait_avg_us\":%.1f,\"wait_max_us\":%.1f,\"stalls\":%llu,"
-	       "\"reads\":%llu,\"bad\":%llu,\"cpu_user_s\":%.3f,\"cpu_sys_s\":%.3f}\n",
+	       "\"jitter_ms\":%.3f,\"wait_avg_us\":%.1f,\"wait_max_us\":%.1f,",
 	       (unsigned long long)stats.received, (unsigned long long)rtp_lost(&stats),
 	       (unsigned long long)stats.reordered, rtp_jitter_ms(&stats),
 	       stats.wait_n ? stats.wait_sum_ns / (double)stats.wait_n / 1e3 : 0.0,
-	       (double)stats.wait_max_ns / 1e3, (unsigned long long)nstalls,
-	       (unsigned long long)nreads, (unsigned long long)nbad,
+	       (double)stats.wait_max_ns / 1e3);
+	if (kwait_n)
+		printf("\"kwait_avg_us\":%.1f,\"kwait_max_us\":%.1f,", kwait_sum_ns / (double)kwait_n / 1e3,
+		       (double)kwait_max_ns / 1e3);
+	else
+		printf("\"kwait_avg_us\":null,\"kwait_max_us\":null,");
+	printf("\"stalls\":%llu,\"reads\":%llu,\"bad\":%llu,\"cpu_user_s\":%.3f,\"cpu_sys_s\":%.3f}\n",
+	       (unsigned long long)nstalls, (unsigned long long)nreads, (unsigned long long)nbad,
 	       ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
 	       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
 	fflush(stdout);

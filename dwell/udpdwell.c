@@ -595,7 +595,8 @@ static int interval(struct ud_ctx *c, bool last)
 	c->interval_start_ns = now;
 	pthread_mutex_unlock(&c->lock);
 
-	qsort(c->rows, nrows, sizeof(*c->rows), ud_row_cmp_worst);
+	if (nrows)
+		qsort(c->rows, nrows, sizeof(*c->rows), ud_row_cmp_worst);
 	shown = 0;
 	for (unsigned int i = 0; i < nrows; i++) {
 		struct ud_row *r = &c->rows[i];

@@ -22,7 +22,9 @@
 #            sees exactly as it would see a bad network. The script says which.
 #
 # For each scenario it prints udpdwell's verdict next to the application's
-# jitter and loss. The server runs SCHED_FIFO (as real-time media servers do),
+# jitter and loss, and, as an independent check of udpdwell's figures, the
+# server's own wait per datagram from the kernel's receive timestamp
+# (SO_TIMESTAMPNS) to its read. The server runs SCHED_FIFO (as real-time media servers do),
 # so other work on the machine does not make a healthy server look slow.
 # Needs root and the built tools (make).
 #
@@ -133,7 +135,7 @@ run_scenario() {
 		sleep 0.1
 	done
 	ip netns exec "$SRV" timeout $((SECONDS_PER + 60)) "$BIN/sfu_echo" --listen "10.77.2.1:$PORT" \
-		--idle-exit 1.5 --rt-prio 10 "${srv_args[@]}" > "$WORK/$name.rx" &
+		--idle-exit 1.5 --rt-prio 10 --kernel-ts "${srv_args[@]}" > "$WORK/$name.rx" &
 	rx_pid=$!
 	PIDS+=("$rx_pid")
 	wait_udp "$PORT" "$SRV" || return 1
@@ -156,6 +158,7 @@ run_scenario() {
 			 loss_pct: (if $made > 0 then 100 * $r.lost / $made else 0 end),
 			 reordered: $r.reordered, jitter_ms: $r.jitter_ms,
 			 wait_avg_us: $r.wait_avg_us, wait_max_us: $r.wait_max_us},
+		   check: {kernel_ts_wait_avg_us: $r.kwait_avg_us, kernel_ts_wait_max_us: $r.kwait_max_us},
 		   verdict: (if $u.state != "OK" then "the server holds packets"
 			     elif ($r.lost > 0 or $r.jitter_ms > 5) then "the network: the server is cleared"
 			     else "healthy" end)}' > "$WORK/$name.json"
@@ -166,9 +169,10 @@ run_scenario() {
 			(.udpdwell.avg_us // 0 | floor), (.udpdwell.p99_us // 0 | floor),
 			(.udpdwell.max_us // 0 | floor), .udpdwell.drops,
 			(.app.jitter_ms * 100 | round / 100), (.app.loss_pct * 10 | round / 10),
-			.app.reordered, .verdict] | @tsv' "$WORK/$name.json" |
-			awk -F'\t' '{ printf "%-8s | %-5s %9s %9s %9s %6s | %9s %6s %9s | %s\n",
-				$1, $2, $3, $4, $5, $6, $7, $8, $9, $10 }'
+			.app.reordered, (.check.kernel_ts_wait_avg_us // 0 | floor),
+			(.check.kernel_ts_wait_max_us // 0 | floor), .verdict] | @tsv' "$WORK/$name.json" |
+			awk -F'\t' '{ printf "%-8s | %-5s %9s %9s %9s %6s | %9s %6s %9s | %9s %9s | %s\n",
+				$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 }'
 	fi
 }
 
@@ -186,8 +190,8 @@ else
 	log "  stream instead: delay 10 ms + normal jitter of 20 ms, 10% loss, 25% sent ahead"
 fi
 log ""
-log "scenario | udpdwell (server side)                   | application (getStats-like)   |"
-log "         | state  avg us    p99 us    max us  drops | jitter ms  loss%  reordered | verdict"
+log "scenario | udpdwell (server side)                   | application (getStats-like)   | check (SO_TIMESTAMPNS)|"
+log "         | state  avg us    p99 us    max us  drops | jitter ms  loss%  reordered |    avg us    max us | verdict"
 
 status=0
 if [ "$SCENARIO" = all ] || [ "$SCENARIO" = healthy ]; then
