@@ -55,9 +55,10 @@ traffic() {
 	wait "$rx"
 }
 
-# compare PORT NPACKETS: udpdwell's socket record against the receiver's own
+# compare PORT NPACKETS [avg]: udpdwell's socket record against the
+# receiver's own; with "avg", the maximum is not compared
 compare() {
-	local port=$1 n=$2 sock app_avg app_max app_n ud_avg ud_max ud_n
+	local port=$1 n=$2 what=${3:-both} sock app_avg app_max app_n ud_avg ud_max ud_n
 	sock=$(ud_socket "$port")
 	[ -n "$sock" ] || { echo "# no socket record for port $port"; cat "$UD_OUT"; return 1; }
 	read -r app_avg app_max app_n < <(jq -r '"\(.wait_avg_us) \(.wait_max_us) \(.packets)"' "$RX")
@@ -67,7 +68,8 @@ compare() {
 	[ "$app_n" -eq "$n" ] || { echo "# the receiver read $app_n of $n"; return 1; }
 	[ "$ud_n" -eq "$n" ] || { echo "# udpdwell matched $ud_n of $n reads: $sock"; return 1; }
 	within "$ud_avg" "$app_avg" || { echo "# average $ud_avg us vs $app_avg us: off by more than 5% or 50 us"; return 1; }
-	within "$ud_max" "$app_max" || { echo "# maximum $ud_max us vs $app_max us: off by more than 5% or 50 us"; return 1; }
+	[ "$what" = avg ] ||
+		within "$ud_max" "$app_max" || { echo "# maximum $ud_max us vs $app_max us: off by more than 5% or 50 us"; return 1; }
 }
 
 # the interval record says nothing was left unmatched or dropped from the FIFO
@@ -96,7 +98,11 @@ ADDR=127.0.0.1
 	# other work on this machine does not make a healthy server look slow
 	traffic 41101 1000 3 --rt-prio 10
 	ud_stop
-	compare 41101 3000
+	# without delays the largest figure is a matter of microseconds, where
+	# the receiver's also holds the sender-to-queue transit (a sender
+	# preempted between its stamp and its send, softirq deferred under load):
+	# the maxima are not comparable, the averages are
+	compare 41101 3000 avg
 	[ "$UD_STATE" = OK ]
 	avg=$(jq .avg_us <<< "$(ud_socket 41101)")
 	awk -v a="$avg" 'BEGIN { exit !(a < 200) }' || { echo "# average dwell $avg us"; false; }
