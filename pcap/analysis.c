@@ -245,9 +245,12 @@ static struct an_bin *bin_at(struct an *a, struct an_dir *d, int64_t ts)
 	int64_t rel = ts - a->t0_ns;
 	uint64_t idx, lo, hi;
 
-	/* microsecond resolution, rounded, as tshark's io,stat bins */
 	if (rel < 0)
 		rel = 0;
+	/* most frames fall in the last bin: no division for them */
+	if (d->nbins && rel >= d->last_bin_lo_ns && rel < d->last_bin_hi_ns)
+		return &d->bins[d->nbins - 1];
+	/* microsecond resolution, rounded, as tshark's io,stat bins */
 	idx = (uint64_t)((rel + 500) / 1000) / (uint64_t)(a->cfg.bin_ns / 1000);
 	if (d->nbins && d->bins[d->nbins - 1].idx == idx)
 		return &d->bins[d->nbins - 1];
@@ -261,6 +264,9 @@ static struct an_bin *bin_at(struct an *a, struct an_dir *d, int64_t ts)
 		b = &d->bins[d->nbins++];
 		memset(b, 0, sizeof(*b));
 		b->idx = idx;
+		/* rel in [lo, hi) rounds to a microsecond inside this bin */
+		d->last_bin_lo_ns = (int64_t)idx * a->cfg.bin_ns - 500;
+		d->last_bin_hi_ns = (int64_t)(idx + 1) * a->cfg.bin_ns - 500;
 		return b;
 	}
 	/* a timestamp older than the last bin: its bin, or the one before the gap */

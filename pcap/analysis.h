@@ -116,6 +116,7 @@ struct an_dir {
 	 * costs nothing) */
 	struct an_bin *bins;
 	uint64_t nbins, cap_bins;
+	int64_t last_bin_lo_ns, last_bin_hi_ns; /* the last bin's span, relative to t0 */
 };
 
 struct an_flow {

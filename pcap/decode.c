@@ -92,7 +92,8 @@ static int tcp(const uint8_t *p, uint32_t avail, uint64_t ip_payload, struct pkt
 	t->nsack = 0;
 	t->has_ts = false;
 	t->sack_ok = false;
-	if (hlen > 20 && avail > 20)
+	/* only the handshake's options are used: reading every segment's costs time */
+	if ((t->flags & TCP_SYN) && hlen > 20 && avail > 20)
 		tcp_options(p + 20, (avail < hlen ? avail : hlen) - 20, t);
 	return PKT_TCP;
 }

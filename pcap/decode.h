@@ -36,12 +36,13 @@ enum pkt_result {
 struct pkt_tcp {
 	uint8_t family;           /* 4 or 6 */
 	uint8_t flags;            /* TCP_* */
+	/* options are read from SYN segments only */
 	uint8_t nsack;            /* SACK blocks present (0..4) */
-	uint8_t wscale;           /* SYN: window scale option, 0xff when absent */
+	uint8_t wscale;           /* window scale option, 0xff when absent */
 	uint8_t ttl;              /* IPv4 TTL or IPv6 hop limit */
 	int8_t pkttype;           /* Linux cooked captures: PKT_HOST, PKT_OUTGOING, ...; else -1 */
 	bool has_ts;              /* timestamp option present */
-	bool sack_ok;             /* SYN: SACK permitted */
+	bool sack_ok;             /* SACK permitted */
 	uint16_t sport, dport;
 	uint16_t mss_opt;         /* SYN: MSS option, 0 when absent */
 	uint16_t win;

@@ -10,6 +10,7 @@ load bbrpcap_helpers
 
 setup_file() {
 	requires root netns struct_ops bbr tcpdump jq
+	tk_lock_bbr_traced
 	NS=pc-$BATS_ROOT_PID-jn
 	A=$NS-a B=$NS-b
 	D=$BATS_FILE_TMPDIR
@@ -53,6 +54,7 @@ setup_file() {
 teardown_file() {
 	[ -n "${PC_BT_PID:-}" ] && kill -INT "$PC_BT_PID" 2>/dev/null
 	tk_cleanup
+	tk_unlock_bbr_traced
 }
 
 # every record of TYPE in JOINED has a frame whose ACK (read by tcpdump from
