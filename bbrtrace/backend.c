@@ -501,6 +501,7 @@ struct bt_backend *bt_backend_open(enum bt_backend_kind kind, const struct bt_co
 		bt_backend_close(b);
 		return NULL;
 	}
+	*code = TK_EXIT_OK;
 	return b;
 }
 

@@ -8,7 +8,7 @@ NS=bt-${BATS_ROOT_PID}
 
 setup_file() {
 
-	requires root netns bbr struct_ops iperf3 jq nstat ss bpftool
+	requires root netns bbr struct_ops iperf3 jq ss nstat bpftool tcpdump
 	tk_lock_bbr_traced
 	tk_netns_pair "$NS"
 }
@@ -112,21 +112,43 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 	ip netns exec "$NS-b" iperf3 -s -1 -p 5201 -D
 	tk_wait_listen 5201 5 "$NS-b"
 	bbrtrace -b struct_ops -f json -o "$out" -d 5 --set-default-in "$NS-a" -q &
+	local tracer=$!
 	tk_wait_for "grep -qw bbr_traced /proc/sys/net/ipv4/tcp_available_congestion_control" 10
 	tk_wait_for "[ \$(ip netns exec $NS-a sysctl -n net.ipv4.tcp_congestion_control) = bbr_traced ]" 5
-	ip netns exec "$NS-a" nstat -n
+	local cap=$BATS_TEST_TMPDIR/acks.pcap coalesced
+	ip netns exec "$NS-a" tcpdump -i veth0 -s 96 -w "$cap" --immediate-mode -U \
+		'tcp and src host 10.201.0.2' 2> "$BATS_TEST_TMPDIR/tcpdump.err" &
+	local dump=$!
+	tk_wait_for "[ -s $cap ]" 5
 	ip netns exec "$NS-a" iperf3 -c 10.201.0.2 -p 5201 -t 2 -b 300M > /dev/null
-	acks=$(ip netns exec "$NS-a" nstat -az TcpExtTCPHPAcks TcpExtTCPPureAcks | awk '/TcpExt/ {s+=$2} END {print s}')
-	wait
-	n=$(jq -c 'select(.type=="sample")' "$out" | wc -l)
-	echo "# samples $n, ACKs received by the sender $acks"
-	# bbr_main runs for every ACK that finds data in flight: not pure window
-	# updates with nothing outstanding, so samples <= ACKs, and close to them
-	[ "$n" -gt 1000 ]
-	[ "$n" -le "$acks" ]
-	[ "$((n * 100 / acks))" -ge 85 ]
+	# ACKs queued while the socket was busy are merged in its backlog, and
+	# then reach bbr_main once (tcp_add_backlog); the namespace is new, so
+	# its counter counts this run only
+	coalesced=$(ip netns exec "$NS-a" nstat -az TcpExtTCPBacklogCoalesce | awk '/Coalesce/ {print $2}')
+	wait "$tracer"
+	# let tcpdump catch up before stopping it: it must not miss the last ACKs
+	sleep 1
+	kill -INT "$dump"
+	wait "$dump" || true
+	grep -q '^0 packets dropped by kernel' "$BATS_TEST_TMPDIR/tcpdump.err" ||
+		{ cat "$BATS_TEST_TMPDIR/tcpdump.err"; false; }
+	# the data connection: the one with the most samples
+	lport=$(jq -r 'select(.type=="sample") | .sport' "$out" | sort | uniq -c | sort -rn | awk 'NR==1 {print $2}')
+	n=$(jq -c "select(.type==\"sample\" and .sport==$lport)" "$out" | wc -l)
+	# from the wire: every ACK the receiver sent on that connection, and the
+	# ACKs that acknowledged new data
+	read -r all advancing < <(tcpdump -r "$cap" -nn -S "tcp dst port $lport" 2> /dev/null |
+		awk '{for (i = 1; i <= NF; i++) if ($i == "ack") { a = $(i + 1) + 0; n++; if (a > last) adv++; last = a }}
+		     END {print n, adv}')
+	echo "# samples $n; ACKs on the wire $all, of which $advancing acknowledged new data; $coalesced merged in the backlog"
+	# bbr_main runs once for every ACK that finds data in flight: every
+	# advancing ACK (less those merged), never more than all ACKs (plus the SYN-ACK)
+	[ "$n" -gt 200 ]
+	[ "$n" -ge "$((advancing - coalesced))" ]
+	[ "$n" -le "$((all + 1))" ]
 	# the summary counts the same samples, and nothing was lost
-	jq -e "select(.type==\"summary\") | .samples == $n and .lost == 0 and .backend == \"struct_ops\" and .elapsed_s >= 4" "$out"
+	total=$(jq -c 'select(.type=="sample")' "$out" | wc -l)
+	jq -e "select(.type==\"summary\") | .samples == $total and .lost == 0 and .backend == \"struct_ops\" and .elapsed_s >= 4" "$out"
 	# every field of the sample record, in order
 	keys=$(jq -c 'select(.type=="sample") | keys_unsorted' "$out" | sort -u)
 	[ "$keys" = '["type","t_ns","wall_ns","cookie","saddr","daddr","sport","dport","snd_una","snd_nxt","mss","cwnd","pacing_rate_bps","delivered","interval_us","snd_interval_us","rcv_interval_us","rtt_us","losses","acked_sacked","prior_in_flight","is_app_limited","is_retrans","is_ack_delayed","sample_bw_bps","bw_prev_bps","bw_bps","mode","pacing_gain","cwnd_gain","min_rtt_us","lt_use_bw"]' ]
@@ -143,7 +165,7 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 	[ -z "$bad" ] || { echo "# implausible: $bad"; false; }
 	# the data flow reached PROBE_BW and its samples carry a cookie
 	jq -e -s '[.[] | select(.type=="sample" and .dport==5201 and .mode=="PROBE_BW")] | length > 10' "$out"
-	jq -e -s '[.[] | select(.type=="sample" and .cookie > 0)] | length > 1000' "$out"
+	jq -e -s '[.[] | select(.type=="sample")] | (map(select(.cookie > 0)) | length) >= 0.9 * length' "$out"
 	# wall clock within 10 s of now, and monotonic time increasing
 	now=$(date +%s)
 	jq -e -s "[.[] | select(.type==\"sample\")] | (.[0].wall_ns / 1e9 - $now | fabs) < 10" "$out"
@@ -155,16 +177,19 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 	ip netns exec "$NS-b" "$TK_ROOT/tests/tools/tcpflow.py" sink 5300 &
 	tk_wait_listen 5300 5 "$NS-b"
 	bbrtrace -b struct_ops -f json -o "$out" -d 8 -q &
+	local tracer=$!
 	tk_wait_for "grep -qw bbr_traced /proc/sys/net/ipv4/tcp_available_congestion_control" 10
 	ip netns exec "$NS-a" "$TK_ROOT/tests/tools/tcpflow.py" send 10.201.0.2 5300 \
 		--bytes 30000000 --cc bbr_traced --hold 5 > "$BATS_TEST_TMPDIR/send.out" &
 	tk_wait_for "grep -q '^sent' $BATS_TEST_TMPDIR/send.out" 20
 	sleep 1 # idle: the last ACK has been processed
 	ss_line=$(ip netns exec "$NS-a" ss -tin 'dport = :5300' | tail -n 1)
+	ss_ns=$(date +%s%N)
 	lport=$(awk '/lport/ {print $2}' "$BATS_TEST_TMPDIR/send.out")
-	wait %2
+	wait "$tracer"
 	echo "# ss: $ss_line"
-	last=$(samples_to 5300 "$out" | jq -c "select(.sport==$lport)" | tail -n 1)
+	# the sample of the last ACK before ss looked (the FIN's ACK comes later)
+	last=$(samples_to 5300 "$out" | jq -c "select(.sport==$lport and .wall_ns < $ss_ns)" | tail -n 1)
 	echo "# last sample: $last"
 	[ -n "$last" ]
 	ss_mss=$(grep -oP '(?<= mss:)\d+' <<< "$ss_line")
@@ -198,35 +223,42 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 	tk_wait_listen 5301 5 "$NS-b"
 	tk_wait_listen 5302 5 "$NS-b"
 	bbrtrace -b struct_ops -f json -o "$out" -d 4 --dport 5302 --set-default-in "$NS-a" -q &
+	local pid=$!
 	tk_wait_for "[ \$(ip netns exec $NS-a sysctl -n net.ipv4.tcp_congestion_control) = bbr_traced ]" 10
 	ip netns exec "$NS-a" "$TK_ROOT/tests/tools/tcpflow.py" send 10.201.0.2 5301 --bytes 5000000 > /dev/null
 	ip netns exec "$NS-a" "$TK_ROOT/tests/tools/tcpflow.py" send fd00:201::2 5302 --bytes 5000000 > /dev/null
-	wait %3
+	wait "$pid"
 	[ "$(jq -r 'select(.type=="sample") | .dport' "$out" | sort -u)" = 5302 ]
 	[ "$(jq -r 'select(.type=="sample") | .daddr' "$out" | sort -u)" = fd00:201::2 ]
 	[ "$(jq -r 'select(.type=="sample") | .saddr' "$out" | sort -u)" = fd00:201::1 ]
 	bbrtrace -b struct_ops -f json -o "$out6" -d 4 --daddr 10.201.0.2 --set-default-in "$NS-a" -q &
+	pid=$!
 	tk_wait_for "[ \$(ip netns exec $NS-a sysctl -n net.ipv4.tcp_congestion_control) = bbr_traced ]" 10
 	ip netns exec "$NS-a" "$TK_ROOT/tests/tools/tcpflow.py" send fd00:201::2 5302 --bytes 5000000 > /dev/null
 	ip netns exec "$NS-a" "$TK_ROOT/tests/tools/tcpflow.py" send 10.201.0.2 5301 --bytes 5000000 > /dev/null
-	wait %4
+	wait "$pid"
 	[ "$(jq -r 'select(.type=="sample") | .dport' "$out6" | sort -u)" = 5301 ]
-	jq -e 'select(.type=="summary") | .samples > 100' "$out6"
+	jq -e 'select(.type=="summary") | .samples > 10' "$out6"
 }
 
 @test "csv has a header row; the table fits 120 columns and carries units" {
+	local fmt pid
 	ip netns exec "$NS-b" "$TK_ROOT/tests/tools/tcpflow.py" sink 5303 &
 	tk_wait_listen 5303 5 "$NS-b"
-	bbrtrace -b struct_ops -f csv -o "$BATS_TEST_TMPDIR/t.csv" -d 3 --set-default-in "$NS-a" -q &
-	bbrtrace -b struct_ops -f table -o "$BATS_TEST_TMPDIR/t.txt" -d 3 -q 2>/dev/null &
-	tk_wait_for "[ \$(ip netns exec $NS-a sysctl -n net.ipv4.tcp_congestion_control) = bbr_traced ]" 10
-	ip netns exec "$NS-a" "$TK_ROOT/tests/tools/tcpflow.py" send 10.201.0.2 5303 --bytes 3000000 > /dev/null
-	wait %2
+	for fmt in csv table; do
+		bbrtrace -b struct_ops -f $fmt -o "$BATS_TEST_TMPDIR/t.$fmt" -d 3 --set-default-in "$NS-a" -q &
+		pid=$!
+		tk_wait_for "[ \$(ip netns exec $NS-a sysctl -n net.ipv4.tcp_congestion_control) = bbr_traced ]" 10
+		ip netns exec "$NS-a" "$TK_ROOT/tests/tools/tcpflow.py" send 10.201.0.2 5303 --bytes 3000000 > /dev/null
+		wait "$pid"
+	done
 	head -n 1 "$BATS_TEST_TMPDIR/t.csv" | grep -q '^t_ns,wall_ns,cookie,saddr,daddr,sport,dport,snd_una,'
 	[ "$(head -n 1 "$BATS_TEST_TMPDIR/t.csv" | tr ',' '\n' | wc -l)" -eq 31 ]
 	[ "$(wc -l < "$BATS_TEST_TMPDIR/t.csv")" -gt 10 ]
-	# the second bbrtrace could not register a second bbr_traced: it says so
-	wait %3 || true
+	[ "$(grep -c '^t_ns,' "$BATS_TEST_TMPDIR/t.csv")" -eq 1 ]
+	head -n 1 "$BATS_TEST_TMPDIR/t.table" | grep -q 'time s.*snd_una.*snd us.*rcv us.*rtt us.*bw0 Mb/s.*bw Mb/s.*mode'
+	[ "$(wc -L < "$BATS_TEST_TMPDIR/t.table")" -le 120 ]
+	[ "$(wc -l < "$BATS_TEST_TMPDIR/t.table")" -gt 10 ]
 }
 
 @test "a second struct_ops bbrtrace is refused while one runs, naming its pid" {
