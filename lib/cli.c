@@ -202,6 +202,22 @@ const char *cli_fmt_v6mapped(const uint8_t a[16], char *buf, size_t len)
 {
 	static const uint8_t prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 
+	if (!memcmp(a, prefix, sizeof(prefix)) && len >= INET_ADDRSTRLEN) {
+		/* dotted quad by hand: inet_ntop() goes through sprintf */
+		char *p = buf;
+
+		for (int i = 12; i < 16; i++) {
+			unsigned int o = a[i];
+
+			if (o >= 100)
+				*p++ = (char)('0' + o / 100);
+			if (o >= 10)
+				*p++ = (char)('0' + o / 10 % 10);
+			*p++ = (char)('0' + o % 10);
+			*p++ = i < 15 ? '.' : '\0';
+		}
+		return buf;
+	}
 	if (!memcmp(a, prefix, sizeof(prefix)))
 		inet_ntop(AF_INET, a + 12, buf, len);
 	else

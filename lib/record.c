@@ -78,6 +78,16 @@ static inline void put(struct rec_writer *w, const char *s, size_t n)
 	w->len += n;
 }
 
+/* a formatted number (at most 24 bytes): a memcpy call costs more than the copy */
+static inline void put_small(struct rec_writer *w, const char *s, unsigned int n)
+{
+	if (w->len + 24 > BUF_CAP)
+		drain(w);
+	for (unsigned int k = 0; k < n && k < 24; k++)
+		w->buf[w->len + k] = s[k];
+	w->len += n < 24 ? n : 24;
+}
+
 static inline void putc_(struct rec_writer *w, char c)
 {
 	if (w->len + 1 > BUF_CAP)
@@ -87,16 +97,66 @@ static inline void putc_(struct rec_writer *w, char c)
 
 static inline void puts_(struct rec_writer *w, const char *s) { put(w, s, strlen(s)); }
 
+static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324"
+				     "25262728293031323334353637383940414243444546474849"
+				     "50515253545556575859606162636465666768697071727374"
+				     "75767778798081828384858687888990919293949596979899";
+
+/* decimal digits of v, right-aligned in tmp[24]; returns the index of the first */
+static int fmt_u64(char tmp[24], uint64_t v)
+{
+	int i = 24;
+
+	while (v >= 100) {
+		unsigned int r = (unsigned int)(v % 100);
+
+		v /= 100;
+		tmp[--i] = digit_pairs[2 * r + 1];
+		tmp[--i] = digit_pairs[2 * r];
+	}
+	if (v >= 10) {
+		tmp[--i] = digit_pairs[2 * v + 1];
+		tmp[--i] = digit_pairs[2 * v];
+	} else {
+		tmp[--i] = (char)('0' + v);
+	}
+	return i;
+}
+
+static unsigned int count_digits(uint64_t v)
+{
+	unsigned int n = 1;
+
+	while (v >= 10000) {
+		v /= 10000;
+		n += 4;
+	}
+	return n + (v >= 10) + (v >= 100) + (v >= 1000);
+}
+
+/* straight into the buffer, from the last digit back */
 static void put_u64(struct rec_writer *w, uint64_t v)
 {
-	char tmp[24];
-	int i = sizeof(tmp);
+	unsigned int n = count_digits(v);
+	char *p;
 
-	do {
-		tmp[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	put(w, tmp + i, sizeof(tmp) - i);
+	if (w->len + 24 > BUF_CAP)
+		drain(w);
+	p = w->buf + w->len + n;
+	while (v >= 100) {
+		unsigned int r = (unsigned int)(v % 100);
+
+		v /= 100;
+		*--p = digit_pairs[2 * r + 1];
+		*--p = digit_pairs[2 * r];
+	}
+	if (v >= 10) {
+		*--p = digit_pairs[2 * v + 1];
+		*--p = digit_pairs[2 * v];
+	} else {
+		*--p = (char)('0' + v);
+	}
+	w->len += n;
 }
 
 static void put_i64(struct rec_writer *w, int64_t v)
@@ -117,6 +177,37 @@ static void put_f64(struct rec_writer *w, double d, int prec, bool json)
 	if (!isfinite(d)) {
 		puts_(w, json ? "null" : "");
 		return;
+	}
+	/*
+	 * Fast path, byte-identical to printf("%.*f"): scale to an integer when
+	 * that is exact enough, and leave ties and large values to printf (which
+	 * rounds the exact binary value half-to-even).
+	 */
+	if (prec >= 0 && prec <= 6 && fabs(d) < 1e3) {
+		static const double scale[] = { 1, 10, 100, 1e3, 1e4, 1e5, 1e6 };
+		double x = fabs(d) * scale[prec];
+		double fl = floor(x), frac = x - fl;
+
+		/* x < 1e9: its rounding error (< 1.2e-7) cannot move it across a tie */
+		if (fabs(frac - 0.5) > 1e-6) {
+			uint64_t q = (uint64_t)fl + (frac > 0.5);
+			uint64_t p10 = (uint64_t)scale[prec];
+			char itmp[24], ftmp[24];
+			int ii = fmt_u64(itmp, q / p10);
+
+			if (signbit(d)) /* printf keeps the sign of -0.0 and -0.0001 */
+				putc_(w, '-');
+			put_small(w, itmp + ii, (unsigned int)(24 - ii));
+			if (prec) {
+				uint64_t f = q % p10;
+
+				putc_(w, '.');
+				for (int k = prec - 1; k >= 0; k--, f /= 10)
+					ftmp[k] = (char)('0' + f % 10);
+				put_small(w, ftmp, (unsigned int)prec);
+			}
+			return;
+		}
 	}
 	n = snprintf(tmp, sizeof(tmp), "%.*f", prec, d);
 	if (n > 0)
@@ -161,12 +252,39 @@ size_t rec_json_escape(char *dst, size_t cap, const char *s)
 	return n;
 }
 
+/* ,"name": written in place (keys are plain identifiers, never escaped) */
+static void put_json_key(struct rec_writer *w, const char *name, bool first)
+{
+	size_t n = strnlen(name, 200);
+	char *p;
+
+	if (w->len + 256 > BUF_CAP)
+		drain(w);
+
+	p = w->buf + w->len;
+	if (!first)
+		*p++ = ',';
+	*p++ = '"';
+	memcpy(p, name, n);
+	p += n;
+	*p++ = '"';
+	*p++ = ':';
+	w->len = (size_t)(p - w->buf);
+}
+
 static void put_json_str(struct rec_writer *w, const char *s)
 {
 	char tmp[1024];
+	size_t n = 0;
 
+	/* most strings need no escaping: copy them as they are */
+	while (s[n] && s[n] != '"' && s[n] != '\\' && (unsigned char)s[n] >= 0x20)
+		n++;
 	putc_(w, '"');
-	put(w, tmp, rec_json_escape(tmp, sizeof(tmp), s));
+	if (!s[n] && n < sizeof(tmp))
+		put(w, s, n);
+	else
+		put(w, tmp, rec_json_escape(tmp, sizeof(tmp), s));
 	putc_(w, '"');
 }
 
@@ -203,12 +321,8 @@ static void write_json(struct rec_writer *w, const struct rec_schema *s, const s
 
 		if (!f->name)
 			continue;
-		if (!first)
-			putc_(w, ',');
+		put_json_key(w, f->name, first);
 		first = false;
-		putc_(w, '"');
-		puts_(w, f->name);
-		puts_(w, "\":");
 		if (v[i].null) {
 			puts_(w, "null");
 			continue;

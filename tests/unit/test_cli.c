@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <stdio.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <cmocka.h>
@@ -60,6 +61,13 @@ static void test_addr(void **state)
 	assert_int_equal(a.family, AF_INET);
 	cli_addr_to_v6mapped(&a, m);
 	assert_string_equal(cli_fmt_v6mapped(m, buf, sizeof(buf)), "10.1.2.3");
+	for (int i = 0; i < 256; i += 7) { /* every digit count of each octet */
+		char want[32];
+		snprintf(want, sizeof(want), "%d.%d.%d.%d", i, 255 - i, i / 10, 100 + i % 156);
+		assert_int_equal(cli_parse_addr("--saddr", want, &a), 0);
+		cli_addr_to_v6mapped(&a, m);
+		assert_string_equal(cli_fmt_v6mapped(m, buf, sizeof(buf)), want);
+	}
 	assert_int_equal(cli_parse_addr("--saddr", "1.2.3", &a), -1);
 	assert_int_equal(cli_parse_addr("--saddr", "1.2.3.256", &a), -1);
 	assert_int_equal(cli_parse_addr("--saddr", "fd00::1", &a), 0);

@@ -126,6 +126,75 @@ static void test_big_volume(void **state)
 	free(s);
 }
 
+/* the writer's own number formatting must print what printf prints */
+static void test_numbers_match_printf(void **state)
+{
+	static const struct rec_field nf[] = { { "v", REC_F64, 0 } };
+	static const double cases[] = {
+		0, -0.0, 0.5, 1.5, 2.5, -2.5, 0.125, 0.0625, 1.0005, 2.88671875, 1.25, 0.75,
+		123456.7890125, -0.0004999, 0.9999996, 9.9999995, 1e11 + 0.5, 1e13, 3.14159265358979,
+		1e-7, -1e-7, 4294967295.5, 0.045, 1.005, 2.675,
+	};
+	uint64_t seed = 42;
+	(void)state;
+
+	for (int prec = 0; prec <= 7; prec++) {
+		for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]) + 2000; k++) {
+			struct rec_field f = nf[0];
+			struct rec_schema sc = { NULL, &f, 1 };
+			char *buf = NULL, want[128];
+			size_t len = 0;
+			double d;
+
+			if (k < sizeof(cases) / sizeof(cases[0])) {
+				d = cases[k];
+			} else { /* pseudo-random values over many magnitudes */
+				seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+				d = (double)(seed >> 11) / (double)(1ULL << 53);
+				d = (d - 0.3) * (double)(1ULL << (seed % 40));
+			}
+			f.prec = prec;
+			FILE *out = open_memstream(&buf, &len);
+			struct rec_writer *w = rec_writer_new(REC_CSV, out);
+			rec_writer_reset_header(w);
+			struct rec_value v = rv_f64(d);
+			rec_write(w, &sc, &v);
+			rec_writer_free(w);
+			fclose(out);
+			snprintf(want, sizeof(want), "v\n%.*f\n", prec, d);
+			if (strcmp(buf, want)) {
+				print_error("prec %d value %.17g: got %s want %s", prec, d, buf, want);
+				fail();
+			}
+			free(buf);
+		}
+	}
+}
+
+static void test_u64_digits(void **state)
+{
+	static const struct rec_field nf[] = { { "v", REC_U64 } };
+	static const struct rec_schema sc = { NULL, nf, 1 };
+	uint64_t v = 0;
+	(void)state;
+
+	for (int k = 0; k < 200; k++) {
+		char *buf = NULL, want[64];
+		size_t len = 0;
+		FILE *out = open_memstream(&buf, &len);
+		struct rec_writer *w = rec_writer_new(REC_JSON, out);
+		struct rec_value val = rv_u64(v);
+
+		rec_write(w, &sc, &val);
+		rec_writer_free(w);
+		fclose(out);
+		snprintf(want, sizeof(want), "{\"v\":%llu}\n", (unsigned long long)v);
+		assert_string_equal(buf, want);
+		free(buf);
+		v = v * 3 + (uint64_t)k; /* walks through every digit count */
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -134,6 +203,8 @@ int main(void)
 		cmocka_unit_test(test_table_units_and_widths),
 		cmocka_unit_test(test_escape_control),
 		cmocka_unit_test(test_big_volume),
+		cmocka_unit_test(test_numbers_match_printf),
+		cmocka_unit_test(test_u64_digits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
