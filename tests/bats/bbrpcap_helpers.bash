@@ -145,3 +145,60 @@ pc_frame_acks() {
 	tcpdump -r "$1" -nn -S -tt 2>/dev/null |
 		awk '{ n++; a = ""; for (i = 1; i < NF; i++) if ($i == "ack") { a = $(i + 1); sub(/,$/, "", a) } print n, a, $1 }'
 }
+
+# "WIDTH HEIGHT COLOURS MISSING" of a PNG: decoded here (zlib and the five
+# scanline filters, 8-bit greyscale/RGB/RGBA), without trusting the writer.
+# MISSING counts the colours given as more arguments (rrggbb) that no pixel has.
+pc_png_info() {
+	/usr/bin/python3 - "$@" <<'PY'
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG signature"
+pos, idat, ihdr = 8, b"", None
+while pos < len(data):
+    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + n]
+    if kind == b"IHDR":
+        ihdr = struct.unpack(">IIBBBBB", body)
+    elif kind == b"IDAT":
+        idat += body
+    pos += 12 + n
+w, h, depth, ctype, _, _, interlace = ihdr
+assert depth == 8 and interlace == 0 and ctype in (0, 2, 4, 6), "unsupported PNG layout"
+bpp = {0: 1, 2: 3, 4: 2, 6: 4}[ctype]
+raw, stride = zlib.decompress(idat), w * bpp
+prev, colours, i = bytearray(stride), set(), 0
+for _ in range(h):
+    f, line = raw[i], bytearray(raw[i + 1:i + 1 + stride])
+    i += 1 + stride
+    for x in range(stride):
+        a = line[x - bpp] if x >= bpp else 0
+        b = prev[x]
+        c = prev[x - bpp] if x >= bpp else 0
+        if f == 1: line[x] = (line[x] + a) & 255
+        elif f == 2: line[x] = (line[x] + b) & 255
+        elif f == 3: line[x] = (line[x] + (a + b) // 2) & 255
+        elif f == 4:
+            p = a + b - c
+            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+    colours.update(bytes(line[k:k + bpp]) for k in range(0, stride, bpp))
+    prev = line
+rgb = {c[:3] for c in colours}
+missing = [x for x in sys.argv[2:] if bytes.fromhex(x) not in rgb]
+for x in missing:
+    print("# no pixel of colour #" + x, file=sys.stderr)
+print(w, h, len(colours), len(missing))
+PY
+}
+
+# "WIDTH HEIGHT COLOURS" of an SVG: its size attributes and the distinct
+# colours it strokes or fills with
+pc_svg_info() {
+	local w h n
+	w=$(tr '\n' ' ' < "$1" | grep -o '<svg[^>]*' | grep -o ' width="[0-9]*' | head -1 | tr -dc 0-9)
+	h=$(tr '\n' ' ' < "$1" | grep -o '<svg[^>]*' | grep -o ' height="[0-9]*' | head -1 | tr -dc 0-9)
+	n=$(grep -oE "(stroke|fill|color)=['\"] ?(rgb\([0-9, ]+\)|#[0-9a-fA-F]{6})" "$1" |
+		sed -E "s/^[a-z]+=['\"] ?//; s/ //g" | tr 'A-F' 'a-f' | sort -u | wc -l)
+	echo "$w $h $n"
+}

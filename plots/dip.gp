@@ -1,0 +1,93 @@
+# bbrplot's dip plot: what the wire showed and what BBR believed, on one time axis.
+#
+# bbrplot prepares the data and runs: gnuplot -e "VARIABLES" plots/dip.gp
+#   data        directory with samples.dat, collapses.dat and tput.dat
+#   out, term   output file; "pngcairo" or "svg"
+#   width, height   pixels
+#   ptitle      the plot's title
+#   have_pcap   1 when tput.dat holds the capture's throughput
+#   bin_ms      the capture's bin width
+#   n_da, n_rd, n_lp, n_ot   collapses by cause (for the legend)
+#   floor_mbps  rates below it are drawn at it (log axis)
+#   xfrom, xto  the zoom, seconds; only set when asked for
+#
+# samples.dat:   t_s bw_mbps pacing_mbps rcv_interval_us snd_interval_us app_limited
+# collapses.dat: one block per cause (delayed_ack, rate_drop, loss_policer, other):
+#                t_s bw_mbps bw_prev_mbps
+# tput.dat:      t_s sent_mbps acked_mbps dip
+
+if (term eq "svg") {
+	set terminal svg size width,height font "Sans,11" background rgb "white"
+} else {
+	set terminal pngcairo size width,height font "Sans,10" background rgb "white"
+}
+set output out
+set termoption noenhanced
+set encoding utf8
+
+# colours: the wire in blues/greens, BBR's belief in black, causes as in bbrtrace's verdict
+c_sent   = "#4a90d9"
+c_acked  = "#2ca02c"
+c_bw     = "#000000"
+c_pacing = "#8c564b"
+c_da     = "#d62728"   # delayed ACK
+c_rd     = "#ff7f0e"   # rate drop
+c_lp     = "#9467bd"   # loss / policer
+c_ot     = "#7f7f7f"   # other
+c_rcv    = "#d62728"
+c_snd    = "#1f77b4"
+
+set multiplot title ptitle font ",13"
+# both panels share the time axis: the same margins, the legends beside them
+set lmargin at screen 0.08
+set rmargin at screen 0.70
+if (exists("xfrom") && exists("xto")) { set xrange [xfrom:xto] }
+if (exists("xfrom") && !exists("xto")) { set xrange [xfrom:*] }
+if (!exists("xfrom") && exists("xto")) { set xrange [*:xto] }
+set grid xtics ytics lc rgb "#e0e0e0"
+
+# --- upper panel: rates -----------------------------------------------------------------
+set origin 0, 0.32
+set size 1, 0.63
+set bmargin 0.5
+set tmargin 1
+set logscale y 10
+set format y "%g"
+set yrange [floor_mbps:*]
+set ylabel "rate (Mbit/s, log)"
+set format x ""
+unset xlabel
+set key at screen 0.995, screen 0.92 right top vertical Left reverse box samplen 2 spacing 1.1 font ",9"
+plot \
+	data."/tput.dat" using 1:2 with steps lw 1.5 lc rgb c_sent \
+		title (have_pcap ? sprintf("wire: data sent (%g ms bins)", bin_ms) : ""), \
+	data."/tput.dat" using 1:3 with steps lw 1.2 lc rgb c_acked \
+		title (have_pcap ? "wire: data ACKed" : ""), \
+	data."/samples.dat" using 1:3 with lines lw 1.2 dt 2 lc rgb c_pacing title "BBR pacing rate", \
+	data."/samples.dat" using 1:2 with steps lw 2.2 lc rgb c_bw title "BBR bw (max-bw filter)", \
+	data."/collapses.dat" index 0 using 1:2 with points pt 9 ps 2.2 lc rgb c_da \
+		title sprintf("collapse: delayed ACK (%d)", n_da), \
+	data."/collapses.dat" index 1 using 1:2 with points pt 11 ps 2.2 lc rgb c_rd \
+		title sprintf("collapse: rate drop (%d)", n_rd), \
+	data."/collapses.dat" index 2 using 1:2 with points pt 5 ps 1.8 lc rgb c_lp \
+		title sprintf("collapse: loss/policer (%d)", n_lp), \
+	data."/collapses.dat" index 3 using 1:2 with points pt 13 ps 1.8 lc rgb c_ot \
+		title sprintf("collapse: other (%d)", n_ot)
+
+# --- lower panel: the rate sample's two intervals; a delayed ACK is rcv >> snd ----------
+set origin 0, 0
+set size 1, 0.33
+set tmargin 0.5
+set bmargin 3.5
+set logscale y 10
+unset yrange
+set yrange [*:*]
+set ylabel "interval (us, log)"
+set format x "%g"
+set xlabel "time (s since the trace's first sample)"
+set key at screen 0.995, screen 0.30 right top vertical Left reverse box samplen 2 font ",9"
+plot \
+	data."/samples.dat" using 1:4 with points pt 7 ps 0.45 lc rgb c_rcv title "rcv_interval_us", \
+	data."/samples.dat" using 1:5 with points pt 7 ps 0.45 lc rgb c_snd title "snd_interval_us"
+
+unset multiplot

@@ -1,0 +1,6 @@
+# bbrplot: the pictures, drawn by gnuplot from the templates in plots/*.gp (issue 5)
+TOOLS += bbrplot
+bbrplot_SRCS := plots/bbrplot.c plots/plotdata.c
+
+UNIT_TESTS += test_bbrplot
+test_bbrplot_SRCS := plots/plotdata.c

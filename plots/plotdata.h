@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * bbrplot's data preparation: each plot's inputs (bbrtrace JSON lines,
+ * bbrpcap's throughput CSV, udpdwell socket records, upfbench and repro sweep
+ * CSVs) turned into the whitespace-separated tables the gnuplot templates in
+ * plots/ read. Nothing here draws; the templates do.
+ */
+#ifndef PLOTS_PLOTDATA_H
+#define PLOTS_PLOTDATA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* rates below this are drawn at it: the y axes are logarithmic */
+#define PD_FLOOR_MBPS 0.01
+
+enum pd_cause { PD_DELAYED_ACK = 0, PD_RATE_DROP, PD_LOSS_POLICER, PD_OTHER, PD_NCAUSES };
+const char *pd_cause_name(int cause); /* as bbrtrace writes them */
+int pd_cause_parse(const char *s);    /* PD_OTHER for anything unknown */
+
+/* which flow of a trace to draw */
+struct pd_flow_sel {
+	bool have_cookie;
+	uint64_t cookie;
+	const char *sender;   /* "ADDR:PORT" of the traced socket, NULL: any */
+};
+
+struct pd_dip_info {
+	/* the flow drawn */
+	uint64_t cookie;
+	char saddr[64], daddr[64];
+	uint16_t sport, dport;
+	uint64_t flows;          /* flows in the trace */
+	uint64_t samples;        /* of the flow drawn */
+	uint64_t collapses[PD_NCAUSES];
+	double origin_s;         /* time 0 of the plot: the trace's first record (wall clock if it has one) */
+	double last_s;           /* the last sample, relative to origin */
+	bool wall;               /* times are wall_ns (else t_ns) */
+	/* joined traces: capture time - trace time, the median over records with a frame */
+	bool have_offset;
+	double offset_s;
+};
+
+/*
+ * Reads a bbrtrace JSON-lines file (a regular file: it is read twice) and
+ * writes DIR/samples.dat (t_s bw_mbps pacing_mbps rcv_interval_us
+ * snd_interval_us app_limited) and DIR/collapses.dat (one index block per
+ * cause: t_s bw_mbps bw_prev_mbps). Returns 0, or -1 with err set; a trace
+ * without samples is an error.
+ */
+int pd_dip_trace(const char *trace_path, const struct pd_flow_sel *sel, const char *dir,
+		 struct pd_dip_info *info, char *err, size_t errlen);
+
+/*
+ * Reads `bbrpcap throughput --format csv` output and writes DIR/tput.dat
+ * (t_s sent_mbps acked_mbps dip) for the trace flow's data direction, times
+ * relative to the plot's origin (capture epoch - offset_s - origin_s).
+ * Returns the number of bins written, or -1 with err set.
+ */
+long pd_dip_tput(FILE *csv, const struct pd_dip_info *info, double offset_s, const char *dir, char *err,
+		 size_t errlen);
+
+/*
+ * udpdwell JSON lines: the socket records summed per socket (address, port)
+ * over all intervals, written as DIR/dwell.dat: one row per bucket, one
+ * column per socket (share of its datagrams, %), with a quoted header.
+ * Returns the number of sockets, or -1 with err set.
+ */
+int pd_dwell(const char *path, const char *dir, char *err, size_t errlen);
+
+/*
+ * upfbench's sweep CSV (columns by name: label, sessions, cycles_per_pkt,
+ * floor_cycles): DIR/upf.dat, one index block per label, rows sorted by
+ * sessions. labels gets the labels, space-separated, in block order;
+ * floor_cycles the median floor (0 when the CSV has none).
+ * Returns the number of labels, or -1 with err set.
+ */
+int pd_upf(const char *path, const char *dir, char *labels, size_t labels_len, double *floor_cycles, char *err,
+	   size_t errlen);
+
+/*
+ * repro/sweep.sh's CSV: DIR/sweep.dat, one row per run: "RTT, quickack X"
+ * and collapses per minute by cause, then goodput in Mbit/s.
+ * Returns the number of runs, or -1 with err set.
+ */
+int pd_sweep(const char *path, const char *dir, char *err, size_t errlen);
+
+/*
+ * One CSV line split in place into fields (RFC 4180 quotes), at most max.
+ * Returns the number of fields, or -1 for an unterminated quote.
+ */
+int pd_csv_split(char *line, char **fields, int max);
+
+#endif

@@ -1,0 +1,213 @@
+#!/usr/bin/env bats
+# bbrplot: the dip plot from a real repro/dip.sh trace and capture, and the
+# dwell, upf and sweep plots from the real outputs of udpdwell, upfbench and
+# repro/sweep.sh (tests/fixtures). Each picture is checked for existence, its
+# PNG or SVG header, its size, and the colours it must contain (decoded here).
+
+load helpers
+load bbrpcap_helpers
+
+TRACE=$TK_ROOT/tests/fixtures/pcap/dip-paced.jsonl
+PCAP=$TK_ROOT/tests/fixtures/pcap/dip-paced.pcap
+
+setup() {
+	requires gnuplot
+}
+
+# the palette of plots/dip.gp (rrggbb)
+C_SENT=4a90d9 C_ACKED=2ca02c C_BW=000000 C_DA=d62728 C_SND=1f77b4
+
+@test "bbrplot --help says what is drawn, with units, and the exit codes" {
+	tk_run bbrplot --help
+	expect_status 0
+	expect_output "upper panel (Mbit/s, log)"
+	expect_output "rcv_interval_us and snd_interval_us"
+	expect_output "bbrplot dwell"
+	expect_output "5 bad input data"
+}
+
+@test "bbrplot --version prints the version" {
+	tk_run bbrplot --version
+	expect_status 0
+	[[ $output =~ ^bbrplot\ [0-9a-g.-]+ ]]
+}
+
+@test "dip plot, PNG: the right size and the colours of each curve and of the collapse" {
+	local png=$BATS_TEST_TMPDIR/dip.png
+	tk_run bbrplot --trace "$TRACE" --pcap "$PCAP" -o "$png"
+	expect_status 0
+	[ "$(head -c 8 "$png" | od -An -t x1 | tr -d ' \n')" = 89504e470d0a1a0a ]
+	read -r w h n missing < <(pc_png_info "$png" $C_SENT $C_ACKED $C_BW $C_DA $C_SND)
+	echo "# ${w}x$h, $n colours"
+	[ "$w" -eq 1200 ] && [ "$h" -eq 800 ]
+	[ "$n" -ge 50 ]
+	[ "$missing" -eq 0 ]
+}
+
+@test "dip plot, SVG: header, size, legend and colours" {
+	local svg=$BATS_TEST_TMPDIR/dip.svg
+	tk_run bbrplot --trace "$TRACE" --pcap "$PCAP" -o "$svg" --title "push to a paced receiver"
+	expect_status 0
+	head -1 "$svg" | grep -q '^<?xml'
+	read -r w h n < <(pc_svg_info "$svg")
+	echo "# ${w}x$h, $n colours"
+	[ "$w" -eq 1200 ] && [ "$h" -eq 800 ] && [ "$n" -ge 8 ]
+	grep -q "<text>push to a paced receiver</text>" "$svg"
+	grep -q "<text>wire: data sent (100 ms bins)</text>" "$svg"
+	grep -q "<text>collapse: delayed ACK (1)</text>" "$svg"
+	grep -q "<text>rcv_interval_us</text>" "$svg"
+	grep -q "<text>rate (Mbit/s, log)</text>" "$svg"
+	grep -q "<text>interval (us, log)</text>" "$svg"
+	grep -qi "rgb(214,  39,  40)\|#d62728" "$svg"
+}
+
+@test "dip plot --size sets the picture's size" {
+	local png=$BATS_TEST_TMPDIR/small.png
+	bbrplot --trace "$TRACE" --pcap "$PCAP" -o "$png" --size 800x600
+	read -r w h n _ < <(pc_png_info "$png")
+	[ "$w" -eq 800 ] && [ "$h" -eq 600 ] && [ "$n" -ge 20 ]
+}
+
+@test "dip plot --from/--to: the time axis shows only that range" {
+	local svg=$BATS_TEST_TMPDIR/zoom.svg ticks
+	bbrplot --trace "$TRACE" --pcap "$PCAP" -o "$svg" --from 1.5 --to 3
+	# the x tick labels (centred text) of both panels
+	ticks=$(tr '\n' ' ' < "$svg" | grep -oE 'text-anchor="middle">[[:space:]]*<text>[0-9.-]+</text>' | grep -oE '[0-9.-]+</text>' | cut -d'<' -f1 | tr '\n' ' ')
+	echo "# x ticks: $ticks"
+	[ -n "$ticks" ]
+	for t in $ticks; do
+		awk -v t="$t" 'BEGIN { exit !(t >= 1.5 && t <= 3) }'
+	done
+	# and they span the range: the first near 1.5, the last near 3
+	awk -v t="${ticks%% *}" 'BEGIN { exit !(t <= 1.7) }'
+	awk -v t="$(echo $ticks | awk '{ print $NF }')" 'BEGIN { exit !(t >= 2.8) }'
+}
+
+@test "dip plot from the trace alone: no wire curves" {
+	local svg=$BATS_TEST_TMPDIR/trace.svg
+	bbrplot --trace "$TRACE" -o "$svg"
+	! grep -q "wire: data sent" "$svg"
+	grep -q "<text>BBR bw (max-bw filter)</text>" "$svg"
+}
+
+@test "dip plot from a joined trace takes the clock offset from its frame times" {
+	local j=$BATS_TEST_TMPDIR/joined.jsonl
+	bbrpcap join "$TRACE" "$PCAP" -o "$j" > /dev/null 2>&1
+	tk_run bbrplot -v --trace "$j" --pcap "$PCAP" -o "$BATS_TEST_TMPDIR/j.png"
+	expect_status 0
+	[[ $stderr =~ clock\ offset\ -?0\.0[0-9]+\ ms ]] || { tk_dump "no offset from the join"; false; }
+}
+
+@test "dip plot: a trace without wall_ns needs a join or --clock-offset-ms for a capture" {
+	jq -c 'del(.wall_ns)' "$TRACE" > "$BATS_TEST_TMPDIR/mono.jsonl"
+	tk_run bbrplot --trace "$BATS_TEST_TMPDIR/mono.jsonl" --pcap "$PCAP" -o "$BATS_TEST_TMPDIR/m.png"
+	expect_status 5
+	expect_one_line_stderr
+	expect_stderr "mono.jsonl has no wall_ns: its clock cannot be matched to the capture's; join it first"
+}
+
+@test "dip plot --keep-data keeps the data and the gnuplot command" {
+	local d=$BATS_TEST_TMPDIR/data
+	bbrplot --trace "$TRACE" --pcap "$PCAP" -o "$BATS_TEST_TMPDIR/k.png" --keep-data "$d"
+	[ -s "$d/samples.dat" ] && [ -s "$d/collapses.dat" ] && [ -s "$d/tput.dat" ] && [ -x "$d/plot.sh" ]
+	# the command redraws the same picture
+	rm "$BATS_TEST_TMPDIR/k.png"
+	"$d/plot.sh"
+	[ -s "$BATS_TEST_TMPDIR/k.png" ]
+}
+
+@test "dwell plot from udpdwell's records: PNG size and one colour per socket" {
+	local png=$BATS_TEST_TMPDIR/dwell.png
+	tk_run bbrplot dwell "$TK_ROOT/tests/fixtures/plots/dwell.jsonl" -o "$png"
+	expect_status 0
+	read -r w h n missing < <(pc_png_info "$png" d62728 1f77b4)
+	[ "$w" -eq 1200 ] && [ "$h" -eq 800 ] && [ "$n" -ge 20 ] && [ "$missing" -eq 0 ]
+}
+
+@test "dwell plot, SVG: the buckets and each socket's state" {
+	local svg=$BATS_TEST_TMPDIR/dwell.svg
+	bbrplot dwell "$TK_ROOT/tests/fixtures/plots/dwell.jsonl" -o "$svg" --size 1000x600
+	read -r w h n < <(pc_svg_info "$svg")
+	[ "$w" -eq 1000 ] && [ "$h" -eq 600 ] && [ "$n" -ge 4 ]
+	grep -q "<text>&lt;=50ms</text>" "$svg"
+	grep -q "sfu_echo: ALERT, avg 18193 us" "$svg"
+	grep -q "sfu_echo: OK, avg 12 us" "$svg"
+}
+
+@test "upf plot from upfbench's sweep CSV: a line per design" {
+	local png=$BATS_TEST_TMPDIR/upf.png svg=$BATS_TEST_TMPDIR/upf.svg
+	bbrplot upf "$TK_ROOT/tests/fixtures/upf/sweep-sample.csv" -o "$png"
+	read -r w h n missing < <(pc_png_info "$png" d62728 ff7f0e 2ca02c)
+	[ "$w" -eq 1200 ] && [ "$h" -eq 800 ] && [ "$n" -ge 20 ] && [ "$missing" -eq 0 ]
+	bbrplot upf "$TK_ROOT/tests/fixtures/upf/sweep-sample.csv" -o "$svg"
+	grep -q "<text>before</text>" "$svg" && grep -q "<text>batched</text>" "$svg" && grep -q "<text>best</text>" "$svg"
+	grep -q "<text>cycles per packet (log)</text>" "$svg"
+}
+
+@test "sweep plot from repro/sweep.sh's CSV: collapses by cause per run" {
+	local png=$BATS_TEST_TMPDIR/sweep.png svg=$BATS_TEST_TMPDIR/sweep.svg
+	bbrplot sweep "$TK_ROOT/tests/fixtures/plots/sweep.csv" -o "$png"
+	read -r w h n missing < <(pc_png_info "$png" d62728 1f77b4)
+	[ "$w" -eq 1200 ] && [ "$h" -eq 800 ] && [ "$n" -ge 20 ] && [ "$missing" -eq 0 ]
+	bbrplot sweep "$TK_ROOT/tests/fixtures/plots/sweep.csv" -o "$svg"
+	grep -q "<text>native, quickack off</text>" "$svg"
+	grep -q "<text>native, quickack on</text>" "$svg"
+}
+
+@test "bbrplot needs --trace or a plot kind" {
+	tk_run bbrplot -o x.png
+	expect_status 2
+	expect_one_line_stderr
+	expect_stderr "bbrplot: --trace FILE is required (or a plot kind: dwell, upf, sweep); see --help"
+}
+
+@test "bbrplot refuses an output that is neither .png nor .svg" {
+	tk_run bbrplot --trace "$TRACE" -o x.jpg
+	expect_status 2
+	expect_stderr "bbrplot: -o: 'x.jpg' must end in .png or .svg"
+}
+
+@test "bbrplot refuses --from after --to, and a bad --size" {
+	tk_run bbrplot --trace "$TRACE" -o x.png --from 3 --to 1
+	expect_status 2
+	expect_stderr "bbrplot: --from 3 is not before --to 1"
+	tk_run bbrplot --trace "$TRACE" -o x.png --size 100x100
+	expect_status 2
+	expect_stderr "bbrplot: --size: '100x100' is not WIDTHxHEIGHT in pixels (320x200 .. 8000x8000)"
+}
+
+@test "bbrplot refuses a dip-plot option on another plot" {
+	tk_run bbrplot dwell "$TK_ROOT/tests/fixtures/plots/dwell.jsonl" -o x.png --from 1
+	expect_status 2
+	expect_stderr "bbrplot: --from: only the dip plot (--trace) takes it"
+}
+
+@test "bbrplot on a trace without samples: exit 5, nothing drawn" {
+	echo '{"type":"summary","samples":0}' > "$BATS_TEST_TMPDIR/empty.jsonl"
+	tk_run bbrplot --trace "$BATS_TEST_TMPDIR/empty.jsonl" -o "$BATS_TEST_TMPDIR/e.png"
+	expect_status 5
+	expect_stderr "empty.jsonl: no \"sample\" records: nothing to draw"
+	[ ! -e "$BATS_TEST_TMPDIR/e.png" ]
+}
+
+@test "bbrplot on a missing trace fails with the reason" {
+	tk_run bbrplot --trace "$BATS_TEST_TMPDIR/none.jsonl" -o "$BATS_TEST_TMPDIR/n.png"
+	expect_status 1
+	expect_stderr "none.jsonl: cannot open: No such file or directory"
+}
+
+@test "bbrplot reports gnuplot's own error and exits 1" {
+	mkdir -p "$BATS_TEST_TMPDIR/tmpl"
+	echo 'plot nosuchfunction(x)' > "$BATS_TEST_TMPDIR/tmpl/sweep.gp"
+	BBRPLOT_TEMPLATES=$BATS_TEST_TMPDIR/tmpl tk_run bbrplot sweep "$TK_ROOT/tests/fixtures/plots/sweep.csv" -o "$BATS_TEST_TMPDIR/s.png"
+	expect_status 1
+	expect_one_line_stderr
+	expect_stderr "bbrplot: gnuplot failed on $BATS_TEST_TMPDIR/tmpl/sweep.gp:"
+	expect_stderr "undefined function: nosuchfunction"
+}
+
+@test "bbrplot without its templates says where it looked" {
+	BBRPLOT_TEMPLATES=$BATS_TEST_TMPDIR/nowhere tk_run bbrplot upf "$TK_ROOT/tests/fixtures/upf/sweep-sample.csv" -o "$BATS_TEST_TMPDIR/u.png"
+	expect_status 1
+	expect_stderr "bbrplot: cannot read the gnuplot template $BATS_TEST_TMPDIR/nowhere/upf.gp (No such file or directory); set BBRPLOT_TEMPLATES"
+}
