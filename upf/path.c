@@ -990,6 +990,7 @@ int up_run(const struct up_traffic *t, const struct up_run_cfg *c, struct up_res
 	r->other_cycles = r->cycles_per_pkt - stsum;
 	r->identity_ratio = r->mpps * 1e6 * r->cycles_per_pkt / ((double)e.nthreads * hz);
 	r->cpu_share = elapsed_s > 0 ? cpu_s / elapsed_s : 0;
+	r->cpu_cycles_per_pkt = cpu_s * hz / (double)c->packets;
 	if (hw) {
 		r->llc_per_pkt = (double)llc / (double)c->packets;
 		r->dtlb_per_pkt = (double)dtlb / (double)c->packets;

@@ -63,6 +63,7 @@ struct up_result {
 	double tsc_hz;
 	double identity_ratio;  /* Mpps x cycles/packet / (threads x Hz) */
 	double cpu_share;       /* CPU time of the threads / their wall time */
+	double cpu_cycles_per_pkt; /* CPU time of the threads x TSC Hz / packets */
 	bool oversubscribed;    /* more threads than CPUs */
 	uint64_t malformed, not_gtpu, no_session, no_pdr, far_drop, qer_drop, forwarded;
 	double llc_per_pkt, dtlb_per_pkt; /* NAN: not available */
