@@ -60,7 +60,7 @@ run() {
 			> "$ud_out" 2> "$ud_err" &
 		UD_PID=$!
 		for ((i = 0; i < 300; i++)); do
-			grep -q "backend " "$ud_err" && break
+			grep -qs "backend " "$ud_err" && break
 			kill -0 "$UD_PID" 2>/dev/null || { cat "$ud_err" >&2; return 1; }
 			sleep 0.1
 		done
