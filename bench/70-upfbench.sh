@@ -57,7 +57,7 @@ for r in $(seq 1 "$REPEAT"); do
 	grep "memory floor" "$out/upfbench-sweep-$r.log" | sed 's/^upfbench: /   /'
 	sweeps+=("$f")
 	f=$out/upfbench-lookup-$r.csv
-	if ! "$B" lookup --sessions "$SESSIONS" --tables "$lookup_tables" --format csv > "$f" 2> "$out/upfbench-lookup-$r.log"; then
+	if ! "$B" lookup --sessions "$SESSIONS" --tables "$lookup_tables" --batch 1,32 --format csv > "$f" 2> "$out/upfbench-lookup-$r.log"; then
 		cat "$out/upfbench-lookup-$r.log"
 		exit 1
 	fi
@@ -82,11 +82,26 @@ for p in ${presets//,/ }; do
 done
 
 echo
-echo "== session table alone: cycles per lookup at $SESSIONS keys, batch 32 (median of $REPEAT)"
-printf '%-9s %10s %10s\n' table cyc/lookup "table MiB"
+# median of column $1 over the lookup rows of table $2 at batch $3
+median_lookup() {
+	awk -F, -v c="$1" -v t="$2" -v b="$3" '
+		FNR == 1 { for (i = 1; i <= NF; i++) { if ($i == c) k = i; if ($i == "batch") kb = i }; next }
+		$1 == t && $kb == b { v[n++] = $k }
+		END {
+			if (!n) { print "-"; exit }
+			for (i = 0; i < n; i++) for (j = i + 1; j < n; j++) if (v[j] < v[i]) { t2 = v[i]; v[i] = v[j]; v[j] = t2 }
+			print (n % 2) ? v[int(n / 2)] : (v[n / 2 - 1] + v[n / 2]) / 2
+		}' "${lookups[@]}"
+}
+echo
+echo "== session table alone: cycles per lookup at $SESSIONS keys, same keys (median of $REPEAT)"
+printf '%-9s %12s %12s %11s %10s\n' table "single cyc" "bulk32 cyc" single/bulk "table MiB"
 for t in ${lookup_tables//,/ }; do
-	printf '%-9s %10.1f %10.1f\n' "$t" "$(median cycles_per_lookup "$t" "${lookups[@]}")" \
-		"$(median table_bytes "$t" "${lookups[@]}" | awk '{print $1 / 1048576}')"
+	one=$(median_lookup cycles_per_lookup "$t" 1)
+	bulk=$(median_lookup cycles_per_lookup "$t" 32)
+	mib=$(median_lookup table_bytes "$t" 32)
+	awk -v t="$t" -v o="$one" -v b="$bulk" -v m="$mib" 'BEGIN {
+		printf "%-9s %12.1f %12.1f %11.2f %10.1f\n", t, o, b, o / b, m / 1048576 }'
 done
 
 before=$(median cycles_per_pkt before "${sweeps[@]}")
@@ -94,8 +109,8 @@ best=$(median cycles_per_pkt best "${sweeps[@]}")
 best_cpu=$(median cpu_cycles_per_pkt best "${sweeps[@]}")
 floor=$(median floor_cycles best "${sweeps[@]}")
 serial=$(median floor_serial_cycles best "${sweeps[@]}")
-own=$(median cycles_per_lookup own "${lookups[@]}")
-rte=$(median cycles_per_lookup rte_hash "${lookups[@]}")
+own=$(median_lookup cycles_per_lookup own 32)
+rte=$(median_lookup cycles_per_lookup rte_hash 32)
 echo
 echo "== the issue's aims, measured in this run"
 awk -v b="$before" -v x="$best" -v xc="$best_cpu" -v f="$floor" -v s="$serial" -v o="$own" -v r="$rte" 'BEGIN {

@@ -120,7 +120,8 @@ static void usage(void)
 "  --floor-mib N     buffer for the memory floor, MiB; 0 skips it (default: 8 x\n"
 "                    the L3, within 1024..4096 MiB: %zu here)\n"
 "  --lookups N       lookup: lookups per table (default 4 x sessions, >= 4M)\n"
-"  --tables LIST     lookup: tables to compare (default own,rte_hash)\n"
+"  --tables LIST     lookup: tables to compare (default own,rte_hash); lookup\n"
+"                    also takes a list of --batch sizes (default 32)\n"
 "  --out FILE        sweep: write the records to FILE instead of stdout\n"
 "  --format F        table | csv | json (default: table on a terminal, JSON\n"
 "                    lines otherwise; CSV for sweep)\n"
@@ -427,7 +428,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->run.layout = (enum up_layout)o->layout[0];
 			break;
 		case O_BATCH:
-			if (is_sweep(o)) {
+			if (is_sweep(o) || !strcmp(o->cmd, "lookup")) {
 				char *items[MAX_LIST], *copy = strdup(optarg);
 				int k = copy ? split_list("--batch", copy, items, MAX_LIST) : -1;
 
