@@ -33,7 +33,9 @@ trap 'exit 130' INT TERM
 
 calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }
 
-if grep -q __asan_init "$BIN/bbrpcap" 2>/dev/null; then
+# a private copy: another build (SANITIZE=1 relinks bin/) cannot swap it mid-run
+cp "$BIN/bbrpcap" "$tmp/bbrpcap" || exit 1
+if grep -q __asan_init "$tmp/bbrpcap"; then
 	echo "50-bbrpcap: bin/bbrpcap is a sanitizer build (SANITIZE=1): timings would mean nothing; run make"
 	exit 1
 fi
@@ -91,14 +93,14 @@ timed() {
 	done | sort -n | awk '{ v[NR] = $1 } END { printf "%.6f", v[int((NR + 1) / 2)] / 1e6 }'
 }
 
-thr=$(timed "$REPS" "$BIN/bbrpcap" throughput --bin-ms 10 "$cap")
-acks=$(timed "$REPS" "$BIN/bbrpcap" acks "$cap")
+thr=$(timed "$REPS" "$tmp/bbrpcap" throughput --bin-ms 10 "$cap")
+acks=$(timed "$REPS" "$tmp/bbrpcap" acks "$cap")
 tcpt=$(timed "$REPS" tcptrace -l "$cap")
 tsh=$(timed "$TSHARK_REPS" tshark -q -z io,stat,0.01 -r "$cap")
-thr_lp=$(timed "$REPS" "$BIN/bbrpcap" throughput --bin-ms 10 --reader libpcap "$cap")
-acks_lp=$(timed "$REPS" "$BIN/bbrpcap" acks --reader libpcap "$cap")
-flows=$(timed "$REPS" "$BIN/bbrpcap" flows "$cap")
-each=$(timed "$REPS" "$BIN/bbrpcap" acks --each --format json "$cap")
+thr_lp=$(timed "$REPS" "$tmp/bbrpcap" throughput --bin-ms 10 --reader libpcap "$cap")
+acks_lp=$(timed "$REPS" "$tmp/bbrpcap" acks --reader libpcap "$cap")
+flows=$(timed "$REPS" "$tmp/bbrpcap" flows "$cap")
+each=$(timed "$REPS" "$tmp/bbrpcap" acks --each --format json "$cap")
 ours=$(calc "$thr + $acks")
 ours_lp=$(calc "$thr_lp + $acks_lp")
 

@@ -77,6 +77,7 @@ struct seg {
 	uint32_t len;        /* payload, not captured */
 	uint16_t mss;        /* SYN option */
 	int vlans;
+	uint8_t ttl;         /* 0: 64 */
 };
 
 static size_t be16put(uint8_t *p, uint16_t v)
@@ -102,7 +103,7 @@ static size_t ipv4_tcp(uint8_t *p, const struct seg *s, uint16_t tot_override, b
 	memset(p, 0, 20 + thl);
 	p[0] = 0x45;
 	be16put(p + 2, use_override ? tot_override : (uint16_t)(20 + thl + s->len));
-	p[8] = 64;
+	p[8] = s->ttl ? s->ttl : 64;
 	p[9] = 6;
 	memcpy(p + 12, s->from_b ? b : a, 4);
 	memcpy(p + 16, s->from_b ? a : b, 4);
@@ -729,6 +730,57 @@ static void test_ack_inside_super_segment(void **state)
 	free(b);
 }
 
+/* no handshake: the side whose packets keep TTL 64 is where the capture was */
+static void test_side_from_ttl(void **state)
+{
+	struct buf *b = calloc(1, sizeof(*b));
+	struct seg segs[4] = {
+		{ .seq = 1, .flags = TCP_ACK, .len = 1000 },
+		{ .from_b = true, .ack = 1001, .flags = TCP_ACK, .ttl = 63 },
+		{ .seq = 1001, .flags = TCP_ACK, .len = 1000 },
+		{ .from_b = true, .ack = 2001, .flags = TCP_ACK, .ttl = 63 },
+	};
+	uint64_t t[4] = { 0, 100, 200, 300 };
+	struct an_config cfg = { .acks = true, .delack_ns = 10000000 };
+	struct an *a;
+	(void)state;
+
+	pcap_of(b, segs, t, 4);
+	a = analyse(b, &cfg);
+	assert_int_equal(a->flows[0]->side[0], AN_SIDE_SENDER);
+	assert_int_equal(a->flows[0]->side_basis[0], AN_BASIS_TTL);
+	an_free(a);
+	/* all at 64: nothing tells, and the handshake is missing */
+	segs[1].ttl = segs[3].ttl = 0;
+	pcap_of(b, segs, t, 4);
+	a = analyse(b, &cfg);
+	assert_int_equal(a->flows[0]->side[0], AN_SIDE_UNKNOWN);
+	assert_int_equal(a->flows[0]->side_basis[0], AN_BASIS_NONE);
+	an_free(a);
+	free(b);
+}
+
+/* a handshake whose two gaps are close proves nothing */
+static void test_side_handshake_needs_a_clear_gap(void **state)
+{
+	struct buf *b = calloc(1, sizeof(*b));
+	struct seg segs[3] = {
+		{ .seq = 100, .flags = TCP_SYN },
+		{ .from_b = true, .seq = 500, .ack = 101, .flags = TCP_SYN | TCP_ACK },
+		{ .seq = 101, .ack = 501, .flags = TCP_ACK },
+	};
+	uint64_t t[3] = { 0, 30, 42 }; /* 30 us then 12 us: less than 4x apart */
+	struct an_config cfg = { .acks = true, .delack_ns = 10000000 };
+	struct an *a;
+	(void)state;
+
+	pcap_of(b, segs, t, 3);
+	a = analyse(b, &cfg);
+	assert_int_equal(a->flows[0]->side[0], AN_SIDE_UNKNOWN);
+	an_free(a);
+	free(b);
+}
+
 /* bins are counted in microseconds rounded, from the first frame, like tshark */
 static void test_bin_edges(void **state)
 {
@@ -907,6 +959,8 @@ int main(void)
 		cmocka_unit_test(test_holes_and_retransmissions),
 		cmocka_unit_test(test_delayed_ack_candidate),
 		cmocka_unit_test(test_ack_inside_super_segment),
+		cmocka_unit_test(test_side_from_ttl),
+		cmocka_unit_test(test_side_handshake_needs_a_clear_gap),
 		cmocka_unit_test(test_bin_edges),
 		cmocka_unit_test(test_port_reuse),
 		cmocka_unit_test(test_delay_percentiles),
