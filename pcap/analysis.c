@@ -701,9 +701,10 @@ int an_run(struct an *a, struct cap_file *c)
 	return rc < 0 ? -1 : 0;
 }
 
+/* a is less than b by AN_SIDE_RATIO at least (timestamps may go backwards: no proof then) */
 static bool clearly_less(int64_t a, int64_t b)
 {
-	return (a < 0 ? 0 : a) * AN_SIDE_RATIO < b;
+	return a >= 0 && b > 0 && a < b / AN_SIDE_RATIO;
 }
 
 /* where the capture was taken relative to the sender of dir's data */

@@ -410,13 +410,21 @@ static int detect(struct cap_file *c)
 	return -1;
 }
 
+/* on failure nothing stays allocated; err and damaged stay set */
+static int fail_open(struct cap_file *c, bool damaged)
+{
+	char err[sizeof(c->err)];
+
+	memcpy(err, c->err, sizeof(err));
+	cap_close(c);
+	memcpy(c->err, err, sizeof(err));
+	c->damaged = damaged;
+	return -1;
+}
+
 static int detect_checked(struct cap_file *c)
 {
-	if (detect(c)) {
-		c->damaged = true;
-		return -1;
-	}
-	return 0;
+	return detect(c) ? fail_open(c, true) : 0;
 }
 
 int cap_open_mem(struct cap_file *c, const void *buf, size_t len)
@@ -513,7 +521,7 @@ int cap_open(struct cap_file *c, const char *path, enum cap_reader reader)
 		c->mapped = true;
 	} else if (read_all(c, fd)) {
 		close(fd);
-		return -1;
+		return fail_open(c, false);
 	}
 	close(fd);
 	return detect_checked(c);

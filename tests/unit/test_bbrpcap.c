@@ -237,6 +237,7 @@ static void test_truncated_record(void **state)
 	assert_int_equal(cap_next(&c, &fr), 1);
 	assert_int_equal(cap_next(&c, &fr), -1);
 	assert_string_equal(c.err, "frame 2 at byte offset 100: truncated record (60 bytes announced, 30 in the file)");
+	cap_close(&c);
 	free(b);
 }
 
@@ -256,6 +257,7 @@ static void test_truncated_record_header(void **state)
 	assert_int_equal(cap_next(&c, &fr), 1);
 	assert_int_equal(cap_next(&c, &fr), -1);
 	assert_string_equal(c.err, "frame 2 at byte offset 100: truncated record header (8 of 16 bytes)");
+	cap_close(&c);
 	free(b);
 }
 
@@ -274,6 +276,7 @@ static void test_nonsense_lengths(void **state)
 	assert_int_equal(cap_open_mem(&c, b->b, b->n), 0);
 	assert_int_equal(cap_next(&c, &fr), -1);
 	assert_string_equal(c.err, "frame 1 at byte offset 24: captured length 4294967295 exceeds the maximum 262144");
+	cap_close(&c);
 
 	b->n = 0;
 	pcap_header(b, 0xa1b2c3d4, 1);
@@ -284,6 +287,7 @@ static void test_nonsense_lengths(void **state)
 	assert_int_equal(cap_open_mem(&c, b->b, b->n), 0);
 	assert_int_equal(cap_next(&c, &fr), -1);
 	assert_string_equal(c.err, "frame 1 at byte offset 24: original length 59 is less than captured length 60");
+	cap_close(&c);
 	free(b);
 }
 
@@ -391,6 +395,7 @@ static void test_pcapng_errors(void **state)
 	assert_int_equal(cap_next(&c, &fr), -1);
 	assert_int_equal(at, 48);
 	assert_string_equal(c.err, "frame 1 at byte offset 48: interface 3 was never described");
+	cap_close(&c);
 
 	/* a block length that is not a multiple of 4 */
 	b->n = 0;
@@ -404,6 +409,7 @@ static void test_pcapng_errors(void **state)
 	assert_int_equal(cap_next(&c, &fr), 1);
 	assert_int_equal(cap_next(&c, &fr), -1);
 	assert_string_equal(c.err, "frame 2 at byte offset 144: block length 1001 is nonsense (needs 12..16777216 and a multiple of 4)");
+	cap_close(&c);
 
 	/* a block cut by the end of the file */
 	b->n = 0;
@@ -414,6 +420,7 @@ static void test_pcapng_errors(void **state)
 	assert_int_equal(cap_open_mem(&c, b->b, b->n), 0);
 	assert_int_equal(cap_next(&c, &fr), -1);
 	assert_string_equal(c.err, "frame 1 at byte offset 48: truncated block (92 bytes announced, 84 in the file)");
+	cap_close(&c);
 
 	/* the trailing length disagrees */
 	b->n = 0;
@@ -424,6 +431,7 @@ static void test_pcapng_errors(void **state)
 	assert_int_equal(cap_open_mem(&c, b->b, b->n), 0);
 	assert_int_equal(cap_next(&c, &fr), -1);
 	assert_string_equal(c.err, "frame 1 at byte offset 136: block's trailing length 85 differs from its length 92");
+	cap_close(&c);
 
 	/* captured length larger than the block */
 	b->n = 0;
@@ -434,6 +442,7 @@ static void test_pcapng_errors(void **state)
 	assert_int_equal(cap_open_mem(&c, b->b, b->n), 0);
 	assert_int_equal(cap_next(&c, &fr), -1);
 	assert_string_equal(c.err, "frame 1 at byte offset 48: captured length 200 exceeds its block (92 bytes)");
+	cap_close(&c);
 	free(b);
 }
 
