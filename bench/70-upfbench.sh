@@ -20,7 +20,9 @@ REPEAT=${REPEAT:-3}
 [ -x "$B" ] || { echo "70-upfbench: $B is not built"; exit 1; }
 presets=before,affinity,batched,split,best,sharded
 lookup_tables=own
-if "$B" --help | grep -q "rte_hash (DPDK; built in)"; then
+# not "--help | grep -q": with pipefail, grep's early exit can fail the pipeline
+help=$("$B" --help)
+if [[ $help == *"rte_hash (DPDK; built in)"* ]]; then
 	presets=$presets,rte,before-rte
 	lookup_tables=own,rte_hash
 else
