@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -11,6 +12,7 @@
 #include <bpf/libbpf.h>
 
 #include "bbrtrace/backend.h"
+#include "bbrtrace/reorder.h"
 #include "bpfutil.h"
 #include "common.h"
 #include "log.h"
@@ -40,6 +42,9 @@ struct bt_backend {
 	int so_link_fd;            /* struct_ops BPF link; -1 when none */
 	struct bpf_link *so_plain; /* struct_ops registered without a link (old kernels) */
 	struct bpf_link *cookie_link; /* struct_ops: tp_btf that assigns socket cookies */
+	struct bpf_program *flush;    /* bt_flush: empties one CPU's batch */
+	struct bt_reorder reorder;
+	int ncpus;
 	bt_event_fn fn;
 	void *ctx;
 };
@@ -54,16 +59,53 @@ struct bt_backend {
 		(skel)->rodata->targ_sport = (cfg)->filter.sport;                        \
 		(skel)->rodata->targ_dport = (cfg)->filter.dport;                        \
 		(skel)->rodata->targ_cookie = (cfg)->filter.cookie;                      \
-		(skel)->rodata->targ_wakeup_bytes = (cfg)->wakeup_bytes;                 \
+		(skel)->rodata->targ_wakeup_shift = wakeup_shift((cfg)->wakeup_bytes);   \
+		bpf_program__set_autoattach((skel)->progs.bt_flush, false);              \
 	} while (0)
 
+static unsigned int wakeup_shift(uint32_t bytes)
+{
+	unsigned int shift = 12;
+
+	while (shift < 31 && (1U << (shift + 1)) <= bytes)
+		shift++;
+	return shift;
+}
+
+/* a record holds one event, or a batch of them from one CPU */
 static int on_ringbuf(void *ctx, void *data, size_t size)
 {
 	struct bt_backend *b = ctx;
+	const struct bt_event *e = data;
 
-	if (size < sizeof(struct bt_event))
-		return 0;
-	return b->fn(b->ctx, data);
+	for (size_t i = 0; i < size / sizeof(*e); i++)
+		if (bt_reorder_push(&b->reorder, &e[i]))
+			return -ENOMEM;
+	return 0;
+}
+
+/* runs bt_flush on every CPU; returns the time before which every event has
+ * reached the ring buffer */
+static uint64_t flush_cpus(struct bt_backend *b)
+{
+	struct timespec ts;
+	uint64_t now;
+	int fd = bpf_program__fd(b->flush);
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	for (int cpu = 0; cpu < b->ncpus; cpu++) {
+		for (int try = 0; try < 10; try++) {
+			LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU,
+				    .cpu = (__u32)cpu);
+
+			/* an offline CPU (ENXIO) holds no batch */
+			if (bpf_prog_test_run_opts(fd, &opts) || opts.retval == 0)
+				break;
+			/* retval 1: the CPU was filling its batch; it is done in microseconds */
+		}
+	}
+	return now;
 }
 
 /* bbr_main's parameter count from BTF, or -1 with the reason */
@@ -341,6 +383,7 @@ static int register_struct_ops(struct bt_backend *b, struct bpf_map *map, bool u
 		events = b->field->maps.events;                                          \
 		ops = b->field->maps.struct_map;                                         \
 		cookie_prog = b->field->progs.bt_assign_cookie;                          \
+		b->flush = b->field->progs.bt_flush;                                     \
 	} while (0)
 
 static int open_struct_ops(struct bt_backend *b, const struct bt_config *cfg, char *why, size_t len,
@@ -418,6 +461,7 @@ static int open_fentry(struct bt_backend *b, const struct bt_config *cfg, char *
 	}
 	b->obj = s->obj;
 	b->counters = s->maps.counters;
+	b->flush = s->progs.bt_flush;
 	if (cfg->load_only)
 		return 0;
 	err = bbrtrace_fentry_bpf__attach(s);
@@ -462,6 +506,7 @@ static int open_kprobe(struct bt_backend *b, const struct bt_config *cfg, char *
 	}
 	b->obj = s->obj;
 	b->counters = s->maps.counters;
+	b->flush = s->progs.bt_flush;
 	if (cfg->load_only)
 		return 0;
 	err = bbrtrace_kprobe_bpf__attach(s);
@@ -488,6 +533,7 @@ struct bt_backend *bt_backend_open(enum bt_backend_kind kind, const struct bt_co
 	}
 	b->kind = kind;
 	b->so_link_fd = -1;
+	b->ncpus = libbpf_num_possible_cpus();
 	b->fn = fn;
 	b->ctx = ctx;
 	*code = TK_EXIT_FAIL;
@@ -505,14 +551,35 @@ struct bt_backend *bt_backend_open(enum bt_backend_kind kind, const struct bt_co
 	return b;
 }
 
+/*
+ * Waits for data or the timeout, then empties every CPU's batch and hands
+ * on, in time order, all events older than the moment the flush began.
+ */
 int bt_backend_poll(struct bt_backend *b, int timeout_ms)
 {
-	return ring_buffer__poll(b->rb, timeout_ms);
+	uint64_t before;
+	int err;
+
+	err = ring_buffer__poll(b->rb, timeout_ms);
+	if (err < 0)
+		return err;
+	before = flush_cpus(b);
+	err = ring_buffer__consume(b->rb);
+	if (err < 0)
+		return err;
+	return (int)bt_reorder_release(&b->reorder, before, b->fn, b->ctx);
 }
 
 int bt_backend_drain(struct bt_backend *b)
 {
-	return b->rb ? ring_buffer__consume(b->rb) : 0;
+	int err;
+
+	if (!b->rb)
+		return 0;
+	flush_cpus(b);
+	err = ring_buffer__consume(b->rb);
+	bt_reorder_release(&b->reorder, UINT64_MAX, b->fn, b->ctx);
+	return err < 0 ? err : 0;
 }
 
 uint64_t bt_backend_counter(struct bt_backend *b, enum bt_counter c)
@@ -546,6 +613,7 @@ void bt_backend_close(struct bt_backend *b)
 	if (!b)
 		return;
 	ring_buffer__free(b->rb);
+	bt_reorder_free(&b->reorder);
 	if (b->so_link_fd >= 0)
 		close(b->so_link_fd); /* unregisters bbr_traced */
 	bpf_link__destroy(b->so_plain);

@@ -1,13 +1,13 @@
 # bbrtrace: every BBR rate sample, per ACK (issue 2)
 TOOLS += bbrtrace
-bbrtrace_SRCS := bbrtrace/main.c bbrtrace/backend.c bbrtrace/sample.c bbrtrace/defaultcc.c \
+bbrtrace_SRCS := bbrtrace/main.c bbrtrace/backend.c bbrtrace/reorder.c bbrtrace/sample.c bbrtrace/defaultcc.c \
                  bbrtrace/detect.c bbrtrace/verdict.c
 bbrtrace_BPF  := bbr_traced bbr_traced_pre610 bbrtrace_fentry bbrtrace_kprobe
 bbrtrace_LIBS := $(BPF_LIBS) -lpthread
 
 # the user-space decode + JSON cost, measured by bench/20-bbrtrace.sh
 BENCH_PROGS += bbrtrace_decode
-bbrtrace_decode_SRCS := bbrtrace/sample.c
+bbrtrace_decode_SRCS := bbrtrace/sample.c bbrtrace/reorder.c
 
 UNIT_TESTS += test_bbrtrace_sample
-test_bbrtrace_sample_SRCS := bbrtrace/sample.c
+test_bbrtrace_sample_SRCS := bbrtrace/sample.c bbrtrace/reorder.c

@@ -38,13 +38,14 @@ static __always_inline void bt_tap(struct sock *sk, const struct rate_sample *rs
 {
 	struct tcp_sock *tp = (struct tcp_sock *)sk;
 	struct bt_flow flow;
+	struct bt_stage *st;
 	struct bt_event *e;
 	__u64 cookie;
 
 	cookie = sk->__sk_common.skc_cookie.counter;
 	if (!bt_flow_matches(sk, &flow, cookie))
 		return;
-	e = bt_reserve();
+	e = bt_event_begin(&st);
 	if (!e)
 		return;
 	e->t_ns = bpf_ktime_get_ns();
@@ -54,7 +55,7 @@ static __always_inline void bt_tap(struct sock *sk, const struct rate_sample *rs
 	bt_fill_rs(rs, e);
 	bt_fill_bbr(sk, e);
 	e->bw_prev = bw_prev;
-	bt_submit(e);
+	bt_event_end(st, e);
 }
 
 #ifdef BT_BBR_MAIN_2ARGS

@@ -29,8 +29,8 @@ const volatile bool targ_has_daddr = false;
 const volatile __u16 targ_sport = 0;
 const volatile __u16 targ_dport = 0;
 const volatile __u64 targ_cookie = 0;
-/* wake the reader only when this much data waits (it also polls on a timer) */
-const volatile __u32 targ_wakeup_bytes = 256 * 1024;
+/* wake the reader each time 2^shift more bytes wait (it also polls on a timer) */
+const volatile __u32 targ_wakeup_shift = 18;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -196,18 +196,121 @@ static __always_inline void bt_fill_tcp(struct sock *sk, struct tcp_sock *tp, st
 
 /*
  * Wake user space only when the data waiting crosses a multiple of
- * targ_wakeup_bytes: a wakeup per ACK costs more than the tap itself, and so
- * would one per ACK while a busy reader lags behind. User space also drains
- * on a short timer, so nothing waits long.
+ * 2^targ_wakeup_shift bytes: a wakeup per ACK costs more than the tap
+ * itself, and so would one per ACK while a busy reader lags behind. User
+ * space also drains on a short timer, so nothing waits long.
  */
-#define BT_RECORD_BYTES ((sizeof(struct bt_event) + 8 + 7) & ~7UL)
-
-static __always_inline void bt_submit(struct bt_event *e)
+static __always_inline __u64 bt_wakeup_flag(__u64 bytes)
 {
-	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
-	bool crossed = avail >= targ_wakeup_bytes && avail % targ_wakeup_bytes < BT_RECORD_BYTES;
+	__u64 after = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) + bytes;
 
-	bpf_ringbuf_submit(e, crossed ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	return (after >> targ_wakeup_shift) != ((after - bytes) >> targ_wakeup_shift)
+		       ? BPF_RB_FORCE_WAKEUP
+		       : BPF_RB_NO_WAKEUP;
+}
+
+/*
+ * Events are staged per CPU and copied to the ring buffer BT_BATCH at a
+ * time: a ring-buffer record per ACK (reserve, commit, and the cache lines
+ * the reader on the other CPU keeps pulling away) costs several times more
+ * than filling a slot in a hot per-CPU buffer. User space flushes the
+ * partial batches every poll period by running bt_flush on each CPU
+ * (BPF_PROG_TEST_RUN with BPF_F_TEST_RUN_ON_CPU), then puts the events of
+ * all CPUs back in time order.
+ *
+ * `busy` guards against a call nested on the same CPU (a softirq
+ * interrupting __release_sock's backlog processing, or the flush IPI): a
+ * nested call that finds the batch busy writes its event directly.
+ */
+#define BT_BATCH 16
+
+struct bt_stage {
+	__u32 busy;
+	__u32 count;
+	struct bt_event ev[BT_BATCH];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bt_stage);
+} bt_stages SEC(".maps");
+
+static __always_inline void bt_count_n(__u32 idx, __u64 n)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &idx);
+
+	if (c)
+		*c += n;
+}
+
+static __always_inline void bt_stage_flush(struct bt_stage *st)
+{
+	__u32 n = st->count;
+	__u64 bytes;
+
+	if (n == 0)
+		return;
+	if (n > BT_BATCH)
+		n = BT_BATCH;
+	bytes = n * sizeof(struct bt_event);
+	if (bpf_ringbuf_output(&events, st->ev, bytes, bt_wakeup_flag(bytes)))
+		bt_count_n(BT_CNT_LOST, n);
+	st->count = 0;
+}
+
+/* a slot for one event; *stp is the batch it belongs to, or NULL for a
+ * ring-buffer record of its own */
+static __always_inline struct bt_event *bt_event_begin(struct bt_stage **stp)
+{
+	__u32 zero = 0;
+	struct bt_stage *st = bpf_map_lookup_elem(&bt_stages, &zero);
+	struct bt_event *e;
+	__u32 c;
+
+	*stp = NULL;
+	if (st && !st->busy) {
+		st->busy = 1;
+		c = st->count;
+		if (c >= BT_BATCH) /* never: a full batch is flushed at once */
+			c = 0;
+		*stp = st;
+		return &st->ev[c];
+	}
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e)
+		bt_count(BT_CNT_LOST);
+	return e;
+}
+
+static __always_inline void bt_event_end(struct bt_stage *st, struct bt_event *e)
+{
+	if (!st) {
+		bpf_ringbuf_submit(e, bt_wakeup_flag(sizeof(*e)));
+		return;
+	}
+	st->count++;
+	if (st->count >= BT_BATCH)
+		bt_stage_flush(st);
+	st->busy = 0;
+}
+
+/* run by user space on each CPU in turn; returns 1 when the batch was busy */
+SEC("raw_tp")
+int bt_flush(void *ctx)
+{
+	__u32 zero = 0;
+	struct bt_stage *st = bpf_map_lookup_elem(&bt_stages, &zero);
+
+	if (!st)
+		return 0;
+	if (st->busy)
+		return 1;
+	st->busy = 1;
+	bt_stage_flush(st);
+	st->busy = 0;
+	return 0;
 }
 
 #ifdef BT_COOKIE_TP
@@ -225,14 +328,5 @@ int BPF_PROG(bt_assign_cookie, struct sock *sk, int oldstate, int newstate)
 	return 0;
 }
 #endif
-
-static __always_inline struct bt_event *bt_reserve(void)
-{
-	struct bt_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-
-	if (!e)
-		bt_count(BT_CNT_LOST);
-	return e;
-}
 
 #endif

@@ -15,6 +15,7 @@ static __always_inline void bt_exit(struct sock *sk, const struct rate_sample *r
 {
 	struct tcp_sock *tp;
 	struct bt_flow flow;
+	struct bt_stage *st;
 	struct bt_event *e;
 	__u32 bw_prev;
 	__u64 cookie;
@@ -29,7 +30,7 @@ static __always_inline void bt_exit(struct sock *sk, const struct rate_sample *r
 	cookie = bpf_get_socket_cookie(sk);
 	if (!bt_flow_matches(sk, &flow, cookie))
 		return;
-	e = bt_reserve();
+	e = bt_event_begin(&st);
 	if (!e)
 		return;
 	e->t_ns = bpf_ktime_get_ns();
@@ -39,7 +40,7 @@ static __always_inline void bt_exit(struct sock *sk, const struct rate_sample *r
 	bt_fill_rs(rs, e);
 	bt_fill_bbr(sk, e);
 	e->bw_prev = bw_prev;
-	bt_submit(e);
+	bt_event_end(st, e);
 }
 
 SEC("fentry/bbr_main")

@@ -61,6 +61,7 @@ int BPF_KRETPROBE(bt_kretprobe)
 	struct bt_rs_copy rs_copy = {};
 	struct tcp_sock *tp;
 	struct bt_flow flow;
+	struct bt_stage *batch;
 	struct bt_event *e;
 	struct sock *sk;
 	__u32 bw_prev, d;
@@ -87,7 +88,7 @@ int BPF_KRETPROBE(bt_kretprobe)
 	if (rs_size > sizeof(rs_copy))
 		rs_size = sizeof(rs_copy);
 	bpf_probe_read_kernel(&rs_copy, rs_size, (void *)rss->rs[d]);
-	e = bt_reserve();
+	e = bt_event_begin(&batch);
 	if (!e)
 		return 0;
 	tp = (struct tcp_sock *)sk;
@@ -98,6 +99,6 @@ int BPF_KRETPROBE(bt_kretprobe)
 	bt_fill_rs((struct rate_sample *)&rs_copy, e);
 	bt_fill_bbr(sk, e);
 	e->bw_prev = bw_prev;
-	bt_submit(e);
+	bt_event_end(batch, e);
 	return 0;
 }

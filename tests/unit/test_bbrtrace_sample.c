@@ -7,6 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "bbrtrace/reorder.h"
 #include "bbrtrace/sample.h"
 #include "jsonl.h"
 
@@ -109,6 +110,49 @@ static void test_json_record(void **state)
 	free(buf);
 }
 
+struct seen {
+	uint64_t t[64];
+	int n;
+};
+
+static int collect(void *ctx, const struct bt_event *e)
+{
+	struct seen *s = ctx;
+
+	s->t[s->n++] = e->t_ns * 100 + e->sport; /* time, then arrival tag */
+	return 0;
+}
+
+static void test_reorder(void **state)
+{
+	struct bt_reorder r = {};
+	struct seen s = {};
+	struct bt_event e;
+	/* two CPUs' batches; CPU 1's arrives first; two events share t=30 */
+	static const uint64_t times[] = { 20, 40, 30, 10, 30, 50 };
+	(void)state;
+
+	memset(&e, 0, sizeof(e));
+	for (int i = 0; i < 6; i++) {
+		e.t_ns = times[i];
+		e.sport = (uint16_t)i;
+		assert_int_equal(bt_reorder_push(&r, &e), 0);
+	}
+	assert_int_equal(bt_reorder_release(&r, 30, collect, &s), 2);
+	assert_int_equal(s.n, 2);
+	assert_true(s.t[0] == 1003 && s.t[1] == 2000);
+	/* equal times leave in arrival order */
+	assert_int_equal(bt_reorder_release(&r, 41, collect, &s), 3);
+	assert_true(s.t[2] == 3002 && s.t[3] == 3004 && s.t[4] == 4001);
+	e.t_ns = 45;
+	e.sport = 6;
+	bt_reorder_push(&r, &e);
+	assert_int_equal(bt_reorder_release(&r, UINT64_MAX, collect, &s), 2);
+	assert_true(s.t[5] == 4506 && s.t[6] == 5005);
+	assert_int_equal(bt_reorder_release(&r, UINT64_MAX, collect, &s), 0);
+	bt_reorder_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -116,6 +160,7 @@ int main(void)
 		cmocka_unit_test(test_mode_names),
 		cmocka_unit_test(test_decode_delayed_ack),
 		cmocka_unit_test(test_json_record),
+		cmocka_unit_test(test_reorder),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
