@@ -19,11 +19,17 @@
 static int libbpf_print(enum libbpf_print_level lvl, const char *fmt, va_list ap)
 {
 	int need = lvl == LIBBPF_DEBUG ? LOG_DEBUG : LOG_VERBOSE;
+	char msg[2048];
 
 	if (log_get_level() < need)
 		return 0;
-	fprintf(stderr, "%s: libbpf: ", log_prog());
-	return vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	/* libbpf blames RLIMIT_MEMLOCK for every EPERM; since 5.11 memory is
+	 * charged to the memory cgroup, so the hint only misleads */
+	if (strstr(msg, "ulimit -l"))
+		return 0;
+	/* libbpf's own lines already start with "libbpf: " */
+	return fprintf(stderr, "%s: %s", log_prog(), msg);
 }
 
 void bpfu_setup_libbpf(void)
