@@ -141,37 +141,67 @@ static uint64_t mix64(uint64_t x)
 	return x ^ (x >> 33);
 }
 
-static uint64_t flow_key(const struct bt_sample *s)
+/* the 4-tuple's key, for samples taken before the socket had a cookie */
+static uint64_t tuple_key(const struct bt_sample *s)
 {
 	uint64_t k = 0;
 
-	if (s->cookie)
-		return s->cookie;
-	/* no cookie yet: the 4-tuple stands in */
 	for (int i = 0; i < 16; i++)
 		k = mix64(k ^ s->saddr[i] ^ ((uint64_t)s->daddr[i] << 8));
 	return mix64(k ^ s->sport ^ ((uint64_t)s->dport << 16)) | 1ull << 63;
 }
 
-static struct flow *flow_get(struct bt_detect *d, const struct bt_sample *s, bool *fresh)
+static uint64_t flow_key(const struct bt_sample *s)
 {
-	uint64_t key = flow_key(s);
-	unsigned int slot = (unsigned int)(mix64(key) % BT_DETECT_FLOWS);
-	struct flow *victim = NULL;
+	return s->cookie ? s->cookie : tuple_key(s);
+}
 
+/* the flow of key, or NULL; *victim: the slot to use when it is missing */
+static struct flow *flow_find(struct bt_detect *d, uint64_t key, struct flow **victim)
+{
+	unsigned int slot = (unsigned int)(mix64(key) % BT_DETECT_FLOWS);
+
+	*victim = NULL;
 	for (unsigned int i = 0; i < 8; i++) {
 		struct flow *f = &d->flows[(slot + i) % BT_DETECT_FLOWS];
 
-		if (f->used && f->key == key) {
-			*fresh = false;
+		if (f->used && f->key == key)
 			return f;
-		}
 		if (!f->used) {
-			if (!victim || victim->used)
-				victim = f;
-		} else if (!victim || (victim->used && f->last_t_ns < victim->last_t_ns)) {
-			victim = f;
+			if (!*victim || (*victim)->used)
+				*victim = f;
+		} else if (!*victim || ((*victim)->used && f->last_t_ns < (*victim)->last_t_ns)) {
+			*victim = f;
 		}
+	}
+	return NULL;
+}
+
+static struct flow *flow_get(struct bt_detect *d, const struct bt_sample *s, bool *fresh)
+{
+	uint64_t key = flow_key(s);
+	struct flow *f, *victim, *early, *unused;
+
+	f = flow_find(d, key, &victim);
+	if (f) {
+		*fresh = false;
+		return f;
+	}
+	/*
+	 * A socket's first samples may come before it has a cookie (bbrtrace
+	 * assigns cookies on the way): the flow they started under its 4-tuple
+	 * is the same flow, now known by its cookie.
+	 */
+	early = s->cookie ? flow_find(d, tuple_key(s), &unused) : NULL;
+	if (early) {
+		if (victim != early) {
+			free(victim->hist);
+			*victim = *early;
+			memset(early, 0, sizeof(*early));
+		}
+		victim->key = key;
+		*fresh = false;
+		return victim;
 	}
 	if (!victim->used)
 		d->st.flows++;

@@ -246,6 +246,95 @@ static void test_htb_rate_change_is_rate_drop(void **state)
 	bt_detect_free(r.d);
 }
 
+/* a tbf policer on the router: BBR measured 20% losses and switched to lt_bw */
+static void test_loss_policer(void **state)
+{
+	struct replay r;
+	const struct bt_collapse *c;
+	struct bt_verdict v;
+	(void)state;
+
+	replay_file("loss_policer.jsonl", &r, NULL);
+	assert_same_as_live(&r);
+	assert_true(count(&r, BT_CAUSE_LOSS_POLICER) >= 1);
+	assert_int_equal(count(&r, BT_CAUSE_DELAYED_ACK), 0);
+	c = &r.last[BT_CAUSE_LOSS_POLICER];
+	assert_true(c->ack.lt_use_bw);
+	assert_true(c->reset_by_ack);
+	/* the policer's 20 Mbit/s, measured by BBR over lost and delivered packets */
+	assert_true(c->bw_bps == c->ack.lt_bw_bps);
+	assert_true(c->bw_bps > 15000000 && c->bw_bps <= 21000000);
+	assert_true(c->bw_bps * 10 < c->bw_prev_bps * 7);
+	assert_non_null(strstr(c->evidence, "switched to its long-term rate lt_bw 19."));
+	bt_verdict_build(&v, r.d, 0.30, 13);
+	assert_non_null(strstr(v.text, "BBR switching to its long-term rate (19."));
+	assert_non_null(strstr(v.text, "Fix: find the policer on the path"));
+	assert_null(strstr(v.text, "quickack"));
+	bt_detect_free(r.d);
+}
+
+/*
+ * The same push as delayed_ack.jsonl with quickack on the receiver's route:
+ * ACKs come at once, so no sample shows a held ACK and no collapse is
+ * blamed on one; the verdict proposes no receiver fix.
+ */
+static void test_quickack_on(void **state)
+{
+	struct replay r;
+	struct bt_verdict v;
+	const struct bt_collapse *c;
+	(void)state;
+
+	replay_file("quickack_on.jsonl", &r, NULL);
+	assert_same_as_live(&r);
+	assert_true(r.samples >= 400);
+	assert_int_equal(count(&r, BT_CAUSE_DELAYED_ACK), 0);
+	/* the one collapse, at the push's last ACK: a receive interval of microseconds */
+	assert_int_equal(count(&r, BT_CAUSE_OTHER), 1);
+	c = &r.last[BT_CAUSE_OTHER];
+	assert_true(c->culprit.rcv_interval_us < 1000);
+	bt_verdict_build(&v, r.d, 0.30, 3);
+	assert_null(strstr(v.text, "delayed ACKs"));
+	assert_null(strstr(v.text, "quickack on"));
+	bt_detect_free(r.d);
+}
+
+/* samples taken before the socket had a cookie belong to the same flow */
+static void test_flow_before_its_cookie(void **state)
+{
+	struct bt_detect *d = bt_detect_new(NULL);
+	struct bt_flow_state fs[4];
+	struct bt_detect_stats st;
+	struct bt_collapse c;
+	struct bt_sample s;
+	(void)state;
+
+	memset(&s, 0, sizeof(s));
+	s.saddr[15] = 2;
+	s.daddr[15] = 3;
+	s.sport = 50000;
+	s.dport = 43100;
+	s.mss = 1448;
+	s.t_ns = 1;
+	s.bw_bps = 1000000000;
+	assert_false(bt_detect_feed(d, &s, &c));
+	s.cookie = 42;
+	s.t_ns = 2;
+	s.bw_prev_bps = 1000000000;
+	s.bw_bps = 1000000000;
+	assert_false(bt_detect_feed(d, &s, &c));
+	assert_int_equal(bt_detect_flow_states(d, 0, fs, 4), 1);
+	assert_true(fs[0].cookie == 42);
+	bt_detect_stats(d, &st);
+	assert_int_equal(st.flows, 1);
+	/* another connection on the same 4-tuple later is another flow */
+	s.cookie = 43;
+	s.t_ns = 3;
+	assert_false(bt_detect_feed(d, &s, &c));
+	assert_int_equal(bt_detect_flow_states(d, 0, fs, 4), 2);
+	bt_detect_free(d);
+}
+
 static void test_other_microsecond_jitter(void **state)
 {
 	struct replay r;
@@ -370,6 +459,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_delayed_ack),
 		cmocka_unit_test(test_htb_rate_change_is_rate_drop),
+		cmocka_unit_test(test_loss_policer),
+		cmocka_unit_test(test_quickack_on),
+		cmocka_unit_test(test_flow_before_its_cookie),
 		cmocka_unit_test(test_other_microsecond_jitter),
 		cmocka_unit_test(test_collapse_ratio),
 		cmocka_unit_test(test_rule_edges),
