@@ -50,6 +50,9 @@ Options:
                        and no queue beyond it, so excess packets are dropped
   --collapse-ratio R   passed to bbrtrace (default 0.30)
   --backend NAME       bbrtrace backend (default auto; struct_ops here)
+  --prometheus ADDR:PORT
+                       bbrtrace also serves /metrics there while it runs
+                       (collapses by cause, the current bw per flow)
   --port N             TCP port of the push, 43000..43999 (default 43100)
   --id ID              suffix of the namespace names (default: this PID)
   -h, --help           this help
@@ -77,7 +80,7 @@ need_value() { [ $# -ge 2 ] && [ -n "$2" ] || die_usage "$1 needs a value"; }
 
 rtt=native quickack=off receiver=app-ack duration=20 out="" fps=20 bitrate_kbps=4000
 ack_bytes=65536 playout_ms=100 rate="" rate_change="" policer="" collapse_ratio=0.30
-backend=auto port=43100 id=$$
+backend=auto port=43100 id=$$ prometheus=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rtt) need_value "$@"; rtt=$2; shift ;;
@@ -94,6 +97,7 @@ while [ $# -gt 0 ]; do
 	--policer) need_value "$@"; policer=$2; shift ;;
 	--collapse-ratio) need_value "$@"; collapse_ratio=$2; shift ;;
 	--backend) need_value "$@"; backend=$2; shift ;;
+	--prometheus) need_value "$@"; prometheus=$2; shift ;;
 	--port) need_value "$@"; port=$2; shift ;;
 	--id) need_value "$@"; id=$2; shift ;;
 	-h | --help) usage; exit 0 ;;
@@ -133,6 +137,9 @@ fi
 [[ $collapse_ratio =~ ^0?\.[0-9]+$ ]] || die_usage "--collapse-ratio: '$collapse_ratio' is not a fraction such as 0.30"
 is_uint "$port" && [ "$port" -ge 43000 ] && [ "$port" -le 43999 ] || die_usage "--port: '$port' is not in 43000..43999"
 [[ $id =~ ^[A-Za-z0-9]{1,12}$ ]] || die_usage "--id: '$id' is not 1 to 12 letters or digits"
+if [ -n "$prometheus" ] && ! [[ $prometheus =~ ^(\[[0-9A-Fa-f:.]+\]|[0-9.]+):[0-9]{1,5}$ ]]; then
+	die_usage "--prometheus: '$prometheus' is not ADDR:PORT such as 127.0.0.1:9436"
+fi
 
 [ "$(id -u)" -eq 0 ] || { echo "$PROG: needs root (network namespaces, BPF)" >&2; exit 1; }
 for t in pushsim bbrtrace quickack; do
@@ -151,8 +158,10 @@ quickack_applied=false
 cleanup() {
 	local p ns
 	trap - EXIT INT TERM
+	# TERM, not INT: a non-interactive shell starts its background jobs with
+	# SIGINT ignored (the tools catch both; a subshell only TERM)
 	for p in "${pids[@]}"; do
-		kill -INT "$p" 2>/dev/null
+		kill -TERM "$p" 2>/dev/null
 	done
 	for p in "${pids[@]}"; do
 		# bounded: SIGKILL after 5 s
@@ -171,6 +180,12 @@ cleanup() {
 	done
 }
 trap cleanup EXIT
+# a process waited for leaves the list: its PID may be reused
+reaped() {
+	local p keep=()
+	for p in "${pids[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
+	pids=("${keep[@]}")
+}
 trap 'echo "$PROG: interrupted, cleaning up" >&2; cleanup; exit 130' INT TERM
 
 fail() {
@@ -236,6 +251,7 @@ bt_deadline=$((SECONDS + bt_wait))
 while :; do
 	"$BIN/bbrtrace" -b "$backend" -f json -o "$out/trace.jsonl" --set-default-in "$PUSH" \
 		--dport "$port" --detect --collapse-ratio "$collapse_ratio" \
+		${prometheus:+--prometheus "$prometheus"} \
 		-d $((duration + 30)) 2>"$out/bbrtrace.log" &
 	bt_pid=$!
 	pids+=("$bt_pid")
@@ -281,20 +297,31 @@ for _ in $(seq 100); do
 done
 rate_pid=""
 if [ -n "$rate_change" ]; then
-	(sleep "$change_at" && tc -n "$RTR" class change dev v0 parent 1: classid 1:10 htb \
-		rate "${change_to}mbit" ceil "${change_to}mbit") &
+	(
+		trap 'kill "$sleep_pid" 2>/dev/null; exit 143' TERM
+		sleep "$change_at" &
+		sleep_pid=$!
+		wait "$sleep_pid" && tc -n "$RTR" class change dev v0 parent 1: classid 1:10 htb \
+			rate "${change_to}mbit" ceil "${change_to}mbit"
+	) &
 	rate_pid=$!
 	pids+=("$rate_pid")
 fi
 echo "$PROG: pushing for $duration s: receiver $receiver, quickack $quickack, RTT $rtt_effective${rate:+, htb ${rate} Mbit/s}${rate_change:+ then ${change_to} Mbit/s at ${change_at} s}${policer:+, policer ${policer} Mbit/s}"
+# in the background: a signal's trap runs during `wait`, not only after the push
 ip netns exec "$PUSH" "$BIN/pushsim" send --connect "10.77.2.2:$port" --duration "$duration" \
-	--fps "$fps" --bitrate-kbps "$bitrate_kbps" --json >"$out/send.jsonl" 2>"$out/send.log"
+	--fps "$fps" --bitrate-kbps "$bitrate_kbps" --json >"$out/send.jsonl" 2>"$out/send.log" &
+send_pid=$!
+pids+=("$send_pid")
+wait "$send_pid"
 send_rc=$?
+reaped "$send_pid"
 for _ in $(seq 100); do kill -0 "$recv_pid" 2>/dev/null || break; sleep 0.1; done
 kill -INT "$recv_pid" 2>/dev/null
 wait "$recv_pid"
 recv_rc=$?
-[ -n "$rate_pid" ] && wait "$rate_pid" 2>/dev/null
+reaped "$recv_pid"
+[ -n "$rate_pid" ] && { wait "$rate_pid" 2>/dev/null; reaped "$rate_pid"; }
 [ $send_rc -eq 0 ] || fail "pushsim send failed ($send_rc): $(tail -1 "$out/send.log")"
 [ $recv_rc -eq 0 ] || fail "pushsim recv failed ($recv_rc): $(tail -1 "$out/recv.log")"
 cat "$out/send.jsonl" "$out/recv.jsonl" >"$out/pushsim.json"
@@ -303,6 +330,7 @@ cat "$out/send.jsonl" "$out/recv.jsonl" >"$out/pushsim.json"
 kill -INT "$bt_pid" 2>/dev/null
 wait "$bt_pid"
 bt_rc=$?
+reaped "$bt_pid"
 [ $bt_rc -eq 0 ] || fail "bbrtrace failed ($bt_rc): $(tail -1 "$out/bbrtrace.log")"
 cleanup
 trap - INT TERM
