@@ -15,6 +15,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 3
 fi
 trap 'echo "demo: interrupted" >&2; exit 130' INT TERM
+mkdir -p "$OUT" || exit 1
 
 cat <<EOF
 demo: a live push (pushsim: 4 Mbit/s, 20 fps, Nagle on, 4 KB RTMP-like chunks)
@@ -52,11 +53,28 @@ col() {
 			"push: \(.push.send.stalls) stalls, \(.push.send.late_frames) late frames,",
 			"      goodput \(.push.send.goodput_bps/1e6*100|round/100) Mbit/s"' "$d/verdict.json"
 		echo
-		head -1 "$d/verdict.txt" | fold -s -w 58
+		head -1 "$d/verdict.txt" | fold -s -w 58 | sed 's/ *$//'
 	}
 }
 echo
-pr -m -t -w 124 <(col off) <(col on)
+# two columns of 60 characters (widths counted in characters: the verdict has "≈")
+side_by_side() {
+	local LC_ALL=C.UTF-8 i n s
+	local -a l r
+	mapfile -t l < <(col off)
+	mapfile -t r < <(col on)
+	n=${#l[@]}
+	[ ${#r[@]} -gt "$n" ] && n=${#r[@]}
+	for ((i = 0; i < n; i++)); do
+		s=${l[i]:-}
+		if [ -n "${r[i]:-}" ]; then
+			printf '%s%*s  %s\n' "$s" $((60 - ${#s})) '' "${r[i]}"
+		else
+			printf '%s\n' "$s"
+		fi
+	done
+}
+side_by_side
 echo
 for qa in off on; do
 	d=$OUT/quickack-$qa
