@@ -432,7 +432,28 @@ static int open_struct_ops(struct bt_backend *b, const struct bt_config *cfg, ch
 	return finish_open(b, events, why, len);
 }
 
-/* --- fentry ------------------------------------------------------------------------ */
+/* --- fentry and kprobe ---------------------------------------------------------------- */
+
+/* what the two passive backends share once their object is loaded */
+static int tap_attach(struct bt_backend *b, struct bpf_object *obj, struct bpf_object_skeleton *skel,
+		      const struct bt_config *cfg, const char *what, char *why, size_t len,
+		      int *code)
+{
+	int err;
+
+	b->obj = obj;
+	b->counters = bpf_object__find_map_by_name(obj, "counters");
+	b->flush = bpf_object__find_program_by_name(obj, "bt_flush");
+	if (cfg->load_only)
+		return 0;
+	err = bpf_object__attach_skeleton(skel);
+	if (err) {
+		snprintf(why, len, "attaching %s to bbr_main failed: %s", what, strerror(-err));
+		*code = TK_EXIT_NOTSUP;
+		return -1;
+	}
+	return finish_open(b, bpf_object__find_map_by_name(obj, "events"), why, len);
+}
 
 static int open_fentry(struct bt_backend *b, const struct bt_config *cfg, char *why, size_t len,
 		       int *code)
@@ -459,18 +480,7 @@ static int open_fentry(struct bt_backend *b, const struct bt_config *cfg, char *
 		load_error(err, "fentry/fexit programs", why, len, code);
 		return -1;
 	}
-	b->obj = s->obj;
-	b->counters = s->maps.counters;
-	b->flush = s->progs.bt_flush;
-	if (cfg->load_only)
-		return 0;
-	err = bbrtrace_fentry_bpf__attach(s);
-	if (err) {
-		snprintf(why, len, "attaching fentry/fexit to bbr_main failed: %s", strerror(-err));
-		*code = TK_EXIT_NOTSUP;
-		return -1;
-	}
-	return finish_open(b, s->maps.events, why, len);
+	return tap_attach(b, s->obj, s->skeleton, cfg, "fentry/fexit", why, len, code);
 }
 
 /* --- kprobe ------------------------------------------------------------------------ */
@@ -504,18 +514,7 @@ static int open_kprobe(struct bt_backend *b, const struct bt_config *cfg, char *
 		load_error(err, "kprobe programs", why, len, code);
 		return -1;
 	}
-	b->obj = s->obj;
-	b->counters = s->maps.counters;
-	b->flush = s->progs.bt_flush;
-	if (cfg->load_only)
-		return 0;
-	err = bbrtrace_kprobe_bpf__attach(s);
-	if (err) {
-		snprintf(why, len, "attaching kprobes to bbr_main failed: %s", strerror(-err));
-		*code = TK_EXIT_NOTSUP;
-		return -1;
-	}
-	return finish_open(b, s->maps.events, why, len);
+	return tap_attach(b, s->obj, s->skeleton, cfg, "kprobes", why, len, code);
 }
 
 /* --- common ------------------------------------------------------------------------ */

@@ -36,26 +36,11 @@ const volatile bool targ_tap = true;
 
 static __always_inline void bt_tap(struct sock *sk, const struct rate_sample *rs, __u32 bw_prev)
 {
-	struct tcp_sock *tp = (struct tcp_sock *)sk;
 	struct bt_flow flow;
-	struct bt_stage *st;
-	struct bt_event *e;
-	__u64 cookie;
+	__u64 cookie = sk->__sk_common.skc_cookie.counter;
 
-	cookie = sk->__sk_common.skc_cookie.counter;
-	if (!bt_flow_matches(sk, &flow, cookie))
-		return;
-	e = bt_event_begin(&st);
-	if (!e)
-		return;
-	e->t_ns = bpf_ktime_get_ns();
-	e->source = BT_SRC_STRUCT_OPS;
-	bt_fill_flow(e, &flow, cookie);
-	bt_fill_tcp(sk, tp, e);
-	bt_fill_rs(rs, e);
-	bt_fill_bbr(sk, e);
-	e->bw_prev = bw_prev;
-	bt_event_end(st, e);
+	if (bt_flow_matches(sk, &flow, cookie))
+		bt_emit(sk, (struct tcp_sock *)sk, rs, &flow, cookie, bw_prev, BT_SRC_STRUCT_OPS);
 }
 
 #ifdef BT_BBR_MAIN_2ARGS

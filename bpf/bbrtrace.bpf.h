@@ -313,6 +313,26 @@ int bt_flush(void *ctx)
 	return 0;
 }
 
+/* one sample: the flow already matched the filter */
+static __always_inline void bt_emit(struct sock *sk, struct tcp_sock *tp,
+				    const struct rate_sample *rs, const struct bt_flow *flow,
+				    __u64 cookie, __u32 bw_prev, __u8 source)
+{
+	struct bt_stage *st;
+	struct bt_event *e = bt_event_begin(&st);
+
+	if (!e)
+		return;
+	e->t_ns = bpf_ktime_get_ns();
+	e->source = source;
+	bt_fill_flow(e, flow, cookie);
+	bt_fill_tcp(sk, tp, e);
+	bt_fill_rs(rs, e);
+	bt_fill_bbr(sk, e);
+	e->bw_prev = bw_prev;
+	bt_event_end(st, e);
+}
+
 #ifdef BT_COOKIE_TP
 /*
  * Socket cookies are assigned lazily, on first use. Backends that cannot

@@ -15,8 +15,6 @@ static __always_inline void bt_exit(struct sock *sk, const struct rate_sample *r
 {
 	struct tcp_sock *tp;
 	struct bt_flow flow;
-	struct bt_stage *st;
-	struct bt_event *e;
 	__u32 bw_prev;
 	__u64 cookie;
 
@@ -28,19 +26,8 @@ static __always_inline void bt_exit(struct sock *sk, const struct rate_sample *r
 	if (!tp)
 		return;
 	cookie = bpf_get_socket_cookie(sk);
-	if (!bt_flow_matches(sk, &flow, cookie))
-		return;
-	e = bt_event_begin(&st);
-	if (!e)
-		return;
-	e->t_ns = bpf_ktime_get_ns();
-	e->source = BT_SRC_FENTRY;
-	bt_fill_flow(e, &flow, cookie);
-	bt_fill_tcp(sk, tp, e);
-	bt_fill_rs(rs, e);
-	bt_fill_bbr(sk, e);
-	e->bw_prev = bw_prev;
-	bt_event_end(st, e);
+	if (bt_flow_matches(sk, &flow, cookie))
+		bt_emit(sk, tp, rs, &flow, cookie, bw_prev, BT_SRC_FENTRY);
 }
 
 SEC("fentry/bbr_main")

@@ -59,10 +59,7 @@ int BPF_KRETPROBE(bt_kretprobe)
 	struct bt_rs_stack *rss = bpf_map_lookup_elem(&bt_rs, &zero);
 	struct bt_stack *st = bpf_map_lookup_elem(&bt_stacks, &zero);
 	struct bt_rs_copy rs_copy = {};
-	struct tcp_sock *tp;
 	struct bt_flow flow;
-	struct bt_stage *batch;
-	struct bt_event *e;
 	struct sock *sk;
 	__u32 bw_prev, d;
 	__u64 cookie;
@@ -88,17 +85,7 @@ int BPF_KRETPROBE(bt_kretprobe)
 	if (rs_size > sizeof(rs_copy))
 		rs_size = sizeof(rs_copy);
 	bpf_probe_read_kernel(&rs_copy, rs_size, (void *)rss->rs[d]);
-	e = bt_event_begin(&batch);
-	if (!e)
-		return 0;
-	tp = (struct tcp_sock *)sk;
-	e->t_ns = bpf_ktime_get_ns();
-	e->source = BT_SRC_KPROBE;
-	bt_fill_flow(e, &flow, cookie);
-	bt_fill_tcp(sk, tp, e);
-	bt_fill_rs((struct rate_sample *)&rs_copy, e);
-	bt_fill_bbr(sk, e);
-	e->bw_prev = bw_prev;
-	bt_event_end(batch, e);
+	bt_emit(sk, (struct tcp_sock *)sk, (struct rate_sample *)&rs_copy, &flow, cookie, bw_prev,
+		BT_SRC_KPROBE);
 	return 0;
 }
