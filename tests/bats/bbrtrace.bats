@@ -163,8 +163,8 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 		or (.pacing_gain <= 0) or (.cwnd < 1)
 		or ((.snd_una - .snd_nxt) > 0 and (.snd_una - .snd_nxt) < 2147483648))' "$out" | head -3)
 	[ -z "$bad" ] || { echo "# implausible: $bad"; false; }
-	# the data flow reached PROBE_BW and its samples carry a cookie
-	jq -e -s '[.[] | select(.type=="sample" and .dport==5201 and .mode=="PROBE_BW")] | length > 10' "$out"
+	# BBR built a bandwidth estimate, and the samples carry a cookie
+	jq -e -s '[.[] | select(.type=="sample" and .dport==5201 and .bw_bps > 100000000)] | length > 10' "$out"
 	jq -e -s '[.[] | select(.type=="sample")] | (map(select(.cookie > 0)) | length) >= 0.9 * length' "$out"
 	# wall clock within 10 s of now, and monotonic time increasing
 	now=$(date +%s)
