@@ -54,7 +54,8 @@ free_port() {
 	for r in off on; do
 		echo "# quickack $r: delayed_ack $(dack_count "$RP_OUT/$r") of $(jq .collapses "$RP_OUT/$r/verdict.json") collapses in 30 s, $(summary_field "$RP_OUT/$r/trace.jsonl" samples) samples, $(summary_field "$RP_OUT/$r/trace.jsonl" lost) lost, $(jq .push.send.stalls "$RP_OUT/$r/verdict.json") stalls" >&3
 	done
-	echo "quickack_off=$off quickack_on=$on" >"$RP_OUT/counts"
+	# RP_FIGURES=FILE keeps the figures of every run (make test deletes its logs)
+	[ -z "${RP_FIGURES:-}" ] || echo "$(date -u +%FT%TZ) delayed_ack collapses in 30 s: quickack off $off, quickack on $on; load $(cut -d' ' -f1-3 /proc/loadavg)" >>"$RP_FIGURES"
 	[ "$off" -ge 5 ] || { echo "# only $off delayed_ack collapses with quickack off"; return 1; }
 	[ $((on * 5)) -le "$off" ] || { echo "# quickack on left $on of $off"; return 1; }
 }
