@@ -27,6 +27,11 @@ tmp=$(mktemp -d)
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# one bbr_traced per machine: hold the lock for the whole benchmark, so that
+# no other run (a test, a repro) registers it between our runs
+exec 9> "$LOCK"
+flock -w 1800 9 || { echo "bbr_traced is in use by another run for 30 min: giving up"; exit 1; }
+
 ip netns add $NS-a && ip netns add $NS-b || exit 1
 ip -n $NS-a link set lo up; ip -n $NS-b link set lo up
 ip -n $NS-a link add veth0 type veth peer name veth1 netns $NS-b
@@ -44,7 +49,7 @@ echo "metric,backend,value,unit" > "$CSV"
 # packets/s), so that both variants see the same ACK rate; alternating runs.
 stats_run() { # $1: extra bbrtrace options; prints bt_main's "ns/run runs"
 	local out=$tmp/stats.jsonl
-	flock -w 900 "$LOCK" "$BIN/bbrtrace" -b struct_ops --stats $1 -f json -o "$out" \
+	"$BIN/bbrtrace" -b struct_ops --stats $1 -f json -o "$out" \
 		-d $((SECS + 2)) --set-default-in $NS-a -q &
 	local pid=$!
 	for _ in $(seq 50); do
@@ -85,7 +90,7 @@ ratios=()
 for i in $(seq "$PAIRS"); do
 	plain=$(ip netns exec $NS-a iperf3 -c 10.202.0.2 -p 5201 -t $SECS -C bbr -J |
 		jq '.end.sum_received.bits_per_second / 1e6')
-	flock -w 900 "$LOCK" "$BIN/bbrtrace" -b struct_ops -f json -o "$tmp/tp.jsonl" -d $((SECS + 2)) -q &
+	"$BIN/bbrtrace" -b struct_ops -f json -o "$tmp/tp.jsonl" -d $((SECS + 2)) -q &
 	pid=$!
 	for _ in $(seq 50); do grep -qw bbr_traced /proc/sys/net/ipv4/tcp_available_congestion_control && break; sleep 0.1; done
 	traced=$(ip netns exec $NS-a iperf3 -c 10.202.0.2 -p 5201 -t $SECS -C bbr_traced -J |

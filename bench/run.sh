@@ -6,6 +6,11 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p build/bench
+# a SANITIZE=1 build in bin/ would be measured instead of the real tools
+if [ "$(cat build/variant 2>/dev/null)" != rel ]; then
+	echo "bench: bin/ holds a sanitizer build; run 'make bench' (it rebuilds without SANITIZE)" >&2
+	exit 1
+fi
 status=0
 for b in bench/[0-9]*.sh; do
 	[ -e "$b" ] || continue
