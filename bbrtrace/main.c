@@ -633,6 +633,9 @@ int main(int argc, char **argv)
 		     bt_backend_names[bt_backend_kind(b)]);
 	}
 
+	/* on a terminal, the header tells at once what the columns will be */
+	rec_write_header(r.w, &bt_sample_schema);
+	rec_writer_flush(r.w);
 	live_count = env.output && isatty(STDERR_FILENO) && log_get_level() >= LOG_NORMAL;
 	start_ns = now_mono_ns();
 	r.t0_ns = start_ns;

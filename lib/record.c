@@ -361,22 +361,27 @@ static void write_json(struct rec_writer *w, const struct rec_schema *s, const s
 
 /* --- CSV ------------------------------------------------------------------- */
 
+static void csv_header(struct rec_writer *w, const struct rec_schema *s)
+{
+	bool first = true;
+
+	for (unsigned int i = 0; i < s->nfields; i++) {
+		if (!s->fields[i].name)
+			continue;
+		if (!first)
+			putc_(w, ',');
+		first = false;
+		puts_(w, s->fields[i].name);
+	}
+	putc_(w, '\n');
+}
+
 static void write_csv(struct rec_writer *w, const struct rec_schema *s, const struct rec_value *v)
 {
 	bool first = true;
 
-	if (w->last != s) {
-		for (unsigned int i = 0; i < s->nfields; i++) {
-			if (!s->fields[i].name)
-				continue;
-			if (!first)
-				putc_(w, ',');
-			first = false;
-			puts_(w, s->fields[i].name);
-		}
-		putc_(w, '\n');
-	}
-	first = true;
+	if (w->last != s)
+		csv_header(w, s);
 	for (unsigned int i = 0; i < s->nfields; i++) {
 		const struct rec_field *f = &s->fields[i];
 
@@ -493,24 +498,28 @@ static void table_cell(const struct rec_field *f, const struct rec_value *v, cha
 	}
 }
 
+static void table_header(struct rec_writer *w, const struct rec_schema *s)
+{
+	bool first = true;
+
+	for (unsigned int i = 0; i < s->nfields; i++) {
+		if (!s->fields[i].head)
+			continue;
+		if (!first)
+			putc_(w, ' ');
+		first = false;
+		pad_cell(w, s->fields[i].head, s->fields[i].width);
+	}
+	putc_(w, '\n');
+}
+
 static void write_table(struct rec_writer *w, const struct rec_schema *s, const struct rec_value *v)
 {
 	char cell[256];
-	bool first;
+	bool first = true;
 
-	if (w->last != s) {
-		first = true;
-		for (unsigned int i = 0; i < s->nfields; i++) {
-			if (!s->fields[i].head)
-				continue;
-			if (!first)
-				putc_(w, ' ');
-			first = false;
-			pad_cell(w, s->fields[i].head, s->fields[i].width);
-		}
-		putc_(w, '\n');
-	}
-	first = true;
+	if (w->last != s)
+		table_header(w, s);
 	for (unsigned int i = 0; i < s->nfields; i++) {
 		if (!s->fields[i].head)
 			continue;
@@ -521,6 +530,19 @@ static void write_table(struct rec_writer *w, const struct rec_schema *s, const 
 		pad_cell(w, cell, s->fields[i].width);
 	}
 	putc_(w, '\n');
+}
+
+void rec_write_header(struct rec_writer *w, const struct rec_schema *s)
+{
+	if (w->last == s)
+		return;
+	if (w->fmt == REC_CSV)
+		csv_header(w, s);
+	else if (w->fmt == REC_TABLE)
+		table_header(w, s);
+	else
+		return;
+	w->last = s;
 }
 
 int rec_write(struct rec_writer *w, const struct rec_schema *s, const struct rec_value *v)

@@ -83,6 +83,8 @@ struct rec_writer;
 struct rec_writer *rec_writer_new(enum rec_format fmt, FILE *out);
 /* write one record; returns 0, or -1 when the output failed (errno set) */
 int rec_write(struct rec_writer *w, const struct rec_schema *s, const struct rec_value *v);
+/* the table/CSV header of schema s now, before any record (nothing for JSON) */
+void rec_write_header(struct rec_writer *w, const struct rec_schema *s);
 /* forget the last schema, so the next record repeats the table/CSV header */
 void rec_writer_reset_header(struct rec_writer *w);
 int rec_writer_flush(struct rec_writer *w);

@@ -316,3 +316,37 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 	expect_status 0
 	expect_stderr "nothing to clean"
 }
+
+@test "a reader that falls behind: lost events are counted and reported, never hidden" {
+	local out=$BATS_TEST_TMPDIR/trace.jsonl
+	ip netns exec "$NS-b" "$TK_ROOT/tests/tools/tcpflow.py" sink 5305 &
+	tk_wait_listen 5305 5 "$NS-b"
+	# a 1 MiB ring buffer and a reader stopped for 3 s under a busy flow
+	bbrtrace -b struct_ops --ringbuf-mb 1 -f json -o "$out" -d 8 --set-default-in "$NS-a" \
+		2> "$BATS_TEST_TMPDIR/err" &
+	local pid=$!
+	tk_wait_for "[ \$(ip netns exec $NS-a sysctl -n net.ipv4.tcp_congestion_control) = bbr_traced ]" 10
+	kill -STOP "$pid"
+	timeout 20 ip netns exec "$NS-a" iperf3 -c 10.201.0.2 -p 5201 -t 1 > /dev/null 2>&1 || true
+	ip netns exec "$NS-b" iperf3 -s -1 -p 5201 -D
+	tk_wait_listen 5201 5 "$NS-b"
+	ip netns exec "$NS-a" iperf3 -c 10.201.0.2 -p 5201 -t 3 -M 500 -N -l 500 > /dev/null
+	kill -CONT "$pid"
+	wait "$pid"
+	cat "$BATS_TEST_TMPDIR/err"
+	jq -e 'select(.type=="summary") | .lost > 0 and .samples > 1000' "$out"
+	lost=$(jq 'select(.type=="summary") | .lost' "$out")
+	grep -q "samples in .* s, $lost lost (ring buffer full: raise --ringbuf-mb or filter flows)" "$BATS_TEST_TMPDIR/err"
+}
+
+@test "on a terminal: table by default, and a live count on stderr while writing to a file" {
+	requires script
+	# script(1) gives bbrtrace a terminal for stdout and stderr
+	script -qfec "$BIN/bbrtrace -b struct_ops -d 2" "$BATS_TEST_TMPDIR/tty1" > /dev/null
+	grep -q 'time s.*snd_una.*bw Mb/s.*mode' "$BATS_TEST_TMPDIR/tty1" ||
+		{ cat "$BATS_TEST_TMPDIR/tty1"; false; }
+	script -qfec "$BIN/bbrtrace -b struct_ops -d 3 -f json -o $BATS_TEST_TMPDIR/t.jsonl" \
+		"$BATS_TEST_TMPDIR/tty2" > /dev/null
+	grep -qa $'\rbbrtrace: 0 samples, 0 lost' "$BATS_TEST_TMPDIR/tty2" ||
+		{ cat -A "$BATS_TEST_TMPDIR/tty2"; false; }
+}

@@ -99,6 +99,28 @@ static void test_table_units_and_widths(void **state)
 	free(s);
 }
 
+static void test_header_before_records(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct rec_writer *w = rec_writer_new(REC_CSV, f);
+	static const uint64_t b[3] = { 1, 2, 3 };
+	static const struct rec_kv kv[2] = { { "a", 1 }, { "b", 2 } };
+	struct rec_value v[8];
+	(void)state;
+
+	values(v, b, kv);
+	rec_write_header(w, &schema);
+	rec_write_header(w, &schema); /* once only */
+	rec_write(w, &schema, v);
+	rec_writer_free(w);
+	fclose(f);
+	assert_string_equal(buf, "port,delta,ratio,bw_bps,comm,ok,buckets,drops\n"
+				 "5004,-7,0.123,212000000,\"my \"\"sfu\"\",x\",1,1;2;3,a=1;b=2\n");
+	free(buf);
+}
+
 static void test_escape_control(void **state)
 {
 	char out[32];
@@ -201,6 +223,7 @@ int main(void)
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_csv_header_once),
 		cmocka_unit_test(test_table_units_and_widths),
+		cmocka_unit_test(test_header_before_records),
 		cmocka_unit_test(test_escape_control),
 		cmocka_unit_test(test_big_volume),
 		cmocka_unit_test(test_numbers_match_printf),
