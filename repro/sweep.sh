@@ -41,7 +41,7 @@ table) and DIR/sweep.csv, one row per run, with these columns:
 Where netem exists (e.g. a Debian or Ubuntu kernel with sch_netem), run as
 root after `make`:   repro/sweep.sh --rtts "native 60us 200us 1ms"
 The delay is added on the router's egress towards the receiver.
-Exit status: 0 ok, 1 a run failed, 2 bad arguments.
+Exit status: 0 ok, 1 a run failed, 2 bad arguments, 130 interrupted.
 EOF
 }
 
@@ -61,6 +61,12 @@ for r in $rtts; do
 	[ "$r" = native ] || [[ $r =~ ^[1-9][0-9]{0,5}(us|ms)$ ]] ||
 		{ echo "$PROG: --rtts: '$r' is not native or a delay such as 60us, 1ms" >&2; exit 2; }
 done
+[ -n "$rtts" ] || { echo "$PROG: --rtts: the list is empty" >&2; exit 2; }
+case $receiver in prompt | paced | app-ack) ;; *) echo "$PROG: --receiver: '$receiver' is not one of prompt|paced|app-ack" >&2; exit 2 ;; esac
+[[ $duration =~ ^[0-9]{1,4}$ ]] && [ "$duration" -ge 1 ] && [ "$duration" -le 3600 ] ||
+	{ echo "$PROG: --duration: '$duration' is not an integer in 1..3600" >&2; exit 2; }
+# Ctrl-C reaches dip.sh too, which cleans up and exits 130: stop the sweep then
+trap 'echo "$PROG: interrupted" >&2; exit 130' INT TERM
 [ "$(id -u)" -eq 0 ] || { echo "$PROG: needs root" >&2; exit 1; }
 
 # does this kernel have netem? (a throw-away namespace, removed at once)
@@ -85,8 +91,13 @@ for r in $rtts; do
 	for qa in off on; do
 		d=$out/$r-quickack-$qa
 		echo "$PROG: rtt $r, quickack $qa ..."
-		if ! "$ROOT/repro/dip.sh" --rtt "$r" --quickack "$qa" --receiver "$receiver" \
-			--duration "$duration" --out "$d" >"$d.log" 2>&1; then
+		"$ROOT/repro/dip.sh" --rtt "$r" --quickack "$qa" --receiver "$receiver" \
+			--duration "$duration" --out "$d" >"$d.log" 2>&1
+		rc=$?
+		if [ $rc -eq 130 ]; then
+			echo "$PROG: interrupted" >&2
+			exit 130
+		elif [ $rc -ne 0 ]; then
 			echo "$PROG: run failed, see $d.log" >&2
 			status=1
 			continue

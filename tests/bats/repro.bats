@@ -245,3 +245,19 @@ free_port() {
 	[ "$(tail -n +2 "$RP_OUT/sweep/sweep.csv" | wc -l)" -eq 2 ]
 	tail -n +2 "$RP_OUT/sweep/sweep.csv" | cut -d, -f1-3 | sort | tr '\n' ' ' | grep -qx 'native,native,off native,native,on '
 }
+
+@test "sweep.sh bad arguments: one line, exit 2" {
+	tk_run "$TK_ROOT/repro/sweep.sh" --rtts "native 5x"
+	expect_status 2
+	expect_one_line_stderr
+	expect_stderr "sweep.sh: --rtts: '5x' is not native or a delay such as 60us, 1ms"
+	tk_run "$TK_ROOT/repro/sweep.sh" --receiver lazy
+	expect_status 2
+	expect_stderr "sweep.sh: --receiver: 'lazy' is not one of prompt|paced|app-ack"
+	tk_run "$TK_ROOT/repro/sweep.sh" --duration 0
+	expect_status 2
+	expect_stderr "sweep.sh: --duration: '0' is not an integer in 1..3600"
+	tk_run "$TK_ROOT/repro/sweep.sh" --bogus
+	expect_status 2
+	expect_stderr "sweep.sh: unknown option '--bogus' (see --help)"
+}
