@@ -3,10 +3,20 @@
 
 #include "gtpu.h"
 
-static inline uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+/* big-endian loads: one load and a byte swap each */
+static inline uint16_t rd16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return (uint16_t)(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? __builtin_bswap16(v) : v);
+}
 static inline uint32_t rd32(const uint8_t *p)
 {
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? __builtin_bswap32(v) : v;
 }
 static inline void wr16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
 static inline void wr32(uint8_t *p, uint32_t v)
@@ -385,7 +395,133 @@ static inline __attribute__((always_inline)) int parse_frame(const uint8_t *f, s
 	return parse_inner(f + p->tpdu_off, p->tpdu_len, p);
 }
 
-int gtpu_parse_frame(const uint8_t *f, size_t len, struct gtpu_pkt *p, struct gtpu_hdr *hout)
+#define FAST_NO GTPU_FAST_NO
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+static inline uint64_t ld64le(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+/*
+ * gtpu_parse_frame_fast() (gtpu.h): the common N3 frame in about 100
+ * instructions instead of 230, checking header fields eight octets at a
+ * time under masks. It answers GTPU_OK only where parse_frame() does, with
+ * the same packet (the unit tests and the fuzzer compare the two); any
+ * other frame gets FAST_NO and parse_frame() finds its status.
+ */
+static inline __attribute__((always_inline)) int parse_fast(const uint8_t *f, size_t len,
+							    struct gtpu_pkt *p)
+{
+	uint64_t eth, w;
+	size_t l4, l4end, udplen, n;
+	const uint8_t *u, *g, *t;
+
+	if (len < 14 + 20 + 8 + 16)
+		return FAST_NO;
+	eth = ld64le(f + 12);
+	if ((eth & 0xffffff) == 0x450008) {
+		/* ethertype 0x0800, version 4, IHL 5; no MF, no offset, UDP */
+		size_t tot = rd16(f + 16);
+
+		w = ld64le(f + 20);
+		if (((w & 0xff00ff3f) != 0x11000000) | (tot > len - 14))
+			return FAST_NO;
+		l4 = 34;
+		l4end = 14 + tot;
+		p->outer_family = 4;
+	} else if ((eth & 0xf0ffff) == 0x60dd86) {
+		/* ethertype 0x86dd, version 6, next header UDP */
+		l4 = 54;
+		l4end = 54 + (size_t)rd16(f + 18);
+		if ((f[20] != 17) | (l4end > len))
+			return FAST_NO;
+		p->outer_family = 6;
+	} else {
+		return FAST_NO;
+	}
+	/* room for UDP (8), GTP-U (8), options (4) and the container (4) */
+	if (l4end < l4 + 24)
+		return FAST_NO;
+	u = f + l4;
+	g = u + 8;
+	udplen = rd16(u + 4);
+	/* the UDP length covers the GTP-U message and fits the IP packet */
+	if ((rd16(u + 2) != GTPU_PORT) | (udplen < 24) | (udplen > l4end - l4))
+		return FAST_NO;
+	/* version 1, PT, E; G-PDU; the length field matches */
+	w = ld64le(g);
+	if (((w & 0xfff4) != 0xff34) | ((size_t)rd16(g + 2) + 16 != udplen))
+		return FAST_NO;
+	/* next extension 0x85 of length 1, then the end of the chain */
+	if ((ld64le(g + 8) & 0xff0000ffff000000ull) != 0x0000000185000000ull)
+		return FAST_NO;
+	p->teid = rd32(g + 4);
+	p->msg_type = GTPU_MSG_GPDU;
+	p->has_qfi = 1;
+	p->pdu_type = g[13] >> 4;
+	p->qfi = g[14] & 0x3f;
+	p->tpdu_off = (uint16_t)(l4 + 24);
+	p->tpdu_len = (uint16_t)(udplen - 24);
+	t = g + 16;
+	n = udplen - 24;
+	if ((n >= 20) & (t[0] == 0x45)) {
+		size_t tot = rd16(t + 2);
+
+		if ((tot < 20) | (tot > n))
+			return FAST_NO;
+		p->inner_family = 4;
+		p->inner_len = (uint16_t)tot;
+		p->proto = t[9];
+		memcpy(p->src, t + 12, 4);
+		memcpy(p->dst, t + 16, 4);
+		/* a later fragment has no ports */
+		if (!(rd16(t + 6) & 0x1fff) & l4_has_ports(t[9]) & (tot >= 24)) {
+			p->sport = rd16(t + 20);
+			p->dport = rd16(t + 22);
+		}
+		return GTPU_OK;
+	}
+	if ((n >= 40) & (t[0] >> 4 == 6)) {
+		size_t end = 40 + (size_t)rd16(t + 4);
+		uint8_t nh = t[6];
+
+		if ((end > n) | ip6_is_ext(nh) | (nh == 44))
+			return FAST_NO;
+		p->inner_family = 6;
+		p->inner_len = (uint16_t)end;
+		p->proto = nh;
+		memcpy(p->src, t + 8, 16);
+		memcpy(p->dst, t + 24, 16);
+		if (l4_has_ports(nh) & (end >= 44)) {
+			p->sport = rd16(t + 40);
+			p->dport = rd16(t + 42);
+		}
+		return GTPU_OK;
+	}
+	return FAST_NO;
+}
+#endif
+
+int gtpu_parse_frame_fast(const uint8_t *f, size_t len, struct gtpu_pkt *p)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memset(p, 0, sizeof(*p));
+	return parse_fast(f, len, p);
+#else
+	(void)f;
+	(void)len;
+	(void)p;
+	return FAST_NO;
+#endif
+}
+
+/* out of line, so that the fast path's caller saves no registers for it */
+static __attribute__((noinline)) int parse_frame_general(const uint8_t *f, size_t len,
+							 struct gtpu_pkt *p, struct gtpu_hdr *hout)
 {
 	struct gtpu_hdr local;
 
@@ -394,6 +530,21 @@ int gtpu_parse_frame(const uint8_t *f, size_t len, struct gtpu_pkt *p, struct gt
 		return parse_frame(f, len, p, hout);
 	}
 	return parse_frame(f, len, p, &local);
+}
+
+int gtpu_parse_frame(const uint8_t *f, size_t len, struct gtpu_pkt *p, struct gtpu_hdr *hout)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (!hout) {
+		int rc;
+
+		memset(p, 0, sizeof(*p));
+		rc = parse_fast(f, len, p);
+		if (__builtin_expect(rc != FAST_NO, 1))
+			return rc;
+	}
+#endif
+	return parse_frame_general(f, len, p, hout);
 }
 
 /* ---- building frames and checksums --------------------------------------------- */

@@ -155,9 +155,23 @@ struct gtpu_pkt {
  * Parse an Ethernet frame down to the inner 5-tuple. Returns GTPU_OK for a
  * G-PDU, GTPU_NOT_GTPU / GTPU_NOT_GPDU for traffic that is not user data,
  * or a negative GTPU_ERR_*. `hdr`, when not NULL, receives the full GTP-U
- * header.
+ * header. Without `hdr`, the common shape of an N3 frame is recognised
+ * first by gtpu_parse_frame_fast(); every other frame takes the general
+ * path, which is the only one taken with `hdr`.
  */
 int gtpu_parse_frame(const uint8_t *frame, size_t len, struct gtpu_pkt *p, struct gtpu_hdr *hdr);
+
+/*
+ * The fast path alone: Ethernet without VLAN tags, IPv4 without options or
+ * IPv6 without extension headers, UDP to port 2152, a G-PDU whose only
+ * extension header is one 4-octet PDU Session Container, an inner IPv4
+ * (without options) or IPv6 (without extension headers) packet. It returns
+ * GTPU_OK with exactly the packet gtpu_parse_frame() gives, or GTPU_FAST_NO
+ * for any other frame, well-formed or not. Checks are done eight octets at
+ * a time under masks; nothing is read outside [frame, frame + len).
+ */
+#define GTPU_FAST_NO 1000
+int gtpu_parse_frame_fast(const uint8_t *frame, size_t len, struct gtpu_pkt *p);
 
 struct gtpu_frame_spec {
 	uint8_t dst_mac[6], src_mac[6];

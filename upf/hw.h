@@ -27,6 +27,19 @@ static inline uint64_t up_tsc(void)
 #define UP_HAVE_RDTSC 0
 #endif
 
+/*
+ * c ? a : b without a branch, for conditions a predictor cannot learn
+ * (which slot, IPv4 or IPv6, forwarded or not): a mispredicted branch
+ * costs more than computing both sides.
+ */
+static inline uint64_t up_sel(bool c, uint64_t a, uint64_t b)
+{
+	uint64_t m = (uint64_t)0 - (uint64_t)c;
+
+	return (a & m) | (b & ~m);
+}
+#define UP_SELP(c, a, b) ((__typeof__(a))(uintptr_t)up_sel((c), (uintptr_t)(a), (uintptr_t)(b)))
+
 static inline void up_prefetch(const void *p) { __builtin_prefetch(p, 0, 3); }
 static inline void up_prefetch_w(const void *p) { __builtin_prefetch(p, 1, 3); }
 

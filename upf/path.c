@@ -103,35 +103,50 @@ static void rx_free(struct up_rx *rx)
 static inline unsigned int rx_burst(struct up_rx *rx, struct up_mbuf **m, unsigned int n)
 {
 	const struct up_traffic *t = rx->t;
+	const uint32_t *pl = rx->pos_list;
+	uint32_t idx = rx->idx, len = rx->len, stride = rx->stride, mask = rx->nslots - 1;
+	uint64_t k = rx->k;
 
-	if (rx->quota - rx->k < n)
-		n = (unsigned int)(rx->quota - rx->k);
-	for (unsigned int j = 0; j < n; j++) {
-		uint32_t pos = rx->pos_list ? rx->pos_list[rx->idx] : rx->idx;
-		struct up_mbuf *d = &rx->desc[rx->k & (rx->nslots - 1)];
+	if (rx->quota - k < n)
+		n = (unsigned int)(rx->quota - k);
+	/* locals: the frame writes below may alias anything, so rx's fields would be reloaded */
+	if (t->from_pcap) {
+		for (unsigned int j = 0; j < n; j++) {
+			uint32_t pos = pl ? pl[idx] : idx;
+			struct up_mbuf *d = &rx->desc[k & mask];
 
-		if (t->from_pcap) {
 			d->data = t->fbuf + t->foff[pos];
 			d->len = t->flen[pos];
-		} else {
-			uint8_t *f = (uint8_t *)(uintptr_t)d->data;
-
-			memcpy(f + d->teid_off, &t->spec[pos].teid_be, 4);
-			memcpy(f + d->ue_off, &t->spec[pos].ue_be, 4);
+			m[j] = d;
+			k++;
+			idx += stride;
+			while (idx >= len)
+				idx -= len;
 		}
-		m[j] = d;
-		/* the NIC has written these by now: bring the headers of a later burst in */
-		if (!t->from_pcap) {
-			const uint8_t *ahead = rx->desc[(rx->k + UP_MAX_BATCH) & (rx->nslots - 1)].data;
+	} else {
+		const struct up_spec *spec = t->spec;
 
+		for (unsigned int j = 0; j < n; j++) {
+			uint32_t pos = pl ? pl[idx] : idx;
+			struct up_mbuf *d = &rx->desc[k & mask];
+			uint8_t *f = (uint8_t *)(uintptr_t)d->data;
+			const uint8_t *ahead = rx->desc[(k + UP_MAX_BATCH) & mask].data;
+			struct up_spec sp = spec[pos];
+
+			memcpy(f + d->teid_off, &sp.teid_be, 4);
+			memcpy(f + d->ue_off, &sp.ue_be, 4);
+			m[j] = d;
+			/* the NIC has written these by now: bring the headers of a later burst in */
 			up_prefetch_w(ahead);
 			up_prefetch_w(ahead + 64);
+			k++;
+			idx += stride;
+			while (idx >= len)
+				idx -= len;
 		}
-		rx->k++;
-		rx->idx += rx->stride;
-		while (rx->idx >= rx->len)
-			rx->idx -= rx->len;
 	}
+	rx->k = k;
+	rx->idx = idx;
 	return n;
 }
 
@@ -340,9 +355,7 @@ apply(struct up_worker *w, struct burst *x, bool timed, uint64_t *t,
 	/* PDR match by QFI and inner 5-tuple, FAR, QER */
 	for (unsigned int i = 0; i < n; i++) {
 		const struct gtpu_pkt *p = &x->m[i]->pkt;
-		const struct up_pdr *pdrs;
-		const struct up_far *fars;
-		unsigned int hits, first, fwd;
+		unsigned int hits, fwd;
 		uint64_t *qer;
 		uint32_t rate, burst, idx = x->idx[i];
 		bool pass;
@@ -357,27 +370,39 @@ apply(struct up_worker *w, struct burst *x, bool timed, uint64_t *t,
 		}
 		if (layout == UP_LAYOUT_FAT) {
 			struct up_sess_fat *s = &pool->fat[idx];
+			unsigned int first;
 
-			pdrs = s->pdr;
-			fars = s->far;
 			hits = up_pdr_hits(s->pdr, s->n_pdr, p, s->ue_ip4, s->ue_ip6);
 			qer = &s->qer_state;
 			rate = s->qer_rate;
 			burst = s->qer_burst;
+			/* no branch on the outcome: a packet that is not forwarded asks the QER for 0 bytes */
+			first = hits ? (unsigned int)__builtin_ctz(hits) : 0;
+			fwd = (hits != 0) & (s->far[s->pdr[first].far_id].action == UP_FAR_FORWARD);
 		} else {
-			struct up_sess_hot *s = &pool->hot[idx];
-			const struct up_rules *r = &up_rule_sets[s->rules];
+			const struct up_rules_vec *r;
+			const uint8_t *ue6;
+			uint32_t ue4, src4, dst4;
+			uint64_t src6, u6;
+			unsigned int is4 = p->inner_family == 4, is6 = p->inner_family == 6, ue_ok;
 
-			pdrs = r->pdr;
-			fars = r->far;
-			hits = up_pdr_hits(r->pdr, r->n_pdr, p, s->ue_ip4, s->ue_ip6);
+			struct up_sess_hot *s = &pool->hot[idx];
+
+			r = &up_rule_vecs[s->rules];
+			ue4 = s->ue_ip4;
+			ue6 = s->ue_ip6;
 			qer = &s->qer_state;
 			rate = s->qer_rate;
 			burst = s->qer_burst;
+			__builtin_memcpy(&src4, p->src, 4);
+			__builtin_memcpy(&dst4, p->dst, 4);
+			__builtin_memcpy(&src6, p->src, 8);
+			__builtin_memcpy(&u6, ue6, 8);
+			ue_ok = (is4 & (src4 == ue4)) | (is6 & (src6 == u6));
+			hits = up_rules_vec_hits(r, up_vkey(p, ue_ok), dst4, p->dport);
+			/* hits | 8: lane 3 when none, so ctz needs no branch */
+			fwd = (hits != 0) & r->far_fwd[__builtin_ctz(hits | 8)];
 		}
-		/* no branch on the outcome: a packet that is not forwarded asks the QER for 0 bytes */
-		first = hits ? (unsigned int)__builtin_ctz(hits) : 0;
-		fwd = (hits != 0) & (fars[pdrs[first].far_id].action == UP_FAR_FORWARD);
 		pass = shared ? up_qer_step_atomic(qer, now_tick, rate, burst, fwd ? p->tpdu_len : 0)
 			      : up_qer_step(qer, now_tick, rate, burst, fwd ? p->tpdu_len : 0);
 		verdict[i] = !hits ? V_NO_PDR : !fwd ? V_FAR_DROP : pass ? V_FWD : V_QER_DROP;
@@ -386,6 +411,7 @@ apply(struct up_worker *w, struct burst *x, bool timed, uint64_t *t,
 
 	/* usage counters: every packet that reached its session */
 	for (unsigned int i = 0; i < n; i++) {
+		uint32_t len = x->m[i]->pkt.tpdu_len, drop = verdict[i] != V_FWD;
 		uint64_t *c;
 
 		if (verdict[i] == V_NONE || verdict[i] == V_NO_SESSION)
@@ -393,13 +419,13 @@ apply(struct up_worker *w, struct burst *x, bool timed, uint64_t *t,
 		c = layout == UP_LAYOUT_FAT ? &pool->fat[x->idx[i]].pkts : &pool->hot[x->idx[i]].pkts;
 		if (shared) {
 			__atomic_fetch_add(&c[0], 1, __ATOMIC_RELAXED);
-			__atomic_fetch_add(&c[1], x->m[i]->pkt.tpdu_len, __ATOMIC_RELAXED);
-			if (verdict[i] != V_FWD)
+			__atomic_fetch_add(&c[1], len, __ATOMIC_RELAXED);
+			if (drop)
 				__atomic_fetch_add(&c[2], 1, __ATOMIC_RELAXED);
 		} else {
 			c[0]++;
-			c[1] += x->m[i]->pkt.tpdu_len;
-			c[2] += verdict[i] != V_FWD;
+			c[1] += len;
+			c[2] += drop;
 		}
 	}
 	stamp(w, UP_ST_COUNTERS, timed, t);
@@ -409,8 +435,8 @@ apply(struct up_worker *w, struct burst *x, bool timed, uint64_t *t,
 		struct up_mbuf *m = x->m[i];
 		bool fwd = verdict[i] == V_FWD;
 
-		m->out_off = fwd ? m->pkt.tpdu_off : 0;
-		m->out_len = fwd ? m->pkt.tpdu_len : 0;
+		m->out_off = (uint16_t)up_sel(fwd, m->pkt.tpdu_off, 0);
+		m->out_len = (uint16_t)up_sel(fwd, m->pkt.tpdu_len, 0);
 		w->verdicts[verdict[i]]++;
 	}
 	stamp(w, UP_ST_DECAP, timed, t);

@@ -53,6 +53,7 @@ const struct up_rules_def up_rule_defs[] = {
 };
 const unsigned int up_n_rule_sets = sizeof(up_rule_defs) / sizeof(up_rule_defs[0]);
 struct up_rules up_rule_sets[sizeof(up_rule_defs) / sizeof(up_rule_defs[0])];
+struct up_rules_vec up_rule_vecs[sizeof(up_rule_defs) / sizeof(up_rule_defs[0])];
 
 void up_pdr_compile(const struct up_pdr_def *d, struct up_pdr *o)
 {
@@ -93,10 +94,36 @@ void up_rules_compile(const struct up_rules_def *d, struct up_rules *o)
 	memcpy(o->far, d->far, sizeof(o->far));
 }
 
+void up_rules_vec_compile(const struct up_rules *r, struct up_rules_vec *o)
+{
+	memset(o, 0, sizeof(*o));
+	for (unsigned int i = 0; i < 4; i++) {
+		if (i >= r->n_pdr) {
+			/* an empty range: the lane never matches (live masks it out too) */
+			o->port_lo[i] = 1;
+			o->port_hi[i] = 0;
+			continue;
+		}
+		const struct up_pdr *d = &r->pdr[i];
+
+		/* the 64-bit key's IPv4 bit (32) moves to bit 25 */
+		o->key_val[i] = (uint32_t)d->key_val | (uint32_t)(d->key_val >> 32 & 1) << 25;
+		o->key_mask[i] = (uint32_t)d->key_mask | (uint32_t)(d->key_mask >> 32 & 1) << 25;
+		o->remote4[i] = d->remote4;
+		o->remote_mask[i] = d->remote_mask;
+		o->port_lo[i] = d->rport_lo;
+		o->port_hi[i] = (int32_t)d->rport_lo + d->rport_span;
+		o->far_fwd[i] = r->far[d->far_id].action == UP_FAR_FORWARD;
+	}
+	o->live = (1u << r->n_pdr) - 1;
+}
+
 void up_rules_init(void)
 {
-	for (unsigned int i = 0; i < up_n_rule_sets; i++)
+	for (unsigned int i = 0; i < up_n_rule_sets; i++) {
 		up_rules_compile(&up_rule_defs[i], &up_rule_sets[i]);
+		up_rules_vec_compile(&up_rule_sets[i], &up_rule_vecs[i]);
+	}
 }
 
 void up_qer_params(uint64_t mbr_bps, double tsc_hz, uint32_t *rate, uint32_t *burst)

@@ -133,6 +133,26 @@ struct up_sess_cold {
 	uint64_t created_ns;
 };
 
+/*
+ * A rule set compiled for matching its PDRs side by side (SSE2): lane i is
+ * PDR i. The packet's key is 32 bits (UP_VKEY_*), the port range signed
+ * 32-bit bounds.
+ */
+struct up_rules_vec {
+	uint32_t key_val[4], key_mask[4];
+	uint32_t remote4[4], remote_mask[4]; /* network order */
+	int32_t port_lo[4], port_hi[4];
+	uint8_t far_fwd[4];     /* the PDR's FAR forwards */
+	uint32_t live;          /* (1 << n_pdr) - 1 */
+} __attribute__((aligned(64)));
+
+/* QFI and has-QFI as gtpu_pkt stores them side by side, protocol, UE check, IPv4 */
+#define UP_VKEY_QFI(q) ((uint32_t)(q))
+#define UP_VKEY_HAS_QFI ((uint32_t)1 << 8)
+#define UP_VKEY_PROTO(p) ((uint32_t)(p) << 16)
+#define UP_VKEY_UE_OK ((uint32_t)1 << 24)
+#define UP_VKEY_IPV4 ((uint32_t)1 << 25)
+
 /* what the control plane knows of a session; the input to a pool */
 struct up_sess_def {
 	uint32_t teid;
@@ -157,6 +177,8 @@ extern const struct up_rules_def up_rule_defs[];
 extern const unsigned int up_n_rule_sets;
 /* the same, compiled by up_rules_init() (up_pool_init calls it) */
 extern struct up_rules up_rule_sets[];
+extern struct up_rules_vec up_rule_vecs[];
+void up_rules_vec_compile(const struct up_rules *r, struct up_rules_vec *out);
 void up_rules_init(void);
 void up_pdr_compile(const struct up_pdr_def *d, struct up_pdr *out);
 void up_rules_compile(const struct up_rules_def *d, struct up_rules *out);
@@ -215,6 +237,46 @@ static inline unsigned int up_pdr_hits(const struct up_pdr pdr[UP_MAX_PDR], unsi
 				       (port_off <= d->rport_span)) << i;
 	}
 	return hits & ((1u << n) - 1);
+}
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/* the packet's 32-bit key for up_rules_vec */
+static inline uint32_t up_vkey(const struct gtpu_pkt *p, unsigned int ue_ok)
+{
+	return UP_VKEY_QFI(p->qfi) | (p->has_qfi ? UP_VKEY_HAS_QFI : 0) | UP_VKEY_PROTO(p->proto) |
+	       (ue_ok ? UP_VKEY_UE_OK : 0) | (p->inner_family == 4 ? UP_VKEY_IPV4 : 0);
+}
+
+/* the same bit mask as up_pdr_hits(), every PDR of the set at once */
+static inline unsigned int up_rules_vec_hits(const struct up_rules_vec *r, uint32_t key,
+					     uint32_t dst4, uint32_t dport)
+{
+#if defined(__SSE2__)
+	__m128i k = _mm_set1_epi32((int)key), d = _mm_set1_epi32((int)dst4);
+	__m128i pt = _mm_set1_epi32((int)dport), ok, out;
+
+	ok = _mm_cmpeq_epi32(_mm_and_si128(_mm_xor_si128(k, _mm_load_si128((const __m128i *)r->key_val)),
+					   _mm_load_si128((const __m128i *)r->key_mask)),
+			     _mm_setzero_si128());
+	ok = _mm_and_si128(ok, _mm_cmpeq_epi32(_mm_and_si128(d, _mm_load_si128((const __m128i *)r->remote_mask)),
+					       _mm_load_si128((const __m128i *)r->remote4)));
+	out = _mm_or_si128(_mm_cmpgt_epi32(_mm_load_si128((const __m128i *)r->port_lo), pt),
+			   _mm_cmpgt_epi32(pt, _mm_load_si128((const __m128i *)r->port_hi)));
+	ok = _mm_andnot_si128(out, ok);
+	return (unsigned int)_mm_movemask_ps(_mm_castsi128_ps(ok)) & r->live;
+#else
+	unsigned int hits = 0;
+
+	for (unsigned int i = 0; i < 4; i++)
+		hits |= (unsigned int)((((key ^ r->key_val[i]) & r->key_mask[i]) == 0) &
+				       ((dst4 & r->remote_mask[i]) == r->remote4[i]) &
+				       ((int32_t)dport >= r->port_lo[i]) &
+				       ((int32_t)dport <= r->port_hi[i])) << i;
+	return hits & r->live;
+#endif
 }
 
 /* the first matching PDR, or NULL */

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Fuzzes the GTP-U codec: the header parser and the frame parser on exact-size
- * copies of the input (so ASan sees any read past the end), the checksum fixer,
- * and a build -> parse round trip driven by the input. Any broken invariant
- * aborts, so libFuzzer reports it as a crash.
+ * copies of the input (so ASan sees any read past the end), the frame
+ * parser's fast path against its general path (same status, same packet),
+ * the checksum fixer, and a build -> parse round trip driven by the input.
+ * Any broken invariant aborts, so libFuzzer reports it as a crash.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -44,15 +45,22 @@ static void check_header(const uint8_t *data, size_t size)
 static void check_frame(const uint8_t *data, size_t size)
 {
 	uint8_t *b = malloc(size ? size : 1);
-	struct gtpu_pkt p;
+	struct gtpu_pkt p, p2, pf;
 	struct gtpu_hdr h;
-	int rc, rc2;
+	int rc, rc2, rcf;
 
 	memcpy(b, data, size);
 	rc = gtpu_parse_frame(b, size, &p, &h);
 	CHECK(rc <= GTPU_NOT_GPDU && rc >= GTPU_ERR_MIN);
-	rc2 = gtpu_parse_frame(b, size, &p, NULL);
-	CHECK(rc == rc2); /* with and without the full header: the same answer */
+	/* without the full header (the fast path first): the same answer, the same packet */
+	rc2 = gtpu_parse_frame(b, size, &p2, NULL);
+	CHECK(rc == rc2);
+	CHECK(!memcmp(&p, &p2, sizeof(p)));
+	/* the fast path alone answers only for well-formed G-PDUs, as the general path does */
+	rcf = gtpu_parse_frame_fast(b, size, &pf);
+	CHECK(rcf == GTPU_FAST_NO || rcf == GTPU_OK);
+	if (rcf == GTPU_OK)
+		CHECK(rc == GTPU_OK && !memcmp(&p, &pf, sizeof(p)));
 	if (rc == GTPU_OK || rc == GTPU_NOT_GPDU) {
 		CHECK((size_t)p.tpdu_off + p.tpdu_len <= size);
 		CHECK(p.teid == h.teid);

@@ -411,6 +411,140 @@ static void test_frame_malformed(void **state)
 	assert_int_equal(parse_frame_exact(f, n, &p), GTPU_ERR_VERSION);
 }
 
+/*
+ * The fast path against the general one, on one frame of exactly len bytes:
+ * the same status and the same packet, field for field.
+ */
+static int fast_vs_general(const uint8_t *f, size_t len)
+{
+	uint8_t *b = exact(f, len);
+	struct gtpu_pkt fast, gen, dflt;
+	struct gtpu_hdr h;
+	int rc_fast = gtpu_parse_frame_fast(b, len, &fast);
+	int rc_gen = gtpu_parse_frame(b, len, &gen, &h);   /* with a header: the general path */
+	int rc = gtpu_parse_frame(b, len, &dflt, NULL);    /* the data path's call */
+
+	free(b);
+	assert_int_equal(rc, rc_gen);
+	assert_memory_equal(&dflt, &gen, sizeof(gen));
+	if (rc_fast != GTPU_FAST_NO) {
+		assert_int_equal(rc_fast, GTPU_OK);
+		assert_int_equal(rc_gen, GTPU_OK);
+		assert_memory_equal(&fast, &gen, sizeof(gen));
+	}
+	return rc_fast;
+}
+
+/* every common frame shape takes the fast path, and any change to one gives the general path's answer */
+static void test_fast_path_matches_general(void **state)
+{
+	uint8_t in[200], f[300];
+	unsigned int fast_ok = 0, cases = 0;
+	(void)state;
+
+	for (int outer = 4; outer <= 6; outer += 2) {
+		for (int kind = 0; kind < 6; kind++) {
+			size_t tlen, n;
+
+			switch (kind) {
+			case 0: tlen = inner_v4(in, 6, 443, 60); break;
+			case 1: tlen = inner_v4(in, 17, 53, 28); break;        /* 8 bytes of UDP, no payload */
+			case 2: tlen = inner_v4(in, 1, 0, 40); break;          /* ICMP: no ports */
+			case 3: tlen = inner_v4(in, 17, 5060, 24); in[6] = 0x20; break; /* first fragment */
+			case 4: tlen = inner_v4(in, 6, 80, 40); in[7] = 0x10; break;    /* a later fragment */
+			default:
+				memset(in, 0, 60);
+				in[0] = 0x60;
+				in[5] = 20;
+				in[6] = 17;
+				inet_pton(AF_INET6, "2001:db8:a::1", in + 8);
+				inet_pton(AF_INET6, "2001:db8:ffff::53", in + 24);
+				in[41] = 7;
+				in[43] = 53;
+				tlen = 60;
+			}
+			n = frame(f, sizeof(f), outer, in, tlen, 9, 0x01020304u * (unsigned int)(kind + 1));
+			assert_true(n > 0);
+			/* the frame as built, and with 6 bytes of Ethernet padding */
+			assert_int_equal(fast_vs_general(f, n), GTPU_OK);
+			memset(f + n, 0xa5, 6);
+			assert_int_equal(fast_vs_general(f, n + 6), GTPU_OK);
+			fast_ok += 2;
+			/* every cut */
+			for (size_t len = 0; len < n; len++, cases++)
+				fast_vs_general(f, len);
+			/* every bit of the headers and of the inner packet's first 48 octets flipped */
+			for (size_t i = 0; i < n && i < (outer == 4 ? 58u : 78u) + 48; i++) {
+				static const uint8_t xr[9] = { 1, 2, 4, 8, 0x10, 0x20, 0x40, 0x80, 0xff };
+				uint8_t keep = f[i];
+
+				for (int v = 0; v < 9; v++, cases++) {
+					f[i] = keep ^ xr[v];
+					fast_vs_general(f, n);
+				}
+				f[i] = 0;
+				fast_vs_general(f, n);
+				f[i] = keep;
+			}
+		}
+	}
+	assert_int_equal(fast_ok, 24);
+	assert_true(cases > 5000);
+}
+
+/* the shapes the fast path leaves to the general one, each still parsed right */
+static void test_fast_path_declines(void **state)
+{
+	uint8_t in[100], f[300], v[300];
+	struct gtpu_pkt p;
+	size_t n;
+	(void)state;
+
+	inner_v4(in, 6, 443, 60);
+	n = frame(f, sizeof(f), 4, in, 60, 9, 77);
+	/* behind a VLAN tag */
+	memcpy(v, f, 12);
+	v[12] = 0x81;
+	v[13] = 0x00;
+	v[14] = 0;
+	v[15] = 7;
+	memcpy(v + 16, f + 12, n - 12);
+	assert_int_equal(gtpu_parse_frame_fast(v, n + 4, &p), GTPU_FAST_NO);
+	assert_int_equal(fast_vs_general(v, n + 4), GTPU_FAST_NO);
+	assert_int_equal(parse_frame_exact(v, n + 4, &p), GTPU_OK);
+	assert_int_equal(p.teid, 77);
+	/* no extension header (flags 0x30) */
+	{
+		struct gtpu_frame_spec s = { .outer_family = 4, .sport = GTPU_PORT, .ttl = 64,
+					     .gtp = { .msg_type = GTPU_MSG_GPDU, .teid = 78 } };
+
+		n = gtpu_build_frame(f, sizeof(f), &s, in, 60);
+		assert_int_equal(fast_vs_general(f, n), GTPU_FAST_NO);
+		assert_int_equal(parse_frame_exact(f, n, &p), GTPU_OK);
+		assert_int_equal(p.teid, 78);
+		assert_false(p.has_qfi);
+	}
+	/* two extension headers before the container */
+	{
+		struct gtpu_frame_spec s = {
+			.outer_family = 4, .sport = GTPU_PORT, .ttl = 64,
+			.gtp = { .msg_type = GTPU_MSG_GPDU, .teid = 79, .n_extra = 1,
+				 .extra = { { .type = GTPU_EXT_UDP_PORT, .len4 = 1 } },
+				 .pdu_session = true, .qfi = 5 },
+		};
+
+		n = gtpu_build_frame(f, sizeof(f), &s, in, 60);
+		assert_int_equal(fast_vs_general(f, n), GTPU_FAST_NO);
+		assert_int_equal(parse_frame_exact(f, n, &p), GTPU_OK);
+		assert_int_equal(p.qfi, 5);
+	}
+	/* a malformed frame is never the fast path's: GTP version 2 */
+	n = frame(f, sizeof(f), 4, in, 60, 9, 80);
+	f[14 + 20 + 8] = 0x54;
+	assert_int_equal(fast_vs_general(f, n), GTPU_FAST_NO);
+	assert_int_equal(parse_frame_exact(f, n, &p), GTPU_ERR_VERSION);
+}
+
 static void test_status_names(void **state)
 {
 	(void)state;
@@ -457,6 +591,8 @@ int main(void)
 		cmocka_unit_test(test_frame_v6_and_vlan),
 		cmocka_unit_test(test_frame_not_user_data),
 		cmocka_unit_test(test_frame_malformed),
+		cmocka_unit_test(test_fast_path_matches_general),
+		cmocka_unit_test(test_fast_path_declines),
 		cmocka_unit_test(test_status_names),
 		cmocka_unit_test(test_fix_checksums),
 	};

@@ -120,6 +120,65 @@ static void test_pdr_compile(void **state)
 	assert_int_equal(up_pdr_hits(c, 3, &p, 0, ue6), 6);
 }
 
+/* the vector form of every rule set answers as the scalar form, on packets near every edge */
+static void test_pdr_vec_matches_scalar(void **state)
+{
+	static const uint8_t qfis[] = { 0, 1, 7, 9, 63 }, protos[] = { 0, 1, 6, 17, 132 };
+	static const char *const dsts[] = { "203.0.113.10", "203.0.112.255", "198.51.100.25",
+					    "192.0.2.5", "192.0.3.5", "0.0.0.0" };
+	static const uint16_t ports[] = { 0, 1, 24, 25, 26, 443, 5059, 5060, 5061, 5062, 5683, 65535 };
+	const uint8_t ue6[8] = { 0x20, 0x01, 0x0d, 0xb8, 10, 0, 0, 7 };
+	uint32_t ue;
+	unsigned int checked = 0, hit = 0;
+	(void)state;
+
+	up_rules_init();
+	inet_pton(AF_INET, "10.0.0.7", &ue);
+	/* every combination: rule set, family (4, none, 6), QFI, has-QFI, protocol, destination, port, spoofed */
+	for (unsigned int k = 0; k < up_n_rule_sets * 3 * 5 * 2 * 5 * 6 * 12 * 2; k++) {
+		unsigned int x = k, rs, fam, spoof, want, got, ue_ok, is4, is6;
+		const struct up_rules *r;
+		struct gtpu_pkt p;
+		uint32_t src4, dst4;
+		uint64_t src6, u6;
+
+		rs = x % up_n_rule_sets, x /= up_n_rule_sets;
+		fam = (x % 3) * 2, x /= 3;
+		p = pkt4(qfis[x % 5], protos[x / 5 / 2 % 5], (x / 5 / 2 / 5 / 6 / 12) ? "10.0.0.8" : "10.0.0.7",
+			 dsts[x / 5 / 2 / 5 % 6], ports[x / 5 / 2 / 5 / 6 % 12]);
+		p.has_qfi = (uint8_t)(x / 5 % 2);
+		spoof = x / 5 / 2 / 5 / 6 / 12;
+		p.inner_family = (uint8_t)(fam == 2 ? 0 : fam);
+		if (fam == 6) {
+			memset(p.src, 0, 16);
+			memcpy(p.src, ue6, 8);
+			p.src[7] ^= (uint8_t)spoof;
+			p.src[15] = 1;
+			memcpy(p.dst + 4, "\x20\x01\x0d\xb8", 4);
+		}
+		r = &up_rule_sets[rs];
+		want = up_pdr_hits(r->pdr, r->n_pdr, &p, ue, ue6);
+		memcpy(&src4, p.src, 4);
+		memcpy(&dst4, p.dst, 4);
+		memcpy(&src6, p.src, 8);
+		memcpy(&u6, ue6, 8);
+		is4 = p.inner_family == 4;
+		is6 = p.inner_family == 6;
+		ue_ok = (is4 & (src4 == ue)) | (is6 & (src6 == u6));
+		got = up_rules_vec_hits(&up_rule_vecs[rs], up_vkey(&p, ue_ok), dst4, p.dport);
+		assert_int_equal(got, want);
+		/* the first hit's FAR */
+		if (want)
+			assert_int_equal(up_rule_vecs[rs].far_fwd[__builtin_ctz(want)],
+					 r->far[r->pdr[__builtin_ctz(want)].far_id].action == UP_FAR_FORWARD);
+		checked++;
+		hit += want != 0;
+	}
+	assert_true(checked > 10000);
+	/* the grid reaches both sides of the rules */
+	assert_true(hit > 100 && hit < checked - 100);
+}
+
 static void test_qer_token_bucket(void **state)
 {
 	uint32_t rate, burst;
@@ -417,6 +476,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pdr_match),
 		cmocka_unit_test(test_pdr_compile),
+		cmocka_unit_test(test_pdr_vec_matches_scalar),
 		cmocka_unit_test(test_qer_token_bucket),
 		cmocka_unit_test(test_generator),
 		cmocka_unit_test(test_zipf_is_skewed),
