@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * udpdwell's kernel side, shared by its three backends (tracepoint, fentry,
- * kprobe): the socket filter, the per-socket state in an LRU map, the enqueue
- * and read handlers around the FIFO of dwell/udpdwell.h, and drop counting.
- * Everything is aggregated here; nothing is sent to user space per packet.
+ * kprobe): the socket filter, the socket's slot in the state array, the
+ * enqueue and read handlers around the FIFO of dwell/fifo.h, and drop
+ * counting. Everything is aggregated here; nothing is sent to user space per
+ * packet.
  *
  * Before including this file, a backend defines UD_RD(ptr, field): a direct
  * load where the verifier knows the pointer's BTF type (tp_btf, fentry),
- * BPF_CORE_READ where it does not (kprobe).
+ * BPF_CORE_READ where it does not (kprobe). UD_TRUSTED_SK also says that sk
+ * is such a pointer, which lets the socket find its slot through
+ * socket-local storage; without it (kprobe) a hash map does that.
  */
 #ifndef UDPDWELL_BPF_H
 #define UDPDWELL_BPF_H
@@ -16,8 +19,6 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
-
-#include "dwell/udpdwell.h"
 
 #ifndef UD_RD
 #error "define UD_RD(ptr, field) before including udpdwell.bpf.h"
@@ -36,32 +37,62 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 #define UD_UDP_SK(sk) ((struct udp_sock *)(sk))
 #endif
 
+#define UD_Q_RCV(q) ((__u32)UD_RD((struct sock *)(q), sk_receive_queue.qlen))
+#define UD_Q_RDR(q)                                                                      \
+	(bpf_core_field_exists(struct udp_sock, reader_queue)                            \
+		 ? (__u32)UD_RD(UD_UDP_SK((struct sock *)(q)), reader_queue.qlen)         \
+		 : 0)
+#include "dwell/fifo.h"
+
 char LICENSE[] SEC("license") = "GPL";
 
 /* Set by user space before load. */
 const volatile __u16 targ_port_lo = 10000;
 const volatile __u16 targ_port_hi = 60000;
+const volatile __u32 targ_max_sockets = UD_DEFAULT_SOCKETS; /* = ud_state's slots */
 /* kernel's values of SKB_DROP_REASON_SOCKET_RCVBUFF / PROTO_MEM (from BTF) */
 const volatile __u32 targ_reason_rcvbuff = UD_REASON_LEGACY_RCVBUFF;
 const volatile __u32 targ_reason_proto_mem = UD_REASON_LEGACY_PROTO_MEM;
 
 /* user space's interval number, for the per-interval maximum */
 __u64 ud_epoch = 0;
+/* the CLOCK hand over ud_state's slots */
+__u64 ud_hand = 0;
 
-/* the initial value of a socket's state: one zeroed entry, never written */
+/* the sockets' states, memory-mapped by user space (--max-sockets slots) */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, UD_DEFAULT_SOCKETS);
 	__type(key, __u32);
 	__type(value, struct ud_sock);
-} ud_zero SEC(".maps");
+} ud_state SEC(".maps");
 
+/* what reads add up, per CPU and slot (lazily reset by generation) */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, UD_DEFAULT_SOCKETS); /* --max-sockets */
-	__type(key, __u64);                      /* struct sock * */
-	__type(value, struct ud_sock);
-} ud_socks SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, UD_DEFAULT_SOCKETS);
+	__type(key, __u32);
+	__type(value, struct ud_sock_stats);
+} ud_stats SEC(".maps");
+
+#ifdef UD_TRUSTED_SK
+/* a socket's slot, in the socket itself: freed with it */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct ud_sock_ref);
+} ud_refs SEC(".maps");
+#else
+/* a socket's slot, by socket address: an entry per owned slot */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 2 * UD_DEFAULT_SOCKETS);
+	__type(key, __u64);
+	__type(value, struct ud_sock_ref);
+} ud_index SEC(".maps");
+#endif
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -94,16 +125,6 @@ static __always_inline bool ud_wanted(struct sock *sk, __u16 *port)
 	return *port >= targ_port_lo && *port <= targ_port_hi;
 }
 
-/* datagrams queued: the receive queue plus what a reader already moved */
-static __always_inline __u32 ud_qlen(struct sock *sk)
-{
-	__u32 q = UD_RD(sk, sk_receive_queue.qlen);
-
-	if (bpf_core_field_exists(struct udp_sock, reader_queue))
-		q += UD_RD(UD_UDP_SK(sk), reader_queue.qlen);
-	return q;
-}
-
 static __always_inline void ud_fill_identity(struct ud_sock *st, struct sock *sk, __u16 port)
 {
 	__u16 family = UD_RD(sk, __sk_common.skc_family);
@@ -124,65 +145,183 @@ static __always_inline void ud_fill_identity(struct ud_sock *st, struct sock *sk
 }
 
 /*
- * The socket's state, created on first sight. A socket address reused by a
- * socket on another port starts afresh.
+ * A fresh start for a slot just claimed for sk: a new generation first, so
+ * that its previous socket's events stop using it (and its per-CPU figures
+ * count for nothing until each CPU's next read resets them), then zeroes. An
+ * event of
+ * the previous socket already under way on another CPU may still land here;
+ * the resynchronisation absorbs a stamp too many or too few.
  */
-static __always_inline struct ud_sock *ud_sock_get(struct sock *sk, __u16 port)
+static __always_inline __u32 ud_slot_reset(struct ud_sock *st, struct sock *sk, __u16 port)
 {
-	__u64 key = (__u64)sk;
-	struct ud_sock *st = bpf_map_lookup_elem(&ud_socks, &key), *zero;
-	__u32 zkey = 0;
+	__u32 gen = __sync_fetch_and_add(&st->gen, 1) + 1;
+	__u64 h = UD_LOAD(st->head), t = UD_LOAD(st->tail);
 
-	if (st && st->port == port)
-		return st;
-	zero = bpf_map_lookup_elem(&ud_zero, &zkey);
-	if (!zero)
-		return NULL;
-	if (st) {
-		if (bpf_map_update_elem(&ud_socks, &key, zero, BPF_EXIST))
-			return NULL;
-		ud_count(UD_CNT_REUSED);
-	} else if (bpf_map_update_elem(&ud_socks, &key, zero, BPF_NOEXIST) == 0) {
-		ud_count(UD_CNT_INSERTS);
+	/* the ring's free slots must read 0; head and tail go on from here */
+	if (t > h) {
+		for (__u32 i = 0; i < UD_RING; i++) {
+			if (h + i >= t)
+				break;
+			UD_STORE(UD_SLOT(st, h + i), 0);
+		}
 	}
-	st = bpf_map_lookup_elem(&ud_socks, &key);
-	if (st && st->port != port)
-		ud_fill_identity(st, sk, port);
+	st->head = t;
+	st->enq_event_ns = 0;
+	st->ring_full = 0;
+	st->read_event_ns = 0;
+	st->read_checked_ns = 0;
+	st->tgid = 0;
+	__builtin_memset(st->comm, 0, sizeof(st->comm));
+	st->resync_added = 0;
+	st->resync_dropped = 0;
+	st->excess_since_ns = 0;
+	st->excess_min = 0;
+	ud_fill_identity(st, sk, port);
+	st->ref = 1;
+	return gen;
+}
+
+/*
+ * A slot for a new socket: a free one, or the least recently active one's.
+ * The CLOCK hand sweeps the slots; a slot whose socket was active since the
+ * hand last passed has its `ref` cleared and is passed over once (second
+ * chance). After UD_CLOCK_SCAN slots the hand takes the one it is on.
+ */
+static __always_inline struct ud_sock *ud_slot_claim(struct sock *sk, __u16 port,
+						     struct ud_sock_ref *ref)
+{
+	for (__u32 i = 0; i < UD_CLOCK_SCAN; i++) {
+		__u32 slot = (__u32)(__sync_fetch_and_add(&ud_hand, 1) % targ_max_sockets);
+		struct ud_sock *st = bpf_map_lookup_elem(&ud_state, &slot);
+		__u64 owner;
+
+		if (!st)
+			return NULL;
+		owner = UD_LOAD(st->owner);
+		if (owner && UD_LOAD(st->ref) && i < UD_CLOCK_SCAN - 1) {
+			UD_STORE(st->ref, 0);
+			continue;
+		}
+		if (__sync_val_compare_and_swap(&st->owner, owner, (__u64)sk) != owner)
+			continue;
+		if (owner) {
+			ud_count(UD_CNT_EVICTED);
+#ifndef UD_TRUSTED_SK
+			bpf_map_delete_elem(&ud_index, &owner);
+#endif
+		}
+		ref->slot = slot;
+		ref->gen = ud_slot_reset(st, sk, port);
+		ud_count(UD_CNT_INSERTS);
+		return st;
+	}
+	ud_count(UD_CNT_NO_SLOT);
+	return NULL;
+}
+
+/* the slot a valid ref points at, or NULL */
+static __always_inline struct ud_sock *ud_slot_of(const struct ud_sock_ref *ref)
+{
+	__u32 slot = ref->slot;
+	struct ud_sock *st = bpf_map_lookup_elem(&ud_state, &slot);
+
+	if (!st || UD_LOAD(st->gen) != ref->gen)
+		return NULL;
+	if (!UD_LOAD(st->ref))
+		UD_STORE(st->ref, 1);
 	return st;
+}
+
+/*
+ * The socket's state, given a slot on first sight (or after an eviction);
+ * where says which slot and generation.
+ */
+static __always_inline struct ud_sock *ud_sock_get(struct sock *sk, __u16 port,
+						   struct ud_sock_ref *where)
+{
+	struct ud_sock_ref *ref;
+	struct ud_sock *st;
+
+#ifdef UD_TRUSTED_SK
+	ref = bpf_sk_storage_get(&ud_refs, sk, 0, 0);
+	if (ref && (st = ud_slot_of(ref))) {
+		*where = *ref;
+		return st;
+	}
+	if (!ref) {
+		ref = bpf_sk_storage_get(&ud_refs, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+		if (!ref)
+			return NULL;
+	}
+	st = ud_slot_claim(sk, port, where);
+	if (st)
+		*ref = *where;
+	return st;
+#else
+	__u64 key = (__u64)sk;
+
+	ref = bpf_map_lookup_elem(&ud_index, &key);
+	if (ref && (st = ud_slot_of(ref))) {
+		if (st->port != port) {
+			/* the address of a closed socket, reused by a socket on another port */
+			ref->gen = ud_slot_reset(st, sk, port);
+			ud_count(UD_CNT_REUSED);
+		}
+		*where = *ref;
+		return st;
+	}
+	st = ud_slot_claim(sk, port, where);
+	if (st && bpf_map_update_elem(&ud_index, &key, where, BPF_ANY))
+		return NULL; /* unreachable: ud_index has room for every slot */
+	return st;
+#endif
+}
+
+/* the state of a wanted socket */
+static __always_inline struct ud_sock *ud_state_of(struct sock *sk)
+{
+	struct ud_sock_ref where;
+	__u16 port;
+
+	if (!ud_wanted(sk, &port))
+		return NULL;
+	return ud_sock_get(sk, port, &where);
 }
 
 /* an enqueue happened (sk_data_ready, or a successful enqueue function) */
 static __always_inline void ud_enqueued(struct sock *sk)
 {
-	struct ud_sock *st;
-	__u16 port;
+	struct ud_sock *st = ud_state_of(sk);
 
-	if (!ud_wanted(sk, &port))
-		return;
-	st = ud_sock_get(sk, port);
 	if (st)
-		ud_on_enqueue(st, bpf_ktime_get_ns(), ud_qlen(sk));
+		ud_on_enqueue(st, bpf_ktime_get_ns(), sk);
 }
 
 /* a read returned ret with these flags */
 static __always_inline void ud_read_done(struct sock *sk, long ret, long flags)
 {
-	int kind = ud_read_kind(ret, flags);
+	struct ud_sock_stats *stats;
+	struct ud_sock_ref where;
 	struct ud_sock *st;
 	__u32 tgid;
 	__u16 port;
 
 	/*
 	 * Only reads that took a datagram: a failed read changed nothing, or
-	 * dequeued and failed, which the next event sees as an excess. This
-	 * skips the EAGAIN that ends every recvmmsg batch, at no cost.
+	 * dequeued and failed, which a later check sees as an excess. This
+	 * skips the EAGAIN that ends every recvmmsg batch before any other
+	 * work.
 	 */
-	if (kind <= 0 || !ud_wanted(sk, &port))
+	if (ud_read_kind(ret, flags) <= 0 || !ud_wanted(sk, &port))
 		return;
-	st = ud_sock_get(sk, port);
+	st = ud_sock_get(sk, port, &where);
 	if (!st)
 		return;
-	ud_on_read(st, bpf_ktime_get_ns(), ud_qlen(sk), kind, ud_epoch);
+	stats = bpf_map_lookup_elem(&ud_stats, &where.slot);
+	if (!stats)
+		return;
+	ud_stats_claim(stats, where.gen);
+	ud_on_read(st, stats, bpf_ktime_get_ns(), sk, ud_epoch);
 	tgid = bpf_get_current_pid_tgid() >> 32;
 	if (st->tgid != tgid) {
 		st->tgid = tgid;
@@ -194,15 +333,19 @@ static __always_inline void ud_read_done(struct sock *sk, long ret, long flags)
 static __always_inline void ud_dropped(struct sock *sk, __u32 reason)
 {
 	struct ud_drop_key key = { .reason = reason };
+	struct ud_sock_ref where;
 	__u64 one = 1, *cnt;
 	__u16 port;
 
 	if (!ud_wanted(sk, &port))
 		return;
-	/* the socket's state holds its identity for user space */
-	if (!ud_sock_get(sk, port))
+	/* the socket's slot holds its identity for user space */
+	if (!ud_sock_get(sk, port, &where)) {
 		ud_count(UD_CNT_DROPS_NO_SOCK);
-	key.sk = (__u64)sk;
+		return;
+	}
+	key.slot = where.slot;
+	key.gen = where.gen;
 	cnt = bpf_map_lookup_elem(&ud_drops, &key);
 	if (cnt) {
 		__sync_fetch_and_add(cnt, 1);

@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -60,7 +62,9 @@ int ud_tp_nargs(const char *tp)
 		(s)->rodata->targ_port_hi = (o)->port_hi;                                \
 		(s)->rodata->targ_reason_rcvbuff = (o)->reason_rcvbuff;                  \
 		(s)->rodata->targ_reason_proto_mem = (o)->reason_proto_mem;              \
-		bpf_map__set_max_entries((s)->maps.ud_socks, (o)->max_sockets);          \
+		(s)->rodata->targ_max_sockets = (o)->max_sockets;                        \
+		bpf_map__set_max_entries((s)->maps.ud_state, (o)->max_sockets);          \
+		bpf_map__set_max_entries((s)->maps.ud_stats, (o)->max_sockets);          \
 		bpf_map__set_max_entries((s)->maps.ud_drops, 4 * (o)->max_sockets);      \
 		bpf_program__set_autoload((s)->progs.ud_kfree_skb, !(legacy));           \
 		bpf_program__set_autoload((s)->progs.ud_udp_fail_queue, (legacy));       \
@@ -71,11 +75,31 @@ int ud_tp_nargs(const char *tp)
 		(b)->kind = (k);                                                         \
 		(b)->skel = (s);                                                         \
 		(b)->obj = (s)->obj;                                                     \
-		(b)->socks_fd = bpf_map__fd((s)->maps.ud_socks);                         \
+		(b)->stats_fd = bpf_map__fd((s)->maps.ud_stats);                         \
+		(b)->index_fd = -1;                                                      \
 		(b)->drops_fd = bpf_map__fd((s)->maps.ud_drops);                         \
 		(b)->counters_fd = bpf_map__fd((s)->maps.ud_counters);                   \
 		(b)->epoch = &(s)->bss->ud_epoch;                                        \
 	} while (0)
+
+/* the state array, shared with the programs */
+static int map_state(struct ud_bpf *b, struct bpf_map *m, char *why, size_t len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t n = bpf_map__max_entries(m);
+	void *p;
+
+	b->nslots = (uint32_t)n;
+	b->state_len = (n * sizeof(struct ud_sock) + (size_t)page - 1) / (size_t)page * (size_t)page;
+	p = mmap(NULL, b->state_len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(m), 0);
+	if (p == MAP_FAILED) {
+		snprintf(why, len, "cannot map the socket states: %s", strerror(errno));
+		b->state = NULL;
+		return -1;
+	}
+	b->state = p;
+	return 0;
+}
 
 /* whether drops go through udp_fail_queue_rcv_skb; why is set when neither works */
 static int drops_plan(const struct ud_bpf_opts *o, bool *legacy, char *why, size_t len)
@@ -151,6 +175,10 @@ static int open_fentry(const struct ud_bpf_opts *o, struct ud_bpf *b, char *why,
 		udpdwell_fentry_bpf__destroy(s);
 		return load_err(err, "loaded but cannot attach", why, len);
 	}
+	if (map_state(b, s->maps.ud_state, why, len)) {
+		udpdwell_fentry_bpf__destroy(s);
+		return -1;
+	}
 	UD_FILL(b, s, UD_BACKEND_FENTRY);
 	b->legacy_drops = legacy;
 	return 0;
@@ -181,6 +209,7 @@ static int open_kprobe(const struct ud_bpf_opts *o, struct ud_bpf *b, char *why,
 	if (!s)
 		return load_err(-errno, "cannot open the BPF object", why, len);
 	UD_SETUP(s, o, legacy);
+	bpf_map__set_max_entries(s->maps.ud_index, 2 * o->max_sockets);
 	s->rodata->targ_recv_flags_arg = (__u32)flags_arg;
 	if (!have_func("udpv6_recvmsg")) {
 		bpf_program__set_autoload(s->progs.ud_kp_recvmsg6, false);
@@ -204,7 +233,12 @@ static int open_kprobe(const struct ud_bpf_opts *o, struct ud_bpf *b, char *why,
 		}
 		return load_err(err, "loaded but cannot attach", why, len);
 	}
+	if (map_state(b, s->maps.ud_state, why, len)) {
+		udpdwell_kprobe_bpf__destroy(s);
+		return -1;
+	}
 	UD_FILL(b, s, UD_BACKEND_KPROBE);
+	b->index_fd = bpf_map__fd(s->maps.ud_index);
 	b->legacy_drops = legacy;
 	return 0;
 }
@@ -237,6 +271,10 @@ static int open_tracepoint(const struct ud_bpf_opts *o, struct ud_bpf *b, char *
 	if (err) {
 		udpdwell_tp_bpf__destroy(s);
 		return load_err(err, "loaded but cannot attach", why, len);
+	}
+	if (map_state(b, s->maps.ud_state, why, len)) {
+		udpdwell_tp_bpf__destroy(s);
+		return -1;
 	}
 	UD_FILL(b, s, UD_BACKEND_TRACEPOINT);
 	b->legacy_drops = legacy;
@@ -294,8 +332,33 @@ enum ud_open_result ud_bpf_open(enum ud_backend want, const struct ud_bpf_opts *
 	return UD_OPEN_NOTSUP;
 }
 
+bool ud_bpf_forget(struct ud_bpf *b, uint64_t key)
+{
+	uint32_t slot = (uint32_t)key, gen = (uint32_t)(key >> 32), next = gen + 1;
+	struct ud_sock *st;
+	uint64_t owner;
+
+	if (!b->state || slot >= b->nslots)
+		return false;
+	st = &b->state[slot];
+	owner = __atomic_load_n(&st->owner, __ATOMIC_ACQUIRE);
+	/* a new generation first: the programs stop using the slot */
+	if (!owner || !__atomic_compare_exchange_n(&st->gen, &gen, next, false, __ATOMIC_SEQ_CST,
+						   __ATOMIC_SEQ_CST))
+		return false;
+	if (!__atomic_compare_exchange_n(&st->owner, &owner, 0, false, __ATOMIC_SEQ_CST,
+					 __ATOMIC_SEQ_CST))
+		return false;
+	if (b->index_fd >= 0)
+		bpf_map_delete_elem(b->index_fd, &owner);
+	return true;
+}
+
 void ud_bpf_close(struct ud_bpf *b)
 {
+	if (b->state)
+		munmap(b->state, b->state_len);
+	b->state = NULL;
 	if (!b->skel)
 		return;
 	switch (b->kind) {

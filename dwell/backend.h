@@ -27,12 +27,17 @@ struct ud_bpf_opts {
 };
 
 struct bpf_object;
+struct ud_sock;
 
 struct ud_bpf {
 	enum ud_backend kind;
 	void *skel;
 	struct bpf_object *obj;
-	int socks_fd;
+	struct ud_sock *state;     /* ud_state's slots, memory-mapped */
+	size_t state_len;
+	uint32_t nslots;
+	int stats_fd;              /* ud_stats: per-CPU figures per slot */
+	int index_fd;              /* ud_index (kprobe backend), else -1 */
 	int drops_fd;
 	int counters_fd;
 	volatile __u64 *epoch;     /* the .bss variable ud_epoch, mmap'ed */
@@ -49,6 +54,12 @@ enum ud_open_result { UD_OPEN_OK = 0, UD_OPEN_NOTSUP = 1, UD_OPEN_FAIL = 2 };
 enum ud_open_result ud_bpf_open(enum ud_backend want, const struct ud_bpf_opts *o,
 				struct ud_bpf *b, char *why, size_t len);
 void ud_bpf_close(struct ud_bpf *b);
+
+/*
+ * Gives back the slot of a socket found closed (key as in struct ud_entry),
+ * unless the slot changed hands meanwhile. Returns true when it did.
+ */
+bool ud_bpf_forget(struct ud_bpf *b, uint64_t key);
 
 /* number of arguments of tracepoint tp in the kernel's BTF, or -1 when absent */
 int ud_tp_nargs(const char *tp);

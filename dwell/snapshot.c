@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "cli.h"
 #include "snapshot.h"
@@ -31,12 +33,13 @@ uint64_t ud_entry_drops(const struct ud_entry *e, uint32_t reason)
 	return 0;
 }
 
-static void entry_from(struct ud_entry *e, uint64_t key, const struct ud_sock *st, uint64_t epoch)
+void ud_entry_from(struct ud_entry *e, uint32_t slot, const struct ud_sock *st,
+		   const struct ud_sock_stats *pcpu, int ncpus, uint64_t epoch)
 {
-	uint32_t slot = epoch & 1;
+	uint32_t ep = epoch & 1, tag = (uint32_t)epoch;
 
 	memset(e, 0, sizeof(*e));
-	e->key = key;
+	e->key = ud_key(slot, st->gen);
 	memcpy(e->addr, st->addr, 16);
 	e->port = st->port;
 	e->netns = st->netns;
@@ -44,52 +47,79 @@ static void entry_from(struct ud_entry *e, uint64_t key, const struct ud_sock *s
 	e->tgid = st->tgid;
 	memcpy(e->comm, st->comm, sizeof(e->comm));
 	e->comm[sizeof(e->comm) - 1] = '\0';
-	/* the queue length of the later of the two sides' last events */
-	if (st->enq_event_ns >= st->read_event_ns) {
-		e->queue_len = st->enq_queue_len;
-		e->last_event_ns = st->enq_event_ns;
-	} else {
-		e->queue_len = st->read_queue_len;
-		e->last_event_ns = st->read_event_ns;
+	e->queue_len = st->tail > st->head ? (uint32_t)(st->tail - st->head) : 0;
+	e->last_event_ns = st->enq_event_ns > st->read_event_ns ? st->enq_event_ns
+								  : st->read_event_ns;
+	for (int c = 0; c < ncpus; c++) {
+		const struct ud_sock_stats *p = &pcpu[c];
+
+		if (p->gen != st->gen)
+			continue;
+		e->cumul.sum_ns += p->sum_ns;
+		for (int i = 0; i < UD_NBUCKETS; i++)
+			e->cumul.buckets[i] += p->buckets[i];
+		e->cumul.unmatched += p->unmatched;
+		if (p->max_ns > e->max_ns)
+			e->max_ns = p->max_ns;
+		if (p->max_epoch_tag[ep] == tag && p->max_epoch_ns[ep] > e->interval_max_ns)
+			e->interval_max_ns = p->max_epoch_ns[ep];
+		/* reads that already saw the next epoch belong to this reading too */
+		if (p->max_epoch_tag[ep ^ 1] == (uint32_t)(tag + 1) &&
+		    p->max_epoch_ns[ep ^ 1] > e->interval_max_ns)
+			e->interval_max_ns = p->max_epoch_ns[ep ^ 1];
 	}
-	e->cumul.sum_ns = st->sum_ns;
-	memcpy(e->cumul.buckets, st->buckets, sizeof(e->cumul.buckets));
 	for (int i = 0; i < UD_NBUCKETS; i++)
-		e->cumul.packets += st->buckets[i];
-	e->cumul.unmatched = st->unmatched;
+		e->cumul.packets += e->cumul.buckets[i];
 	e->cumul.resync_added = st->resync_added;
 	e->cumul.resync_dropped = st->resync_dropped;
 	e->cumul.ring_full = st->ring_full;
-	e->max_ns = st->max_ns;
-	e->interval_max_ns = st->max_epoch_tag[slot] == epoch ? st->max_epoch_ns[slot] : 0;
-	/* reads that already saw the next epoch belong to this reading too */
-	if (st->max_epoch_tag[slot ^ 1] == epoch + 1 && st->max_epoch_ns[slot ^ 1] > e->interval_max_ns)
-		e->interval_max_ns = st->max_epoch_ns[slot ^ 1];
-	if (e->queue_len && st->tail > st->head)
+	if (e->queue_len)
 		e->oldest_stamp_ns = st->ring[st->head & UD_RING_MASK];
 }
 
-int ud_snapshot_read(struct ud_snapshot *s, int socks_fd, int drops_fd, uint64_t epoch,
+/* a consistent copy of the slot's fixed part, or false when it changed hands meanwhile */
+static bool copy_slot(const struct ud_sock *live, struct ud_sock *copy)
+{
+	uint32_t gen = __atomic_load_n(&live->gen, __ATOMIC_ACQUIRE);
+
+	if (!__atomic_load_n(&live->owner, __ATOMIC_ACQUIRE))
+		return false;
+	memcpy(copy, live, offsetof(struct ud_sock, ring));
+	copy->ring[copy->head & UD_RING_MASK] = live->ring[copy->head & UD_RING_MASK];
+	copy->gen = gen;
+	return __atomic_load_n(&live->gen, __ATOMIC_ACQUIRE) == gen && copy->owner;
+}
+
+int ud_snapshot_read(struct ud_snapshot *s, const struct ud_source *src, uint64_t epoch,
 		     bool delete_orphans)
 {
-	struct ud_sock *val = malloc(sizeof(*val));
 	struct ud_drop_key dk, dnext, *dprev = NULL;
-	uint64_t key, next, *prev = NULL;
+	struct ud_sock *copy = malloc(sizeof(*copy));
 	unsigned int bound, steps = 0;
 	int err = 0;
 
-	if (!val)
+	if (!copy)
 		return -ENOMEM;
+	if (!s->pcpu) {
+		s->ncpus = libbpf_num_possible_cpus();
+		if (s->ncpus <= 0) {
+			free(copy);
+			return s->ncpus < 0 ? s->ncpus : -EINVAL;
+		}
+		s->pcpu = calloc((size_t)s->ncpus, sizeof(*s->pcpu));
+		if (!s->pcpu) {
+			free(copy);
+			return -ENOMEM;
+		}
+	}
 	s->n = 0;
 	s->drop_entries = 0;
 	s->orphan_drops = 0;
-	/* bounded: an LRU map changing under us may restart the iteration */
-	bound = 4 * 65536;
-	while (steps++ < bound && bpf_map_get_next_key(socks_fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(socks_fd, &key, val))
-			continue; /* evicted meanwhile */
+	for (uint32_t slot = 0; slot < src->nslots; slot++) {
+		if (!copy_slot(&src->state[slot], copy))
+			continue;
+		if (bpf_map_lookup_elem(src->stats_fd, &slot, s->pcpu))
+			memset(s->pcpu, 0, (size_t)s->ncpus * sizeof(*s->pcpu));
 		if (s->n == s->cap) {
 			unsigned int ncap = s->cap ? s->cap * 2 : 64;
 			struct ud_entry *p = realloc(s->e, ncap * sizeof(*p));
@@ -101,35 +131,27 @@ int ud_snapshot_read(struct ud_snapshot *s, int socks_fd, int drops_fd, uint64_t
 			s->e = p;
 			s->cap = ncap;
 		}
-		entry_from(&s->e[s->n++], key, val, epoch);
+		ud_entry_from(&s->e[s->n++], slot, copy, s->pcpu, s->ncpus, epoch);
 	}
 	if (s->n)
 		qsort(s->e, s->n, sizeof(*s->e), cmp_entry);
-	/* drop duplicates that a restarted iteration produced */
-	if (s->n > 1) {
-		unsigned int w = 1;
 
-		for (unsigned int r = 1; r < s->n; r++)
-			if (s->e[r].key != s->e[w - 1].key)
-				s->e[w++] = s->e[r];
-		s->n = w;
-	}
-
-	steps = 0;
-	while (steps++ < bound && bpf_map_get_next_key(drops_fd, dprev, &dnext) == 0) {
+	/* bounded: an LRU map changing under us may restart the iteration */
+	bound = 4 * 65536;
+	while (steps++ < bound && bpf_map_get_next_key(src->drops_fd, dprev, &dnext) == 0) {
 		struct ud_entry *e;
 		uint64_t count;
 
 		dk = dnext;
 		dprev = &dk;
-		if (bpf_map_lookup_elem(drops_fd, &dk, &count))
+		if (bpf_map_lookup_elem(src->drops_fd, &dk, &count))
 			continue;
 		s->drop_entries++;
-		e = ud_snapshot_find(s, dk.sk);
+		e = ud_snapshot_find(s, ud_key(dk.slot, dk.gen));
 		if (!e) {
 			s->orphan_drops++;
 			if (delete_orphans)
-				bpf_map_delete_elem(drops_fd, &dk);
+				bpf_map_delete_elem(src->drops_fd, &dk);
 			continue;
 		}
 		for (unsigned int i = 0; i < e->ndrops; i++) {
@@ -143,13 +165,14 @@ int ud_snapshot_read(struct ud_snapshot *s, int socks_fd, int drops_fd, uint64_t
 next:;
 	}
 out:
-	free(val);
+	free(copy);
 	return err;
 }
 
 void ud_snapshot_free(struct ud_snapshot *s)
 {
 	free(s->e);
+	free(s->pcpu);
 	memset(s, 0, sizeof(*s));
 }
 

@@ -24,7 +24,7 @@ struct ud_drop_count {
 
 /* one socket as read from the kernel (the FIFO's ring is not copied) */
 struct ud_entry {
-	uint64_t key;
+	uint64_t key;              /* ud_key(slot, gen): one socket's tenure of a slot */
 	uint8_t addr[16];
 	uint16_t port;
 	uint32_t netns;
@@ -45,16 +45,34 @@ struct ud_snapshot {
 	struct ud_entry *e; /* sorted by key */
 	unsigned int n, cap;
 	uint64_t drop_entries;     /* (socket, reason) pairs in the kernel map */
-	uint64_t orphan_drops;     /* pairs whose socket has left ud_socks */
+	uint64_t orphan_drops;     /* pairs whose socket no longer holds its slot */
+	struct ud_sock_stats *pcpu; /* one slot's per-CPU figures, scratch */
+	int ncpus;
+};
+
+/* where the kernel keeps it: the mapped state array and the maps' fds */
+struct ud_source {
+	const struct ud_sock *state;
+	uint32_t nslots;
+	int stats_fd;
+	int drops_fd;
 };
 
 /*
- * Reads ud_socks and ud_drops. epoch is the interval number whose maximum
- * goes to interval_max_ns. Pairs of ud_drops whose socket is gone are
- * deleted when delete_orphans is set. Returns 0 or -errno.
+ * Reads every owned slot of the state array with its per-CPU figures, and
+ * ud_drops. epoch is the interval number whose maximum goes to
+ * interval_max_ns. Pairs of ud_drops whose socket is gone are deleted when
+ * delete_orphans is set. Returns 0 or -errno.
  */
-int ud_snapshot_read(struct ud_snapshot *s, int socks_fd, int drops_fd, uint64_t epoch,
+int ud_snapshot_read(struct ud_snapshot *s, const struct ud_source *src, uint64_t epoch,
 		     bool delete_orphans);
+
+/*
+ * One socket from a copy of its slot and its per-CPU figures (ncpus values;
+ * those of another generation are left out).
+ */
+void ud_entry_from(struct ud_entry *e, uint32_t slot, const struct ud_sock *st,
+		   const struct ud_sock_stats *pcpu, int ncpus, uint64_t epoch);
 void ud_snapshot_free(struct ud_snapshot *s);
 struct ud_entry *ud_snapshot_find(const struct ud_snapshot *s, uint64_t key);
 uint64_t ud_entry_drops(const struct ud_entry *e, uint32_t reason);

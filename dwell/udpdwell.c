@@ -83,9 +83,11 @@ static const char usage[] =
 "                         ([::1]:PORT for IPv6): udp_socket_dwell_seconds (histogram),\n"
 "                         udp_socket_drops_total, udp_socket_state (0 OK, 1 WARN,\n"
 "                         2 ALERT), udp_socket_queue_length\n"
-"      --max-sockets N    sockets tracked at once, 16..65536 (default 512; 16.6 KiB\n"
-"                         of kernel memory each). The map is LRU: the least recently\n"
-"                         active socket is evicted, and evictions are counted.\n"
+"      --max-sockets N    sockets tracked at once, 16..65536 (default 512; 16.3 KiB\n"
+"                         of kernel memory each, plus 128 bytes per CPU). When all\n"
+"                         are taken, a new socket takes the place of the least\n"
+"                         recently active one (LRU, approximated by a CLOCK hand as\n"
+"                         the kernel's LRU maps do), and evictions are counted.\n"
 "      --all              list idle sockets too\n"
 "      --top N            show at most N sockets per interval (default: all)\n"
 "      --legacy-drops     count drops through udp:udp_fail_queue_rcv_skb, as on\n"
@@ -156,7 +158,6 @@ struct ud_ctx {
 	struct ud_snapshot cur, prev, scrape;
 	uint64_t interval_start_ns;
 	uint64_t interval_start_epoch;
-	uint64_t user_deleted;
 	uint64_t evicted;
 	/* the state of each socket at the last interval, for the gauge */
 	struct ud_keystate {
@@ -501,9 +502,8 @@ static void resolve_owners(struct ud_ctx *c, struct ud_row *rows, unsigned int n
 			rows[i].pid = q->pid;
 			memcpy(rows[i].comm, q->comm, sizeof(rows[i].comm));
 		} else if (!q->pid && rows[i].idle_waiting) {
-			/* closed: its queue was purged; forget it */
-			if (bpf_map_delete_elem(c->bpf.socks_fd, &rows[i].key) == 0)
-				c->user_deleted++;
+			/* closed: its queue was purged; give its slot back */
+			ud_bpf_forget(&c->bpf, rows[i].key);
 			rows[i].active = false;
 		}
 	}
@@ -516,13 +516,15 @@ static uint64_t counter(struct ud_ctx *c, uint32_t idx)
 	return bpfu_percpu_sum(c->bpf.counters_fd, idx);
 }
 
-static void update_evicted(struct ud_ctx *c, unsigned int live)
+static void update_evicted(struct ud_ctx *c)
 {
-	uint64_t inserts = counter(c, UD_CNT_INSERTS);
-	uint64_t gone = inserts > live + c->user_deleted ? inserts - live - c->user_deleted : 0;
+	c->evicted = counter(c, UD_CNT_EVICTED);
+}
 
-	if (gone > c->evicted)
-		c->evicted = gone;
+static struct ud_source source_of(const struct ud_ctx *c)
+{
+	return (struct ud_source){ .state = c->bpf.state, .nslots = c->bpf.nslots,
+				   .stats_fd = c->bpf.stats_fd, .drops_fd = c->bpf.drops_fd };
 }
 
 static int keystate_cmp(const void *a, const void *b)
@@ -537,6 +539,7 @@ static int interval(struct ud_ctx *c, bool last)
 {
 	struct options *o = c->o;
 	uint64_t epoch, now, since = c->interval_start_ns;
+	struct ud_source src = source_of(c);
 	struct ud_snapshot tmp;
 	unsigned int nrows = 0, shown;
 	struct ud_cumul tot = { 0 };
@@ -547,7 +550,7 @@ static int interval(struct ud_ctx *c, bool last)
 	epoch = *c->bpf.epoch;
 	__atomic_store_n(c->bpf.epoch, epoch + 1, __ATOMIC_SEQ_CST);
 	now = mono_ns();
-	err = ud_snapshot_read(&c->cur, c->bpf.socks_fd, c->bpf.drops_fd, epoch, true);
+	err = ud_snapshot_read(&c->cur, &src, epoch, true);
 	if (err) {
 		pthread_mutex_unlock(&c->lock);
 		elog("cannot read the socket map: %s", strerror(-err));
@@ -571,7 +574,7 @@ static int interval(struct ud_ctx *c, bool last)
 			     c->reason_rcvbuff, c->reason_proto_mem, now, since);
 	}
 	resolve_owners(c, c->rows, nrows);
-	update_evicted(c, c->cur.n);
+	update_evicted(c);
 
 	/* keep each socket's state and owner for the Prometheus gauge */
 	free(c->states);
@@ -694,12 +697,13 @@ static int render_metrics(struct prom_buf *b, void *arg)
 {
 	static const double le_s[UD_NBUCKETS - 1] = { 1e-5, 5e-5, 1e-4, 5e-4, 1e-3, 5e-3, 1e-2, 5e-2 };
 	struct ud_ctx *c = arg;
+	struct ud_source src = source_of(c);
 	struct series *s = NULL;
 	unsigned int n = 0;
 	int err = 0;
 
 	pthread_mutex_lock(&c->lock);
-	if (ud_snapshot_read(&c->scrape, c->bpf.socks_fd, c->bpf.drops_fd, *c->bpf.epoch, false)) {
+	if (ud_snapshot_read(&c->scrape, &src, *c->bpf.epoch, false)) {
 		pthread_mutex_unlock(&c->lock);
 		return -1;
 	}

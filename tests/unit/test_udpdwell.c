@@ -213,6 +213,50 @@ static void test_row_port_change_is_a_new_socket(void **state)
 	assert_int_equal(r.d.packets, 8);
 }
 
+static void test_entry_adds_up_the_cpus_of_its_generation(void **state)
+{
+	struct ud_sock *st = calloc(1, sizeof(*st));
+	struct ud_sock_stats cpu[3] = { 0 };
+	struct ud_entry e;
+	(void)state;
+
+	assert_non_null(st);
+	st->owner = 0xffff888012345678ULL;
+	st->gen = 7;
+	st->port = 5004;
+	st->head = 100;
+	st->tail = 103;
+	st->ring[100 & UD_RING_MASK] = 123456;
+	st->resync_added = 2;
+	/* CPU 0 and 2 read for this socket; CPU 1's figures are from the
+	 * slot's previous socket (gen 6) and count for nothing */
+	cpu[0] = (struct ud_sock_stats){ .gen = 7, .sum_ns = 1000, .buckets = { 2 }, .max_ns = 600,
+					 .max_epoch_ns = { 600, 0 }, .max_epoch_tag = { 4, 0 } };
+	cpu[1] = (struct ud_sock_stats){ .gen = 6, .sum_ns = 99999, .buckets = { 50 },
+					 .max_ns = 99999, .unmatched = 9,
+					 .max_epoch_ns = { 99999, 0 }, .max_epoch_tag = { 4, 0 } };
+	/* CPU 2 read once in interval 4 and once after user space moved to 5 */
+	cpu[2] = (struct ud_sock_stats){ .gen = 7, .sum_ns = 70000, .buckets = { 0, 1, 1 },
+					 .max_ns = 40000, .unmatched = 1,
+					 .max_epoch_ns = { 30000, 40000 }, .max_epoch_tag = { 4, 5 } };
+	ud_entry_from(&e, 3, st, cpu, 3, 4);
+	assert_true(e.key == ud_key(3, 7));
+	assert_int_equal(e.port, 5004);
+	assert_int_equal(e.cumul.packets, 4);
+	assert_int_equal(e.cumul.sum_ns, 71000);
+	assert_int_equal(e.cumul.unmatched, 1);
+	assert_int_equal(e.cumul.buckets[0], 2);
+	assert_int_equal(e.max_ns, 40000);
+	assert_int_equal(e.interval_max_ns, 40000);
+	assert_int_equal(e.queue_len, 3);
+	assert_int_equal(e.oldest_stamp_ns, 123456);
+	assert_int_equal(e.cumul.resync_added, 2);
+	/* interval 3's maximum: nobody has one */
+	ud_entry_from(&e, 3, st, cpu, 3, 2);
+	assert_int_equal(e.interval_max_ns, 0);
+	free(st);
+}
+
 static void test_rows_sort_worst_first(void **state)
 {
 	struct ud_row r[3] = { 0 };
@@ -415,6 +459,7 @@ int main(void)
 		cmocka_unit_test(test_row_from_two_readings),
 		cmocka_unit_test(test_row_oldest_waiting_datagram),
 		cmocka_unit_test(test_row_port_change_is_a_new_socket),
+		cmocka_unit_test(test_entry_adds_up_the_cpus_of_its_generation),
 		cmocka_unit_test(test_rows_sort_worst_first),
 		cmocka_unit_test(test_reasons_from_btf),
 		cmocka_unit_test(test_reasons_without_enum),

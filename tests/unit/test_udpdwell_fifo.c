@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The per-socket FIFO of dwell/udpdwell.h, the code the BPF programs run,
- * replayed against a model of the kernel's UDP receive queue: each datagram
- * carries its true enqueue time, and each test plays one kernel behaviour
- * (every enqueue signalled, only-when-empty signalling, batched enqueue,
- * MSG_PEEK, failed reads, a read that dequeues and fails, several readers
- * racing, an overfull queue) and checks the dwell times the FIFO reports.
+ * The per-socket FIFO of dwell/fifo.h, the code the BPF programs run,
+ * replayed against a model of the kernel's UDP receive path: datagrams are
+ * queued on the receive queue, and a reader whose reader_queue is empty moves
+ * the whole receive queue there at once before taking the first (as
+ * __skb_recv_udp() does). Each datagram carries its true enqueue time, and
+ * each test plays one kernel behaviour (every enqueue signalled,
+ * only-when-empty signalling, batched signals, MSG_PEEK, failed reads, a read
+ * that dequeues and fails, several readers racing, an overfull queue) and
+ * checks the dwell times the FIFO reports. The model also counts which queue
+ * lengths each event read, to check that the fast paths stay on their own
+ * side's cache lines.
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -16,30 +21,59 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "dwell/udpdwell.h"
+#define KQ_SIZE 16384
 
-/* the kernel side: a queue of true enqueue times */
+/* the kernel side: true enqueue times; [head, split) is reader_queue, [split, tail) the receive queue */
 struct kq {
-	uint64_t t[8192];
-	unsigned int head, tail;
+	uint64_t t[KQ_SIZE];
+	unsigned int head, split, tail;
+	unsigned int rcv_reads, rdr_reads; /* how often the FIFO read each length */
 };
 
+static uint32_t kq_rcv(const void *q)
+{
+	struct kq *k = (struct kq *)q;
+
+	k->rcv_reads++;
+	return k->tail - k->split;
+}
+
+static uint32_t kq_rdr(const void *q)
+{
+	struct kq *k = (struct kq *)q;
+
+	k->rdr_reads++;
+	return k->split - k->head;
+}
+
+#define UD_Q_RCV(q) kq_rcv(q)
+#define UD_Q_RDR(q) kq_rdr(q)
+#include "dwell/fifo.h"
+
 static unsigned int kq_len(const struct kq *q) { return q->tail - q->head; }
-static void kq_push(struct kq *q, uint64_t t) { q->t[q->tail++ % 8192] = t; }
-static uint64_t kq_pop(struct kq *q) { return q->t[q->head++ % 8192]; }
+static void kq_push(struct kq *q, uint64_t t) { q->t[q->tail++ % KQ_SIZE] = t; }
+
+/* a reader takes the oldest datagram, moving the receive queue over first if need be */
+static uint64_t kq_take(struct kq *q)
+{
+	if (q->head == q->split)
+		q->split = q->tail;
+	return q->t[q->head++ % KQ_SIZE];
+}
 
 /* reads matched: the sum of the buckets */
-static uint64_t packets(const struct ud_sock *st)
+static uint64_t packets(const struct ud_sock_stats *s)
 {
 	uint64_t n = 0;
 
 	for (int i = 0; i < UD_NBUCKETS; i++)
-		n += st->buckets[i];
+		n += s->buckets[i];
 	return n;
 }
 
 struct fixture {
 	struct ud_sock *st;
+	struct ud_sock_stats cpu[2]; /* two CPUs' figures */
 	struct kq q;
 	uint64_t sum_true_ns;   /* of the datagrams read */
 	uint64_t n_true;
@@ -63,22 +97,31 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* a datagram enqueued at t, signalled at once */
+static uint64_t fifo_len(const struct fixture *f) { return f->st->tail - f->st->head; }
+
+/* a datagram enqueued at t, signalled at once (or not) */
 static void enqueue(struct fixture *f, uint64_t t, bool signal)
 {
 	kq_push(&f->q, t);
 	if (signal)
-		ud_on_enqueue(f->st, t, kq_len(&f->q));
+		ud_on_enqueue(f->st, t, &f->q);
+}
+
+/* the read event of a datagram already taken, on CPU cpu */
+static int64_t read_event(struct fixture *f, uint64_t t, int cpu)
+{
+	ud_stats_claim(&f->cpu[cpu], f->st->gen);
+	return ud_on_read(f->st, &f->cpu[cpu], t, &f->q, 0);
 }
 
 /* a plain successful read at t; returns the dwell the FIFO reported */
 static int64_t read_one(struct fixture *f, uint64_t t)
 {
-	uint64_t enq = kq_pop(&f->q);
+	uint64_t enq = kq_take(&f->q);
 
 	f->sum_true_ns += t - enq;
 	f->n_true++;
-	return ud_on_read(f->st, t, kq_len(&f->q), 1, 0);
+	return read_event(f, t, 0);
 }
 
 static void test_every_enqueue_signalled(void **state)
@@ -93,10 +136,40 @@ static void test_every_enqueue_signalled(void **state)
 	enqueue(f, 13000, true);
 	assert_int_equal(read_one(f, 14000), 11000);
 	assert_int_equal(read_one(f, 20000), 7000);
-	assert_int_equal(packets(f->st), 4);
-	assert_int_equal(f->st->sum_ns, f->sum_true_ns);
-	assert_int_equal(f->st->max_ns, 11000);
-	assert_int_equal(f->st->unmatched, 0);
+	assert_int_equal(packets(&f->cpu[0]), 4);
+	assert_int_equal(f->cpu[0].sum_ns, f->sum_true_ns);
+	assert_int_equal(f->cpu[0].max_ns, 11000);
+	assert_int_equal(f->cpu[0].unmatched, 0);
+}
+
+static void test_fast_paths_read_only_their_own_queue(void **state)
+{
+	struct fixture *f = *state;
+	unsigned int rcv, rdr;
+
+	enqueue(f, 1000, true);
+	enqueue(f, 1100, true);
+	read_one(f, 2000);
+	/* a signal while the receive queue holds datagrams: one stamp, from
+	 * the receive queue's length alone */
+	rdr = f->q.rdr_reads;
+	enqueue(f, 3000, true);
+	enqueue(f, 3100, true);
+	assert_int_equal(f->q.rdr_reads, rdr);
+	assert_int_equal(fifo_len(f), 3);
+	/* reads whose cheap check holds: reader_queue's length alone */
+	rcv = f->q.rcv_reads;
+	assert_int_equal(read_one(f, 4000), 2900);
+	assert_int_equal(read_one(f, 4100), 1100);
+	assert_int_equal(read_one(f, 4200), 1100);
+	assert_int_equal(f->q.rcv_reads, rcv);
+	assert_int_equal(f->st->resync_added + f->st->resync_dropped, 0);
+	/* UD_CHECK_NS later, a read resynchronises in full */
+	enqueue(f, 5000, true);
+	rcv = f->q.rcv_reads;
+	read_one(f, 5000 + UD_CHECK_NS);
+	assert_int_equal(f->q.rcv_reads, rcv + 1);
+	assert_int_equal(f->st->read_checked_ns, 5000 + UD_CHECK_NS);
 }
 
 static void test_bucket_edges_are_upper_inclusive(void **state)
@@ -125,9 +198,9 @@ static void test_histogram_filled(void **state)
 	read_one(f, 100000 + 50001); /* bucket 2 */
 	enqueue(f, 200000, true);
 	read_one(f, 200000 + 60000000); /* >50 ms: bucket 8 */
-	assert_int_equal(f->st->buckets[0], 1);
-	assert_int_equal(f->st->buckets[2], 1);
-	assert_int_equal(f->st->buckets[8], 1);
+	assert_int_equal(f->cpu[0].buckets[0], 1);
+	assert_int_equal(f->cpu[0].buckets[2], 1);
+	assert_int_equal(f->cpu[0].buckets[8], 1);
 }
 
 static void test_peek_and_errqueue_are_ignored(void **state)
@@ -153,8 +226,8 @@ static void test_peek_then_read(void **state)
 	assert_int_equal(read_one(f, 5000), 4000);
 	assert_int_equal(ud_read_kind(20, UD_MSG_PEEK), -1);
 	assert_int_equal(read_one(f, 7000), 5000);
-	assert_int_equal(packets(f->st), 2);
-	assert_int_equal(f->st->sum_ns, f->sum_true_ns);
+	assert_int_equal(packets(&f->cpu[0]), 2);
+	assert_int_equal(f->cpu[0].sum_ns, f->sum_true_ns);
 }
 
 static void test_failed_reads_change_nothing(void **state)
@@ -162,15 +235,13 @@ static void test_failed_reads_change_nothing(void **state)
 	struct fixture *f = *state;
 
 	enqueue(f, 1000, true);
-	/* EAGAIN from another thread, and a timeout: queue unchanged */
-	ud_on_read(f->st, 1500, kq_len(&f->q), 0, 0);
-	ud_on_read(f->st, 90000000, kq_len(&f->q), 0, 0);
+	/* EAGAIN from another thread, and a timeout: skipped before the FIFO */
+	assert_int_equal(ud_read_kind(-11, 0x40), 0);
+	assert_int_equal(ud_read_kind(-110, 0), 0);
 	assert_int_equal(read_one(f, 90001000), 90000000);
-	assert_int_equal(f->st->unmatched, 0);
+	assert_int_equal(f->cpu[0].unmatched, 0);
 	assert_int_equal(f->st->resync_dropped, 0);
-	/* EAGAIN on an empty queue */
-	ud_on_read(f->st, 90002000, 0, 0, 0);
-	assert_int_equal(f->st->tail - f->st->head, 0);
+	assert_int_equal(fifo_len(f), 0);
 }
 
 static void test_dequeued_then_failed_read_is_dropped_after_grace(void **state)
@@ -178,18 +249,56 @@ static void test_dequeued_then_failed_read_is_dropped_after_grace(void **state)
 	struct fixture *f = *state;
 	uint64_t t = 1000000;
 
-	/* a datagram whose checksum fails at read time: dequeued, error returned */
+	/* a datagram taken by a read that then failed (no event): its stamp is
+	 * one too many */
 	enqueue(f, t, true);
 	enqueue(f, t + 100, true);
-	kq_pop(&f->q);
-	ud_on_read(f->st, t + 200, kq_len(&f->q), 0, 0);
-	assert_int_equal(f->st->tail - f->st->head, 2); /* not yet: it may be a race */
-	/* the next read, after the grace period, first drops the stale stamp */
-	assert_int_equal(read_one(f, t + 200 + UD_GRACE_NS), 200 + UD_GRACE_NS - 100);
+	kq_take(&f->q);
+	/* the next read's resynchronisation sees the excess, but it may be a
+	 * race of readers: it only starts timing it; this read is measured
+	 * from the stale stamp */
+	assert_int_equal(read_one(f, t + 1000), 1000);
+	assert_int_equal(f->st->resync_dropped, 0);
+	assert_int_equal(f->st->excess_since_ns, t + 1000);
+	/* a resynchronisation UD_GRACE_NS later drops it, then matches exactly */
+	enqueue(f, t + 2000, true);
+	assert_int_equal(read_one(f, t + 1000 + UD_GRACE_NS), UD_GRACE_NS - 1000);
 	assert_int_equal(f->st->resync_dropped, 1);
-	assert_int_equal(f->st->tail - f->st->head, 0);
+	assert_int_equal(fifo_len(f), 0);
 	enqueue(f, t + 3 * UD_GRACE_NS, true);
 	assert_int_equal(read_one(f, t + 3 * UD_GRACE_NS + 777), 777);
+}
+
+static void test_excess_found_by_the_periodic_resync(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t t = 1000000, gap = 10000; /* 100,000 datagrams/s */
+	int64_t d;
+	int i;
+
+	/* steady traffic, each datagram read 5 us after its enqueue */
+	for (i = 0; i < 10; i++) {
+		enqueue(f, t + i * gap, true);
+		assert_int_equal(read_one(f, t + i * gap + 5000), 5000);
+	}
+	/* one datagram taken by a read that failed: no event, no cheap check
+	 * sees it; every read is now measured from the previous stamp */
+	enqueue(f, t + i * gap, true);
+	kq_take(&f->q);
+	for (i++; i < 1000; i++) {
+		enqueue(f, t + i * gap, true);
+		d = read_one(f, t + i * gap + 5000);
+		if (d == 5000)
+			break;
+		assert_int_equal(d, 5000 + gap);
+	}
+	/* found within a check period plus the grace period, then exact again */
+	assert_int_equal(f->st->resync_dropped, 1);
+	assert_true((uint64_t)i * gap <= 10 * gap + UD_CHECK_NS + UD_GRACE_NS + gap);
+	for (i++; i < 1010; i++) {
+		enqueue(f, t + i * gap, true);
+		assert_int_equal(read_one(f, t + i * gap + 5000), 5000);
+	}
 }
 
 static void test_signal_only_when_queue_was_empty(void **state)
@@ -200,36 +309,39 @@ static void test_signal_only_when_queue_was_empty(void **state)
 	enqueue(f, 1000, true);
 	enqueue(f, 2000, false);
 	enqueue(f, 3000, false);
-	/* the first read sees 3 queued and is matched exactly */
+	/* the first read moves all three to reader_queue and is matched
+	 * exactly; its cheap check sees the two unstamped ones */
 	assert_int_equal(read_one(f, 10000), 9000);
-	/* the two unsignalled ones were stamped at that read: lower bounds */
+	/* they were stamped at that read: lower bounds */
 	assert_int_equal(f->st->resync_added, 2);
 	assert_int_equal(read_one(f, 11000), 1000);
 	assert_int_equal(read_one(f, 12000), 2000);
-	assert_int_equal(packets(f->st), 3);
-	assert_int_equal(f->st->unmatched, 0);
+	assert_int_equal(packets(&f->cpu[0]), 3);
+	assert_int_equal(f->cpu[0].unmatched, 0);
 	/* after the queue drained, the next enqueue is signalled again */
 	enqueue(f, 20000, true);
 	assert_int_equal(read_one(f, 25000), 5000);
 }
 
-static void test_batched_enqueue(void **state)
+static void test_batched_signals(void **state)
 {
 	struct fixture *f = *state;
 
-	/* 6.18: three skbs drained from the per-NUMA list at 5000, then three
-	 * sk_data_ready calls, each seeing all three in the queue */
+	/* 6.18: three skbs drained from the per-NUMA list at 5000, then one
+	 * sk_data_ready call per skb, each seeing all three queued: one stamp
+	 * each, dated by its own call */
 	kq_push(&f->q, 5000);
 	kq_push(&f->q, 5000);
 	kq_push(&f->q, 5000);
-	ud_on_enqueue(f->st, 5000, 3);
-	ud_on_enqueue(f->st, 5010, 3);
-	ud_on_enqueue(f->st, 5020, 3);
-	assert_int_equal(f->st->tail - f->st->head, 3);
+	ud_on_enqueue(f->st, 5000, &f->q);
+	ud_on_enqueue(f->st, 5010, &f->q);
+	ud_on_enqueue(f->st, 5020, &f->q);
+	assert_int_equal(fifo_len(f), 3);
 	assert_int_equal(read_one(f, 6000), 1000);
-	assert_int_equal(read_one(f, 6000), 1000);
-	assert_int_equal(read_one(f, 6000), 1000);
-	assert_int_equal(f->st->unmatched, 0);
+	assert_int_equal(read_one(f, 6000), 990);
+	assert_int_equal(read_one(f, 6000), 980);
+	assert_int_equal(f->cpu[0].unmatched, 0);
+	assert_int_equal(f->st->resync_added, 0);
 }
 
 static void test_reader_wins_race_against_signal(void **state)
@@ -239,11 +351,13 @@ static void test_reader_wins_race_against_signal(void **state)
 	/* enqueued at 1000, read at 1500 by a busy reader, signalled at 1600 */
 	kq_push(&f->q, 1000);
 	assert_int_equal(read_one(f, 1500), 0); /* stamped at the read: a lower bound */
-	ud_on_enqueue(f->st, 1600, kq_len(&f->q));
-	assert_int_equal(f->st->tail - f->st->head, 0); /* no double count */
+	/* the late signal finds the receive queue empty, resynchronises, and
+	 * adds nothing */
+	ud_on_enqueue(f->st, 1600, &f->q);
+	assert_int_equal(fifo_len(f), 0);
 	enqueue(f, 2000, true);
 	assert_int_equal(read_one(f, 2600), 600);
-	assert_int_equal(packets(f->st), 2);
+	assert_int_equal(packets(&f->cpu[0]), 2);
 }
 
 static void test_two_readers_in_flight(void **state)
@@ -254,20 +368,21 @@ static void test_two_readers_in_flight(void **state)
 
 	for (int i = 0; i < 4; i++)
 		enqueue(f, t + (uint64_t)i * 1000, true);
-	/* reader B dequeues the first datagram but its event comes later; reader A
-	 * dequeues the second and reports first: A's event sees one datagram
+	/* reader B takes the first datagram but its event comes later; reader
+	 * A takes the second and reports first: A's event sees one datagram
 	 * fewer than the FIFO holds, which is not a lost datagram */
-	kq_pop(&f->q);
-	kq_pop(&f->q);
-	a = ud_on_read(f->st, t + 10000, kq_len(&f->q), 1, 0);
-	b = ud_on_read(f->st, t + 10100, kq_len(&f->q), 1, 0);
+	kq_take(&f->q);
+	kq_take(&f->q);
+	a = read_event(f, t + 10000, 0);
+	b = read_event(f, t + 10100, 1);
 	assert_int_equal(f->st->resync_dropped, 0);
 	/* the two reads share the two oldest stamps: the sum is exact */
 	assert_int_equal(a + b, (10000 - 1000) + (10100 - 0));
 	assert_int_equal(read_one(f, t + 20000), 18000);
 	assert_int_equal(read_one(f, t + 20000), 17000);
-	assert_int_equal(packets(f->st), 4);
-	assert_int_equal(f->st->unmatched, 0);
+	/* figures per CPU: user space adds them */
+	assert_int_equal(packets(&f->cpu[0]) + packets(&f->cpu[1]), 4);
+	assert_int_equal(f->cpu[0].unmatched + f->cpu[1].unmatched, 0);
 }
 
 static void test_transient_excess_is_forgiven(void **state)
@@ -275,15 +390,31 @@ static void test_transient_excess_is_forgiven(void **state)
 	struct fixture *f = *state;
 	uint64_t t = 5000000;
 
+	/* a resynchronisation sees a read in flight (an excess of one) */
 	enqueue(f, t, true);
 	enqueue(f, t + 10, true);
-	/* an event sees one fewer (a read in flight), later ones see it resolved */
-	ud_on_enqueue(f->st, t + 20, 1);
-	ud_on_enqueue(f->st, t + 30, 2);
-	kq_pop(&f->q);
-	ud_on_read(f->st, t + 3 * UD_GRACE_NS, kq_len(&f->q), 1, 0);
+	enqueue(f, t + 20, true);
+	kq_take(&f->q);
+	kq_take(&f->q);
+	read_event(f, t + 1000, 0);
+	assert_int_equal(f->st->excess_since_ns, t + 1000);
+	/* the other reader's event, then a read that leaves no stamp beyond
+	 * the reader's queue: no excess now, the timing stops */
+	read_event(f, t + 1100, 1);
+	assert_int_equal(f->st->excess_since_ns, 0);
+	read_one(f, t + 1200);
+	/* much later, another read in flight is seen: it is timed afresh, not
+	 * dropped as if it had lasted since the first */
+	enqueue(f, t + 3 * UD_GRACE_NS, true);
+	enqueue(f, t + 3 * UD_GRACE_NS + 10, true);
+	kq_take(&f->q);
+	kq_take(&f->q);
+	read_event(f, t + 3 * UD_GRACE_NS + 100, 0);
 	assert_int_equal(f->st->resync_dropped, 0);
-	assert_int_equal(f->st->sum_ns, 3 * UD_GRACE_NS);
+	read_event(f, t + 3 * UD_GRACE_NS + 200, 1);
+	assert_int_equal(f->st->resync_dropped, 0);
+	assert_int_equal(f->cpu[0].sum_ns + f->cpu[1].sum_ns,
+			 (1000 + 1090 + 1180) + (100 + 190));
 }
 
 static void test_recvmmsg_batch(void **state)
@@ -295,10 +426,10 @@ static void test_recvmmsg_batch(void **state)
 		enqueue(f, 1000 + (uint64_t)i * 100, true);
 	for (int i = 0; i < 8; i++)
 		assert_int_equal(read_one(f, 50000), 50000 - (1000 + i * 100));
-	/* the final call of the batch returns EAGAIN */
-	ud_on_read(f->st, 50001, 0, 0, 0);
-	assert_int_equal(packets(f->st), 8);
-	assert_int_equal(f->st->sum_ns, f->sum_true_ns);
+	/* the final call of the batch returns EAGAIN, skipped */
+	assert_int_equal(ud_read_kind(-11, 0x40), 0);
+	assert_int_equal(packets(&f->cpu[0]), 8);
+	assert_int_equal(f->cpu[0].sum_ns, f->sum_true_ns);
 }
 
 static void test_ring_full_is_counted(void **state)
@@ -307,51 +438,105 @@ static void test_ring_full_is_counted(void **state)
 
 	for (int i = 0; i < UD_RING + 10; i++)
 		enqueue(f, 1000 + (uint64_t)i, true);
-	assert_int_equal(f->st->tail - f->st->head, UD_RING);
+	assert_int_equal(fifo_len(f), UD_RING);
 	assert_int_equal(f->st->ring_full, 10);
 	/* reads free slots; the unstamped ones are stamped late, never lost */
 	for (int i = 0; i < UD_RING + 10; i++)
 		read_one(f, 1000000);
-	assert_int_equal(packets(f->st), UD_RING + 10);
-	assert_int_equal(f->st->unmatched, 0);
+	assert_int_equal(packets(&f->cpu[0]), UD_RING + 10);
+	assert_int_equal(f->cpu[0].unmatched, 0);
 }
 
-static void test_large_backlog_in_steps(void **state)
+static void test_large_unsignalled_backlog_in_steps(void **state)
 {
 	struct fixture *f = *state;
 
-	/* 200 datagrams appear without a signal: stamps come UD_MAX_STEP per event */
+	/* 200 datagrams, one signal: one stamp at the signal, the others at
+	 * reads, UD_MAX_STEP at a time */
 	for (int i = 0; i < 200; i++)
 		enqueue(f, 1000, false);
-	ud_on_enqueue(f->st, 2000, 200);
-	assert_int_equal(f->st->tail - f->st->head, UD_MAX_STEP);
-	for (int i = 0; i < 200; i++)
+	ud_on_enqueue(f->st, 2000, &f->q);
+	assert_int_equal(fifo_len(f), 1);
+	read_one(f, 3000);
+	assert_int_equal(fifo_len(f), UD_MAX_STEP);
+	for (int i = 1; i < 200; i++)
 		read_one(f, 3000);
-	assert_int_equal(packets(f->st), 200);
-	assert_int_equal(f->st->unmatched, 0);
+	assert_int_equal(packets(&f->cpu[0]), 200);
+	assert_int_equal(f->cpu[0].unmatched, 0);
+	assert_int_equal(f->st->resync_added, 199);
+}
+
+static void test_unwritten_stamp_leaves_head(void **state)
+{
+	struct fixture *f = *state;
+
+	/* a push claimed the slot (tail moved) but has not written it yet */
+	kq_push(&f->q, 1000);
+	f->st->tail = 1;
+	kq_take(&f->q);
+	assert_int_equal(read_event(f, 1200, 0), -1);
+	assert_int_equal(f->cpu[0].unmatched, 1);
+	assert_int_equal(f->st->head, 0);
+	/* the stamp lands; it is one too many and goes as an excess */
+	f->st->ring[0] = 1000;
+	enqueue(f, 5000, true);
+	kq_take(&f->q);
+	read_event(f, 5000 + UD_CHECK_NS, 0);
+	enqueue(f, 6000 + UD_CHECK_NS + UD_GRACE_NS, true);
+	kq_take(&f->q);
+	assert_int_equal(read_event(f, 6100 + UD_CHECK_NS + UD_GRACE_NS, 0), 100);
+	assert_int_equal(f->st->resync_dropped, 1);
 }
 
 static void test_interval_maximum_by_epoch(void **state)
 {
 	struct fixture *f = *state;
+	struct ud_sock_stats *s = &f->cpu[0];
 
 	enqueue(f, 1, true);
-	ud_on_read(f->st, 9001, 0, 1, 4); kq_pop(&f->q);
+	kq_take(&f->q);
+	ud_on_read(f->st, s, 9001, &f->q, 4);
 	enqueue(f, 10000, true);
-	ud_on_read(f->st, 12000, 0, 1, 4); kq_pop(&f->q);
-	assert_int_equal(f->st->max_epoch_tag[0], 4);
-	assert_int_equal(f->st->max_epoch_ns[0], 9000);
+	kq_take(&f->q);
+	ud_on_read(f->st, s, 12000, &f->q, 4);
+	assert_int_equal(s->max_epoch_tag[0], 4);
+	assert_int_equal(s->max_epoch_ns[0], 9000);
 	/* the next interval starts afresh in the other slot */
 	enqueue(f, 20000, true);
-	ud_on_read(f->st, 21000, 0, 1, 5); kq_pop(&f->q);
-	assert_int_equal(f->st->max_epoch_tag[1], 5);
-	assert_int_equal(f->st->max_epoch_ns[1], 1000);
+	kq_take(&f->q);
+	ud_on_read(f->st, s, 21000, &f->q, 5);
+	assert_int_equal(s->max_epoch_tag[1], 5);
+	assert_int_equal(s->max_epoch_ns[1], 1000);
 	/* and the one after reuses slot 0 without the old maximum */
 	enqueue(f, 30000, true);
-	ud_on_read(f->st, 30500, 0, 1, 6); kq_pop(&f->q);
-	assert_int_equal(f->st->max_epoch_tag[0], 6);
-	assert_int_equal(f->st->max_epoch_ns[0], 500);
-	assert_int_equal(f->st->max_ns, 9000);
+	kq_take(&f->q);
+	ud_on_read(f->st, s, 30500, &f->q, 6);
+	assert_int_equal(s->max_epoch_tag[0], 6);
+	assert_int_equal(s->max_epoch_ns[0], 500);
+	assert_int_equal(s->max_ns, 9000);
+}
+
+static void test_cpu_figures_reset_by_generation(void **state)
+{
+	struct fixture *f = *state;
+	struct ud_sock_stats *s = &f->cpu[1];
+
+	/* figures a CPU kept for the slot's previous socket */
+	s->gen = 3;
+	s->sum_ns = 777;
+	s->buckets[4] = 9;
+	s->unmatched = 2;
+	ud_stats_claim(s, 3);
+	assert_int_equal(s->sum_ns, 777);
+	/* the slot changed hands: this CPU's first read starts afresh */
+	f->st->gen = 4;
+	enqueue(f, 1000, true);
+	kq_take(&f->q);
+	assert_int_equal(read_event(f, 1500, 1), 500);
+	assert_int_equal(s->gen, 4);
+	assert_int_equal(s->sum_ns, 500);
+	assert_int_equal(packets(s), 1);
+	assert_int_equal(s->unmatched, 0);
 }
 
 static void test_random_interleavings_keep_the_sum(void **state)
@@ -364,27 +549,27 @@ static void test_random_interleavings_keep_the_sum(void **state)
 	for (int step = 0; step < 200000; step++) {
 		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
 		t += (seed >> 60) * 37;
-		if ((seed >> 33) % 3 && kq_len(&f->q) < 1000)
+		if ((seed >> 33) % 3 && kq_len(&f->q) < 1000) {
 			enqueue(f, t, true);
-		else if (kq_len(&f->q)) {
-			uint64_t truth = t - f->q.t[f->q.head % 8192];
+		} else if (kq_len(&f->q)) {
+			uint64_t truth = t - f->q.t[f->q.head % KQ_SIZE];
 
 			assert_int_equal(read_one(f, t), truth);
-		} else {
-			ud_on_read(f->st, t, 0, 0, 0);
 		}
 	}
-	assert_int_equal(f->st->sum_ns, f->sum_true_ns);
-	assert_int_equal(f->st->unmatched, 0);
+	assert_int_equal(f->cpu[0].sum_ns, f->sum_true_ns);
+	assert_int_equal(f->cpu[0].unmatched, 0);
 	/* every enqueue was signalled: no stamp had to be added at a read */
 	assert_int_equal(f->st->resync_added, 0);
-	assert_int_equal(f->st->tail, packets(f->st) + (f->st->tail - f->st->head));
+	assert_int_equal(f->st->tail, packets(&f->cpu[0]) + fifo_len(f));
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_every_enqueue_signalled, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fast_paths_read_only_their_own_queue, setup,
+						teardown),
 		cmocka_unit_test(test_bucket_edges_are_upper_inclusive),
 		cmocka_unit_test_setup_teardown(test_histogram_filled, setup, teardown),
 		cmocka_unit_test(test_peek_and_errqueue_are_ignored),
@@ -392,15 +577,20 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_failed_reads_change_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dequeued_then_failed_read_is_dropped_after_grace,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_excess_found_by_the_periodic_resync, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_signal_only_when_queue_was_empty, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_batched_enqueue, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batched_signals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reader_wins_race_against_signal, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_readers_in_flight, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_transient_excess_is_forgiven, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recvmmsg_batch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ring_full_is_counted, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_large_backlog_in_steps, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_large_unsignalled_backlog_in_steps, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_unwritten_stamp_leaves_head, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_interval_maximum_by_epoch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cpu_figures_reset_by_generation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_interleavings_keep_the_sum, setup, teardown),
 	};
 

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The per-socket FIFO of enqueue timestamps that matches each read with its
+ * enqueue. Compiled twice: into the BPF programs, and into the unit tests,
+ * which replay kernel behaviours against it.
+ *
+ * The includer defines, for the opaque queue handle q it passes in:
+ *   UD_Q_RCV(q)  datagrams in the socket's receive queue (sk_receive_queue)
+ *   UD_Q_RDR(q)  datagrams in UDP's reader_queue (4.13+; 0 where it is absent)
+ * The enqueue side has just written the first; the read side has just
+ * dequeued from the second. Each side's own queue is a cache line it holds;
+ * the other side's is a cache miss, and so are the other side's FIFO index
+ * and cache lines. The fast paths below avoid the misses they can.
+ *
+ * The ring: slots [head, tail) hold stamps (nonzero), every other slot is 0.
+ * A pop therefore needs no look at tail (the enqueue side's line): the slot
+ * at head says whether a stamp is there.
+ *
+ * How the FIFO stays right, whatever the backend:
+ *   - Enqueue events are level-based: each brings the FIFO to the socket's
+ *     real queue length (sk_receive_queue.qlen + reader_queue.qlen). When the
+ *     queue holds more datagrams than the FIFO has stamps, stamps are added,
+ *     dated now: normally the one datagram just queued; also the batches that
+ *     6.18 drains from its per-NUMA lists before signalling each skb (the
+ *     first signal stamps them all, the others find nothing to do), and
+ *     datagrams earlier kernels did not signal. A signal that comes after a
+ *     reader already took its datagram adds nothing.
+ *   - Reads pop the oldest stamp. A read does a full resynchronisation (both
+ *     queue lengths, both indexes) only when a cheap check says the FIFO is
+ *     short, or when UD_CHECK_NS has passed since its last one:
+ *       - the cheap check, from the read side's own lines: the slot at head
+ *         (this datagram's stamp) and the one rdr slots further (the last
+ *         datagram waiting in reader_queue, rdr = reader_queue.qlen after the
+ *         read) must hold stamps. Kernels 6.10 to early 6.12 call
+ *         sk_data_ready only when the queue was empty: the unsignalled
+ *         datagrams reach reader_queue at the reader's next bulk move and are
+ *         stamped at the first read after it, dated then (lower bounds), as
+ *         the old every-event resynchronisation did. A reader that wins the
+ *         race against the enqueue signal stamps its datagram itself (dwell
+ *         about 0, which it was); the late signal then adds nothing.
+ *       - the periodic check finds an excess of stamps (a datagram that left
+ *         the queue without a successful read: a read that dequeued and then
+ *         failed, a purge); stamps in excess are dropped once every check for
+ *         UD_GRACE_NS has seen the excess, because with several reader threads
+ *         a read whose datagram left the queue but whose event has not fired
+ *         yet makes a transient excess. The trade-off: an excess now lasts up
+ *         to UD_CHECK_NS + UD_GRACE_NS instead of UD_GRACE_NS; meanwhile each
+ *         dwell is measured from the stamp of the datagram before. Enqueue
+ *         events see excesses too, at every event.
+ *   - MSG_PEEK and MSG_ERRQUEUE reads leave the queue alone and failed reads
+ *     took nothing: the programs skip them before anything else; recvmmsg
+ *     fires one read event per datagram.
+ *   - All updates of the FIFO are lock-free (cmpxchg on head/tail, stores or
+ *     xchg on the slots), as kprobe programs cannot take a bpf_spin_lock. A
+ *     pop that meets a slot not yet written by a concurrent push leaves head
+ *     alone and is counted as unmatched; the stamp, written a moment later,
+ *     is then one too many and goes as an excess. The figures reads add up
+ *     are per CPU (struct ud_sock_stats): plain additions, no lock.
+ */
+#ifndef UD_FIFO_H
+#define UD_FIFO_H
+
+#include "dwell/udpdwell.h"
+
+#if !defined(UD_Q_RCV) || !defined(UD_Q_RDR)
+#error "define UD_Q_RCV(q) and UD_Q_RDR(q) before including dwell/fifo.h"
+#endif
+
+#define UD_LOAD(x) (*(volatile __typeof__(x) *)&(x))
+#define UD_STORE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
+#define UD_SLOT(st, i) ((st)->ring[(i) & UD_RING_MASK])
+
+static __always_inline __u32 ud_fifo_qlen(const void *q)
+{
+	return UD_Q_RCV(q) + UD_Q_RDR(q);
+}
+
+/*
+ * Bring the FIFO to `level` datagrams. Returns the number of stamps added
+ * (positive) or dropped (negative).
+ */
+static __always_inline int ud_fifo_level(struct ud_sock *st, __u64 now, __u32 level,
+					 bool at_read)
+{
+	__u64 h = UD_LOAD(st->head), t = UD_LOAD(st->tail);
+	__u64 have = t - h, k, want;
+
+	if (t < h) /* a concurrent pop moved head past our snapshot of tail */
+		return 0;
+	if (level > have) {
+		if (UD_LOAD(st->excess_since_ns))
+			UD_STORE(st->excess_since_ns, 0);
+		want = level - have;
+		if (have >= UD_RING) {
+			__sync_fetch_and_add(&st->ring_full, 1);
+			return 0;
+		}
+		k = want;
+		if (k > UD_RING - have) {
+			k = UD_RING - have;
+			__sync_fetch_and_add(&st->ring_full, 1);
+		}
+		if (k > UD_MAX_STEP)
+			k = UD_MAX_STEP;
+		if (__sync_val_compare_and_swap(&st->tail, t, t + k) != t)
+			return 0; /* a concurrent event did it; the next one rechecks */
+		for (__u32 i = 0; i < UD_MAX_STEP; i++) {
+			if (i >= k)
+				break;
+			UD_STORE(UD_SLOT(st, t + i), now);
+		}
+		if (at_read)
+			__sync_fetch_and_add(&st->resync_added, k);
+		return (int)k;
+	}
+	if (level == have) {
+		if (UD_LOAD(st->excess_since_ns))
+			UD_STORE(st->excess_since_ns, 0);
+		return 0;
+	}
+	k = have - level;
+	if (!UD_LOAD(st->excess_since_ns)) {
+		UD_STORE(st->excess_min, k);
+		UD_STORE(st->excess_since_ns, now);
+		return 0;
+	}
+	if (k < UD_LOAD(st->excess_min))
+		UD_STORE(st->excess_min, k);
+	if (now - UD_LOAD(st->excess_since_ns) < UD_GRACE_NS)
+		return 0;
+	k = UD_LOAD(st->excess_min);
+	if (k > UD_MAX_STEP)
+		k = UD_MAX_STEP;
+	UD_STORE(st->excess_since_ns, 0);
+	if (__sync_val_compare_and_swap(&st->head, h, h + k) != h)
+		return 0;
+	for (__u32 i = 0; i < UD_MAX_STEP; i++) {
+		if (i >= k)
+			break;
+		__sync_lock_test_and_set(&UD_SLOT(st, h + i), 0);
+	}
+	__sync_fetch_and_add(&st->resync_dropped, k);
+	return -(int)k;
+}
+
+/*
+ * Take the oldest stamp. Returns its dwell time in ns, or -1 when there was
+ * none (head stays).
+ */
+static __always_inline __s64 ud_fifo_pop(struct ud_sock *st, __u64 now)
+{
+	for (int tries = 0; tries < 4; tries++) {
+		__u64 h = UD_LOAD(st->head), ts = UD_LOAD(UD_SLOT(st, h));
+
+		if (!ts)
+			break;
+		if (__sync_val_compare_and_swap(&st->head, h, h + 1) != h)
+			continue;
+		UD_STORE(UD_SLOT(st, h), 0);
+		/* stamped by an event whose clock read came after ours: no wait */
+		return ts < now ? (__s64)(now - ts) : 0;
+	}
+	return -1;
+}
+
+/*
+ * This CPU's figures for the slot's socket of generation gen: started
+ * afresh when they belonged to an earlier one.
+ */
+static __always_inline void ud_stats_claim(struct ud_sock_stats *s, __u32 gen)
+{
+	if (s->gen != gen) {
+		__builtin_memset(s, 0, sizeof(*s));
+		s->gen = gen;
+	}
+}
+
+/* account one dwell time (or a read without a stamp, dwell_ns < 0) */
+static __always_inline void ud_account(struct ud_sock_stats *s, __s64 dwell_ns, __u64 epoch)
+{
+	__u32 slot = epoch & 1, tag = (__u32)epoch;
+	__u64 d = (__u64)dwell_ns;
+
+	if (dwell_ns < 0) {
+		s->unmatched++;
+		return;
+	}
+	/* the number of reads is the sum of the buckets */
+	s->sum_ns += d;
+	s->buckets[ud_bucket(d)]++;
+	if (d > s->max_ns)
+		s->max_ns = d;
+	if (s->max_epoch_tag[slot] != tag) {
+		s->max_epoch_tag[slot] = tag;
+		s->max_epoch_ns[slot] = d;
+	} else if (d > s->max_epoch_ns[slot]) {
+		s->max_epoch_ns[slot] = d;
+	}
+}
+
+/*
+ * What a read event means for the queue: -1 leave it alone (MSG_PEEK and
+ * MSG_ERRQUEUE reads do not dequeue), 1 a datagram was consumed (ret >= 0,
+ * even 0 for an empty datagram), 0 nothing was (an error such as EAGAIN; a
+ * read that dequeued and then failed shows up as an excess later). The
+ * programs skip every kind but 1 at once.
+ */
+static __always_inline int ud_read_kind(long ret, long flags)
+{
+	if (flags & (UD_MSG_PEEK | UD_MSG_ERRQUEUE))
+		return -1;
+	return ret >= 0;
+}
+
+/*
+ * An enqueue signal on the socket whose queues q shows. When the receive
+ * queue holds a datagram, the signalled one is still there (a reader moves
+ * the whole receive queue at once): one stamp, from the enqueue side's own
+ * lines. Otherwise a reader took it, or the kernel signals differently: the
+ * FIFO is brought to the real queue length.
+ */
+static __always_inline void ud_on_enqueue(struct ud_sock *st, __u64 now, const void *q)
+{
+	__u64 t = UD_LOAD(st->tail);
+
+	if (UD_Q_RCV(q) && !UD_LOAD(UD_SLOT(st, t)) &&
+	    __sync_val_compare_and_swap(&st->tail, t, t + 1) == t)
+		UD_STORE(UD_SLOT(st, t), now);
+	else
+		ud_fifo_level(st, now, ud_fifo_qlen(q), false);
+	UD_STORE(st->enq_event_ns, now);
+}
+
+/*
+ * A read took one datagram; q shows the queues after it; s is this CPU's
+ * figures. Returns the dwell time in ns or -1.
+ */
+static __always_inline __s64 ud_on_read(struct ud_sock *st, struct ud_sock_stats *s, __u64 now,
+					const void *q, __u64 epoch)
+{
+	__u64 h = UD_LOAD(st->head);
+	__u32 rdr = UD_Q_RDR(q);
+	__s64 dwell;
+
+	if (rdr > UD_RING - 1)
+		rdr = UD_RING - 1;
+	if (now - UD_LOAD(st->read_checked_ns) >= UD_CHECK_NS || !UD_LOAD(UD_SLOT(st, h)) ||
+	    !UD_LOAD(UD_SLOT(st, h + rdr))) {
+		UD_STORE(st->read_checked_ns, now);
+		ud_fifo_level(st, now, ud_fifo_qlen(q) + 1, true);
+	}
+	dwell = ud_fifo_pop(st, now);
+	ud_account(s, dwell, epoch);
+	/*
+	 * An excess being timed must be seen by every look between: no stamp
+	 * past the datagrams reader_queue holds means none now.
+	 */
+	if (UD_LOAD(st->excess_since_ns) && !UD_LOAD(UD_SLOT(st, UD_LOAD(st->head) + rdr)))
+		UD_STORE(st->excess_since_ns, 0);
+	UD_STORE(st->read_event_ns, now);
+	return dwell;
+}
+
+#endif
