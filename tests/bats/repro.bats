@@ -145,13 +145,14 @@ free_port() {
 		--prometheus "$addr" >"$RP_OUT/prom.log" 2>&1 &
 	DIP_PID=$!
 	tk_wait_for "grep -q 'pushing for' '$RP_OUT/prom.log' 2>/dev/null" 60
-	# scrape until the page shows a delayed_ack collapse (bounded by the run)
+	# scrape until the page shows a collapse and the flow (bounded by the run)
 	got=false
 	for _ in $(seq 120); do
 		kill -0 "$DIP_PID" 2>/dev/null || break
 		curl -sSf --max-time 2 "http://$addr/metrics" >"$d.page" 2>"$d.curl" || { sleep 0.25; continue; }
 		mv -f "$d.page" "$d.metrics"
-		grep -qE '^bbrtrace_collapses_total\{cause="delayed_ack"\} [1-9]' "$d.metrics" && { got=true; break; }
+		grep -qE '^bbrtrace_collapses_total\{cause="[a-z_]+"\} [1-9]' "$d.metrics" &&
+			grep -q '^bbrtrace_flow_bw_bps{' "$d.metrics" && { got=true; break; }
 		sleep 0.25
 	done
 	rc=0
@@ -159,20 +160,21 @@ free_port() {
 	DIP_PID=
 	[ "$rc" -eq 0 ] || { cat "$RP_OUT/prom.log"; return 1; }
 	$got || {
-		echo "# no delayed_ack collapse on http://$addr/metrics during the run; last page, then the logs:"
+		echo "# no collapse or no flow on http://$addr/metrics during the run; last page, then the logs:"
 		sed 's/^/#   /' "$d.metrics" "$d.curl" "$RP_OUT/prom.log" "$d/bbrtrace.log"
 		return 1
 	}
 	tk_run promtool check metrics <"$d.metrics"
 	expect_status 0
-	for c in delayed_ack rate_drop loss_policer other; do
-		grep -qE "^bbrtrace_collapses_total\{cause=\"$c\"\} [0-9]+$" "$d.metrics"
-	done
 	grep -qx '# TYPE bbrtrace_collapses_total counter' "$d.metrics"
 	grep -qx '# TYPE bbrtrace_flow_bw_bps gauge' "$d.metrics"
-	# counters scraped mid-run are at most the final counts
-	scraped=$(sed -nE 's/^bbrtrace_collapses_total\{cause="delayed_ack"\} ([0-9]+)$/\1/p' "$d.metrics")
-	[ "$scraped" -le "$(summary_field "$d/trace.jsonl" collapses_by_cause.delayed_ack)" ]
+	# every cause has its counter, at most the final count (the page was live)
+	for c in delayed_ack rate_drop loss_policer other; do
+		scraped=$(sed -nE "s/^bbrtrace_collapses_total\\{cause=\"$c\"\\} ([0-9]+)\$/\\1/p" "$d.metrics")
+		[ -n "$scraped" ] || { echo "# no counter for cause $c"; return 1; }
+		[ "$scraped" -le "$(summary_field "$d/trace.jsonl" "collapses_by_cause.$c")" ]
+	done
+	echo "# page: $(grep '^bbrtrace_collapses_total' "$d.metrics" | tr '\n' ' ')" >&3
 	# the pusher's flow, with the estimate BBR had after one of its traced ACKs
 	line=$(grep -E '^bbrtrace_flow_bw_bps\{saddr="10\.77\.1\.2",daddr="10\.77\.2\.2",sport="[0-9]+",dport="43105",cookie="[0-9]+"\} [0-9]+$' "$d.metrics")
 	[ -n "$line" ] || { sed 's/^/#   /' "$d.metrics"; return 1; }
