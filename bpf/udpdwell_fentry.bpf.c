@@ -4,8 +4,9 @@
  * succeeded, and fexit on the UDP read functions (IPv4 and IPv6 sockets).
  * Sees every enqueue, also on kernels that do not signal each one. On 6.18 a
  * successful __udp_enqueue_schedule_skb() may only have put the skb on a
- * per-NUMA list that another CPU drains: that CPU's own return then finds
- * both in the queue, and the level-based FIFO stamps them.
+ * per-NUMA list that another CPU drains: its return still pushes one stamp
+ * when the receive queue holds datagrams, and otherwise the FIFO
+ * (dwell/fifo.h) stamps it at the first read that finds it in reader_queue.
  */
 #define UD_RD(p, f) ((p)->f)
 #define UD_TRUSTED_SK 1

@@ -8,8 +8,8 @@
  *                          recvmmsg fires it once per datagram
  * Drops: skb:kfree_skb or udp:udp_fail_queue_rcv_skb (udpdwell.bpf.h).
  * Kernels 6.10 to early 6.12 signal sk_data_ready only when the queue was
- * empty; the level-based FIFO (dwell/udpdwell.h) fills the gaps from the
- * queue length, with stamps that are lower bounds.
+ * empty; the FIFO (dwell/fifo.h) stamps the unsignalled datagrams at the
+ * first read that finds them in reader_queue (lower bounds).
  */
 #define UD_RD(p, f) ((p)->f)
 #define UD_TRUSTED_SK 1

@@ -17,17 +17,18 @@
  * at head says whether a stamp is there.
  *
  * How the FIFO stays right, whatever the backend:
- *   - Enqueue events are level-based: each brings the FIFO to the socket's
- *     real queue length (sk_receive_queue.qlen + reader_queue.qlen). When the
- *     queue holds more datagrams than the FIFO has stamps, stamps are added,
- *     dated now: normally the one datagram just queued; also the batches that
- *     6.18 drains from its per-NUMA lists before signalling each skb (the
- *     first signal stamps them all, the others find nothing to do), and
- *     datagrams earlier kernels did not signal. A signal that comes after a
- *     reader already took its datagram adds nothing.
- *   - Reads pop the oldest stamp. A read does a full resynchronisation (both
- *     queue lengths, both indexes) only when a cheap check says the FIFO is
- *     short, or when UD_CHECK_NS has passed since its last one:
+ *   - An enqueue event with a datagram on the receive queue pushes one stamp,
+ *     dated now, from the enqueue side's own lines: the signalled datagram is
+ *     still there, since a reader moves the whole receive queue at once and,
+ *     with one CPU enqueuing for the socket, nothing can refill it between
+ *     the move and the signal. So does each of the signals 6.18 sends, one
+ *     per skb, after draining its per-NUMA lists. An enqueue event that finds
+ *     the receive queue empty (a reader took the datagram first) or the ring
+ *     full brings the FIFO to the real queue length instead (both queues,
+ *     both indexes): a late signal adds nothing.
+ *   - A read pops the oldest stamp. It resynchronises in full (both queue
+ *     lengths, both indexes) only when a cheap check says the FIFO is short,
+ *     or when UD_CHECK_NS has passed since its last full one:
  *       - the cheap check, from the read side's own lines: the slot at head
  *         (this datagram's stamp) and the one rdr slots further (the last
  *         datagram waiting in reader_queue, rdr = reader_queue.qlen after the
@@ -37,25 +38,32 @@
  *         stamped at the first read after it, dated then (lower bounds), as
  *         the old every-event resynchronisation did. A reader that wins the
  *         race against the enqueue signal stamps its datagram itself (dwell
- *         about 0, which it was); the late signal then adds nothing.
- *       - the periodic check finds an excess of stamps (a datagram that left
- *         the queue without a successful read: a read that dequeued and then
- *         failed, a purge); stamps in excess are dropped once every check for
- *         UD_GRACE_NS has seen the excess, because with several reader threads
- *         a read whose datagram left the queue but whose event has not fired
- *         yet makes a transient excess. The trade-off: an excess now lasts up
- *         to UD_CHECK_NS + UD_GRACE_NS instead of UD_GRACE_NS; meanwhile each
- *         dwell is measured from the stamp of the datagram before. Enqueue
- *         events see excesses too, at every event.
+ *         about 0, which it was).
+ *       - a read adds stamps only for the datagrams in reader_queue: one still
+ *         on the receive queue may have its signal on the way, which stamps
+ *         it; stamping it at the read too would make one stamp too many.
+ *       - the periodic check finds an excess of stamps over the whole queue
+ *         (a datagram that left the queue without a successful read: a read
+ *         that dequeued and then failed, a purge; or, with several CPUs
+ *         enqueuing for one socket, a signal racing a reader). An excess is
+ *         dropped once it has been seen for UD_GRACE_NS with no look between
+ *         that saw none, because with several reader threads a read whose
+ *         datagram left the queue but whose event has not fired yet makes a
+ *         transient one. Meanwhile each dwell is measured from the stamp of
+ *         the datagram before.
+ *     The trade-off against resynchronising at every event: an excess lasts
+ *     up to UD_CHECK_NS + UD_GRACE_NS (2.5 ms) instead of UD_GRACE_NS; the
+ *     programs touch the other side's cache lines only then.
  *   - MSG_PEEK and MSG_ERRQUEUE reads leave the queue alone and failed reads
  *     took nothing: the programs skip them before anything else; recvmmsg
  *     fires one read event per datagram.
  *   - All updates of the FIFO are lock-free (cmpxchg on head/tail, stores or
  *     xchg on the slots), as kprobe programs cannot take a bpf_spin_lock. A
- *     pop that meets a slot not yet written by a concurrent push leaves head
- *     alone and is counted as unmatched; the stamp, written a moment later,
- *     is then one too many and goes as an excess. The figures reads add up
- *     are per CPU (struct ud_sock_stats): plain additions, no lock.
+ *     pop that meets a slot claimed by a concurrent push but not yet written
+ *     looks again UD_SPIN times; then it leaves head alone and counts the
+ *     read as unmatched (the pushing CPU was interrupted), and the stamp,
+ *     written later, is one too many and goes as an excess. The figures reads
+ *     add up are per CPU (struct ud_sock_stats): plain additions, no lock.
  */
 #ifndef UD_FIFO_H
 #define UD_FIFO_H
@@ -69,6 +77,7 @@
 #define UD_LOAD(x) (*(volatile __typeof__(x) *)&(x))
 #define UD_STORE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
 #define UD_SLOT(st, i) ((st)->ring[(i) & UD_RING_MASK])
+#define UD_SPIN 64 /* looks at a claimed slot before calling it unmatched */
 
 static __always_inline __u32 ud_fifo_qlen(const void *q)
 {
@@ -76,10 +85,11 @@ static __always_inline __u32 ud_fifo_qlen(const void *q)
 }
 
 /*
- * Bring the FIFO to `level` datagrams. Returns the number of stamps added
- * (positive) or dropped (negative).
+ * Bring the FIFO's count of stamps between lo and hi: stamps are added up to
+ * lo, and an excess over hi is timed, then dropped. Returns the number of
+ * stamps added (positive) or dropped (negative).
  */
-static __always_inline int ud_fifo_level(struct ud_sock *st, __u64 now, __u32 level,
+static __always_inline int ud_fifo_level(struct ud_sock *st, __u64 now, __u32 lo, __u32 hi,
 					 bool at_read)
 {
 	__u64 h = UD_LOAD(st->head), t = UD_LOAD(st->tail);
@@ -87,10 +97,10 @@ static __always_inline int ud_fifo_level(struct ud_sock *st, __u64 now, __u32 le
 
 	if (t < h) /* a concurrent pop moved head past our snapshot of tail */
 		return 0;
-	if (level > have) {
+	if (lo > have) {
 		if (UD_LOAD(st->excess_since_ns))
 			UD_STORE(st->excess_since_ns, 0);
-		want = level - have;
+		want = lo - have;
 		if (have >= UD_RING) {
 			__sync_fetch_and_add(&st->ring_full, 1);
 			return 0;
@@ -113,12 +123,12 @@ static __always_inline int ud_fifo_level(struct ud_sock *st, __u64 now, __u32 le
 			__sync_fetch_and_add(&st->resync_added, k);
 		return (int)k;
 	}
-	if (level == have) {
+	if (have <= hi) {
 		if (UD_LOAD(st->excess_since_ns))
 			UD_STORE(st->excess_since_ns, 0);
 		return 0;
 	}
-	k = have - level;
+	k = have - hi;
 	if (!UD_LOAD(st->excess_since_ns)) {
 		UD_STORE(st->excess_min, k);
 		UD_STORE(st->excess_since_ns, now);
@@ -152,6 +162,9 @@ static __always_inline __s64 ud_fifo_pop(struct ud_sock *st, __u64 now)
 	for (int tries = 0; tries < 4; tries++) {
 		__u64 h = UD_LOAD(st->head), ts = UD_LOAD(UD_SLOT(st, h));
 
+		/* a push that moved tail writes its stamp a moment later */
+		for (int spin = 0; spin < UD_SPIN && !ts && UD_LOAD(st->tail) > h; spin++)
+			ts = UD_LOAD(UD_SLOT(st, h));
 		if (!ts)
 			break;
 		if (__sync_val_compare_and_swap(&st->head, h, h + 1) != h)
@@ -223,11 +236,15 @@ static __always_inline void ud_on_enqueue(struct ud_sock *st, __u64 now, const v
 {
 	__u64 t = UD_LOAD(st->tail);
 
+	__u32 qlen;
+
 	if (UD_Q_RCV(q) && !UD_LOAD(UD_SLOT(st, t)) &&
-	    __sync_val_compare_and_swap(&st->tail, t, t + 1) == t)
+	    __sync_val_compare_and_swap(&st->tail, t, t + 1) == t) {
 		UD_STORE(UD_SLOT(st, t), now);
-	else
-		ud_fifo_level(st, now, ud_fifo_qlen(q), false);
+	} else {
+		qlen = ud_fifo_qlen(q);
+		ud_fifo_level(st, now, qlen, qlen, false);
+	}
 	UD_STORE(st->enq_event_ns, now);
 }
 
@@ -246,8 +263,13 @@ static __always_inline __s64 ud_on_read(struct ud_sock *st, struct ud_sock_stats
 		rdr = UD_RING - 1;
 	if (now - UD_LOAD(st->read_checked_ns) >= UD_CHECK_NS || !UD_LOAD(UD_SLOT(st, h)) ||
 	    !UD_LOAD(UD_SLOT(st, h + rdr))) {
+		/*
+		 * Stamps only for the datagrams the reader holds: those still
+		 * on the receive queue may have a signal on its way, which
+		 * stamps them. The whole queue bounds the excess.
+		 */
 		UD_STORE(st->read_checked_ns, now);
-		ud_fifo_level(st, now, ud_fifo_qlen(q) + 1, true);
+		ud_fifo_level(st, now, rdr + 1, ud_fifo_qlen(q) + 1, true);
 	}
 	dwell = ud_fifo_pop(st, now);
 	ud_account(s, dwell, epoch);

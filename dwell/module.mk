@@ -25,3 +25,8 @@ test_prom_LIBS := -lpthread
 
 FUZZ_TARGETS += fuzz_udpdwell_prom_request
 fuzz_udpdwell_prom_request_SRCS := lib/prom.c lib/log.c
+
+# what bpf_stats itself adds per program run, for bench/60-udpdwell.sh
+BENCH_PROGS += udpdwell_statcost
+udpdwell_statcost_BPF  := udpdwell_ref
+udpdwell_statcost_LIBS := $(BPF_LIBS)

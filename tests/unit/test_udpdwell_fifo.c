@@ -360,6 +360,29 @@ static void test_reader_wins_race_against_signal(void **state)
 	assert_int_equal(packets(&f->cpu[0]), 2);
 }
 
+static void test_read_resync_leaves_signals_on_the_way(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t t = 1000000;
+
+	/* D0 and D1 signalled and moved to reader_queue by the first read */
+	enqueue(f, t, true);
+	enqueue(f, t + 100, true);
+	read_one(f, t + 1000);
+	/* D2 on the receive queue, its signal still on the way */
+	kq_push(&f->q, t + 2000);
+	/* a read with a full resynchronisation (UD_CHECK_NS since the last)
+	 * gives D2 no stamp */
+	assert_int_equal(read_one(f, t + 1000 + UD_CHECK_NS), UD_CHECK_NS + 900);
+	assert_int_equal(f->st->read_checked_ns, t + 1000 + UD_CHECK_NS);
+	assert_int_equal(fifo_len(f), 0);
+	/* D2's signal stamps it, once */
+	ud_on_enqueue(f->st, t + 2000, &f->q);
+	assert_int_equal(read_one(f, t + 2 * UD_CHECK_NS), 2 * UD_CHECK_NS - 2000);
+	assert_int_equal(f->st->resync_added + f->st->resync_dropped, 0);
+	assert_int_equal(f->st->excess_since_ns, 0);
+}
+
 static void test_two_readers_in_flight(void **state)
 {
 	struct fixture *f = *state;
@@ -582,6 +605,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_signal_only_when_queue_was_empty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batched_signals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reader_wins_race_against_signal, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_resync_leaves_signals_on_the_way, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_two_readers_in_flight, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_transient_excess_is_forgiven, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recvmmsg_batch, setup, teardown),
