@@ -79,6 +79,10 @@ run() {
 	[ "$mode" = reference ] && extra=(--bpf-reference)
 	[ "$mode" = baseline ] && ud=$BASELINE
 	if [ "$mode" != without ]; then
+		# emptied here, not by the child's redirection: the wait below must
+		# not find the previous run's "backend" line
+		: > "$ud_out"
+		: > "$ud_err"
 		timeout -s INT 300 "$ud" -p "$PORT" -i 3600 -f json --bpf-stats "${extra[@]}" \
 			> "$ud_out" 2> "$ud_err" &
 		UD_PID=$!

@@ -882,12 +882,6 @@ int main(int argc, char **argv)
 		ud_reasons_free(&c.reasons);
 		return TK_EXIT_NOTSUP;
 	}
-	ilog("backend %s", c.bpf.summary);
-	vlog("drops counted through %s", c.bpf.legacy_drops ? "udp:udp_fail_queue_rcv_skb"
-							      : "skb:kfree_skb (rx_sk)");
-	vlog("watching local ports %u-%u, at most %u sockets", o.port_lo, o.port_hi,
-	     o.max_sockets);
-
 	if (o.bpf_stats) {
 		stats_fd = bpfu_enable_stats();
 		if (stats_fd < 0) {
@@ -903,6 +897,12 @@ int main(int argc, char **argv)
 		}
 		c.ref_obj = ref->obj;
 	}
+	/* once everything counts: scripts start their traffic at this line */
+	ilog("backend %s", c.bpf.summary);
+	vlog("drops counted through %s", c.bpf.legacy_drops ? "udp:udp_fail_queue_rcv_skb"
+							      : "skb:kfree_skb (rx_sk)");
+	vlog("watching local ports %u-%u, at most %u sockets", o.port_lo, o.port_hi,
+	     o.max_sockets);
 	c.w = rec_writer_new(o.format, stdout);
 	if (!c.w) {
 		elog("out of memory");
