@@ -643,11 +643,9 @@ int main(int argc, char **argv)
 	while (!exiting) {
 		uint64_t now;
 
+		/* every poll period ends with each CPU's batch flushed and read, so
+		 * output and /metrics are at most one period behind */
 		err = bt_backend_poll(b, 100);
-		/* /metrics shows the live state: read what the ring holds even when no
-		 * wakeup came (the kernel wakes us once per wakeup_bytes of events) */
-		if (err == 0 && prom)
-			err = bt_backend_drain(b);
 		if (err == -EINTR)
 			break;
 		if (err < 0) {
