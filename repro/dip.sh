@@ -279,7 +279,9 @@ while :; do
 done
 
 # --- capture on the pusher's interface --------------------------------------------
-ip netns exec "$PUSH" tcpdump -i eth0 -s 128 -U -w "$out/capture.pcap" "tcp port $port" \
+# --immediate-mode: packets reach tcpdump as they come, so stopping it at the
+# end loses none still sitting in the kernel's capture buffer
+ip netns exec "$PUSH" tcpdump -i eth0 -s 128 -U --immediate-mode -w "$out/capture.pcap" "tcp port $port" \
 	2>"$out/tcpdump.log" &
 pids+=("$!")
 for _ in $(seq 100); do grep -q 'listening on' "$out/tcpdump.log" && break; sleep 0.05; done
@@ -354,6 +356,16 @@ jq -c --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" \
 	jq -r '.push.send | "push: \(.frames) frames, \(.stalls) stalls (longest \(.longest_stall_ms) ms), \(.late_frames) late, mean goodput \(.goodput_bps/1e6*100|round/100) Mbit/s"' "$out/verdict.json"
 } >"$out/verdict.txt"
 
+# the dip plot: capture throughput, BBR's estimate and each collapse
+plot=""
+if [ -x "$BIN/bbrplot" ] && "$BIN/bbrplot" --trace "$out/trace.jsonl" --pcap "$out/capture.pcap" \
+	-o "$out/dip.png" --title "quickack $quickack, $receiver receiver, RTT $rtt_effective" \
+	2>"$out/bbrplot.log"; then
+	plot=",dip.png"
+else
+	echo "$PROG: no plot: $(tail -1 "$out/bbrplot.log" 2>/dev/null)" >&2
+fi
+
 cat "$out/verdict.txt"
-echo "outputs: $out/{trace.jsonl,capture.pcap,pushsim.json,verdict.txt,verdict.json}"
+echo "outputs: $out/{trace.jsonl,capture.pcap,pushsim.json,verdict.txt,verdict.json$plot}"
 exit 0

@@ -35,10 +35,6 @@ for qa in off on; do
 	fi
 	sed 's/^/   /' "$OUT.quickack-$qa.log" | grep -vE '^   (The bandwidth|scenario|push:|outputs)' || true
 	mv -f "$OUT.quickack-$qa.log" "$OUT/quickack-$qa/dip.log" 2>/dev/null
-	if [ -x bin/bbrplot ] && [ -s "$OUT/quickack-$qa/trace.jsonl" ]; then
-		bin/bbrplot --trace "$OUT/quickack-$qa/trace.jsonl" --pcap "$OUT/quickack-$qa/capture.pcap" \
-			-o "$OUT/quickack-$qa/plot.png" >/dev/null 2>&1 || rm -f "$OUT/quickack-$qa/plot.png"
-	fi
 done
 [ $status -eq 0 ] || { echo "demo: a run failed; see $OUT/quickack-*/dip.log" >&2; exit 1; }
 
@@ -79,6 +75,6 @@ echo
 for qa in off on; do
 	d=$OUT/quickack-$qa
 	echo "quickack $qa: $d/{trace.jsonl,capture.pcap,pushsim.json,verdict.txt,verdict.json}"
-	[ -f "$d/plot.png" ] && echo "               plot: $d/plot.png"
+	[ -f "$d/dip.png" ] && echo "               plot: $d/dip.png"
 done
 exit 0
