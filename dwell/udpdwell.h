@@ -138,6 +138,10 @@ struct ud_sock_stats {
 	__u64 unmatched;      /* reads that found no stamp */
 };
 
+/* whole cache lines, so that consecutive slots keep the layout's lines */
+_Static_assert(sizeof(struct ud_sock) % 64 == 0, "struct ud_sock: whole cache lines");
+_Static_assert(sizeof(struct ud_sock_stats) == 128, "struct ud_sock_stats: two cache lines");
+
 /* upper edges in ns of the first 8 buckets; the 9th is +Inf */
 #define UD_LE0 10000ULL
 #define UD_LE1 50000ULL
