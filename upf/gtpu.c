@@ -2,22 +2,8 @@
 #include <string.h>
 
 #include "gtpu.h"
+#include "gtpu_fast.h"
 
-/* big-endian loads: one load and a byte swap each */
-static inline uint16_t rd16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, 2);
-	return (uint16_t)(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? __builtin_bswap16(v) : v);
-}
-static inline uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? __builtin_bswap32(v) : v;
-}
 static inline void wr16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
 static inline void wr32(uint8_t *p, uint32_t v)
 {
@@ -52,8 +38,8 @@ static inline __attribute__((always_inline)) int parse_hdr(const uint8_t *buf, s
 	h->flags = buf[0];
 	h->version = buf[0] >> 5;
 	h->msg_type = buf[1];
-	h->length = rd16(buf + 2);
-	h->teid = rd32(buf + 4);
+	h->length = gtpu_rd16(buf + 2);
+	h->teid = gtpu_rd32(buf + 4);
 	/* one branch for the common case: version 1, PT set, length right */
 	if (__builtin_expect((h->version != 1) | !(h->flags & GTPU_FLAG_PT) |
 			     ((size_t)h->length + GTPU_HDR_LEN != len), 0)) {
@@ -67,7 +53,7 @@ static inline __attribute__((always_inline)) int parse_hdr(const uint8_t *buf, s
 		if (len < GTPU_HDR_LEN + GTPU_OPT_LEN)
 			return GTPU_ERR_SHORT;
 		h->has_opt = true;
-		h->seq = rd16(buf + 8);
+		h->seq = gtpu_rd16(buf + 8);
 		h->npdu = buf[10];
 		h->next_ext = buf[11];
 		off += GTPU_OPT_LEN;
@@ -217,14 +203,6 @@ size_t gtpu_build_hdr(uint8_t *buf, size_t cap, const struct gtpu_build *b, size
 
 /* ---- the frame -------------------------------------------------------------- */
 
-static inline bool l4_has_ports(uint8_t proto)
-{
-	/* TCP UDP SCTP UDP-Lite, without a branch on the protocol */
-	return (proto == 6) | (proto == 17) | (proto == 132) | (proto == 136);
-}
-
-/* IPv6 extension headers that may precede the transport header */
-static inline bool ip6_is_ext(uint8_t nh) { return nh == 0 || nh == 43 || nh == 60; }
 #define IP6_MAX_EXT 8
 
 static inline __attribute__((always_inline)) int parse_inner(const uint8_t *t, size_t n,
@@ -242,7 +220,7 @@ static inline __attribute__((always_inline)) int parse_inner(const uint8_t *t, s
 		if (n < 20)
 			return GTPU_ERR_INNER;
 		ihl = (size_t)(t[0] & 15) * 4;
-		tot = rd16(t + 2);
+		tot = gtpu_rd16(t + 2);
 		if ((ihl < 20) | (tot < ihl) | (tot > n))
 			return GTPU_ERR_INNER;
 		p->inner_family = 4;
@@ -250,7 +228,7 @@ static inline __attribute__((always_inline)) int parse_inner(const uint8_t *t, s
 		p->proto = t[9];
 		memcpy(p->src, t + 12, 4);
 		memcpy(p->dst, t + 16, 4);
-		if (rd16(t + 6) & 0x1fff)
+		if (gtpu_rd16(t + 6) & 0x1fff)
 			return GTPU_OK; /* a later fragment has no ports */
 		l4 = ihl;
 		end = tot;
@@ -258,7 +236,7 @@ static inline __attribute__((always_inline)) int parse_inner(const uint8_t *t, s
 	} else {
 		if (n < 40)
 			return GTPU_ERR_INNER;
-		end = 40 + (size_t)rd16(t + 4);
+		end = 40 + (size_t)gtpu_rd16(t + 4);
 		if (end > n)
 			return GTPU_ERR_INNER;
 		p->inner_family = 6;
@@ -267,13 +245,13 @@ static inline __attribute__((always_inline)) int parse_inner(const uint8_t *t, s
 		memcpy(p->dst, t + 24, 16);
 		nh = t[6];
 		l4 = 40;
-		for (int i = 0; i < IP6_MAX_EXT && (ip6_is_ext(nh) || nh == 44); i++) {
+		for (int i = 0; i < IP6_MAX_EXT && (gtpu_ip6_is_ext(nh) || nh == 44); i++) {
 			size_t elen;
 
 			if (end - l4 < 8)
 				return GTPU_ERR_INNER;
 			if (nh == 44) {
-				first_frag = !(rd16(t + l4 + 2) & 0xfff8);
+				first_frag = !(gtpu_rd16(t + l4 + 2) & 0xfff8);
 				elen = 8;
 			} else {
 				elen = ((size_t)t[l4 + 1] + 1) * 8;
@@ -285,9 +263,9 @@ static inline __attribute__((always_inline)) int parse_inner(const uint8_t *t, s
 		}
 		p->proto = nh;
 	}
-	if (first_frag & l4_has_ports(nh) & (end - l4 >= 4)) {
-		p->sport = rd16(t + l4);
-		p->dport = rd16(t + l4 + 2);
+	if (first_frag & gtpu_l4_has_ports(nh) & (end - l4 >= 4)) {
+		p->sport = gtpu_rd16(t + l4);
+		p->dport = gtpu_rd16(t + l4 + 2);
 	}
 	return GTPU_OK;
 }
@@ -301,13 +279,13 @@ static inline __attribute__((always_inline)) int frame_l3(const uint8_t *f, size
 
 	if (len < 14)
 		return GTPU_ERR_FRAME;
-	t = rd16(f + 12);
+	t = gtpu_rd16(f + 12);
 	for (int tags = 0; t == 0x8100 || t == 0x88a8; tags++) {
 		if (tags == 2)
 			return GTPU_NOT_GTPU;
 		if (len - o < 4)
 			return GTPU_ERR_FRAME;
-		t = rd16(f + o + 2);
+		t = gtpu_rd16(f + o + 2);
 		o += 4;
 	}
 	*off = o;
@@ -333,12 +311,12 @@ static inline __attribute__((always_inline)) int parse_frame(const uint8_t *f, s
 		if (len - off < 20)
 			return GTPU_ERR_IP;
 		ihl = (size_t)(ip[0] & 15) * 4;
-		tot = rd16(ip + 2);
+		tot = gtpu_rd16(ip + 2);
 		/* bitwise |: one branch for the checks that hardly ever fail */
 		if ((ip[0] >> 4 != 4) | (ihl < 20) | (tot < ihl) | (tot > len - off))
 			return GTPU_ERR_IP;
 		/* MF or an offset (a fragment), or not UDP */
-		if ((rd16(ip + 6) & 0x3fff) | (ip[9] != 17))
+		if ((gtpu_rd16(ip + 6) & 0x3fff) | (ip[9] != 17))
 			return GTPU_NOT_GTPU;
 		p->outer_family = 4;
 		l4 = off + ihl;
@@ -350,11 +328,11 @@ static inline __attribute__((always_inline)) int parse_frame(const uint8_t *f, s
 		if (len - off < 40 || ip[0] >> 4 != 6)
 			return GTPU_ERR_IP;
 		l4 = off + 40;
-		l4end = l4 + rd16(ip + 4);
+		l4end = l4 + gtpu_rd16(ip + 4);
 		if (l4end > len)
 			return GTPU_ERR_IP;
 		nh = ip[6];
-		for (int i = 0; i < IP6_MAX_EXT && ip6_is_ext(nh); i++) {
+		for (int i = 0; i < IP6_MAX_EXT && gtpu_ip6_is_ext(nh); i++) {
 			size_t elen;
 
 			if (l4end - l4 < 8)
@@ -373,11 +351,11 @@ static inline __attribute__((always_inline)) int parse_frame(const uint8_t *f, s
 	}
 	if (l4end - l4 < 4)
 		return GTPU_ERR_UDP;
-	if (rd16(f + l4 + 2) != GTPU_PORT)
+	if (gtpu_rd16(f + l4 + 2) != GTPU_PORT)
 		return GTPU_NOT_GTPU;
 	if (l4end - l4 < 8)
 		return GTPU_ERR_UDP;
-	udplen = rd16(f + l4 + 4);
+	udplen = gtpu_rd16(f + l4 + 4);
 	if ((udplen < 8) | (udplen > l4end - l4))
 		return GTPU_ERR_UDP;
 	rc = parse_hdr(f + l4 + 8, udplen - 8, h);
@@ -395,128 +373,9 @@ static inline __attribute__((always_inline)) int parse_frame(const uint8_t *f, s
 	return parse_inner(f + p->tpdu_off, p->tpdu_len, p);
 }
 
-#define FAST_NO GTPU_FAST_NO
-
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-static inline uint64_t ld64le(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
-
-/*
- * gtpu_parse_frame_fast() (gtpu.h): the common N3 frame in about 100
- * instructions instead of 230, checking header fields eight octets at a
- * time under masks. It answers GTPU_OK only where parse_frame() does, with
- * the same packet (the unit tests and the fuzzer compare the two); any
- * other frame gets FAST_NO and parse_frame() finds its status.
- */
-static inline __attribute__((always_inline)) int parse_fast(const uint8_t *f, size_t len,
-							    struct gtpu_pkt *p)
-{
-	uint64_t eth, w;
-	size_t l4, l4end, udplen, n;
-	const uint8_t *u, *g, *t;
-
-	if (len < 14 + 20 + 8 + 16)
-		return FAST_NO;
-	eth = ld64le(f + 12);
-	if ((eth & 0xffffff) == 0x450008) {
-		/* ethertype 0x0800, version 4, IHL 5; no MF, no offset, UDP */
-		size_t tot = rd16(f + 16);
-
-		w = ld64le(f + 20);
-		if (((w & 0xff00ff3f) != 0x11000000) | (tot > len - 14))
-			return FAST_NO;
-		l4 = 34;
-		l4end = 14 + tot;
-		p->outer_family = 4;
-	} else if ((eth & 0xf0ffff) == 0x60dd86) {
-		/* ethertype 0x86dd, version 6, next header UDP */
-		l4 = 54;
-		l4end = 54 + (size_t)rd16(f + 18);
-		if ((f[20] != 17) | (l4end > len))
-			return FAST_NO;
-		p->outer_family = 6;
-	} else {
-		return FAST_NO;
-	}
-	/* room for UDP (8), GTP-U (8), options (4) and the container (4) */
-	if (l4end < l4 + 24)
-		return FAST_NO;
-	u = f + l4;
-	g = u + 8;
-	udplen = rd16(u + 4);
-	/* the UDP length covers the GTP-U message and fits the IP packet */
-	if ((rd16(u + 2) != GTPU_PORT) | (udplen < 24) | (udplen > l4end - l4))
-		return FAST_NO;
-	/* version 1, PT, E; G-PDU; the length field matches */
-	w = ld64le(g);
-	if (((w & 0xfff4) != 0xff34) | ((size_t)rd16(g + 2) + 16 != udplen))
-		return FAST_NO;
-	/* next extension 0x85 of length 1, then the end of the chain */
-	if ((ld64le(g + 8) & 0xff0000ffff000000ull) != 0x0000000185000000ull)
-		return FAST_NO;
-	p->teid = rd32(g + 4);
-	p->msg_type = GTPU_MSG_GPDU;
-	p->has_qfi = 1;
-	p->pdu_type = g[13] >> 4;
-	p->qfi = g[14] & 0x3f;
-	p->tpdu_off = (uint16_t)(l4 + 24);
-	p->tpdu_len = (uint16_t)(udplen - 24);
-	t = g + 16;
-	n = udplen - 24;
-	if ((n >= 20) & (t[0] == 0x45)) {
-		size_t tot = rd16(t + 2);
-
-		if ((tot < 20) | (tot > n))
-			return FAST_NO;
-		p->inner_family = 4;
-		p->inner_len = (uint16_t)tot;
-		p->proto = t[9];
-		memcpy(p->src, t + 12, 4);
-		memcpy(p->dst, t + 16, 4);
-		/* a later fragment has no ports */
-		if (!(rd16(t + 6) & 0x1fff) & l4_has_ports(t[9]) & (tot >= 24)) {
-			p->sport = rd16(t + 20);
-			p->dport = rd16(t + 22);
-		}
-		return GTPU_OK;
-	}
-	if ((n >= 40) & (t[0] >> 4 == 6)) {
-		size_t end = 40 + (size_t)rd16(t + 4);
-		uint8_t nh = t[6];
-
-		if ((end > n) | ip6_is_ext(nh) | (nh == 44))
-			return FAST_NO;
-		p->inner_family = 6;
-		p->inner_len = (uint16_t)end;
-		p->proto = nh;
-		memcpy(p->src, t + 8, 16);
-		memcpy(p->dst, t + 24, 16);
-		if (l4_has_ports(nh) & (end >= 44)) {
-			p->sport = rd16(t + 40);
-			p->dport = rd16(t + 42);
-		}
-		return GTPU_OK;
-	}
-	return FAST_NO;
-}
-#endif
-
 int gtpu_parse_frame_fast(const uint8_t *f, size_t len, struct gtpu_pkt *p)
 {
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	memset(p, 0, sizeof(*p));
-	return parse_fast(f, len, p);
-#else
-	(void)f;
-	(void)len;
-	(void)p;
-	return FAST_NO;
-#endif
+	return gtpu_parse_fast(f, len, p);
 }
 
 /* out of line, so that the fast path's caller saves no registers for it */
@@ -536,11 +395,9 @@ int gtpu_parse_frame(const uint8_t *f, size_t len, struct gtpu_pkt *p, struct gt
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	if (!hout) {
-		int rc;
+		int rc = gtpu_parse_fast(f, len, p);
 
-		memset(p, 0, sizeof(*p));
-		rc = parse_fast(f, len, p);
-		if (__builtin_expect(rc != FAST_NO, 1))
+		if (__builtin_expect(rc != GTPU_FAST_NO, 1))
 			return rc;
 	}
 #endif
@@ -554,7 +411,7 @@ uint32_t gtpu_csum_add(uint32_t sum, const uint8_t *p, size_t len)
 	uint64_t s = sum;
 
 	for (; len >= 2; p += 2, len -= 2)
-		s += rd16(p);
+		s += gtpu_rd16(p);
 	if (len)
 		s += (uint32_t)p[0] << 8;
 	while (s >> 32)
@@ -645,18 +502,18 @@ static void fix_ip(uint8_t *ip, size_t n)
 		return;
 	if (ip[0] >> 4 == 4) {
 		hl = (size_t)(ip[0] & 15) * 4;
-		tot = rd16(ip + 2);
+		tot = gtpu_rd16(ip + 2);
 		if (hl < 20 || tot < hl || tot > n)
 			return;
 		wr16(ip + 10, 0);
 		wr16(ip + 10, gtpu_csum_fold(gtpu_csum_add(0, ip, hl)));
-		if (rd16(ip + 6) & 0x3fff)
+		if (gtpu_rd16(ip + 6) & 0x3fff)
 			return;
 		proto = ip[9];
 		fam = 4;
 	} else if (ip[0] >> 4 == 6 && n >= 40) {
 		hl = 40;
-		tot = 40 + (size_t)rd16(ip + 4);
+		tot = 40 + (size_t)gtpu_rd16(ip + 4);
 		if (tot > n)
 			return;
 		proto = ip[6];

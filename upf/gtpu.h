@@ -162,13 +162,9 @@ struct gtpu_pkt {
 int gtpu_parse_frame(const uint8_t *frame, size_t len, struct gtpu_pkt *p, struct gtpu_hdr *hdr);
 
 /*
- * The fast path alone: Ethernet without VLAN tags, IPv4 without options or
- * IPv6 without extension headers, UDP to port 2152, a G-PDU whose only
- * extension header is one 4-octet PDU Session Container, an inner IPv4
- * (without options) or IPv6 (without extension headers) packet. It returns
- * GTPU_OK with exactly the packet gtpu_parse_frame() gives, or GTPU_FAST_NO
- * for any other frame, well-formed or not. Checks are done eight octets at
- * a time under masks; nothing is read outside [frame, frame + len).
+ * The fast path alone (gtpu_fast.h has it inline): GTPU_OK with exactly the
+ * packet gtpu_parse_frame() gives, for the common shape of an N3 frame, or
+ * GTPU_FAST_NO for any other frame, well-formed or not.
  */
 #define GTPU_FAST_NO 1000
 int gtpu_parse_frame_fast(const uint8_t *frame, size_t len, struct gtpu_pkt *p);

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gtpu_fast.h"
 #include "hw.h"
 #include "path.h"
 #include "table.h"
@@ -230,12 +231,17 @@ struct up_engine {
 	int dispatch_done;
 };
 
+/* in this order: apply() computes a verdict by adding to V_NO_PDR */
 enum verdict { V_NONE, V_NO_SESSION, V_NO_PDR, V_FAR_DROP, V_QER_DROP, V_FWD };
+_Static_assert(UP_MAX_BATCH < 256, "apply() tallies verdicts in octets");
 
 static inline void parse_burst(struct up_worker *w, struct up_mbuf **m, unsigned int n)
 {
 	for (unsigned int i = 0; i < n; i++) {
-		int rc = gtpu_parse_frame(m[i]->data, m[i]->len, &m[i]->pkt, NULL);
+		int rc = gtpu_parse_fast(m[i]->data, m[i]->len, &m[i]->pkt);
+
+		if (__builtin_expect(rc == GTPU_FAST_NO, 0))
+			rc = gtpu_parse_frame(m[i]->data, m[i]->len, &m[i]->pkt, NULL);
 
 		m[i]->status = (int16_t)rc;
 		if (rc < 0)
@@ -342,6 +348,91 @@ lookup_finish(struct up_worker *w, struct burst *x, const enum up_layout layout,
 	}
 }
 
+/* PDR match by QFI and inner 5-tuple, FAR, QER: the packet's verdict */
+static inline __attribute__((always_inline)) unsigned int
+rules_one(const struct up_pool *pool, const struct up_mbuf *m, uint32_t idx, uint64_t now_tick,
+	  const enum up_layout layout, const bool shared)
+{
+	const struct gtpu_pkt *p = &m->pkt;
+	unsigned int hits, fwd;
+	uint64_t *qer;
+	uint32_t rate, burst;
+	bool pass;
+
+	if (m->status != GTPU_OK)
+		return V_NONE;
+	if (idx == UPT_MISS)
+		return V_NO_SESSION;
+	if (layout == UP_LAYOUT_FAT) {
+		struct up_sess_fat *s = &pool->fat[idx];
+		unsigned int first;
+
+		hits = up_pdr_hits(s->pdr, s->n_pdr, p, s->ue_ip4, s->ue_ip6);
+		qer = &s->qer_state;
+		rate = s->qer_rate;
+		burst = s->qer_burst;
+		first = hits ? (unsigned int)__builtin_ctz(hits) : 0;
+		fwd = (hits != 0) & (s->far[s->pdr[first].far_id].action == UP_FAR_FORWARD);
+	} else {
+		struct up_sess_hot *s = &pool->hot[idx];
+		const struct up_rules_vec *r = &up_rule_vecs[s->rules];
+		uint32_t src4, dst4;
+		uint64_t src6, ue6;
+		unsigned int is4 = p->inner_family == 4, is6 = p->inner_family == 6, ue_ok;
+
+		qer = &s->qer_state;
+		rate = s->qer_rate;
+		burst = s->qer_burst;
+		__builtin_memcpy(&src4, p->src, 4);
+		__builtin_memcpy(&dst4, p->dst, 4);
+		__builtin_memcpy(&src6, p->src, 8);
+		__builtin_memcpy(&ue6, s->ue_ip6, 8);
+		ue_ok = (is4 & (src4 == s->ue_ip4)) | (is6 & (src6 == ue6));
+		hits = up_rules_vec_hits(r, up_vkey(p, ue_ok), dst4, p->dport);
+		/* hits | 8: lane 3 when none, so ctz needs no branch */
+		fwd = (hits != 0) & r->far_fwd[__builtin_ctz(hits | 8)];
+	}
+	/* no branch on the outcome: a packet that is not forwarded asks the QER for 0 bytes */
+	pass = shared ? up_qer_step_atomic(qer, now_tick, rate, burst, fwd ? p->tpdu_len : 0)
+		      : up_qer_step(qer, now_tick, rate, burst, fwd ? p->tpdu_len : 0);
+	/* no PDR, FAR drop, QER drop, forwarded: fwd implies hits */
+	return V_NO_PDR + (hits != 0) + fwd + (fwd & pass);
+}
+
+/* usage counters: every packet that reached its session */
+static inline __attribute__((always_inline)) void
+count_one(const struct up_pool *pool, const struct up_mbuf *m, uint32_t idx, unsigned int v,
+	  const enum up_layout layout, const bool shared)
+{
+	uint32_t len = m->pkt.tpdu_len, drop = v != V_FWD;
+	uint64_t *c;
+
+	if (v == V_NONE || v == V_NO_SESSION)
+		return;
+	c = layout == UP_LAYOUT_FAT ? &pool->fat[idx].pkts : &pool->hot[idx].pkts;
+	if (shared) {
+		__atomic_fetch_add(&c[0], 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&c[1], len, __ATOMIC_RELAXED);
+		if (drop)
+			__atomic_fetch_add(&c[2], 1, __ATOMIC_RELAXED);
+	} else {
+		c[0]++;
+		c[1] += len;
+		c[2] += drop;
+	}
+}
+
+/* decapsulate: the forwarded packet is the T-PDU (rte_pktmbuf_adj); tally the verdict */
+static inline __attribute__((always_inline)) void
+decap_one(struct up_mbuf *m, unsigned int v, uint64_t *tally)
+{
+	bool fwd = v == V_FWD;
+
+	m->out_off = (uint16_t)up_sel(fwd, m->pkt.tpdu_off, 0);
+	m->out_len = (uint16_t)up_sel(fwd, m->pkt.tpdu_len, 0);
+	*tally += (uint64_t)1 << (8 * v);
+}
+
 /* rules, counters, decapsulation of a burst whose sessions are known */
 static inline __attribute__((always_inline)) void
 apply(struct up_worker *w, struct burst *x, bool timed, uint64_t *t,
@@ -351,94 +442,18 @@ apply(struct up_worker *w, struct burst *x, bool timed, uint64_t *t,
 	const struct up_pool *pool = w->pool;
 	unsigned int n = x->n;
 	uint64_t now_tick = up_tsc() >> UP_QER_TICK_SHIFT;
+	uint64_t tally = 0; /* an octet per verdict: n <= 64 */
 
-	/* PDR match by QFI and inner 5-tuple, FAR, QER */
-	for (unsigned int i = 0; i < n; i++) {
-		const struct gtpu_pkt *p = &x->m[i]->pkt;
-		unsigned int hits, fwd;
-		uint64_t *qer;
-		uint32_t rate, burst, idx = x->idx[i];
-		bool pass;
-
-		if (x->m[i]->status != GTPU_OK) {
-			verdict[i] = V_NONE;
-			continue;
-		}
-		if (idx == UPT_MISS) {
-			verdict[i] = V_NO_SESSION;
-			continue;
-		}
-		if (layout == UP_LAYOUT_FAT) {
-			struct up_sess_fat *s = &pool->fat[idx];
-			unsigned int first;
-
-			hits = up_pdr_hits(s->pdr, s->n_pdr, p, s->ue_ip4, s->ue_ip6);
-			qer = &s->qer_state;
-			rate = s->qer_rate;
-			burst = s->qer_burst;
-			/* no branch on the outcome: a packet that is not forwarded asks the QER for 0 bytes */
-			first = hits ? (unsigned int)__builtin_ctz(hits) : 0;
-			fwd = (hits != 0) & (s->far[s->pdr[first].far_id].action == UP_FAR_FORWARD);
-		} else {
-			const struct up_rules_vec *r;
-			const uint8_t *ue6;
-			uint32_t ue4, src4, dst4;
-			uint64_t src6, u6;
-			unsigned int is4 = p->inner_family == 4, is6 = p->inner_family == 6, ue_ok;
-
-			struct up_sess_hot *s = &pool->hot[idx];
-
-			r = &up_rule_vecs[s->rules];
-			ue4 = s->ue_ip4;
-			ue6 = s->ue_ip6;
-			qer = &s->qer_state;
-			rate = s->qer_rate;
-			burst = s->qer_burst;
-			__builtin_memcpy(&src4, p->src, 4);
-			__builtin_memcpy(&dst4, p->dst, 4);
-			__builtin_memcpy(&src6, p->src, 8);
-			__builtin_memcpy(&u6, ue6, 8);
-			ue_ok = (is4 & (src4 == ue4)) | (is6 & (src6 == u6));
-			hits = up_rules_vec_hits(r, up_vkey(p, ue_ok), dst4, p->dport);
-			/* hits | 8: lane 3 when none, so ctz needs no branch */
-			fwd = (hits != 0) & r->far_fwd[__builtin_ctz(hits | 8)];
-		}
-		pass = shared ? up_qer_step_atomic(qer, now_tick, rate, burst, fwd ? p->tpdu_len : 0)
-			      : up_qer_step(qer, now_tick, rate, burst, fwd ? p->tpdu_len : 0);
-		verdict[i] = !hits ? V_NO_PDR : !fwd ? V_FAR_DROP : pass ? V_FWD : V_QER_DROP;
-	}
+	for (unsigned int i = 0; i < n; i++)
+		verdict[i] = (uint8_t)rules_one(pool, x->m[i], x->idx[i], now_tick, layout, shared);
 	stamp(w, UP_ST_RULES, timed, t);
-
-	/* usage counters: every packet that reached its session */
-	for (unsigned int i = 0; i < n; i++) {
-		uint32_t len = x->m[i]->pkt.tpdu_len, drop = verdict[i] != V_FWD;
-		uint64_t *c;
-
-		if (verdict[i] == V_NONE || verdict[i] == V_NO_SESSION)
-			continue;
-		c = layout == UP_LAYOUT_FAT ? &pool->fat[x->idx[i]].pkts : &pool->hot[x->idx[i]].pkts;
-		if (shared) {
-			__atomic_fetch_add(&c[0], 1, __ATOMIC_RELAXED);
-			__atomic_fetch_add(&c[1], len, __ATOMIC_RELAXED);
-			if (drop)
-				__atomic_fetch_add(&c[2], 1, __ATOMIC_RELAXED);
-		} else {
-			c[0]++;
-			c[1] += len;
-			c[2] += drop;
-		}
-	}
+	for (unsigned int i = 0; i < n; i++)
+		count_one(pool, x->m[i], x->idx[i], verdict[i], layout, shared);
 	stamp(w, UP_ST_COUNTERS, timed, t);
-
-	/* decapsulate: the forwarded packet is the T-PDU (rte_pktmbuf_adj) */
-	for (unsigned int i = 0; i < n; i++) {
-		struct up_mbuf *m = x->m[i];
-		bool fwd = verdict[i] == V_FWD;
-
-		m->out_off = (uint16_t)up_sel(fwd, m->pkt.tpdu_off, 0);
-		m->out_len = (uint16_t)up_sel(fwd, m->pkt.tpdu_len, 0);
-		w->verdicts[verdict[i]]++;
-	}
+	for (unsigned int i = 0; i < n; i++)
+		decap_one(x->m[i], verdict[i], &tally);
+	for (unsigned int v = 0; v <= V_FWD; v++)
+		w->verdicts[v] += tally >> (8 * v) & 0xff;
 	stamp(w, UP_ST_DECAP, timed, t);
 }
 

@@ -94,6 +94,13 @@ void up_rules_compile(const struct up_rules_def *d, struct up_rules *o)
 	memcpy(o->far, d->far, sizeof(o->far));
 }
 
+/* the fields of a 64-bit PDR key (UP_KEY_*) moved to their places in the 32-bit one (UP_VKEY_*) */
+static uint32_t vkey_of(uint64_t k)
+{
+	return (k >> 24 & 1 ? UP_VKEY_UE_OK : 0) | (k >> 32 & 1 ? UP_VKEY_IPV4 : 0) |
+	       UP_VKEY_PROTO(k >> 16 & 0xff) | UP_VKEY_QFI(k & 0xff) | (k >> 8 & 1 ? UP_VKEY_HAS_QFI : 0);
+}
+
 void up_rules_vec_compile(const struct up_rules *r, struct up_rules_vec *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -106,9 +113,8 @@ void up_rules_vec_compile(const struct up_rules *r, struct up_rules_vec *o)
 		}
 		const struct up_pdr *d = &r->pdr[i];
 
-		/* the 64-bit key's IPv4 bit (32) moves to bit 25 */
-		o->key_val[i] = (uint32_t)d->key_val | (uint32_t)(d->key_val >> 32 & 1) << 25;
-		o->key_mask[i] = (uint32_t)d->key_mask | (uint32_t)(d->key_mask >> 32 & 1) << 25;
+		o->key_val[i] = vkey_of(d->key_val);
+		o->key_mask[i] = vkey_of(d->key_mask);
 		o->remote4[i] = d->remote4;
 		o->remote_mask[i] = d->remote_mask;
 		o->port_lo[i] = d->rport_lo;

@@ -146,12 +146,16 @@ struct up_rules_vec {
 	uint32_t live;          /* (1 << n_pdr) - 1 */
 } __attribute__((aligned(64)));
 
-/* QFI and has-QFI as gtpu_pkt stores them side by side, protocol, UE check, IPv4 */
-#define UP_VKEY_QFI(q) ((uint32_t)(q))
-#define UP_VKEY_HAS_QFI ((uint32_t)1 << 8)
-#define UP_VKEY_PROTO(p) ((uint32_t)(p) << 16)
-#define UP_VKEY_UE_OK ((uint32_t)1 << 24)
-#define UP_VKEY_IPV4 ((uint32_t)1 << 25)
+/*
+ * The 32-bit key: the UE check and IPv4 in the low octet, then protocol,
+ * QFI and has-QFI in the order gtpu_pkt stores them after inner_family, so
+ * that one load builds most of it.
+ */
+#define UP_VKEY_UE_OK ((uint32_t)1 << 0)
+#define UP_VKEY_IPV4 ((uint32_t)1 << 1)
+#define UP_VKEY_PROTO(p) ((uint32_t)(p) << 8)
+#define UP_VKEY_QFI(q) ((uint32_t)(q) << 16)
+#define UP_VKEY_HAS_QFI ((uint32_t)1 << 24)
 
 /* what the control plane knows of a session; the input to a pool */
 struct up_sess_def {
@@ -243,11 +247,24 @@ static inline unsigned int up_pdr_hits(const struct up_pdr pdr[UP_MAX_PDR], unsi
 #include <emmintrin.h>
 #endif
 
-/* the packet's 32-bit key for up_rules_vec */
+_Static_assert(offsetof(struct gtpu_pkt, proto) == offsetof(struct gtpu_pkt, inner_family) + 1 &&
+	       offsetof(struct gtpu_pkt, qfi) == offsetof(struct gtpu_pkt, inner_family) + 2 &&
+	       offsetof(struct gtpu_pkt, has_qfi) == offsetof(struct gtpu_pkt, inner_family) + 3,
+	       "up_vkey() reads inner_family, proto, qfi and has_qfi as one word");
+
+/* the packet's 32-bit key for up_rules_vec (has_qfi is 0 or 1) */
 static inline uint32_t up_vkey(const struct gtpu_pkt *p, unsigned int ue_ok)
 {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint32_t w;
+
+	__builtin_memcpy(&w, &p->inner_family, 4);
+	return (w & ~(uint32_t)0xff) | (ue_ok ? UP_VKEY_UE_OK : 0) |
+	       (p->inner_family == 4 ? UP_VKEY_IPV4 : 0);
+#else
 	return UP_VKEY_QFI(p->qfi) | (p->has_qfi ? UP_VKEY_HAS_QFI : 0) | UP_VKEY_PROTO(p->proto) |
 	       (ue_ok ? UP_VKEY_UE_OK : 0) | (p->inner_family == 4 ? UP_VKEY_IPV4 : 0);
+#endif
 }
 
 /* the same bit mask as up_pdr_hits(), every PDR of the set at once */
