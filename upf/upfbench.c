@@ -131,7 +131,7 @@ static void usage(void)
 "  -V, --version     the version\n"
 "\n"
 "Each run reports Mpps, cycles per packet and its breakdown by stage (rx, parse,\n"
-"lookup, rules, counters, decap; sampled on one burst in 16), the identity\n"
+"lookup, rules, counters, decap; sampled on one burst in 64), the identity\n"
 "Mpps x cycles/packet / (threads x TSC Hz) (1.0 when every thread was busy for\n"
 "the whole run), LLC and dTLB misses per packet where perf_event_open has\n"
 "hardware counters (n/a otherwise), and cycles per packet as a multiple of the\n"
