@@ -42,8 +42,10 @@ static inline uint32_t gtpu_rd32(const uint8_t *p)
 
 static inline bool gtpu_l4_has_ports(uint8_t proto)
 {
-	/* TCP UDP SCTP UDP-Lite, without a branch on the protocol */
-	return (proto == 6) | (proto == 17) | (proto == 132) | (proto == 136);
+	/* TCP UDP SCTP UDP-Lite: bits 6 and 17 of the low word, 4 and 8 of the word of 128..191 */
+	static const uint64_t ports[4] = { (1ull << 6) | (1ull << 17), 0, (1ull << 4) | (1ull << 8), 0 };
+
+	return ports[proto >> 6] >> (proto & 63) & 1;
 }
 
 /* IPv6 extension headers that may precede the transport header */
