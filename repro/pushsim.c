@@ -754,7 +754,27 @@ static int run_sender(const struct opts *o, struct stats *st)
 		st->sec_bytes += acked - acked_prev;
 		st->bytes += acked - acked_prev;
 	}
-	drain_app_acks(fd, st, &ack_partial);
+	/*
+	 * The receiver sends its last application ACKs after reading the last
+	 * bytes, which can be after TCP acknowledged them: say we are done and
+	 * count ACKs until it closes (2 s at most).
+	 */
+	if (rc == TK_EXIT_OK && !stop_flag && !shutdown(fd, SHUT_WR)) {
+		uint64_t until = now_ns() + 2 * NS_PER_S;
+		struct pollfd dp = { .fd = fd, .events = POLLIN };
+
+		for (int i = 0; i < 4000; i++) {
+			uint64_t t = now_ns();
+
+			if (t >= until || stop_flag)
+				break;
+			if (poll(&dp, 1, (int)((until - t) / 1000000) + 1) > 0 &&
+			    drain_app_acks(fd, st, &ack_partial))
+				break;
+		}
+	} else {
+		drain_app_acks(fd, st, &ack_partial);
+	}
 	if (stalled && now_ns() - st->stall_start_ns > st->longest_stall_ns)
 		st->longest_stall_ns = now_ns() - st->stall_start_ns;
 	if (st->sec_frames || st->sec_bytes)
