@@ -20,23 +20,9 @@
 
 const char *const ud_backend_names[] = { "auto", "fentry", "kprobe", "tracepoint", NULL };
 
-static struct btf *kernel_btf(void)
-{
-	static struct btf *btf;
-	static bool tried;
-
-	if (!tried) {
-		tried = true;
-		btf = btf__parse(bpfu_vmlinux_btf_path(), NULL);
-		if (!btf)
-			btf = NULL;
-	}
-	return btf;
-}
-
 int ud_tp_nargs(const char *tp)
 {
-	struct btf *btf = kernel_btf();
+	struct btf *btf = bpfu_vmlinux_btf();
 	const struct btf_type *t;
 	char name[128];
 	int id;

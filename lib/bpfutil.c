@@ -101,7 +101,7 @@ const char *bpfu_kprobe_missing(void)
 	return "this kernel has no kprobe support (no kprobe PMU, no kprobe_events)";
 }
 
-static struct btf *vmlinux_btf(void)
+struct btf *bpfu_vmlinux_btf(void)
 {
 	static struct btf *btf;
 	static bool tried;
@@ -109,8 +109,6 @@ static struct btf *vmlinux_btf(void)
 	if (!tried) {
 		tried = true;
 		btf = btf__parse(bpfu_vmlinux_btf_path(), NULL);
-		if (!btf)
-			btf = NULL;
 	}
 	return btf;
 }
@@ -130,7 +128,7 @@ static int nargs_in(const struct btf *btf, const char *func)
 
 int bpfu_func_nargs(const char *func, char *module, size_t len)
 {
-	struct btf *base = vmlinux_btf();
+	struct btf *base = bpfu_vmlinux_btf();
 	struct dirent *de;
 	DIR *dir;
 	int n;
@@ -169,7 +167,7 @@ int bpfu_func_nargs(const char *func, char *module, size_t len)
 
 bool bpfu_btf_has_type(const char *name, int kind)
 {
-	struct btf *base = vmlinux_btf();
+	struct btf *base = bpfu_vmlinux_btf();
 
 	return base && btf__find_by_name_kind(base, name, kind) > 0;
 }

@@ -28,6 +28,10 @@ int bpfu_check_privileges(char *why, size_t len);
  */
 const char *bpfu_vmlinux_btf_path(void);
 
+struct btf;
+/* the kernel's BTF, parsed once from bpfu_vmlinux_btf_path(); NULL when unreadable */
+struct btf *bpfu_vmlinux_btf(void);
+
 /* NULL when the kernel's BTF is readable, else a sentence why not */
 const char *bpfu_btf_missing(void);
 
