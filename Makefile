@@ -153,10 +153,13 @@ FUZZ_SECONDS ?= 600
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -DTOOLKIT_VERSION='"$(VERSION)"' -I. -Ilib -I$(GEN) \
                $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 define fuzz_template
-$(BUILD)/fuzz/$(1): tests/fuzz/$(1).c $$($(1)_SRCS)
+# one clang call compiles every source, so -MMD would keep only the last one's
+# headers: the binary depends on every header next to its sources instead
+$(BUILD)/fuzz/$(1): tests/fuzz/$(1).c $$($(1)_SRCS) \
+		$$(wildcard $$(addsuffix *.h,$$(sort $$(dir tests/fuzz/$(1).c $$($(1)_SRCS)))) lib/*.h)
 	@mkdir -p $$(@D)
 	@$$(if $(Q),echo "  FUZZ    $$@")
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $$@ $$^ $$($(1)_LIBS)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -o $$@ $$(filter %.c,$$^) $$($(1)_LIBS)
 endef
 $(foreach t,$(FUZZ_TARGETS),$(eval $(call fuzz_template,$(t))))
 
