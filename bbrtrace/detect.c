@@ -461,19 +461,10 @@ unsigned int bt_detect_flow_states(const struct bt_detect *d, uint64_t since_ns,
 	return k;
 }
 
-#define MBPS 1e-6
 static const struct rec_field collapse_fields[BT_COLLAPSE_NFIELDS] = {
-	{ NULL, REC_F64, 6, "time s", 10, 0, 6 },
-	{ "t_ns", REC_U64 },
-	{ "wall_ns", REC_U64 },
-	{ "cookie", REC_U64 },
-	{ "saddr", REC_STR },
-	{ "daddr", REC_STR },
-	{ "sport", REC_U64 },
-	{ "dport", REC_U64, 0, "dport", 5 },
-	{ "snd_una", REC_U64, 0, "snd_una", 10 },
-	{ "bw_prev_bps", REC_U64, 0, "bw0 Mb/s", 9, MBPS, 2 },
-	{ "bw_bps", REC_U64, 0, "bw Mb/s", 9, MBPS, 3 },
+	BT_FLOW_FIELDS,
+	{ "bw_prev_bps", REC_U64, 0, "bw0 Mb/s", 9, BT_MBPS, 2 },
+	{ "bw_bps", REC_U64, 0, "bw Mb/s", 9, BT_MBPS, 3 },
 	{ "drop_ratio", REC_F64, 4, "drop", 5, 0, 2 },
 	{ "cause", REC_STR, 0, "cause", -12 },
 	{ "reset_by_ack", REC_BOOL },
@@ -506,20 +497,12 @@ static const struct rec_field collapse_fields[BT_COLLAPSE_NFIELDS] = {
 const struct rec_schema bt_collapse_schema = { "collapse", collapse_fields,
 					       ARRAY_SIZE(collapse_fields) };
 
-void bt_collapse_values(const struct bt_collapse *c, uint64_t t0_ns, struct bt_collapse_strs *strs,
+void bt_collapse_values(const struct bt_collapse *c, uint64_t t0_ns, struct bt_sample_strs *strs,
 			struct rec_value *v)
 {
 	const struct bt_sample *a = &c->ack, *k = &c->culprit;
 
-	v[0] = rv_f64((double)(int64_t)(a->t_ns - t0_ns) * 1e-9);
-	v[1] = rv_u64(a->t_ns);
-	v[2] = rv_u64(a->wall_ns);
-	v[3] = rv_u64(a->cookie);
-	v[4] = rv_str(cli_fmt_v6mapped(a->saddr, strs->saddr, sizeof(strs->saddr)));
-	v[5] = rv_str(cli_fmt_v6mapped(a->daddr, strs->daddr, sizeof(strs->daddr)));
-	v[6] = rv_u64(a->sport);
-	v[7] = rv_u64(a->dport);
-	v[8] = rv_u64(a->snd_una);
+	bt_flow_values(a, t0_ns, strs, v);
 	v[9] = rv_u64(c->bw_prev_bps);
 	v[10] = rv_u64(c->bw_bps);
 	v[11] = rv_f64(c->drop_ratio);
@@ -527,18 +510,7 @@ void bt_collapse_values(const struct bt_collapse *c, uint64_t t0_ns, struct bt_c
 	v[13] = rv_bool(c->reset_by_ack);
 	v[14] = rv_u64(k->t_ns);
 	/* the rate sample that set the new estimate */
-	v[15] = rv_i64(k->delivered);
-	v[16] = rv_i64(k->interval_us);
-	v[17] = rv_u64(k->snd_interval_us);
-	v[18] = rv_u64(k->rcv_interval_us);
-	v[19] = rv_i64(k->rtt_us);
-	v[20] = rv_i64(k->losses);
-	v[21] = rv_u64(k->acked_sacked);
-	v[22] = rv_u64(k->prior_in_flight);
-	v[23] = rv_bool(k->is_app_limited);
-	v[24] = rv_bool(k->is_retrans);
-	v[25] = rv_bool(k->is_ack_delayed);
-	v[26] = k->sample_valid ? rv_u64(k->sample_bw_bps) : rv_null();
+	bt_rate_values(k, v + 15);
 	/* the flow's state after this ACK */
 	v[27] = rv_u64(a->snd_nxt);
 	v[28] = rv_u64(a->mss);

@@ -130,10 +130,7 @@ unsigned int bt_detect_flow_states(const struct bt_detect *d, uint64_t since_ns,
 /* "type":"collapse" */
 extern const struct rec_schema bt_collapse_schema;
 #define BT_COLLAPSE_NFIELDS 38
-struct bt_collapse_strs {
-	char saddr[48], daddr[48];
-};
-void bt_collapse_values(const struct bt_collapse *c, uint64_t t0_ns, struct bt_collapse_strs *strs,
+void bt_collapse_values(const struct bt_collapse *c, uint64_t t0_ns, struct bt_sample_strs *strs,
 			struct rec_value *v);
 
 #endif

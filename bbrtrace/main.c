@@ -354,7 +354,7 @@ static int on_event(void *ctx, const struct bt_event *e)
 	r->samples++;
 	if (r->det) {
 		struct rec_value cv[BT_COLLAPSE_NFIELDS];
-		struct bt_collapse_strs cstrs;
+		struct bt_sample_strs cstrs;
 		struct bt_collapse c;
 		bool hit;
 

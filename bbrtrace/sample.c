@@ -71,17 +71,8 @@ void bt_sample_decode(struct bt_sample *s, const struct bt_event *e, int64_t mon
 	s->lt_bw_bps = bt_bw_to_bps(e->lt_bw, e->mss);
 }
 
-#define MBPS 1e-6
 static const struct rec_field sample_fields[BT_SAMPLE_NFIELDS] = {
-	{ NULL, REC_F64, 6, "time s", 10, 0, 6 },
-	{ "t_ns", REC_U64 },
-	{ "wall_ns", REC_U64 },
-	{ "cookie", REC_U64 },
-	{ "saddr", REC_STR },
-	{ "daddr", REC_STR },
-	{ "sport", REC_U64 },
-	{ "dport", REC_U64, 0, "dport", 5 },
-	{ "snd_una", REC_U64, 0, "snd_una", 10 },
+	BT_FLOW_FIELDS,
 	{ "snd_nxt", REC_U64 },
 	{ "mss", REC_U64 },
 	{ "cwnd", REC_U64, 0, "cwnd", 5 },
@@ -97,9 +88,9 @@ static const struct rec_field sample_fields[BT_SAMPLE_NFIELDS] = {
 	{ "is_app_limited", REC_BOOL, 0, "app", 3 },
 	{ "is_retrans", REC_BOOL },
 	{ "is_ack_delayed", REC_BOOL },
-	{ "sample_bw_bps", REC_U64, 0, "smpl Mb/s", 9, MBPS, 1 },
-	{ "bw_prev_bps", REC_U64, 0, "bw0 Mb/s", 8, MBPS, 1 },
-	{ "bw_bps", REC_U64, 0, "bw Mb/s", 8, MBPS, 1 },
+	{ "sample_bw_bps", REC_U64, 0, "smpl Mb/s", 9, BT_MBPS, 1 },
+	{ "bw_prev_bps", REC_U64, 0, "bw0 Mb/s", 8, BT_MBPS, 1 },
+	{ "bw_bps", REC_U64, 0, "bw Mb/s", 8, BT_MBPS, 1 },
 	{ "mode", REC_STR, 0, "mode", -9 },
 	{ "pacing_gain", REC_F64, 3, "pg", 4, 0, 2 },
 	{ "cwnd_gain", REC_F64, 3 },
@@ -109,8 +100,8 @@ static const struct rec_field sample_fields[BT_SAMPLE_NFIELDS] = {
 
 const struct rec_schema bt_sample_schema = { "sample", sample_fields, ARRAY_SIZE(sample_fields) };
 
-void bt_sample_values(const struct bt_sample *s, uint64_t t0_ns, struct bt_sample_strs *strs,
-		      struct rec_value *v)
+void bt_flow_values(const struct bt_sample *s, uint64_t t0_ns, struct bt_sample_strs *strs,
+		    struct rec_value *v)
 {
 	v[0] = rv_f64((double)(int64_t)(s->t_ns - t0_ns) * 1e-9);
 	v[1] = rv_u64(s->t_ns);
@@ -121,22 +112,33 @@ void bt_sample_values(const struct bt_sample *s, uint64_t t0_ns, struct bt_sampl
 	v[6] = rv_u64(s->sport);
 	v[7] = rv_u64(s->dport);
 	v[8] = rv_u64(s->snd_una);
+}
+
+void bt_rate_values(const struct bt_sample *s, struct rec_value *v)
+{
+	v[0] = rv_i64(s->delivered);
+	v[1] = rv_i64(s->interval_us);
+	v[2] = rv_u64(s->snd_interval_us);
+	v[3] = rv_u64(s->rcv_interval_us);
+	v[4] = rv_i64(s->rtt_us);
+	v[5] = rv_i64(s->losses);
+	v[6] = rv_u64(s->acked_sacked);
+	v[7] = rv_u64(s->prior_in_flight);
+	v[8] = rv_bool(s->is_app_limited);
+	v[9] = rv_bool(s->is_retrans);
+	v[10] = rv_bool(s->is_ack_delayed);
+	v[11] = s->sample_valid ? rv_u64(s->sample_bw_bps) : rv_null();
+}
+
+void bt_sample_values(const struct bt_sample *s, uint64_t t0_ns, struct bt_sample_strs *strs,
+		      struct rec_value *v)
+{
+	bt_flow_values(s, t0_ns, strs, v);
 	v[9] = rv_u64(s->snd_nxt);
 	v[10] = rv_u64(s->mss);
 	v[11] = rv_u64(s->cwnd);
 	v[12] = s->pacing_rate_valid ? rv_u64(s->pacing_rate_bps) : rv_null();
-	v[13] = rv_i64(s->delivered);
-	v[14] = rv_i64(s->interval_us);
-	v[15] = rv_u64(s->snd_interval_us);
-	v[16] = rv_u64(s->rcv_interval_us);
-	v[17] = rv_i64(s->rtt_us);
-	v[18] = rv_i64(s->losses);
-	v[19] = rv_u64(s->acked_sacked);
-	v[20] = rv_u64(s->prior_in_flight);
-	v[21] = rv_bool(s->is_app_limited);
-	v[22] = rv_bool(s->is_retrans);
-	v[23] = rv_bool(s->is_ack_delayed);
-	v[24] = s->sample_valid ? rv_u64(s->sample_bw_bps) : rv_null();
+	bt_rate_values(s, v + 13);
 	v[25] = rv_u64(s->bw_prev_bps);
 	v[26] = rv_u64(s->bw_bps);
 	v[27] = rv_str(bt_mode_name(s->mode));

@@ -67,4 +67,33 @@ struct bt_sample_strs {
 void bt_sample_values(const struct bt_sample *s, uint64_t t0_ns, struct bt_sample_strs *strs,
 		      struct rec_value *v);
 
+/*
+ * What every bbrtrace record (sample, collapse) starts with: the time and
+ * the flow, BT_FLOW_NFIELDS fields, filled by bt_flow_values() from the
+ * sample of that ACK.
+ */
+#define BT_MBPS 1e-6
+#define BT_FLOW_NFIELDS 9
+#define BT_FLOW_FIELDS                                                  \
+	{ NULL, REC_F64, 6, "time s", 10, 0, 6 },                       \
+	{ "t_ns", REC_U64 },                                            \
+	{ "wall_ns", REC_U64 },                                         \
+	{ "cookie", REC_U64 },                                          \
+	{ "saddr", REC_STR },                                           \
+	{ "daddr", REC_STR },                                           \
+	{ "sport", REC_U64 },                                           \
+	{ "dport", REC_U64, 0, "dport", 5 },                            \
+	{ "snd_una", REC_U64, 0, "snd_una", 10 }
+void bt_flow_values(const struct bt_sample *s, uint64_t t0_ns, struct bt_sample_strs *strs,
+		    struct rec_value *v);
+
+/*
+ * The rate sample's own fields, BT_RATE_NFIELDS values in this order:
+ * delivered, interval_us, snd_interval_us, rcv_interval_us, rtt_us, losses,
+ * acked_sacked, prior_in_flight, is_app_limited, is_retrans,
+ * is_ack_delayed, sample_bw_bps (null when there was no valid sample).
+ */
+#define BT_RATE_NFIELDS 12
+void bt_rate_values(const struct bt_sample *s, struct rec_value *v);
+
 #endif

@@ -206,11 +206,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'q': log_set_level(LOG_QUIET); break;
 		case 'h': fputs(usage, stdout); exit(TK_EXIT_OK);
 		case 'V': cli_print_version(); exit(TK_EXIT_OK);
-		case ':': cli_usage_die("%s: needs a value", argv[optind - 1]);
-		default:
-			if (optopt)
-				cli_usage_die("-%c: unknown option (see --help)", optopt);
-			cli_usage_die("%s: unknown option (see --help)", argv[optind - 1]);
+		default: cli_getopt_die(c, argv);
 		}
 		if (bad)
 			exit(TK_EXIT_USAGE);

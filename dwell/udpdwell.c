@@ -328,12 +328,8 @@ static void parse_args(int argc, char **argv, struct options *o)
 		case 'V':
 			cli_print_version();
 			exit(TK_EXIT_OK);
-		case ':':
-			cli_usage_die("%s: needs a value", argv[optind - 1]);
 		default:
-			if (optopt)
-				cli_usage_die("-%c: unknown option (see --help)", optopt);
-			cli_usage_die("%s: unknown option (see --help)", argv[optind - 1]);
+			cli_getopt_die(c, argv);
 		}
 	}
 	if (optind < argc)

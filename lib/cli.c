@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h> /* optind, optopt */
 
 #include "cli.h"
 #include "log.h"
@@ -240,4 +241,13 @@ void cli_usage_die(const char *fmt, ...)
 void cli_print_version(void)
 {
 	printf("%s %s\n", log_prog(), TOOLKIT_VERSION);
+}
+
+void cli_getopt_die(int c, char **argv)
+{
+	if (c == ':')
+		cli_usage_die("%s: needs a value", argv[optind - 1]);
+	if (optopt)
+		cli_usage_die("-%c: unknown option (see --help)", optopt);
+	cli_usage_die("%s: unknown option (see --help)", argv[optind - 1]);
 }
