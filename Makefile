@@ -1,7 +1,9 @@
 # Network diagnosis toolkit: top-level build.
 #
 #   make            build every tool into bin/
-#   make test       build, then run every test (unit + CLI); SANITIZE=1 for ASan+UBSan
+#   make test       build, then run every test (unit, CLI, and the kernel matrix
+#                   under QEMU); SANITIZE=1 for ASan+UBSan, TESTS=REGEX to
+#                   narrow, KERNELS="6.1 6.12" (default) or KERNELS=none
 #   make demo       install missing packages, build, and run the main scenario
 #   make bench      run the benchmarks (measurements, not pass/fail)
 #   make fuzz       run the fuzz harnesses (FUZZ_SECONDS per target, default 600)

@@ -12,6 +12,7 @@
 #include <bpf/libbpf.h>
 
 #include "bbrtrace/backend.h"
+#include "bbrtrace/guard.h"
 #include "bbrtrace/reorder.h"
 #include "bpfutil.h"
 #include "common.h"
@@ -323,12 +324,20 @@ int bt_stale_cleanup(int *removed, char *why, size_t len)
 	return 0;
 }
 
-static int register_struct_ops(struct bt_backend *b, struct bpf_map *map, bool use_link, char *why,
-			       size_t len)
+static int register_struct_ops(struct bt_backend *b, struct bpf_map *map, bool use_link,
+			       struct bt_guard *guard, char *why, size_t len)
 {
-	struct bpf_link *l = bpf_map__attach_struct_ops(map);
-	int fd;
+	struct bpf_link *l;
+	int fd, err;
 
+	/* without a link nothing unregisters bbr_traced when we die: the
+	 * guardian must know of it before it exists */
+	if (!use_link && (err = guard ? bt_guard_watch_struct_ops(guard, bpf_map__fd(map)) : -ENOSYS)) {
+		snprintf(why, len, "cannot start the guardian process that would unregister "
+				   "bbr_traced if bbrtrace were killed: %s", strerror(-err));
+		return -1;
+	}
+	l = bpf_map__attach_struct_ops(map);
 	if (!l) {
 		int err = errno;
 
@@ -411,8 +420,8 @@ static int open_struct_ops(struct bt_backend *b, const struct bt_config *cfg, ch
 	 * for BPF struct_ops maps") */
 	use_link = bpfu_btf_has_type("bpf_struct_ops_link", BTF_KIND_STRUCT);
 	if (!use_link)
-		wlog("this kernel has no struct_ops links: if bbrtrace is killed with SIGKILL, "
-		     "bbr_traced stays registered until 'bbrtrace --cleanup'");
+		vlog("this kernel has no struct_ops links: a guardian process unregisters "
+		     "bbr_traced if bbrtrace is killed");
 	if (nargs == 4)
 		BT_OPEN_STRUCT_OPS(bbr_traced_bpf, so4, bbr_traced);
 	else
@@ -425,7 +434,7 @@ static int open_struct_ops(struct bt_backend *b, const struct bt_config *cfg, ch
 		*code = TK_EXIT_NOTSUP;
 		return -1;
 	}
-	if (register_struct_ops(b, ops, use_link, why, len)) {
+	if (register_struct_ops(b, ops, use_link, cfg->guard, why, len)) {
 		*code = TK_EXIT_FAIL;
 		return -1;
 	}

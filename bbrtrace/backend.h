@@ -24,8 +24,11 @@ struct bt_filter {
 	uint64_t cookie;              /* 0: any */
 };
 
+struct bt_guard;
+
 struct bt_config {
 	struct bt_filter filter;
+	struct bt_guard *guard;       /* undoes a link-less struct_ops registration if we die */
 	uint32_t ringbuf_bytes;       /* power of two */
 	uint32_t wakeup_bytes;
 	bool tap;                     /* false: struct_ops runs BBR without the tap (bench reference) */

@@ -1,12 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Switch net.ipv4.tcp_congestion_control for bbrtrace's lifetime, in its own
- * network namespace or in named ones, and put it back however bbrtrace ends.
- *
- * A guardian process, forked before the switch, holds the read end of a pipe.
- * bbrtrace restores the sysctls itself on a clean exit and tells the
- * guardian; if bbrtrace dies (even by SIGKILL) the pipe closes without that
- * word and the guardian restores them. A value someone else changed in the
+ * network namespace or in named ones, and put it back however bbrtrace ends:
+ * bbrtrace restores the values itself on a clean exit, and each switch is
+ * announced to the guardian (guard.h) before it is made, so that a bbrtrace
+ * killed by SIGKILL is undone too. A value someone else changed in the
  * meantime is left alone.
  */
 #ifndef BBRTRACE_DEFAULTCC_H
@@ -15,13 +13,14 @@
 #include <stddef.h>
 
 struct bt_defcc;
+struct bt_guard;
 
 /*
  * names: namespace names under /var/run/netns, or NULL for bbrtrace's own
  * namespace. Returns NULL with a reason in `why` when nothing was changed.
  */
-struct bt_defcc *bt_defcc_switch(const char *const *names, int n, const char *cc, char *why,
-				 size_t len);
+struct bt_defcc *bt_defcc_switch(const char *const *names, int n, const char *cc,
+				 struct bt_guard *guard, char *why, size_t len);
 void bt_defcc_restore(struct bt_defcc *d);
 
 #endif

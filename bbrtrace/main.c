@@ -15,6 +15,7 @@
 
 #include "bbrtrace/backend.h"
 #include "bbrtrace/defaultcc.h"
+#include "bbrtrace/guard.h"
 #include "bbrtrace/detect.h"
 #include "bbrtrace/sample.h"
 #include "bbrtrace/verdict.h"
@@ -461,6 +462,8 @@ static struct bt_backend *open_backend(const struct env *env, struct run *r, int
 		b = bt_backend_open(env->backend, &env->cfg, on_event, r, why, sizeof(why), code);
 		if (!b)
 			elog("%s: %s", bt_backend_names[env->backend], why);
+		else
+			ilog("backend %s", bt_backend_names[env->backend]);
 		return b;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
@@ -560,14 +563,25 @@ int main(int argc, char **argv)
 			ilog("nothing to clean: no stale bbr_traced is registered");
 		return TK_EXIT_OK;
 	}
-	if (env.probe)
-		return probe_backends(&env);
+	/* the guardian process is forked only when a change needs undoing
+	 * should bbrtrace die */
+	env.cfg.guard = bt_guard_new();
+	if (!env.cfg.guard) {
+		elog("out of memory");
+		return TK_EXIT_FAIL;
+	}
+	if (env.probe) {
+		code = probe_backends(&env);
+		bt_guard_release(env.cfg.guard);
+		return code;
+	}
 
 	r.out = stdout;
 	if (env.output) {
 		r.out = fopen(env.output, "w");
 		if (!r.out) {
 			elog("cannot write %s: %s", env.output, strerror(errno));
+			bt_guard_release(env.cfg.guard);
 			return TK_EXIT_FAIL;
 		}
 	}
@@ -576,7 +590,8 @@ int main(int argc, char **argv)
 	r.w = rec_writer_new(env.format, r.out);
 	if (!r.w) {
 		elog("out of memory");
-		return TK_EXIT_FAIL;
+		code = TK_EXIT_FAIL;
+		goto cleanup;
 	}
 
 	signal(SIGINT, on_signal);
@@ -618,7 +633,8 @@ int main(int argc, char **argv)
 	if (bt_backend_kind(b) == BT_STRUCT_OPS) {
 		if (env.set_default || env.n_default_ns) {
 			defcc = bt_defcc_switch(env.n_default_ns ? env.default_ns : NULL,
-						env.n_default_ns, "bbr_traced", why, sizeof(why));
+						env.n_default_ns, "bbr_traced", env.cfg.guard, why,
+						sizeof(why));
 			if (!defcc) {
 				elog("%s", why);
 				code = TK_EXIT_FAIL;
@@ -717,6 +733,8 @@ cleanup:
 		close(stats_fd);
 	bt_defcc_restore(defcc);
 	bt_backend_close(b);
+	/* everything is undone: the guardian need not act */
+	bt_guard_release(env.cfg.guard);
 	if (r.w && rec_writer_free(r.w) && code == TK_EXIT_OK) {
 		elog("writing records failed: %s", strerror(errno));
 		code = TK_EXIT_FAIL;

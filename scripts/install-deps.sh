@@ -11,6 +11,8 @@ PKGS=(
   # run and test
   iproute2 iperf3 tcpdump tshark tcptrace gnuplot-nox bats jq procps
   python3-scapy prometheus afl++ valgrind curl
+  # the kernel matrix: Debian's kernels booted under QEMU (tests/kernels/)
+  qemu-system-x86 busybox-static kmod xz-utils
 )
 
 missing=()

@@ -3,7 +3,10 @@
 # Both speak TAP; this script counts them and ends with "N passed, N failed".
 # Under CI=true a skipped test counts as failed.
 #
-#   TESTS=REGEX   run only the unit tests and bats files whose name matches
+#   TESTS=REGEX   run only the unit tests, bats files and matrix suites whose
+#                 name matches
+#   KERNELS=LIST  the kernel matrix's kernels (tests/kernels/kernels.conf),
+#                 default "6.1 6.12"; "none" runs the host's tests only
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -84,6 +87,22 @@ for f in tests/bats/*.bats; do
 	awk '/^not ok/{show=1; print; next} /^ok/{show=0; if ($0 ~ /# skip/) print} show' "$out" | head -200
 	count_tap "$name" "$out"
 done
+
+echo "== kernel matrix (QEMU)"
+kernels=${KERNELS:-6.1 6.12}
+if [ "$kernels" != none ]; then
+	matrix_out=build/kernels
+	mkdir -p "$matrix_out"
+	# shellcheck disable=SC2086
+	tests/kernels/run.sh "$matrix_out" $kernels
+	for k in $kernels; do
+		for f in "$matrix_out/$k"/*.tap; do
+			[ -e "$f" ] || continue
+			awk '/^not ok/{show=1; print; next} /^ok/{show=0; if ($0 ~ /# skip/) print} show' "$f" | head -200
+			count_tap "$(basename "$f" .tap | sed 's/^[0-9]*-//')" "$f"
+		done
+	done
+fi
 
 rm -rf "$log_dir"
 echo

@@ -12,6 +12,8 @@
 #                    veth pair (veth0 in a, veth1 in b): 10.201.0.1/24 and
 #                    fd00:201::1/64 in a, .2 and ::2 in b. Cleaned up by
 #                    tk_cleanup, which every file's teardown must call.
+# tk_bbr_main_sig    bbr_main's parameter count and its BTF, from bpftool
+# tk_bbr_traced_obj  the bbr_traced object that fits this kernel's bbr_main
 
 bats_require_minimum_version 1.5.0
 
@@ -48,6 +50,13 @@ requires() {
 			[ -r /sys/kernel/btf/vmlinux ] && bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null |
 				grep -q "STRUCT 'bpf_struct_ops_tcp_congestion_ops'" ||
 				{ _tk_missing "BPF struct_ops for tcp_congestion_ops (kernel 5.6+ with BTF)"; return; } ;;
+		kprobe)
+			[ -e /sys/bus/event_source/devices/kprobe/type ] || [ -e /sys/kernel/tracing/kprobe_events ] ||
+				[ -e /sys/kernel/debug/tracing/kprobe_events ] ||
+				{ _tk_missing "kprobes (CONFIG_KPROBES: no kprobe PMU, no kprobe_events)"; return; } ;;
+		fentry)
+			tk_have_fentry ||
+				{ _tk_missing "BPF trampolines (fentry/fexit: bpftool feature probe finds no tracing programs)"; return; } ;;
 		netem)
 			ip netns add tk-probe-netem-$$ 2>/dev/null
 			if ! ip netns exec tk-probe-netem-$$ tc qdisc add dev lo root netem delay 1ms 2>/dev/null; then
@@ -66,6 +75,39 @@ requires() {
 			return 1 ;;
 		esac
 	done
+}
+
+# BPF tracing programs (fentry/fexit) load here, as bpftool's own probe says
+tk_have_fentry() {
+	bpftool feature probe kernel 2>/dev/null | grep -q 'program_type tracing is available'
+}
+
+# bbr_main's parameter count and the BTF it is in ("vmlinux" or a module),
+# read with bpftool, independently of bbrtrace: "4 vmlinux", "2 tcp_bbr"
+tk_bbr_main_sig() {
+	local m
+	for m in vmlinux tcp_bbr; do
+		[ -r "/sys/kernel/btf/$m" ] || continue
+		# a module's types may point at prototypes in vmlinux's BTF, its base
+		{
+			[ "$m" = vmlinux ] || bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null | grep -F FUNC_PROTO
+			bpftool btf dump file "/sys/kernel/btf/$m" 2>/dev/null
+		} | awk -v m="$m" '
+			$2 == "FUNC_PROTO" { for (i = 3; i <= NF; i++) if ($i ~ /^vlen=/) vlen[$1] = substr($i, 6) }
+			$2 == "FUNC" && $3 == "\x27bbr_main\x27" { split($4, t, "="); want = "[" t[2] "]" }
+			END { if (want != "") print vlen[want], m }
+		' | grep . && return 0
+	done
+	return 1
+}
+
+# the struct_ops object bbrtrace registers on this kernel, by bbr_main's form
+tk_bbr_traced_obj() {
+	if [ "$(tk_bbr_main_sig | cut -d' ' -f1)" = 2 ]; then
+		echo "$TK_ROOT/build/gen/bbr_traced_pre610.bpf.o"
+	else
+		echo "$TK_ROOT/build/gen/bbr_traced.bpf.o"
+	fi
 }
 
 tk_run() {

@@ -1,0 +1,247 @@
+#!/usr/bin/env bats
+# bbrtrace on real BBR flows between two network namespaces, with one backend:
+# BT_BACKEND=struct_ops (the default: it works on every kernel with BTF and
+# struct_ops), kprobe or fentry. The kernel matrix (tests/kernels/suites) runs
+# this file once per backend on each kernel.
+#
+# struct_ops traces flows whose congestion control is bbr_traced (the
+# namespace's default, switched by --set-default-in); kprobe and fentry trace
+# kernel BBR itself, so the namespace's default is set to bbr.
+
+load helpers
+
+NS=bf-${BATS_ROOT_PID}
+BACKEND=${BT_BACKEND:-struct_ops}
+
+setup_file() {
+	case $BACKEND in
+	struct_ops) requires root netns btf bbr struct_ops iperf3 jq ss nstat bpftool tcpdump ;;
+	kprobe) requires root netns btf bbr kprobe iperf3 jq ss nstat bpftool tcpdump ;;
+	fentry) requires root netns btf bbr fentry iperf3 jq ss nstat bpftool tcpdump ;;
+	*) echo "BT_BACKEND=$BACKEND: not one of struct_ops, kprobe, fentry" >&2; return 1 ;;
+	esac
+	[ "$BACKEND" != struct_ops ] || tk_lock_bbr_traced
+	tk_netns_pair "$NS"
+	# kernel BBR for the passive backends; a new namespace's default is
+	# the root namespace's, which need not be bbr
+	[ "$BACKEND" = struct_ops ] || ip netns exec "$NS-a" sysctl -qw net.ipv4.tcp_congestion_control=bbr
+}
+
+teardown_file() {
+	tk_cleanup
+	tk_unlock_bbr_traced
+}
+
+teardown() {
+	# nothing a test started may outlive it
+	jobs -p | xargs -r kill -INT 2>/dev/null || true
+	sleep 0.3
+	jobs -p | xargs -r kill -9 2>/dev/null || true
+	ip netns pids "$NS-a" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
+	ip netns pids "$NS-b" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
+	sleep 0.2
+	return 0
+}
+
+# the congestion control that this backend traces
+traced_cc() { [ "$BACKEND" = struct_ops ] && echo bbr_traced || echo bbr; }
+
+# start_tracer OUT ERR ARGS...: bbrtrace with this backend in the background
+# ($TRACER), returning once it traces (the backend line, and for struct_ops
+# the namespace's default switched)
+start_tracer() {
+	local out=$1 err=$2
+	shift 2
+	local extra=()
+	[ "$BACKEND" = struct_ops ] && extra=(--set-default-in "$NS-a")
+	bbrtrace -b "$BACKEND" -o "$out" "${extra[@]}" "$@" 2> "$err" &
+	TRACER=$!
+	tk_wait_for "grep -q 'bbrtrace: backend $BACKEND' '$err'" 60 || { cat "$err"; return 1; }
+	[ "$BACKEND" != struct_ops ] ||
+		tk_wait_for "[ \$(ip netns exec $NS-a sysctl -n net.ipv4.tcp_congestion_control) = bbr_traced ]" 10
+}
+
+# stop_tracer: SIGINT, then its exit status must be 0
+stop_tracer() {
+	kill -INT "$TRACER"
+	wait "$TRACER"
+}
+
+samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
+
+@test "a real iperf3 BBR flow: one sample per ACK, every field present and plausible, wall_ns inside the flow's time" {
+	local out=$BATS_TEST_TMPDIR/trace.jsonl err=$BATS_TEST_TMPDIR/err
+	ip netns exec "$NS-b" iperf3 -s -1 -p 5201 -D
+	tk_wait_listen 5201 5 "$NS-b"
+	start_tracer "$out" "$err" -f json
+	local cap=$BATS_TEST_TMPDIR/acks.pcap coalesced
+	ip netns exec "$NS-a" tcpdump -i veth0 -s 96 -w "$cap" --immediate-mode -U \
+		'tcp and src host 10.201.0.2' 2> "$BATS_TEST_TMPDIR/tcpdump.err" &
+	local dump=$!
+	tk_wait_for "[ -s $cap ]" 10
+	local t_before t_after
+	t_before=$(date +%s%N)
+	ip netns exec "$NS-a" iperf3 -c 10.201.0.2 -p 5201 -t 2 -b 300M -C "$(traced_cc)" > /dev/null
+	t_after=$(date +%s%N)
+	# ACKs queued while the socket was busy are merged in its backlog, and
+	# then reach bbr_main once (tcp_add_backlog); the namespace is new, so
+	# its counter counts this run only
+	coalesced=$(ip netns exec "$NS-a" nstat -az TcpExtTCPBacklogCoalesce | awk '/Coalesce/ {print $2}')
+	# the flow has closed: the FIN's ACK has been processed; let tcpdump and
+	# the tracer's 100 ms poll catch up before stopping them
+	sleep 1
+	stop_tracer
+	kill -INT "$dump"
+	wait "$dump" || true
+	grep -q '^0 packets dropped by kernel' "$BATS_TEST_TMPDIR/tcpdump.err" ||
+		{ cat "$BATS_TEST_TMPDIR/tcpdump.err"; false; }
+	# the data connection: the one with the most samples
+	lport=$(jq -r 'select(.type=="sample" and .dport==5201) | .sport' "$out" | sort | uniq -c | sort -rn | awk 'NR==1 {print $2}')
+	n=$(jq -c "select(.type==\"sample\" and .sport==$lport)" "$out" | wc -l)
+	# from the wire: every ACK the receiver sent on that connection, and the
+	# ACKs that acknowledged new data
+	read -r all advancing < <(tcpdump -r "$cap" -nn -S "tcp dst port $lport" 2> /dev/null |
+		awk '{for (i = 1; i <= NF; i++) if ($i == "ack") { a = $(i + 1) + 0; n++; if (a > last) adv++; last = a }}
+		     END {print n, adv}')
+	echo "# $BACKEND: samples $n; ACKs on the wire $all, of which $advancing acknowledged new data; $coalesced merged in the backlog"
+	# bbr_main runs once for every ACK that finds data in flight: every
+	# advancing ACK (less those merged), never more than all ACKs (plus the SYN-ACK)
+	[ "$n" -gt 200 ]
+	[ "$n" -ge "$((advancing - coalesced))" ]
+	[ "$n" -le "$((all + 1))" ]
+	# the summary counts the same samples, and nothing was lost
+	total=$(jq -c 'select(.type=="sample")' "$out" | wc -l)
+	jq -e "select(.type==\"summary\") | .samples == $total and .lost == 0 and .backend == \"$BACKEND\"" "$out"
+	# every field of the sample record, in order
+	keys=$(jq -c 'select(.type=="sample") | keys_unsorted' "$out" | sort -u)
+	[ "$keys" = '["type","t_ns","wall_ns","cookie","saddr","daddr","sport","dport","snd_una","snd_nxt","mss","cwnd","pacing_rate_bps","delivered","interval_us","snd_interval_us","rcv_interval_us","rtt_us","losses","acked_sacked","prior_in_flight","is_app_limited","is_retrans","is_ack_delayed","sample_bw_bps","bw_prev_bps","bw_bps","mode","pacing_gain","cwnd_gain","min_rtt_us","lt_use_bw"]' ]
+	# plausibility: interval_us is the larger of the two intervals (or -1 for
+	# a sample the kernel marked invalid, whose bandwidth is then null)
+	bad=$(jq -c "select(.type==\"sample\" and .sport==$lport) | select(
+		((.interval_us != -1) and (.interval_us != ([.snd_interval_us, .rcv_interval_us] | max)))
+		or ((.interval_us == -1) and (.sample_bw_bps != null))
+		or (.bw_bps < 0) or (.bw_prev_bps < 0)
+		or ((.mode | IN(\"STARTUP\",\"DRAIN\",\"PROBE_BW\",\"PROBE_RTT\")) | not)
+		or (.mss != 1448) or (.saddr != \"10.201.0.1\") or (.daddr != \"10.201.0.2\")
+		or (.pacing_gain <= 0) or (.cwnd < 1)
+		or ((.snd_una - .snd_nxt) > 0 and (.snd_una - .snd_nxt) < 2147483648))" "$out" | head -3)
+	[ -z "$bad" ] || { echo "# implausible: $bad"; false; }
+	# BBR built a bandwidth estimate, and the samples carry a cookie
+	jq -e -s '[.[] | select(.type=="sample" and .dport==5201 and .bw_bps > 10000000)] | length > 10' "$out"
+	jq -e -s '[.[] | select(.type=="sample")] | (map(select(.cookie > 0)) | length) >= 0.9 * length' "$out"
+	# wall_ns: every sample of the flow lies between the moments just before
+	# the client started and just after it ended, by the system clock (the
+	# tracer converts its monotonic stamps once, at start: 0.1 s of slack);
+	# monotonic time increases
+	jq -e -s "[.[] | select(.type==\"sample\" and .sport==$lport) | .wall_ns] |
+		(min >= $t_before - 100000000) and (max <= $t_after + 100000000)" "$out" ||
+		{ echo "# flow from $t_before to $t_after ns; samples $(jq -s "[.[] | select(.type==\"sample\" and .sport==$lport) | .wall_ns] | [min, max]" "$out" | tr -d ' \n')"; false; }
+	jq -e -s '[.[] | select(.type=="sample") | .t_ns] | . == sort' "$out"
+}
+
+@test "an idle traced flow agrees with ss -tin: mss, cwnd, pacing rate, min RTT and bw" {
+	local out=$BATS_TEST_TMPDIR/trace.jsonl
+	ip netns exec "$NS-b" "$TK_ROOT/tests/tools/tcpflow.py" sink 5300 &
+	tk_wait_listen 5300 5 "$NS-b"
+	start_tracer "$out" "$BATS_TEST_TMPDIR/err" -f json
+	ip netns exec "$NS-a" "$TK_ROOT/tests/tools/tcpflow.py" send 10.201.0.2 5300 \
+		--bytes 30000000 --cc "$(traced_cc)" --hold 5 > "$BATS_TEST_TMPDIR/send.out" &
+	tk_wait_for "grep -q '^sent' $BATS_TEST_TMPDIR/send.out" 60
+	sleep 1 # idle: the last ACK has been processed
+	ss_line=$(ip netns exec "$NS-a" ss -tin 'dport = :5300' | tail -n 1)
+	ss_ns=$(date +%s%N)
+	lport=$(awk '/lport/ {print $2}' "$BATS_TEST_TMPDIR/send.out")
+	sleep 0.5
+	stop_tracer
+	echo "# ss: $ss_line"
+	# the sample of the last ACK before ss looked (the FIN's ACK comes later)
+	last=$(samples_to 5300 "$out" | jq -c "select(.sport==$lport and .wall_ns < $ss_ns)" | tail -n 1)
+	echo "# last sample: $last"
+	[ -n "$last" ]
+	ss_mss=$(grep -oP '(?<= mss:)\d+' <<< "$ss_line")
+	ss_cwnd=$(grep -oP '(?<= cwnd:)\d+' <<< "$ss_line")
+	ss_pacing=$(grep -oP '(?<= pacing_rate )\d+(?=bps)' <<< "$ss_line")
+	ss_minrtt=$(grep -oP '(?<= minrtt:)[0-9.]+' <<< "$ss_line")
+	[ "$(jq .mss <<< "$last")" = "$ss_mss" ]
+	[ "$(jq .cwnd <<< "$last")" = "$ss_cwnd" ]
+	[ "$(jq .pacing_rate_bps <<< "$last")" = "$ss_pacing" ]
+	# ss prints the min RTT in ms with three decimals
+	jq -e "(.min_rtt_us / 1000 - $ss_minrtt | fabs) <= 0.001" <<< "$last"
+	if [ "$BACKEND" = struct_ops ]; then
+		# BPF congestion controls cannot provide get_info, so ss has no
+		# bbr:(...) for bbr_traced; BBR sets the pacing rate from bw as
+		# bw * pacing_gain * 99% (bbr_rate_bytes_per_sec), so check bw by it
+		jq -e '.mode == "PROBE_BW"' <<< "$last"
+		jq -e "((.bw_bps / 8 * .pacing_gain * 0.99 - $ss_pacing / 8) | fabs) / ($ss_pacing / 8) < 0.001" <<< "$last"
+	else
+		# kernel bbr: ss prints BBR's own bw, mrtt and gains (bbr_get_info)
+		grep -q 'bbr:(bw:' <<< "$ss_line" || { echo "# ss shows no bbr:(...)"; false; }
+		ss_bw=$(grep -oP '(?<=bbr:\(bw:)[0-9.]+[KMG]?(?=bps)' <<< "$ss_line")
+		jq -e --arg bw "$ss_bw" '($bw | capture("(?<v>[0-9.]+)(?<u>[KMG]?)")) as $m |
+			($m.v | tonumber) * ({"": 1, "K": 1e3, "M": 1e6, "G": 1e9}[$m.u]) as $b |
+			((.bw_bps - $b) | fabs) / $b < 0.01' <<< "$last"
+		ss_pg=$(grep -oP '(?<=pacing_gain:)[0-9.]+' <<< "$ss_line")
+		ss_cg=$(grep -oP '(?<=cwnd_gain:)[0-9.]+' <<< "$ss_line")
+		jq -e "((.pacing_gain - $ss_pg) | fabs) < 0.01 and ((.cwnd_gain - $ss_cg) | fabs) < 0.01" <<< "$last"
+	fi
+}
+
+@test "filters run in the kernel: --dport and IPv6 --daddr select one flow" {
+	local out=$BATS_TEST_TMPDIR/trace.jsonl out6=$BATS_TEST_TMPDIR/trace6.jsonl cc
+	cc=$(traced_cc)
+	ip netns exec "$NS-b" "$TK_ROOT/tests/tools/tcpflow.py" sink 5301 &
+	ip netns exec "$NS-b" "$TK_ROOT/tests/tools/tcpflow.py" sink 5302 --addr :: &
+	tk_wait_listen 5301 5 "$NS-b"
+	tk_wait_listen 5302 5 "$NS-b"
+	start_tracer "$out" "$BATS_TEST_TMPDIR/err" -f json --dport 5302
+	ip netns exec "$NS-a" "$TK_ROOT/tests/tools/tcpflow.py" send 10.201.0.2 5301 --bytes 5000000 --cc "$cc" > /dev/null
+	ip netns exec "$NS-a" "$TK_ROOT/tests/tools/tcpflow.py" send fd00:201::2 5302 --bytes 5000000 --cc "$cc" > /dev/null
+	sleep 0.5
+	stop_tracer
+	[ "$(jq -r 'select(.type=="sample") | .dport' "$out" | sort -u)" = 5302 ]
+	[ "$(jq -r 'select(.type=="sample") | .daddr' "$out" | sort -u)" = fd00:201::2 ]
+	[ "$(jq -r 'select(.type=="sample") | .saddr' "$out" | sort -u)" = fd00:201::1 ]
+	start_tracer "$out6" "$BATS_TEST_TMPDIR/err6" -f json --daddr 10.201.0.2
+	ip netns exec "$NS-a" "$TK_ROOT/tests/tools/tcpflow.py" send fd00:201::2 5302 --bytes 5000000 --cc "$cc" > /dev/null
+	ip netns exec "$NS-a" "$TK_ROOT/tests/tools/tcpflow.py" send 10.201.0.2 5301 --bytes 5000000 --cc "$cc" > /dev/null
+	sleep 0.5
+	stop_tracer
+	[ "$(jq -r 'select(.type=="sample") | .dport' "$out6" | sort -u)" = 5301 ]
+	jq -e 'select(.type=="summary") | .samples > 10' "$out6"
+}
+
+@test "csv has a header row; the table fits 120 columns and carries units" {
+	local fmt
+	ip netns exec "$NS-b" "$TK_ROOT/tests/tools/tcpflow.py" sink 5303 &
+	tk_wait_listen 5303 5 "$NS-b"
+	for fmt in csv table; do
+		start_tracer "$BATS_TEST_TMPDIR/t.$fmt" "$BATS_TEST_TMPDIR/err.$fmt" -f $fmt
+		ip netns exec "$NS-a" "$TK_ROOT/tests/tools/tcpflow.py" send 10.201.0.2 5303 --bytes 3000000 \
+			--cc "$(traced_cc)" > /dev/null
+		sleep 0.5
+		stop_tracer
+	done
+	head -n 1 "$BATS_TEST_TMPDIR/t.csv" | grep -q '^t_ns,wall_ns,cookie,saddr,daddr,sport,dport,snd_una,'
+	[ "$(head -n 1 "$BATS_TEST_TMPDIR/t.csv" | tr ',' '\n' | wc -l)" -eq 31 ]
+	[ "$(wc -l < "$BATS_TEST_TMPDIR/t.csv")" -gt 10 ]
+	[ "$(grep -c '^t_ns,' "$BATS_TEST_TMPDIR/t.csv")" -eq 1 ]
+	head -n 1 "$BATS_TEST_TMPDIR/t.table" | grep -q 'time s.*snd_una.*snd us.*rcv us.*rtt us.*bw0 Mb/s.*bw Mb/s.*mode'
+	[ "$(wc -L < "$BATS_TEST_TMPDIR/t.table")" -le 120 ]
+	[ "$(wc -l < "$BATS_TEST_TMPDIR/t.table")" -gt 10 ]
+}
+
+@test "a reader that falls behind: lost events are counted and reported, never hidden" {
+	local out=$BATS_TEST_TMPDIR/trace.jsonl err=$BATS_TEST_TMPDIR/err
+	ip netns exec "$NS-b" iperf3 -s -1 -p 5201 -D
+	tk_wait_listen 5201 5 "$NS-b"
+	# a 1 MiB ring buffer and a reader stopped while a busy flow runs
+	start_tracer "$out" "$err" --ringbuf-mb 1 -f json
+	kill -STOP "$TRACER"
+	ip netns exec "$NS-a" iperf3 -c 10.201.0.2 -p 5201 -t 3 -M 500 -N -l 500 -C "$(traced_cc)" > /dev/null
+	kill -CONT "$TRACER"
+	stop_tracer
+	cat "$err"
+	jq -e 'select(.type=="summary") | .lost > 0 and .samples > 1000' "$out"
+	lost=$(jq 'select(.type=="summary") | .lost' "$out")
+	grep -q "samples in .* s, $lost lost (ring buffer full: raise --ringbuf-mb or filter flows)" "$err"
+}

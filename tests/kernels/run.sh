@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The kernel matrix: boot each of Debian's kernels under QEMU (TCG) with the
+# host's / read-only, run its suites from tests/kernels/suites inside, and
+# bring their TAP back into OUT/LABEL/*.tap, with each test named
+# "[LABEL] ...".
+#
+#   tests/kernels/run.sh OUT LABEL...
+#
+# TESTS=REGEX selects suites. A kernel that cannot be fetched or booted gives
+# one TAP result, "not ok" under CI=true, a skip naming what is missing
+# otherwise. OUT/LABEL/times holds the boot time and each suite's time.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+out=${1:?usage: run.sh OUT LABEL...}
+shift
+guest_timeout=${BBRKIT_GUEST_TIMEOUT:-2400}
+
+# one TAP result for a kernel that never ran its suites
+kernel_unavailable() {
+	local label=$1 why=$2 dir=$out/$1
+	mkdir -p "$dir"
+	if [ "${CI:-}" = true ]; then
+		printf 'not ok 1 [%s] the kernel runs its suites\n' "$label" > "$dir/00-kernel.tap"
+		printf '%s\n' "$why" | sed 's/^/# /' >> "$dir/00-kernel.tap"
+	else
+		printf 'ok 1 [%s] the kernel runs its suites # skip %s\n' "$label" "$(head -n 1 <<< "$why")" > "$dir/00-kernel.tap"
+	fi
+}
+
+for label in "$@"; do
+	dir=$out/$label
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	echo "-- [$label] fetching the kernel"
+	if ! command -v qemu-system-x86_64 > /dev/null; then
+		kernel_unavailable "$label" "qemu-system-x86_64 is missing (Debian package qemu-system-x86; run ./scripts/install-deps.sh)"
+		continue
+	fi
+	if ! tree=$("$here/fetch.sh" "$label" 2> "$dir/fetch.err"); then
+		kernel_unavailable "$label" "the kernel image cannot be had: $(tail -n 1 "$dir/fetch.err")"
+		continue
+	fi
+	io=$(mktemp -d /tmp/tk-guest-$label.XXXXXX)
+	cat > "$io/script" <<-CMD
+		cd '$root'
+		export CI='${CI:-}' TESTS='${TESTS:-.}'
+		# the modules the suites use, loaded up front so that a suite's
+		# clean-up check sees the same kernel before and after it
+		for m in tcp_bbr sch_netem sch_fq sch_tbf sch_htb veth; do
+			modprobe \$m || echo "guest: modprobe \$m failed"
+		done
+		tests/kernels/suites.sh '$label' /tk-io/tap
+	CMD
+	echo "-- [$label] booting $(cat "$tree/package") under QEMU (TCG)"
+	start=$(date +%s.%N)
+	"$here/boot.sh" --timeout "$guest_timeout" "$tree" "$io" "$io/script"
+	rc=$?
+	secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
+	sed 's/^/   /' "$io/out.log" 2>/dev/null | grep -vE '^   (ok|not ok|#)' || true
+	cp "$io"/tap/*.tap "$dir/" 2>/dev/null
+	{
+		echo "kernel $(cat "$tree/version")"
+		awk '/up .* s at the command/ {print "boot", $3}' "$io/guest.log" 2>/dev/null
+		cat "$io/tap/times" 2>/dev/null
+		echo "total $secs"
+	} > "$dir/times"
+	cp "$io/console.log" "$dir/console.log" 2>/dev/null
+	if [ $rc -ne 0 ]; then
+		{
+			printf 'not ok 1 [%s] the guest finished its suites\n' "$label"
+			if [ $rc -eq 125 ]; then
+				echo "# the guest did not finish in ${guest_timeout} s or did not boot; the console's last lines:"
+			else
+				echo "# the guest's script exited $rc; the console's last lines:"
+			fi
+			tail -n 25 "$io/console.log" 2>/dev/null | sed 's/^/#   /'
+			tail -n 10 "$io/out.log" 2>/dev/null | sed 's/^/#   /'
+		} > "$dir/99-guest.tap"
+	fi
+	echo "-- [$label] done in $secs s (boot $(awk '$1 == "boot" {print $2}' "$dir/times") s)"
+	rm -rf "$io"
+done
+exit 0

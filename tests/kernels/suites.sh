@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Inside a kernel-matrix guest: run this kernel's suites from
+# tests/kernels/suites, one bats run each, and leave their TAP in OUT with
+# every test named "[LABEL] tag: name". After each suite, a test of its own
+# checks that the suite left nothing behind (namespaces, bbr_traced, BPF
+# programs, the default congestion control, processes).
+#
+#   tests/kernels/suites.sh LABEL OUT      TESTS=REGEX selects suites by name
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+label=$1 out=$2
+filter=${TESTS:-.}
+suite_timeout=${BBRKIT_SUITE_TIMEOUT:-900}
+mkdir -p "$out"
+
+# what a clean system looks like; compared after every suite
+snapshot() {
+	echo "netns: $(ip netns list 2>/dev/null | awk '{print $1}' | sort | tr '\n' ' ')"
+	echo "default cc: $(sysctl -n net.ipv4.tcp_congestion_control)"
+	echo "available cc: $(tr ' ' '\n' < /proc/sys/net/ipv4/tcp_available_congestion_control | grep -v '^$' | sort | tr '\n' ' ')"
+	echo "bpf programs: $(bpftool prog show 2>/dev/null | awk '$2 ~ /^(tracing|kprobe|struct_ops|tracepoint|raw_tracepoint|sched_cls|perf_event)$/ && $3 == "name" {print $4}' | sort | tr '\n' ' ')"
+	echo "struct_ops: $(bpftool struct_ops show 2>/dev/null | awk '{print $2}' | sort | tr '\n' ' ')"
+	echo "qdiscs on lo: $(tc qdisc show dev lo | awk '{print $2}' | tr '\n' ' ')"
+	echo "processes: $(ps -eo comm= | grep -xE 'bbrtrace|bbrtrace-guard|udpdwell|iperf3|tcpdump|pushsim|sfu_echo|rtpsend|upfbench|bbrpcap|qa-.*|nginx|ffmpeg' | sort | tr '\n' ' ')"
+}
+
+n=0
+while read -r kernels suite tag env; do
+	case $kernels in '' | '#'*) continue ;; esac
+	[ "$kernels" = all ] || [[ ",$kernels," == *",$label,"* ]] || continue
+	[[ $suite =~ $filter ]] || continue
+	n=$((n + 1))
+	name=$suite
+	prefix="[$label] "
+	[ "$tag" = - ] || { name=$suite-$tag; prefix="[$label] $tag: "; }
+	vars=()
+	[ "$env" = - ] || read -ra vars <<< "$env"
+	file=$out/$(printf '%02d' "$n")-$name.tap
+	before=$(snapshot)
+	start=$(date +%s.%N)
+	echo "-- [$label] $name"
+	path=tests/bats/$suite.bats
+	[ -e "$path" ] || path=tests/kernels/bats/$suite.bats
+	env "${vars[@]}" timeout --kill-after=30 "$suite_timeout" bats --tap "$path" > "$file.raw" 2>&1
+	rc=$?
+	secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
+	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+		echo "not ok 999 $suite timed out after ${suite_timeout}s" >> "$file.raw"
+	elif [ $rc -ne 0 ] && ! grep -qE '^not ok' "$file.raw"; then
+		echo "not ok 999 $suite: bats exited with status $rc" >> "$file.raw"
+	fi
+	# the clean-up check: give killed processes a moment to go
+	sleep 1
+	after=$(snapshot)
+	last=$(grep -cE '^(not )?ok ' "$file.raw")
+	if [ "$before" = "$after" ]; then
+		echo "ok $((last + 1)) $suite left nothing behind" >> "$file.raw"
+	else
+		{
+			echo "not ok $((last + 1)) $suite left nothing behind"
+			diff <(echo "$before") <(echo "$after") | sed 's/^/# /'
+		} >> "$file.raw"
+	fi
+	sed -E "s/^(not )?ok ([0-9]+) /\\1ok \\2 $(printf '%s' "$prefix" | sed 's/[\/&]/\\&/g')/" "$file.raw" > "$file"
+	rm -f "$file.raw"
+	echo "$name $secs" >> "$out/times"
+	echo "   $(grep -cE '^ok ' "$file") ok, $(grep -cE '^not ok ' "$file") not ok in ${secs} s"
+done < tests/kernels/suites
+[ "$n" -gt 0 ] || echo "-- [$label] no suite matches TESTS=$filter"
+exit 0
