@@ -69,7 +69,7 @@ include $(sort $(wildcard */module.mk))
 LIB_OBJS   := $(LIB_SRCS:%.c=$(OBJ)/%.o)
 LIBTK      := $(OBJ)/libtoolkit.a
 
-.PHONY: all test demo bench fuzz clean deps unit-tests bench-progs fuzz-build FORCE
+.PHONY: all test demo bench fuzz clean deps unit-tests bench-progs fuzz-build kernel-table FORCE
 all: $(addprefix $(BIN)/,$(TOOLS))
 
 deps:
@@ -141,6 +141,11 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory all unit-tests
 	$(Q)UNIT_DIR=$(OBJ)/unit UNIT_TESTS="$(UNIT_TESTS)" REPLAY_DIR=$(OBJ)/replay \
 		FUZZ_TARGETS="$(FUZZ_TARGETS)" ./tests/run.sh
+
+# the README's Kernels table from the last make test's results (build/kernels);
+# UPDATE=README.md writes it into the README between its markers
+kernel-table:
+	$(Q)./tests/kernels/table.sh $(if $(UPDATE),--update $(UPDATE))
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -17,6 +17,9 @@ BATS_TIMEOUT=${BATS_TIMEOUT:-1200}
 passed=0 failed=0 skipped=0
 failures=()
 log_dir=$(mktemp -d /tmp/tk-test-log.XXXXXX)
+# seconds since $1 (a date +%s.%N reading), one decimal
+since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}'; }
+t_host=$(date +%s.%N)
 
 # count TAP results of one suite from its output file
 count_tap() {
@@ -71,13 +74,20 @@ done
 
 echo "== CLI tests (bats)"
 shopt -s nullglob
+# the host's results, kept beside the matrix's for make kernel-table
+host_out=build/kernels/host
+rm -rf "$host_out"
+mkdir -p "$host_out"
+echo "kernel $(uname -r)" > "$host_out/times"
 for f in tests/bats/*.bats; do
 	name=$(basename "$f" .bats)
 	[[ $name =~ $FILTER ]] || continue
 	out=$log_dir/$name.tap
 	echo "-- $name"
+	t0=$(date +%s.%N)
 	timeout --kill-after=30 "$BATS_TIMEOUT" bats --tap "$f" > "$out" 2>&1
 	rc=$?
+	echo "$name $(since "$t0")" >> "$host_out/times"
 	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 		echo "not ok 999 - $name timed out after ${BATS_TIMEOUT}s" >> "$out"
 	elif [ $rc -ne 0 ] && ! grep -qE '^not ok' "$out"; then
@@ -86,7 +96,9 @@ for f in tests/bats/*.bats; do
 	# show failing tests with their diagnostics, and skips with their reason
 	awk '/^not ok/{show=1; print; next} /^ok/{show=0; if ($0 ~ /# skip/) print} show' "$out" | head -200
 	count_tap "$name" "$out"
+	cp "$out" "$host_out/$name.tap"
 done
+echo "total $(since "$t_host")" >> "$host_out/times"
 
 echo "== kernel matrix (QEMU)"
 kernels=${KERNELS:-6.1 6.12}
@@ -106,6 +118,12 @@ fi
 
 rm -rf "$log_dir"
 echo
+# how the time split: the host's suites, then each guest (boot and total)
+for k in host ${kernels:-}; do
+	[ "$k" != none ] && [ -s "build/kernels/$k/times" ] || continue
+	awk -v k="$k" '$1 == "kernel" {v = $2} $1 == "boot" {b = $2} $1 == "total" {t = $2}
+		END {printf "time: %s (%s): %s s%s\n", k, v, t, b != "" ? ", boot " b " s" : ""}' "build/kernels/$k/times"
+done
 [ "$skipped" -gt 0 ] && echo "$skipped skipped (each says what is missing)"
 if [ ${#failures[@]} -gt 0 ]; then
 	echo "failed:"

@@ -41,7 +41,7 @@ while read -r kernels suite tag env; do
 	echo "-- [$label] $name"
 	path=tests/bats/$suite.bats
 	[ -e "$path" ] || path=tests/kernels/bats/$suite.bats
-	env "${vars[@]}" timeout --kill-after=30 "$suite_timeout" bats --tap "$path" > "$file.raw" 2>&1
+	env "${vars[@]}" timeout --kill-after=30 "$suite_timeout" bats --tap "$path" > "$file.raw" 2>&1 < /dev/null
 	rc=$?
 	secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
 	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
