@@ -89,12 +89,9 @@ static int on_ringbuf(void *ctx, void *data, size_t size)
  * reached the ring buffer */
 static uint64_t flush_cpus(struct bt_backend *b)
 {
-	struct timespec ts;
-	uint64_t now;
+	uint64_t now = tk_mono_ns();
 	int fd = bpf_program__fd(b->flush);
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	for (int cpu = 0; cpu < b->ncpus; cpu++) {
 		for (int try = 0; try < 10; try++) {
 			LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU,

@@ -63,8 +63,6 @@ struct run {
 	int stats_fd;
 };
 
-#define NSEC_PER_SEC 1000000000ULL
-
 static volatile sig_atomic_t exiting;
 
 static void on_signal(int sig)
@@ -339,14 +337,6 @@ static int64_t mono_to_wall_offset(void)
 	return best;
 }
 
-static uint64_t now_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static int on_event(void *ctx, const struct bt_event *e)
 {
 	struct run *r = ctx;
@@ -370,7 +360,7 @@ static int on_event(void *ctx, const struct bt_event *e)
 }
 
 /* /metrics shows the flows seen in the last minute */
-#define METRICS_FLOW_AGE_NS (60 * NSEC_PER_SEC)
+#define METRICS_FLOW_AGE_NS (60 * TK_NSEC_PER_SEC)
 
 /* the /metrics page (--prometheus), on the server's thread */
 static int render_metrics(struct prom_buf *pb, void *ctx)
@@ -379,7 +369,7 @@ static int render_metrics(struct prom_buf *pb, void *ctx)
 	struct bt_flow_state flows[64];
 	struct bt_detect_stats st;
 	unsigned int n;
-	uint64_t since = now_mono_ns();
+	uint64_t since = tk_mono_ns();
 
 	since = since > METRICS_FLOW_AGE_NS ? since - METRICS_FLOW_AGE_NS : 0;
 	pthread_mutex_lock(&r->lock);
@@ -663,8 +653,8 @@ static int trace_loop(const struct env *env, struct run *r)
 	/* on a terminal, the header tells at once what the columns will be */
 	rec_write_header(r->w, &bt_sample_schema);
 	rec_writer_flush(r->w);
-	r->t0_ns = now_mono_ns();
-	deadline_ns = env->duration_s ? r->t0_ns + env->duration_s * NSEC_PER_SEC : 0;
+	r->t0_ns = tk_mono_ns();
+	deadline_ns = env->duration_s ? r->t0_ns + env->duration_s * TK_NSEC_PER_SEC : 0;
 	while (!exiting) {
 		uint64_t now;
 
@@ -683,8 +673,8 @@ static int trace_loop(const struct env *env, struct run *r)
 			code = TK_EXIT_FAIL;
 			break;
 		}
-		now = now_mono_ns();
-		if (live_count && now - last_live_ns >= NSEC_PER_SEC) {
+		now = tk_mono_ns();
+		if (live_count && now - last_live_ns >= TK_NSEC_PER_SEC) {
 			fprintf(stderr, "\r%s: %llu samples, %llu lost", log_prog(),
 				(unsigned long long)r->samples,
 				(unsigned long long)bt_backend_counter(r->b, BT_CNT_LOST));
@@ -702,7 +692,7 @@ static int trace_loop(const struct env *env, struct run *r)
 /* the summary, the verdict and the statistics, once tracing has stopped */
 static void report(const struct env *env, struct run *r)
 {
-	double elapsed = (double)(now_mono_ns() - r->t0_ns) * 1e-9;
+	double elapsed = (double)(tk_mono_ns() - r->t0_ns) * 1e-9;
 	uint64_t lost = bt_backend_counter(r->b, BT_CNT_LOST);
 	struct bt_verdict verdict;
 

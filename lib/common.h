@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /*
  * Exit codes shared by all tools. A tool documents in --help which of them it
@@ -21,6 +22,18 @@ enum tk_exit {
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#define TK_NSEC_PER_SEC 1000000000ULL
+
+/* CLOCK_MONOTONIC in nanoseconds: the time base of every tool and of the
+ * BPF programs' bpf_ktime_get_ns() */
+static inline uint64_t tk_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * TK_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
 #define TK_UNUSED __attribute__((unused))
 #define TK_PRINTF(a, b) __attribute__((format(printf, a, b)))
 

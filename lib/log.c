@@ -47,3 +47,14 @@ DEFINE_LOG(wlog, LOG_QUIET, "warning: ")
 DEFINE_LOG(ilog, LOG_NORMAL, "")
 DEFINE_LOG(vlog, LOG_VERBOSE, "")
 DEFINE_LOG(dlog, LOG_DEBUG, "debug: ")
+
+void log_fmt(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!buf || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}

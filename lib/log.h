@@ -26,4 +26,8 @@ void ilog(const char *fmt, ...) TK_PRINTF(1, 2);
 void vlog(const char *fmt, ...) TK_PRINTF(1, 2);
 void dlog(const char *fmt, ...) TK_PRINTF(1, 2);
 
+/* a message into the caller's buffer (for a caller that reports it later);
+ * nothing when buf is NULL or len 0 */
+void log_fmt(char *buf, size_t len, const char *fmt, ...) TK_PRINTF(3, 4);
+
 #endif

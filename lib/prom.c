@@ -388,10 +388,7 @@ struct prom_server {
 
 static int64_t mono_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)(tk_mono_ns() / 1000000);
 }
 
 /* wait for fd (POLLIN or POLLOUT) or the wake pipe, until deadline; 1 ready, 0 not */

@@ -8,20 +8,11 @@
 #include "cli.h"
 #include "common.h"
 #include "jsonl.h"
+#include "log.h"
 #include "plots/plotdata.h"
 #include "trace.h"
 
 #define MAX_COLS 128
-
-static void seterr(char *err, size_t len, const char *fmt, ...) TK_PRINTF(3, 4);
-static void seterr(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-}
 
 static FILE *open_out(const char *dir, const char *name, char *err, size_t errlen)
 {
@@ -31,14 +22,14 @@ static FILE *open_out(const char *dir, const char *name, char *err, size_t errle
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	f = fopen(path, "w");
 	if (!f)
-		seterr(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+		log_fmt(err, errlen, "%s: cannot create: %s", path, strerror(errno));
 	return f;
 }
 
 static int close_out(FILE *f, const char *name, char *err, size_t errlen)
 {
 	if (ferror(f) | fclose(f)) {
-		seterr(err, errlen, "%s: write failed", name);
+		log_fmt(err, errlen, "%s: write failed", name);
 		return -1;
 	}
 	return 0;
@@ -161,7 +152,7 @@ static int scan_flows(struct trace_pass *p, struct pd_dip_info *info, struct flo
 		p->lineno++;
 		if (!read_rec(p->line, p->o, &r, perr, sizeof(perr), &bad)) {
 			if (bad) {
-				seterr(err, errlen, "%s:%ld: not a JSON record: %s", p->path, p->lineno, perr);
+				log_fmt(err, errlen, "%s:%ld: not a JSON record: %s", p->path, p->lineno, perr);
 				return -1;
 			}
 			continue;
@@ -182,7 +173,7 @@ static int scan_flows(struct trace_pass *p, struct pd_dip_info *info, struct flo
 				struct flow_key *v = realloc(*flows, (cap = cap ? cap * 2 : 8) * sizeof(*v));
 
 				if (!v) {
-					seterr(err, errlen, "out of memory");
+					log_fmt(err, errlen, "out of memory");
 					return -1;
 				}
 				*flows = v;
@@ -217,12 +208,12 @@ static int choose_flow(const struct flow_key *flows, size_t nflows, const struct
 	if (found)
 		return 0;
 	if (!nflows)
-		seterr(err, errlen, "%s: no \"sample\" records: nothing to draw", path);
+		log_fmt(err, errlen, "%s: no \"sample\" records: nothing to draw", path);
 	else if (sel->have_cookie)
-		seterr(err, errlen, "%s: no samples of the socket with cookie %llu", path,
+		log_fmt(err, errlen, "%s: no samples of the socket with cookie %llu", path,
 		       (unsigned long long)sel->cookie);
 	else
-		seterr(err, errlen, "%s: no samples of a socket at %s", path, sel->sender);
+		log_fmt(err, errlen, "%s: no samples of a socket at %s", path, sel->sender);
 	return -1;
 }
 
@@ -314,7 +305,7 @@ static int write_collapse_blocks(struct trace_pass *p, const struct flow_key *ch
 	for (int c = 0; c < BT_NCAUSES; c++) {
 		bf[c] = open_memstream(&blocks[c], &blen[c]);
 		if (!bf[c]) {
-			seterr(err, errlen, "out of memory");
+			log_fmt(err, errlen, "out of memory");
 			while (c-- > 0) {
 				fclose(bf[c]);
 				free(blocks[c]);
@@ -344,7 +335,7 @@ int pd_dip_trace(const char *trace_path, const struct pd_flow_sel *sel, const ch
 
 	memset(info, 0, sizeof(*info));
 	if (!p.in || !p.o) {
-		seterr(err, errlen, "%s: cannot open: %s", trace_path, strerror(errno));
+		log_fmt(err, errlen, "%s: cannot open: %s", trace_path, strerror(errno));
 		goto out;
 	}
 	if (scan_flows(&p, info, &flows, &nflows, err, errlen) ||
@@ -452,12 +443,12 @@ static int csv_read(FILE *in, const char *name, struct csv *c, char *err, size_t
 
 	memset(c, 0, sizeof(*c));
 	if (getline(&c->headline, &cap, in) <= 0) {
-		seterr(err, errlen, "%s: empty: no CSV header", name);
+		log_fmt(err, errlen, "%s: empty: no CSV header", name);
 		return -1;
 	}
 	c->nhead = pd_csv_split(c->headline, c->head, MAX_COLS);
 	if (c->nhead < 2) {
-		seterr(err, errlen, "%s:1: not a CSV header", name);
+		log_fmt(err, errlen, "%s:1: not a CSV header", name);
 		return -1;
 	}
 	cap = 0;
@@ -474,21 +465,21 @@ static int csv_read(FILE *in, const char *name, struct csv *c, char *err, size_t
 			c->fields = realloc(c->fields, rcap * sizeof(*c->fields));
 			c->nfields = realloc(c->nfields, rcap * sizeof(*c->nfields));
 			if (!c->lines || !c->fields || !c->nfields) {
-				seterr(err, errlen, "out of memory");
+				log_fmt(err, errlen, "out of memory");
 				free(line);
 				return -1;
 			}
 		}
 		f = malloc(MAX_COLS * sizeof(*f));
 		if (!f) {
-			seterr(err, errlen, "out of memory");
+			log_fmt(err, errlen, "out of memory");
 			free(line);
 			return -1;
 		}
 		n = pd_csv_split(line, f, MAX_COLS);
 		if (n < 0) {
 			free(f);
-			seterr(err, errlen, "%s:%ld: unterminated quote", name, lineno);
+			log_fmt(err, errlen, "%s:%ld: unterminated quote", name, lineno);
 			free(line);
 			return -1;
 		}
@@ -498,7 +489,7 @@ static int csv_read(FILE *in, const char *name, struct csv *c, char *err, size_t
 				free(f);
 				break;
 			}
-			seterr(err, errlen, "%s:%ld: %d fields where the header has %d", name, lineno, n, c->nhead);
+			log_fmt(err, errlen, "%s:%ld: %d fields where the header has %d", name, lineno, n, c->nhead);
 			free(f);
 			free(line);
 			return -1;
@@ -540,7 +531,7 @@ static int need_cols(const struct csv *c, const char *name, const char *const *c
 	for (int i = 0; i < n; i++) {
 		idx[i] = csv_col(c, cols[i]);
 		if (idx[i] < 0) {
-			seterr(err, errlen, "%s: no column '%s' in the header", name, cols[i]);
+			log_fmt(err, errlen, "%s: no column '%s' in the header", name, cols[i]);
 			return -1;
 		}
 	}
@@ -630,7 +621,7 @@ int pd_dwell(const char *path, const char *dir, char *err, size_t errlen)
 	int rc = -1;
 
 	if (!in || !o) {
-		seterr(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		log_fmt(err, errlen, "%s: cannot open: %s", path, strerror(errno));
 		goto out;
 	}
 	while (getline(&line, &linecap, in) > 0) {
@@ -645,7 +636,7 @@ int pd_dwell(const char *path, const char *dir, char *err, size_t errlen)
 		if (line[strspn(line, " \t\r\n")] == '\0')
 			continue;
 		if (jl_parse(line, o, perr, sizeof(perr))) {
-			seterr(err, errlen, "%s:%ld: not a JSON record: %s", path, lineno, perr);
+			log_fmt(err, errlen, "%s:%ld: not a JSON record: %s", path, lineno, perr);
 			goto out;
 		}
 		type = jl_str(o, "type");
@@ -660,7 +651,7 @@ int pd_dwell(const char *path, const char *dir, char *err, size_t errlen)
 				struct dwell_sock *nv = realloc(socks, (cap = cap ? cap * 2 : 8) * sizeof(*nv));
 
 				if (!nv) {
-					seterr(err, errlen, "out of memory");
+					log_fmt(err, errlen, "out of memory");
 					goto out;
 				}
 				socks = nv;
@@ -685,7 +676,7 @@ int pd_dwell(const char *path, const char *dir, char *err, size_t errlen)
 			s->state = state_rank(jl_str(o, "state"));
 		b = jl_get(o, "buckets");
 		if (!b || b->kind != JL_RAW || b->str[0] != '[') {
-			seterr(err, errlen, "%s:%ld: a socket record without its buckets array", path, lineno);
+			log_fmt(err, errlen, "%s:%ld: a socket record without its buckets array", path, lineno);
 			goto out;
 		}
 		const char *p = b->str + 1;
@@ -695,7 +686,7 @@ int pd_dwell(const char *path, const char *dir, char *err, size_t errlen)
 			unsigned long long x = strtoull(p, &end, 10);
 
 			if (end == p) {
-				seterr(err, errlen, "%s:%ld: buckets: expected %d counts", path, lineno, DWELL_BUCKETS);
+				log_fmt(err, errlen, "%s:%ld: buckets: expected %d counts", path, lineno, DWELL_BUCKETS);
 				goto out;
 			}
 			s->buckets[k] += x;
@@ -709,7 +700,7 @@ int pd_dwell(const char *path, const char *dir, char *err, size_t errlen)
 		}
 	}
 	if (!n) {
-		seterr(err, errlen, "%s: no \"socket\" records (udpdwell --format json)", path);
+		log_fmt(err, errlen, "%s: no \"socket\" records (udpdwell --format json)", path);
 		goto out;
 	}
 	qsort(socks, n, sizeof(*socks), cmp_sock);
@@ -781,13 +772,13 @@ int pd_upf(const char *path, const char *dir, char *labels, size_t labels_len, d
 	*floor_cycles = 0;
 	labels[0] = '\0';
 	if (!in) {
-		seterr(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		log_fmt(err, errlen, "%s: cannot open: %s", path, strerror(errno));
 		return -1;
 	}
 	if (csv_read(in, path, &c, err, errlen) || need_cols(&c, path, cols, idx, 3, err, errlen))
 		goto out;
 	if (!c.nrows) {
-		seterr(err, errlen, "%s: no runs after the header", path);
+		log_fmt(err, errlen, "%s: no runs after the header", path);
 		goto out;
 	}
 	fcol = csv_col(&c, "floor_cycles");
@@ -795,7 +786,7 @@ int pd_upf(const char *path, const char *dir, char *labels, size_t labels_len, d
 	names = calloc(c.nrows, sizeof(*names));
 	floors = calloc(c.nrows, sizeof(*floors));
 	if (!rows || !names || !floors) {
-		seterr(err, errlen, "out of memory");
+		log_fmt(err, errlen, "out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < c.nrows; i++) {
@@ -810,7 +801,7 @@ int pd_upf(const char *path, const char *dir, char *labels, size_t labels_len, d
 		rows[i].sessions = cell(f[idx[1]]);
 		rows[i].cycles = cell(f[idx[2]]);
 		if (!isfinite(rows[i].sessions) || !isfinite(rows[i].cycles)) {
-			seterr(err, errlen, "%s:%zu: sessions and cycles_per_pkt must be numbers", path, i + 2);
+			log_fmt(err, errlen, "%s:%zu: sessions and cycles_per_pkt must be numbers", path, i + 2);
 			goto out;
 		}
 		if (fcol >= 0 && isfinite(cell(f[fcol])))
@@ -863,13 +854,13 @@ int pd_sweep(const char *path, const char *dir, char *err, size_t errlen)
 	int idx[8], rc = -1;
 
 	if (!in) {
-		seterr(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		log_fmt(err, errlen, "%s: cannot open: %s", path, strerror(errno));
 		return -1;
 	}
 	if (csv_read(in, path, &c, err, errlen) || need_cols(&c, path, cols, idx, 8, err, errlen))
 		goto out;
 	if (!c.nrows) {
-		seterr(err, errlen, "%s: no runs after the header", path);
+		log_fmt(err, errlen, "%s: no runs after the header", path);
 		goto out;
 	}
 	out = open_out(dir, "sweep.dat", err, errlen);

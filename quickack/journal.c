@@ -13,21 +13,10 @@
 #include <zlib.h>
 
 #include "common.h"
+#include "log.h"
 #include "journal.h"
 
 #define CRC_FIELD_LEN 13 /* " crc=" + 8 hex digits */
-
-static void msgf(char *msg, size_t len, const char *fmt, ...) TK_PRINTF(3, 4);
-static void msgf(char *msg, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!msg || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, len, fmt, ap);
-	va_end(ap);
-}
 
 static uint32_t line_crc(const char *p, size_t n)
 {
@@ -623,7 +612,7 @@ int qaj_open(struct qaj_file *f, const char *path, bool write, bool create, int 
 
 			dir_of(path, dir, sizeof(dir));
 			if (mkdirs(dir)) {
-				msgf(msg, msglen, "cannot create the journal directory %s: %s", dir,
+				log_fmt(msg, msglen, "cannot create the journal directory %s: %s", dir,
 				     strerror(errno));
 				return QAJ_EIO;
 			}
@@ -636,11 +625,11 @@ int qaj_open(struct qaj_file *f, const char *path, bool write, bool create, int 
 		if (fd < 0) {
 			if (errno == ENOENT && !(write && create))
 				return QAJ_OK; /* no journal: nothing saved */
-			msgf(msg, msglen, "cannot open the journal %s: %s", path, strerror(errno));
+			log_fmt(msg, msglen, "cannot open the journal %s: %s", path, strerror(errno));
 			return QAJ_EIO;
 		}
 		if (lock_wait(fd, write ? LOCK_EX : LOCK_SH, lock_timeout_ms)) {
-			msgf(msg, msglen, "the journal %s is locked by another quickack (waited %d ms)", path,
+			log_fmt(msg, msglen, "the journal %s is locked by another quickack (waited %d ms)", path,
 			     lock_timeout_ms);
 			close(fd);
 			return QAJ_EIO;
@@ -651,17 +640,17 @@ int qaj_open(struct qaj_file *f, const char *path, bool write, bool create, int 
 		close(fd);
 		fd = -1;
 		if (tries > 100) {
-			msgf(msg, msglen, "the journal %s keeps changing under us", path);
+			log_fmt(msg, msglen, "the journal %s keeps changing under us", path);
 			return QAJ_EIO;
 		}
 	}
 	if (read_all(fd, &buf, &len)) {
-		msgf(msg, msglen, "cannot read the journal %s: %s", path, strerror(errno));
+		log_fmt(msg, msglen, "cannot read the journal %s: %s", path, strerror(errno));
 		close(fd);
 		return QAJ_EIO;
 	}
 	if (qaj_parse(buf, len, &f->j, &pe)) {
-		msgf(msg, msglen, "journal %s is corrupt at line %lu (byte %zu): %s; nothing was applied", path,
+		log_fmt(msg, msglen, "journal %s is corrupt at line %lu (byte %zu): %s; nothing was applied", path,
 		     pe.line, pe.offset, pe.msg);
 		free(buf);
 		close(fd);
@@ -694,12 +683,12 @@ int qaj_append(struct qaj_file *f, const char *netns, const char *lines, size_t 
 	off_t end = (off_t)f->j.valid_len;
 
 	if (f->fd < 0) {
-		msgf(msg, msglen, "the journal %s is not open for writing", f->path);
+		log_fmt(msg, msglen, "the journal %s is not open for writing", f->path);
 		return QAJ_EIO;
 	}
 	/* drop a line a crash cut short, so the next one does not run into it */
 	if (f->j.torn_tail && ftruncate(f->fd, end)) {
-		msgf(msg, msglen, "cannot truncate the journal %s: %s", f->path, strerror(errno));
+		log_fmt(msg, msglen, "cannot truncate the journal %s: %s", f->path, strerror(errno));
 		return QAJ_EIO;
 	}
 	f->j.torn_tail = false;
@@ -708,7 +697,7 @@ int qaj_append(struct qaj_file *f, const char *netns, const char *lines, size_t 
 		int n = qaj_format_header(hdr, sizeof(hdr), netns, (uint64_t)time(NULL));
 
 		if (n < 0 || ftruncate(f->fd, 0) || write_all(f->fd, hdr, (size_t)n, 0)) {
-			msgf(msg, msglen, "cannot write the journal %s: %s", f->path, strerror(errno));
+			log_fmt(msg, msglen, "cannot write the journal %s: %s", f->path, strerror(errno));
 			return QAJ_EIO;
 		}
 		end = n;
@@ -716,13 +705,13 @@ int qaj_append(struct qaj_file *f, const char *netns, const char *lines, size_t 
 		snprintf(f->j.netns, sizeof(f->j.netns), "%s", netns);
 	}
 	if (write_all(f->fd, lines, len, end) || fsync(f->fd)) {
-		msgf(msg, msglen, "cannot write the journal %s: %s", f->path, strerror(errno));
+		log_fmt(msg, msglen, "cannot write the journal %s: %s", f->path, strerror(errno));
 		return QAJ_EIO;
 	}
 	f->j.valid_len = (size_t)end + len;
 	if (f->created) {
 		if (sync_dir(f->path)) {
-			msgf(msg, msglen, "cannot sync the directory of the journal %s: %s", f->path,
+			log_fmt(msg, msglen, "cannot sync the directory of the journal %s: %s", f->path,
 			     strerror(errno));
 			return QAJ_EIO;
 		}
@@ -741,7 +730,7 @@ int qaj_rewrite(struct qaj_file *f, const char *netns, const struct qaj_entry *c
 
 	if (!n) {
 		if (unlink(f->path) && errno != ENOENT) {
-			msgf(msg, msglen, "cannot remove the journal %s: %s", f->path, strerror(errno));
+			log_fmt(msg, msglen, "cannot remove the journal %s: %s", f->path, strerror(errno));
 			return QAJ_EIO;
 		}
 		sync_dir(f->path);
@@ -780,7 +769,7 @@ int qaj_rewrite(struct qaj_file *f, const char *netns, const struct qaj_entry *c
 fail_fd:
 	close(fd);
 fail:
-	msgf(msg, msglen, "cannot rewrite the journal %s: %s", f->path, strerror(errno));
+	log_fmt(msg, msglen, "cannot rewrite the journal %s: %s", f->path, strerror(errno));
 	free(line);
 	unlink(tmp);
 	return QAJ_EIO;

@@ -15,9 +15,9 @@ test_quickack_journal_LIBS := -lz
 # lib/netns.c comes from libtoolkit.a
 test_quickack_netns_SRCS :=
 
-# the fuzz build links no libtoolkit.a; these sources use nothing from lib/
+# the fuzz build links no libtoolkit.a: the lib/ sources it needs are listed
 FUZZ_TARGETS += fuzz_quickack_journal fuzz_quickack_route
-fuzz_quickack_journal_SRCS := $(QUICKACK_CORE)
+fuzz_quickack_journal_SRCS := $(QUICKACK_CORE) lib/log.c
 fuzz_quickack_journal_LIBS := -lz
-fuzz_quickack_route_SRCS := $(QUICKACK_CORE)
+fuzz_quickack_route_SRCS := $(QUICKACK_CORE) lib/log.c
 fuzz_quickack_route_LIBS := -lz

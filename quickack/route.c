@@ -11,6 +11,7 @@
 #include <linux/rtnetlink.h>
 
 #include "common.h"
+#include "log.h"
 #include "route.h"
 
 #define RTM_HDRLEN NLMSG_ALIGN(sizeof(struct rtmsg))
@@ -44,18 +45,6 @@ const char *qa_family_name(int family)
 static unsigned int addr_len(int family)
 {
 	return family == AF_INET ? 4 : family == AF_INET6 ? 16 : 0;
-}
-
-static void errf(char *err, size_t len, const char *fmt, ...) TK_PRINTF(3, 4);
-static void errf(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
 }
 
 static uint16_t get_u16(const uint8_t *p)
@@ -97,13 +86,13 @@ static int walk_attrs(const uint8_t *p, size_t len, size_t base, attr_fn fn, voi
 		uint16_t alen, type;
 
 		if (len - off < ATTR_HDRLEN) {
-			errf(err, errlen, "%zu stray bytes at offset %zu", len - off, base + off);
+			log_fmt(err, errlen, "%zu stray bytes at offset %zu", len - off, base + off);
 			return -1;
 		}
 		alen = get_u16(p + off);
 		type = get_u16(p + off + 2) & NLA_TYPE_MASK;
 		if (alen < ATTR_HDRLEN || alen > len - off) {
-			errf(err, errlen, "attribute %u at offset %zu has a bad length %u", type, base + off,
+			log_fmt(err, errlen, "attribute %u at offset %zu has a bad length %u", type, base + off,
 			     alen);
 			return -1;
 		}
@@ -130,7 +119,7 @@ static int parse_metric(uint16_t type, const uint8_t *pl, uint16_t plen, size_t 
 	if (type == 0 || type >= QA_RTAX_N)
 		return 0; /* a metric newer than this program: kept as it is */
 	if (c->seen_metrics & (1ull << type)) {
-		errf(c->err, c->errlen, "metric %s appears twice (offset %zu)", metric_names[type], off);
+		log_fmt(c->err, c->errlen, "metric %s appears twice (offset %zu)", metric_names[type], off);
 		return -1;
 	}
 	c->seen_metrics |= 1ull << type;
@@ -138,7 +127,7 @@ static int parse_metric(uint16_t type, const uint8_t *pl, uint16_t plen, size_t 
 		size_t n = strnlen((const char *)pl, plen);
 
 		if (n == 0 || n == plen || n >= QA_CC_NAME_MAX) {
-			errf(c->err, c->errlen, "congctl metric at offset %zu is not a name", off);
+			log_fmt(c->err, c->errlen, "congctl metric at offset %zu is not a name", off);
 			return -1;
 		}
 		memcpy(c->r->cc, pl, n);
@@ -146,7 +135,7 @@ static int parse_metric(uint16_t type, const uint8_t *pl, uint16_t plen, size_t 
 		return 0;
 	}
 	if (plen != 4) {
-		errf(c->err, c->errlen, "metric %s at offset %zu has %u bytes, not 4", metric_names[type],
+		log_fmt(c->err, c->errlen, "metric %s at offset %zu has %u bytes, not 4", metric_names[type],
 		     off, plen);
 		return -1;
 	}
@@ -160,11 +149,11 @@ static int check_nh_attr(uint16_t type, const uint8_t *pl, uint16_t plen, size_t
 
 	(void)pl;
 	if (type == RTA_GATEWAY && plen != c->alen) {
-		errf(c->err, c->errlen, "nexthop gateway at offset %zu has %u bytes", off, plen);
+		log_fmt(c->err, c->errlen, "nexthop gateway at offset %zu has %u bytes", off, plen);
 		return -1;
 	}
 	if (type == RTA_VIA && plen < 2) {
-		errf(c->err, c->errlen, "nexthop via at offset %zu is too short", off);
+		log_fmt(c->err, c->errlen, "nexthop via at offset %zu is too short", off);
 		return -1;
 	}
 	return 0;
@@ -179,12 +168,12 @@ static int parse_multipath(struct parse_ctx *c, const uint8_t *pl, uint16_t plen
 		struct rtnexthop nh;
 
 		if (plen - pos < sizeof(nh)) {
-			errf(c->err, c->errlen, "truncated nexthop at offset %zu", off + pos);
+			log_fmt(c->err, c->errlen, "truncated nexthop at offset %zu", off + pos);
 			return -1;
 		}
 		memcpy(&nh, pl + pos, sizeof(nh));
 		if (nh.rtnh_len < sizeof(nh) || nh.rtnh_len > plen - pos) {
-			errf(c->err, c->errlen, "nexthop at offset %zu has a bad length %u", off + pos,
+			log_fmt(c->err, c->errlen, "nexthop at offset %zu has a bad length %u", off + pos,
 			     nh.rtnh_len);
 			return -1;
 		}
@@ -195,7 +184,7 @@ static int parse_multipath(struct parse_ctx *c, const uint8_t *pl, uint16_t plen
 		pos += RTNH_ALIGN(nh.rtnh_len);
 	}
 	if (!n) {
-		errf(c->err, c->errlen, "multipath attribute at offset %zu has no nexthop", off);
+		log_fmt(c->err, c->errlen, "multipath attribute at offset %zu has no nexthop", off);
 		return -1;
 	}
 	c->r->nexthops = n;
@@ -211,7 +200,7 @@ static int parse_attr(uint16_t type, const uint8_t *pl, uint16_t plen, size_t of
 	if (type > RTA_MAX)
 		return 0; /* newer than this program: left out of requests */
 	if (r->attr_off[type]) {
-		errf(c->err, c->errlen, "attribute %u appears twice (offset %zu)", type, off);
+		log_fmt(c->err, c->errlen, "attribute %u appears twice (offset %zu)", type, off);
 		return -1;
 	}
 	r->attr_off[type] = (uint16_t)off;
@@ -222,13 +211,13 @@ static int parse_attr(uint16_t type, const uint8_t *pl, uint16_t plen, size_t of
 		unsigned int l = type == RTA_DST ? r->rtm.rtm_dst_len : r->rtm.rtm_src_len;
 
 		if (plen != c->alen) {
-			errf(c->err, c->errlen, "%s address at offset %zu has %u bytes",
+			log_fmt(c->err, c->errlen, "%s address at offset %zu has %u bytes",
 			     type == RTA_DST ? "destination" : "source", off, plen);
 			return -1;
 		}
 		memcpy(a, pl, plen);
 		if (!host_bits_zero(a, l, max)) {
-			errf(c->err, c->errlen, "%s address at offset %zu has bits beyond /%u",
+			log_fmt(c->err, c->errlen, "%s address at offset %zu has bits beyond /%u",
 			     type == RTA_DST ? "destination" : "source", off, l);
 			return -1;
 		}
@@ -236,7 +225,7 @@ static int parse_attr(uint16_t type, const uint8_t *pl, uint16_t plen, size_t of
 	}
 	case RTA_GATEWAY:
 		if (plen != c->alen) {
-			errf(c->err, c->errlen, "gateway at offset %zu has %u bytes", off, plen);
+			log_fmt(c->err, c->errlen, "gateway at offset %zu has %u bytes", off, plen);
 			return -1;
 		}
 		r->gw_family = r->family;
@@ -246,7 +235,7 @@ static int parse_attr(uint16_t type, const uint8_t *pl, uint16_t plen, size_t of
 		uint16_t fam;
 
 		if (plen < 2) {
-			errf(c->err, c->errlen, "via at offset %zu is too short", off);
+			log_fmt(c->err, c->errlen, "via at offset %zu is too short", off);
 			return -1;
 		}
 		fam = get_u16(pl);
@@ -261,7 +250,7 @@ static int parse_attr(uint16_t type, const uint8_t *pl, uint16_t plen, size_t of
 	case RTA_TABLE:
 	case RTA_NH_ID:
 		if (plen != 4) {
-			errf(c->err, c->errlen, "attribute %u at offset %zu has %u bytes, not 4", type, off,
+			log_fmt(c->err, c->errlen, "attribute %u at offset %zu has %u bytes, not 4", type, off,
 			     plen);
 			return -1;
 		}
@@ -280,7 +269,7 @@ static int parse_attr(uint16_t type, const uint8_t *pl, uint16_t plen, size_t of
 		struct rta_cacheinfo ci;
 
 		if (plen < sizeof(ci)) {
-			errf(c->err, c->errlen, "cache info at offset %zu is too short", off);
+			log_fmt(c->err, c->errlen, "cache info at offset %zu is too short", off);
 			return -1;
 		}
 		memcpy(&ci, pl, sizeof(ci));
@@ -293,7 +282,7 @@ static int parse_attr(uint16_t type, const uint8_t *pl, uint16_t plen, size_t of
 		return parse_multipath(c, pl, plen, off + ATTR_HDRLEN);
 	case RTA_PREF:
 		if (plen != 1) {
-			errf(c->err, c->errlen, "preference at offset %zu has %u bytes", off, plen);
+			log_fmt(c->err, c->errlen, "preference at offset %zu has %u bytes", off, plen);
 			return -1;
 		}
 		return 0;
@@ -308,22 +297,22 @@ int qa_route_parse(const void *data, size_t len, struct qa_route *r, char *err, 
 
 	memset(r, 0, sizeof(*r));
 	if (len < RTM_HDRLEN) {
-		errf(err, errlen, "route message of %zu bytes is shorter than struct rtmsg", len);
+		log_fmt(err, errlen, "route message of %zu bytes is shorter than struct rtmsg", len);
 		return -1;
 	}
 	if (len > QA_MSG_MAX) {
-		errf(err, errlen, "route message of %zu bytes is too long", len);
+		log_fmt(err, errlen, "route message of %zu bytes is too long", len);
 		return -1;
 	}
 	memcpy(&r->rtm, data, sizeof(r->rtm));
 	r->family = r->rtm.rtm_family;
 	c.alen = addr_len(r->family);
 	if (!c.alen) {
-		errf(err, errlen, "address family %u is neither IPv4 nor IPv6", r->rtm.rtm_family);
+		log_fmt(err, errlen, "address family %u is neither IPv4 nor IPv6", r->rtm.rtm_family);
 		return -1;
 	}
 	if (r->rtm.rtm_dst_len > c.alen * 8 || r->rtm.rtm_src_len > c.alen * 8) {
-		errf(err, errlen, "prefix length /%u is too long for %s", r->rtm.rtm_dst_len > c.alen * 8 ?
+		log_fmt(err, errlen, "prefix length /%u is too long for %s", r->rtm.rtm_dst_len > c.alen * 8 ?
 		     r->rtm.rtm_dst_len : r->rtm.rtm_src_len, qa_family_name(r->family));
 		return -1;
 	}
@@ -332,11 +321,11 @@ int qa_route_parse(const void *data, size_t len, struct qa_route *r, char *err, 
 		       err, errlen))
 		return -1;
 	if (r->rtm.rtm_dst_len && !r->attr_off[RTA_DST]) {
-		errf(err, errlen, "route /%u has no destination address", r->rtm.rtm_dst_len);
+		log_fmt(err, errlen, "route /%u has no destination address", r->rtm.rtm_dst_len);
 		return -1;
 	}
 	if (r->rtm.rtm_src_len && !r->attr_off[RTA_SRC]) {
-		errf(err, errlen, "route with source /%u has no source address", r->rtm.rtm_src_len);
+		log_fmt(err, errlen, "route with source /%u has no source address", r->rtm.rtm_src_len);
 		return -1;
 	}
 	if (r->attr_off[RTA_MULTIPATH]) {
@@ -345,7 +334,7 @@ int qa_route_parse(const void *data, size_t len, struct qa_route *r, char *err, 
 	}
 	r->msg = malloc(len);
 	if (!r->msg) {
-		errf(err, errlen, "out of memory");
+		log_fmt(err, errlen, "out of memory");
 		return -1;
 	}
 	memcpy(r->msg, data, len);
@@ -465,20 +454,20 @@ void qa_change_describe(const struct qa_route *r, const struct qa_change *c, cha
 bool qa_route_changeable(const struct qa_route *r, char *why, size_t len)
 {
 	if (r->rtm.rtm_type != RTN_UNICAST) {
-		errf(why, len, "it is not a unicast route (quickack changes unicast routes only)");
+		log_fmt(why, len, "it is not a unicast route (quickack changes unicast routes only)");
 		return false;
 	}
 	if (r->rtm.rtm_flags & RTM_F_CLONED) {
-		errf(why, len, "it is a cached clone, not a route");
+		log_fmt(why, len, "it is a cached clone, not a route");
 		return false;
 	}
 	if (r->expires_cs) {
-		errf(why, len, "it expires in %u s, and replacing it would reset its timer",
+		log_fmt(why, len, "it expires in %u s, and replacing it would reset its timer",
 		     (r->expires_cs + 99) / 100);
 		return false;
 	}
 	if (r->family == AF_INET6 && r->rtm.rtm_protocol == RTPROT_RA) {
-		errf(why, len, "it was learned from router advertisements (proto ra), which the kernel manages");
+		log_fmt(why, len, "it was learned from router advertisements (proto ra), which the kernel manages");
 		return false;
 	}
 	return true;

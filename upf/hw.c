@@ -12,16 +12,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common.h"
 #include "hw.h"
 
 #define MIB2 (2u << 20)
 
 double up_now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	return (double)tk_mono_ns() * 1e-9;
 }
 
 double up_tsc_hz(void)
