@@ -7,6 +7,7 @@
 #   make demo       install missing packages, build, and run the main scenario
 #   make bench      run the benchmarks (measurements, not pass/fail)
 #   make fuzz       run the fuzz harnesses (FUZZ_SECONDS per target, default 600)
+#   make bpf-arm64  compile every BPF program for arm64 too, into build/bpf-arm64
 #
 # Each tool's folder has a module.mk that declares what it builds; this file
 # holds the shared rules only.
@@ -54,8 +55,18 @@ CFLAGS    += -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
 LDFLAGS   += $(SAN_FLAGS)
 BPF_LIBS  := -lbpf -lelf -lz
 
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
-              -Wno-unused-function -Ibpf/include -I. -I/usr/include/$(TRIPLET) -MMD -MP
+BPF_CFLAGS := -g -O2 -target bpf -Wall -Werror -Wno-unused-function -Ibpf/include -I. -MMD -MP
+# the target's register names (bpf_tracing.h) and its asm/ headers: the build
+# machine's own here; `make bpf-arm64` sets arm64's
+BPF_ARCH_FLAGS := -D__TARGET_ARCH_$(ARCH) -I/usr/include/$(TRIPLET)
+# arm64's asm/ headers: on an arm64 machine its own; elsewhere Debian's
+# linux-libc-dev-arm64-cross. -idirafter keeps linux/ from /usr/include.
+ifeq ($(ARCH),arm64)
+ARM64_ASM_INC := /usr/include/$(TRIPLET)
+else
+ARM64_ASM_INC := /usr/aarch64-linux-gnu/include
+endif
+BPF_ARM64  := $(BUILD)/bpf-arm64
 
 # Filled in by the module.mk files.
 TOOLS      :=
@@ -69,7 +80,7 @@ include $(sort $(wildcard */module.mk))
 LIB_OBJS   := $(LIB_SRCS:%.c=$(OBJ)/%.o)
 LIBTK      := $(OBJ)/libtoolkit.a
 
-.PHONY: all test demo bench fuzz clean deps unit-tests bench-progs fuzz-build FORCE
+.PHONY: all test demo bench fuzz clean deps unit-tests bench-progs fuzz-build bpf-arm64 FORCE
 all: $(addprefix $(BIN)/,$(TOOLS))
 
 deps:
@@ -91,10 +102,24 @@ $(LIBTK): $(LIB_OBJS)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 # --- BPF: clang + CO-RE, skeletons from bpftool -------------------------------
-$(GEN)/%.bpf.o: bpf/%.bpf.c
+define bpf_compile
 	@mkdir -p $(@D)
-	@$(if $(Q),echo "  BPF     $<")
-	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	@$(if $(Q),echo "  BPF     $@")
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(BPF_ARCH_FLAGS) -c $< -o $@
+endef
+
+$(GEN)/%.bpf.o: bpf/%.bpf.c
+	$(bpf_compile)
+
+# every BPF object compiled for arm64 too: a compile check, no skeletons
+$(BPF_ARM64)/%.bpf.o: BPF_ARCH_FLAGS := -D__TARGET_ARCH_arm64 -idirafter $(ARM64_ASM_INC)
+$(BPF_ARM64)/%.bpf.o: bpf/%.bpf.c | $(ARM64_ASM_INC)/asm/types.h
+	$(bpf_compile)
+
+$(ARM64_ASM_INC)/asm/types.h:
+	$(error arm64's asm/ headers are missing ($@): run ./scripts/install-deps.sh (linux-libc-dev-arm64-cross))
+
+bpf-arm64: $(patsubst bpf/%.bpf.c,$(BPF_ARM64)/%.bpf.o,$(wildcard bpf/*.bpf.c))
 
 $(GEN)/%.skel.h: $(GEN)/%.bpf.o
 	@$(if $(Q),echo "  SKEL    $@")

@@ -13,7 +13,7 @@ rtpsend_SRCS  := dwell/rtpsend.c dwell/rtp.c
 sfu_echo_SRCS := dwell/sfu_echo.c dwell/rtp.c
 
 # the FIFO uses cmpxchg and xchg (BPF ISA v3, kernel 5.12+)
-$(GEN)/udpdwell_%.bpf.o: BPF_CFLAGS += -mcpu=v3
+$(GEN)/udpdwell_%.bpf.o $(BPF_ARM64)/udpdwell_%.bpf.o: BPF_CFLAGS += -mcpu=v3
 
 UNIT_TESTS += test_udpdwell test_udpdwell_fifo test_prom
 test_udpdwell_SRCS := dwell/stats.c dwell/reasons.c dwell/snapshot.c dwell/owner.c dwell/rtp.c
