@@ -40,6 +40,10 @@ VARIANT   := rel
 SAN_FLAGS :=
 endif
 
+# where make install puts things (DESTDIR: a staging root in front of them all)
+PREFIX    ?= /usr/local
+DATADIR   := $(PREFIX)/share/bbrkit
+
 BUILD     := build
 OBJ       := $(BUILD)/$(VARIANT)
 GEN       := $(BUILD)/gen
@@ -90,6 +94,11 @@ deps:
 $(BUILD)/variant: FORCE
 	@mkdir -p $(@D)
 	@echo $(VARIANT) | cmp -s - $@ || echo $(VARIANT) > $@
+
+# the data directory compiled into the tools that read DATADIR: rebuilt on a new PREFIX
+$(BUILD)/datadir: FORCE
+	@mkdir -p $(@D)
+	@echo '$(DATADIR)' | cmp -s - $@ || echo '$(DATADIR)' > $@
 
 # --- user space ---------------------------------------------------------------
 $(OBJ)/%.o: %.c
