@@ -8,6 +8,9 @@
 #   make bench      run the benchmarks (measurements, not pass/fail)
 #   make fuzz       run the fuzz harnesses (FUZZ_SECONDS per target, default 600)
 #   make bpf-arm64  compile every BPF program for arm64 too, into build/bpf-arm64
+#   make install    tools, man pages, bash completions and plot templates under
+#                   PREFIX (default /usr/local), staged under DESTDIR if given;
+#                   make uninstall removes exactly those files
 #
 # Each tool's folder has a module.mk that declares what it builds; this file
 # holds the shared rules only.
@@ -74,6 +77,8 @@ BPF_ARM64  := $(BUILD)/bpf-arm64
 
 # Filled in by the module.mk files.
 TOOLS      :=
+# the tools that need root: installed to sbin, man section 8
+SBIN_TOOLS :=
 BENCH_PROGS :=
 UNIT_TESTS :=
 FUZZ_TARGETS :=
@@ -84,7 +89,8 @@ include $(sort $(wildcard */module.mk))
 LIB_OBJS   := $(LIB_SRCS:%.c=$(OBJ)/%.o)
 LIBTK      := $(OBJ)/libtoolkit.a
 
-.PHONY: all test demo bench fuzz clean deps unit-tests bench-progs fuzz-build bpf-arm64 FORCE
+.PHONY: all test demo bench fuzz clean deps unit-tests bench-progs fuzz-build bpf-arm64 \
+        install uninstall install-list FORCE
 all: $(addprefix $(BIN)/,$(TOOLS))
 
 deps:
@@ -213,6 +219,37 @@ fuzz-build: $(addprefix $(BUILD)/fuzz/,$(FUZZ_TARGETS))
 fuzz: deps
 	$(Q)$(MAKE) --no-print-directory fuzz-build
 	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_TARGETS="$(FUZZ_TARGETS)" ./tests/fuzz/run.sh
+
+# --- make install, make uninstall ------------------------------------------------------
+# The install list, "MODE SOURCE DEST" per file, is the one contract: install
+# copies it, uninstall removes exactly its DESTs, and tests/bats/install.bats
+# reads it (make -s install-list). DEST is under PREFIX; DESTDIR goes before it.
+MANDIR      := $(PREFIX)/share/man
+COMPDIR     := $(PREFIX)/share/bash-completion/completions
+tool_dir     = $(PREFIX)/$(if $(filter $(1),$(SBIN_TOOLS)),sbin,bin)
+man_section  = $(if $(filter $(1),$(SBIN_TOOLS)),8,1)
+man_entry    = 644:man/$(1).$(2):$(MANDIR)/man$(2)/$(1).$(2)
+
+INSTALL_LIST := $(foreach t,$(TOOLS),755:$(BIN)/$(t):$(call tool_dir,$(t))/$(t)) \
+                $(foreach t,$(TOOLS),$(call man_entry,$(t),$(call man_section,$(t)))) \
+                $(foreach t,$(TOOLS),644:completion/bbrkit.bash:$(COMPDIR)/$(t)) \
+                $(foreach g,$(sort $(wildcard plots/*.gp)),644:$(g):$(DATADIR)/plots/$(notdir $(g)))
+install_mode = $(word 1,$(subst :, ,$(1)))
+install_src  = $(word 2,$(subst :, ,$(1)))
+install_dest = $(DESTDIR)$(word 3,$(subst :, ,$(1)))
+
+install-list:
+	@$(foreach e,$(INSTALL_LIST),echo '$(subst :, ,$(e))';)
+
+install: $(foreach e,$(INSTALL_LIST),$(call install_src,$(e)))
+	$(Q)$(foreach e,$(INSTALL_LIST),$(if $(Q),echo "  INSTALL $(call install_dest,$(e))" &&) \
+		install -D -m $(call install_mode,$(e)) $(call install_src,$(e)) '$(call install_dest,$(e))' &&) true
+
+# DATADIR is ours alone: its directories go too, when nothing else is in them
+uninstall:
+	$(Q)rm -f $(foreach e,$(INSTALL_LIST),'$(call install_dest,$(e))')
+	$(Q)for d in '$(DESTDIR)$(DATADIR)/plots' '$(DESTDIR)$(DATADIR)'; do \
+		[ ! -d "$$d" ] || rmdir --ignore-fail-on-non-empty "$$d"; done
 
 clean:
 	rm -rf $(BUILD) $(BIN)

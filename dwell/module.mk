@@ -3,6 +3,7 @@
 # packet rate) and sfu_echo (a UDP echo "SFU" that measures its own jitter,
 # loss and per-datagram wait).
 TOOLS += udpdwell rtpsend sfu_echo
+SBIN_TOOLS += udpdwell  # BPF: root, or CAP_BPF + CAP_PERFMON
 
 udpdwell_SRCS := dwell/udpdwell.c dwell/backend.c dwell/snapshot.c dwell/stats.c \
                  dwell/reasons.c dwell/owner.c
