@@ -14,7 +14,7 @@ PKGS=(
   iproute2 iperf3 tcpdump tshark tcptrace gnuplot-nox bats jq procps
   python3-scapy prometheus afl++ valgrind curl
   # make install's man pages and bash completions, and their tests
-  groff-base bash-completion
+  groff-base man-db bash-completion
   # the kernel matrix: Debian's kernels booted under QEMU (tests/kernels/)
   qemu-system-x86 busybox-static kmod xz-utils
 )
