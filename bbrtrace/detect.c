@@ -4,18 +4,16 @@
 #include <string.h>
 
 #include "bbrtrace/detect.h"
+#include "bbrtrace/sample.h"
 #include "cli.h"
 #include "common.h"
 
-const char *const bt_cause_names[BT_NCAUSES] = { "delayed_ack", "rate_drop", "loss_policer",
-						  "other" };
-
 void bt_detect_cfg_default(struct bt_detect_cfg *cfg)
 {
-	cfg->collapse_ratio = 0.30;
-	cfg->delack_ratio = 5.0;
-	cfg->delack_floor_us = 10000;
-	cfg->agree_ratio = 2.0;
+	cfg->collapse_ratio = BT_COLLAPSE_RATIO_DEFAULT;
+	cfg->delack_ratio = BT_DELACK_RATIO;
+	cfg->delack_floor_us = BT_DELACK_FLOOR_US;
+	cfg->agree_ratio = BT_AGREE_RATIO;
 }
 
 /* what the history keeps of a sample: enough to name and classify a culprit */
@@ -459,68 +457,4 @@ unsigned int bt_detect_flow_states(const struct bt_detect *d, uint64_t since_ns,
 		k++;
 	}
 	return k;
-}
-
-static const struct rec_field collapse_fields[BT_COLLAPSE_NFIELDS] = {
-	BT_FLOW_FIELDS,
-	{ "bw_prev_bps", REC_U64, 0, "bw0 Mb/s", 9, BT_MBPS, 2 },
-	{ "bw_bps", REC_U64, 0, "bw Mb/s", 9, BT_MBPS, 3 },
-	{ "drop_ratio", REC_F64, 4, "drop", 5, 0, 2 },
-	{ "cause", REC_STR, 0, "cause", -12 },
-	{ "reset_by_ack", REC_BOOL },
-	{ "sample_t_ns", REC_U64 },
-	{ "delivered", REC_I64, 0, "dlv", 4 },
-	{ "interval_us", REC_I64 },
-	{ "snd_interval_us", REC_U64, 0, "snd us", 7 },
-	{ "rcv_interval_us", REC_U64, 0, "rcv us", 7 },
-	{ "rtt_us", REC_I64 },
-	{ "losses", REC_I64 },
-	{ "acked_sacked", REC_U64 },
-	{ "prior_in_flight", REC_U64 },
-	{ "is_app_limited", REC_BOOL, 0, "app", 3 },
-	{ "is_retrans", REC_BOOL },
-	{ "is_ack_delayed", REC_BOOL, 0, "dly", 3 },
-	{ "sample_bw_bps", REC_U64 },
-	{ "snd_nxt", REC_U64 },
-	{ "mss", REC_U64 },
-	{ "cwnd", REC_U64 },
-	{ "pacing_rate_bps", REC_U64 },
-	{ "mode", REC_STR, 0, "mode", -9 },
-	{ "pacing_gain", REC_F64, 3 },
-	{ "cwnd_gain", REC_F64, 3 },
-	{ "min_rtt_us", REC_U64 },
-	{ "lt_use_bw", REC_BOOL },
-	{ "lt_bw_bps", REC_U64 },
-	{ "evidence", REC_STR },
-};
-
-const struct rec_schema bt_collapse_schema = { "collapse", collapse_fields,
-					       ARRAY_SIZE(collapse_fields) };
-
-void bt_collapse_values(const struct bt_collapse *c, uint64_t t0_ns, struct bt_sample_strs *strs,
-			struct rec_value *v)
-{
-	const struct bt_sample *a = &c->ack, *k = &c->culprit;
-
-	bt_flow_values(a, t0_ns, strs, v);
-	v[9] = rv_u64(c->bw_prev_bps);
-	v[10] = rv_u64(c->bw_bps);
-	v[11] = rv_f64(c->drop_ratio);
-	v[12] = rv_str(bt_cause_names[c->cause]);
-	v[13] = rv_bool(c->reset_by_ack);
-	v[14] = rv_u64(k->t_ns);
-	/* the rate sample that set the new estimate */
-	bt_rate_values(k, v + 15);
-	/* the flow's state after this ACK */
-	v[27] = rv_u64(a->snd_nxt);
-	v[28] = rv_u64(a->mss);
-	v[29] = rv_u64(a->cwnd);
-	v[30] = a->pacing_rate_valid ? rv_u64(a->pacing_rate_bps) : rv_null();
-	v[31] = rv_str(bt_mode_name(a->mode));
-	v[32] = rv_f64(a->pacing_gain);
-	v[33] = rv_f64(a->cwnd_gain);
-	v[34] = rv_u64(a->min_rtt_us);
-	v[35] = rv_bool(a->lt_use_bw);
-	v[36] = rv_u64(a->lt_bw_bps);
-	v[37] = rv_str(c->evidence);
 }

@@ -25,8 +25,9 @@
  *                 BBR switched to (or lowered) its long-term, policed rate.
  *   delayed_ack   the culprit is not app-limited, and its receive interval
  *                 dominates its send interval:
- *                     rcv_interval_us >= delack_ratio * snd_interval_us  (5)
- *                     rcv_interval_us >= delack_floor_us            (10 ms)
+ *                     rcv_interval_us >= delack_ratio * snd_interval_us
+ *                     rcv_interval_us >= delack_floor_us
+ *                 (BT_DELACK_RATIO and BT_DELACK_FLOOR_US in lib/trace.h)
  *                 The ACK came late, not the data: the receiver held its
  *                 ACK (the delayed-ACK timer is 40 ms at least unless a
  *                 route's rto_min lowers it). The floor keeps out the
@@ -35,8 +36,8 @@
  *                 is_ack_delayed is only a hint, named in the evidence: the
  *                 kernel sets it only for a lone sub-MSS segment ACKed alone.
  *   rate_drop     the culprit is not app-limited and its two intervals
- *                 agree (the larger is at most agree_ratio = 2 times the
- *                 smaller): the path really delivered less.
+ *                 agree (the larger is at most agree_ratio, BT_AGREE_RATIO,
+ *                 times the smaller): the path really delivered less.
  *   other         anything else, with the evidence (app-limited culprit,
  *                 intervals neither agreeing nor dominated, receive interval
  *                 under the floor, no culprit found).
@@ -47,41 +48,20 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "bbrtrace/sample.h"
-#include "record.h"
+#include "trace.h"
 
 #define BT_DETECT_HISTORY 2048 /* samples kept per flow to find a rotated-in culprit */
 #define BT_DETECT_FLOWS 256  /* flows tracked at once; more evict by hash slot */
 
-enum bt_cause {
-	BT_CAUSE_DELAYED_ACK,
-	BT_CAUSE_RATE_DROP,
-	BT_CAUSE_LOSS_POLICER,
-	BT_CAUSE_OTHER,
-	BT_NCAUSES,
-};
-
-extern const char *const bt_cause_names[BT_NCAUSES];
-
+/* the thresholds, by default those of lib/trace.h */
 struct bt_detect_cfg {
-	double collapse_ratio;    /* a drop by at least this fraction; 0.30 */
-	double delack_ratio;      /* rcv_interval >= this * snd_interval; 5 */
-	uint32_t delack_floor_us; /* and rcv_interval >= this; 10000 */
-	double agree_ratio;       /* intervals within this factor agree; 2 */
+	double collapse_ratio;    /* a drop by at least this fraction */
+	double delack_ratio;      /* rcv_interval >= this * snd_interval */
+	uint32_t delack_floor_us; /* and rcv_interval >= this */
+	double agree_ratio;       /* intervals within this factor agree */
 };
 
 void bt_detect_cfg_default(struct bt_detect_cfg *cfg);
-
-struct bt_collapse {
-	uint64_t bw_prev_bps;     /* the estimate before this ACK */
-	uint64_t bw_bps;          /* and after */
-	double drop_ratio;        /* 1 - bw / bw_prev */
-	enum bt_cause cause;
-	bool reset_by_ack;        /* the culprit is this ACK's own sample */
-	struct bt_sample ack;     /* this ACK */
-	struct bt_sample culprit; /* the sample whose bandwidth is the new estimate */
-	char evidence[256];
-};
 
 struct bt_detect;
 
@@ -126,11 +106,5 @@ struct bt_flow_state {
 /* up to max flows whose last sample is at or after since_ns; returns how many */
 unsigned int bt_detect_flow_states(const struct bt_detect *d, uint64_t since_ns,
 				   struct bt_flow_state *out, unsigned int max);
-
-/* "type":"collapse" */
-extern const struct rec_schema bt_collapse_schema;
-#define BT_COLLAPSE_NFIELDS 38
-void bt_collapse_values(const struct bt_collapse *c, uint64_t t0_ns, struct bt_sample_strs *strs,
-			struct rec_value *v);
 
 #endif

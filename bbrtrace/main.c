@@ -46,6 +46,7 @@ struct env {
 	const char *prometheus;
 };
 
+/* one tracing run: what it opened, and what it counted */
 struct run {
 	struct rec_writer *w;
 	FILE *out;
@@ -57,7 +58,12 @@ struct run {
 	struct bt_detect *det;
 	pthread_mutex_t lock;
 	struct bt_backend *b;
+	struct bt_defcc *defcc;
+	struct prom_server *prom;
+	int stats_fd;
 };
+
+#define NSEC_PER_SEC 1000000000ULL
 
 static volatile sig_atomic_t exiting;
 
@@ -344,32 +350,27 @@ static uint64_t now_mono_ns(void)
 static int on_event(void *ctx, const struct bt_event *e)
 {
 	struct run *r = ctx;
-	struct rec_value v[BT_SAMPLE_NFIELDS];
-	struct bt_sample_strs strs;
 	struct bt_sample s;
 
 	bt_sample_decode(&s, e, r->mono_to_wall_ns);
-	bt_sample_values(&s, r->t0_ns, &strs, v);
-	if (rec_write(r->w, &bt_sample_schema, v))
+	if (bt_sample_write(r->w, &s, r->t0_ns))
 		r->write_failed = true;
 	r->samples++;
 	if (r->det) {
-		struct rec_value cv[BT_COLLAPSE_NFIELDS];
-		struct bt_sample_strs cstrs;
 		struct bt_collapse c;
 		bool hit;
 
 		pthread_mutex_lock(&r->lock);
 		hit = bt_detect_feed(r->det, &s, &c);
 		pthread_mutex_unlock(&r->lock);
-		if (hit) {
-			bt_collapse_values(&c, r->t0_ns, &cstrs, cv);
-			if (rec_write(r->w, &bt_collapse_schema, cv))
-				r->write_failed = true;
-		}
+		if (hit && bt_collapse_write(r->w, &c, r->t0_ns))
+			r->write_failed = true;
 	}
 	return 0;
 }
+
+/* /metrics shows the flows seen in the last minute */
+#define METRICS_FLOW_AGE_NS (60 * NSEC_PER_SEC)
 
 /* the /metrics page (--prometheus), on the server's thread */
 static int render_metrics(struct prom_buf *pb, void *ctx)
@@ -380,7 +381,7 @@ static int render_metrics(struct prom_buf *pb, void *ctx)
 	unsigned int n;
 	uint64_t since = now_mono_ns();
 
-	since = since > 60000000000ULL ? since - 60000000000ULL : 0;
+	since = since > METRICS_FLOW_AGE_NS ? since - METRICS_FLOW_AGE_NS : 0;
 	pthread_mutex_lock(&r->lock);
 	bt_detect_stats(r->det, &st);
 	n = bt_detect_flow_states(r->det, since, flows, ARRAY_SIZE(flows));
@@ -485,31 +486,30 @@ static struct bt_backend *open_backend(const struct env *env, struct run *r, int
 	return NULL;
 }
 
-static const struct rec_field stats_fields[] = {
-	{ "program", REC_STR, 0, "program", -18 },
-	{ "run_cnt", REC_U64, 0, "runs", 10 },
-	{ "run_time_ns", REC_U64, 0, "run time ns", 14 },
-	{ "ns_per_run", REC_F64, 1, "ns/run", 8, 0, 1 },
-};
+/* bpf_stats per program: one record in the JSON output, and on stderr */
+#define STATS_FIELDS(X)                                                                 \
+	X("program", REC_STR, 0, REC_COL("program", -18, 0, 0), rv_str(name))            \
+	X("run_cnt", REC_U64, 0, REC_COL("runs", 10, 0, 0), rv_u64(cnt))                 \
+	X("run_time_ns", REC_U64, 0, REC_COL("run time ns", 14, 0, 0), rv_u64(ns))       \
+	X("ns_per_run", REC_F64, 1, REC_COL("ns/run", 8, 0, 1), rv_f64((double)ns / (double)cnt))
+static const struct rec_field stats_fields[] = { STATS_FIELDS(REC_FIELD) };
 static const struct rec_schema stats_schema = { "prog_stats", stats_fields,
 						ARRAY_SIZE(stats_fields) };
 
-/* bpf_stats per program: in the JSON output, and on stderr */
-static void report_stats(struct bt_backend *b, struct run *r, enum rec_format fmt)
+static void report_stats(struct run *r, enum rec_format fmt)
 {
 	struct rec_writer *err_w = rec_writer_new(REC_TABLE, stderr);
 	const char *names[32];
 	int fds[32];
-	int n = bt_backend_progs(b, fds, names, 32);
+	int n = bt_backend_progs(r->b, fds, names, 32);
 
 	for (int i = 0; i < n; i++) {
+		const char *name = names[i];
 		uint64_t ns, cnt;
 
 		if (bpfu_prog_stats(fds[i], &ns, &cnt) || !cnt)
 			continue;
-		struct rec_value v[] = {
-			rv_str(names[i]), rv_u64(cnt), rv_u64(ns), rv_f64((double)ns / (double)cnt),
-		};
+		struct rec_value v[] = { STATS_FIELDS(REC_VALUE) };
 		if (fmt == REC_JSON)
 			rec_write(r->w, &stats_schema, v);
 		if (err_w && log_get_level() >= LOG_NORMAL)
@@ -518,31 +518,33 @@ static void report_stats(struct bt_backend *b, struct run *r, enum rec_format fm
 	rec_writer_free(err_w);
 }
 
-static const struct rec_field summary_fields[] = {
-	{ "backend", REC_STR },
-	{ "samples", REC_U64 },
-	{ "lost", REC_U64 },
-	{ "elapsed_s", REC_F64, 3 },
-	{ "collapses_by_cause", REC_KV }, /* --detect; null otherwise */
-};
+/* the summary that closes a JSON trace; collapses_by_cause only with --detect */
+#define SUMMARY_FIELDS(X)                                                                \
+	X("backend", REC_STR, 0, REC_NOCOL, rv_str(bt_backend_names[bt_backend_kind(r->b)])) \
+	X("samples", REC_U64, 0, REC_NOCOL, rv_u64(r->samples))                          \
+	X("lost", REC_U64, 0, REC_NOCOL, rv_u64(lost))                                   \
+	X("elapsed_s", REC_F64, 3, REC_NOCOL, rv_f64(elapsed))                           \
+	X("collapses_by_cause", REC_KV, 0, REC_NOCOL, verdict ? rv_kv(kv, BT_NCAUSES) : rv_null())
+static const struct rec_field summary_fields[] = { SUMMARY_FIELDS(REC_FIELD) };
 static const struct rec_schema summary_schema = { "summary", summary_fields,
 						  ARRAY_SIZE(summary_fields) };
 
-int main(int argc, char **argv)
+static void write_summary(struct run *r, uint64_t lost, double elapsed,
+			  const struct bt_verdict *verdict)
 {
-	struct env env = { .backend = BT_AUTO, .collapse_ratio = 0.30 };
-	struct prom_server *prom = NULL;
-	struct run r = {};
-	struct bt_backend *b = NULL;
-	struct bt_defcc *defcc = NULL;
-	bool live_count;
-	uint64_t start_ns, deadline_ns, last_live_ns = 0, lost;
-	int code = TK_EXIT_OK, err, stats_fd = -1;
-	char why[512];
+	struct rec_kv kv[BT_NCAUSES];
 
-	log_init(argv[0]);
-	parse_args(argc, argv, &env);
-	bpfu_setup_libbpf();
+	if (verdict)
+		bt_verdict_by_cause(verdict, kv);
+	struct rec_value v[] = { SUMMARY_FIELDS(REC_VALUE) };
+	rec_write(r->w, &summary_schema, v);
+}
+
+/* what needs no tracing: --cleanup and --probe; returns -1 to go on */
+static int housekeeping(struct env *env)
+{
+	char why[512];
+	int removed, code;
 
 	if (bpfu_check_privileges(why, sizeof(why))) {
 		elog("%s", why);
@@ -552,9 +554,7 @@ int main(int argc, char **argv)
 		elog("%s", bpfu_btf_missing());
 		return TK_EXIT_NOTSUP;
 	}
-	if (env.cleanup) {
-		int removed;
-
+	if (env->cleanup) {
 		if (bt_stale_cleanup(&removed, why, sizeof(why))) {
 			elog("%s", why);
 			return TK_EXIT_FAIL;
@@ -563,105 +563,114 @@ int main(int argc, char **argv)
 			ilog("nothing to clean: no stale bbr_traced is registered");
 		return TK_EXIT_OK;
 	}
-	/* the guardian process is forked only when a change needs undoing
-	 * should bbrtrace die */
-	env.cfg.guard = bt_guard_new();
-	if (!env.cfg.guard) {
-		elog("out of memory");
-		return TK_EXIT_FAIL;
-	}
-	if (env.probe) {
-		code = probe_backends(&env);
-		bt_guard_release(env.cfg.guard);
+	if (env->probe) {
+		code = probe_backends(env);
 		return code;
 	}
+	return -1;
+}
 
-	r.out = stdout;
-	if (env.output) {
-		r.out = fopen(env.output, "w");
-		if (!r.out) {
-			elog("cannot write %s: %s", env.output, strerror(errno));
-			bt_guard_release(env.cfg.guard);
+static int open_output(struct env *env, struct run *r)
+{
+	r->out = stdout;
+	if (env->output) {
+		r->out = fopen(env->output, "w");
+		if (!r->out) {
+			elog("cannot write %s: %s", env->output, strerror(errno));
 			return TK_EXIT_FAIL;
 		}
 	}
-	if (!env.format_set)
-		env.format = rec_format_default(r.out);
-	r.w = rec_writer_new(env.format, r.out);
-	if (!r.w) {
+	if (!env->format_set)
+		env->format = rec_format_default(r->out);
+	r->w = rec_writer_new(env->format, r->out);
+	if (!r->w) {
 		elog("out of memory");
-		code = TK_EXIT_FAIL;
-		goto cleanup;
+		return TK_EXIT_FAIL;
 	}
+	return TK_EXIT_OK;
+}
 
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGPIPE, SIG_IGN);
+/* struct_ops: make bbr_traced the default where asked, or say how flows opt in */
+static int switch_default_cc(const struct env *env, struct run *r)
+{
+	bool asked = env->set_default || env->n_default_ns;
+	char why[512];
 
-	if (env.stats) {
-		stats_fd = bpfu_enable_stats();
-		if (stats_fd < 0)
-			wlog("cannot turn on BPF statistics: %s", strerror(-stats_fd));
+	if (bt_backend_kind(r->b) != BT_STRUCT_OPS) {
+		if (asked)
+			wlog("--set-default ignored: backend %s traces bbr flows without opt-in",
+			     bt_backend_names[bt_backend_kind(r->b)]);
+		return TK_EXIT_OK;
 	}
-	r.mono_to_wall_ns = mono_to_wall_offset();
-	b = open_backend(&env, &r, &code);
-	if (!b)
-		goto cleanup;
-	r.b = b;
-	pthread_mutex_init(&r.lock, NULL);
-	if (env.detect) {
+	if (!asked) {
+		ilog("tracing flows whose congestion control is bbr_traced (opt in with "
+		     "--set-default, a route's congctl, or TCP_CONGESTION)");
+		return TK_EXIT_OK;
+	}
+	r->defcc = bt_defcc_switch(env->n_default_ns ? env->default_ns : NULL, env->n_default_ns,
+				   "bbr_traced", env->cfg.guard, why, sizeof(why));
+	if (!r->defcc) {
+		elog("%s", why);
+		return TK_EXIT_FAIL;
+	}
+	return TK_EXIT_OK;
+}
+
+/* everything between the arguments and the first poll */
+static int start_tracing(struct env *env, struct run *r)
+{
+	char why[512];
+	int code;
+
+	if (env->stats) {
+		r->stats_fd = bpfu_enable_stats();
+		if (r->stats_fd < 0)
+			wlog("cannot turn on BPF statistics: %s", strerror(-r->stats_fd));
+	}
+	r->mono_to_wall_ns = mono_to_wall_offset();
+	r->b = open_backend(env, r, &code);
+	if (!r->b)
+		return code;
+	if (env->detect) {
 		struct bt_detect_cfg dcfg;
 
 		bt_detect_cfg_default(&dcfg);
-		dcfg.collapse_ratio = env.collapse_ratio;
-		r.det = bt_detect_new(&dcfg);
-		if (!r.det) {
+		dcfg.collapse_ratio = env->collapse_ratio;
+		r->det = bt_detect_new(&dcfg);
+		if (!r->det) {
 			elog("out of memory");
-			code = TK_EXIT_FAIL;
-			goto cleanup;
+			return TK_EXIT_FAIL;
 		}
 	}
-	if (env.prometheus) {
-		prom = prom_server_start(env.prometheus, render_metrics, &r, why, sizeof(why));
-		if (!prom) {
+	if (env->prometheus) {
+		r->prom = prom_server_start(env->prometheus, render_metrics, r, why, sizeof(why));
+		if (!r->prom) {
 			elog("--prometheus: %s", why);
-			code = TK_EXIT_FAIL;
-			goto cleanup;
+			return TK_EXIT_FAIL;
 		}
-		ilog("serving Prometheus metrics on http://%s/metrics", env.prometheus);
+		ilog("serving Prometheus metrics on http://%s/metrics", env->prometheus);
 	}
-	if (bt_backend_kind(b) == BT_STRUCT_OPS) {
-		if (env.set_default || env.n_default_ns) {
-			defcc = bt_defcc_switch(env.n_default_ns ? env.default_ns : NULL,
-						env.n_default_ns, "bbr_traced", env.cfg.guard, why,
-						sizeof(why));
-			if (!defcc) {
-				elog("%s", why);
-				code = TK_EXIT_FAIL;
-				goto cleanup;
-			}
-		} else {
-			ilog("tracing flows whose congestion control is bbr_traced (opt in with "
-			     "--set-default, a route's congctl, or TCP_CONGESTION)");
-		}
-	} else if (env.set_default || env.n_default_ns) {
-		wlog("--set-default ignored: backend %s traces bbr flows without opt-in",
-		     bt_backend_names[bt_backend_kind(b)]);
-	}
+	return switch_default_cc(env, r);
+}
+
+/* polls until Ctrl-C, --duration or an error; returns the exit code so far */
+static int trace_loop(const struct env *env, struct run *r)
+{
+	bool live_count = env->output && isatty(STDERR_FILENO) && log_get_level() >= LOG_NORMAL;
+	uint64_t deadline_ns, last_live_ns = 0;
+	int err, code = TK_EXIT_OK;
 
 	/* on a terminal, the header tells at once what the columns will be */
-	rec_write_header(r.w, &bt_sample_schema);
-	rec_writer_flush(r.w);
-	live_count = env.output && isatty(STDERR_FILENO) && log_get_level() >= LOG_NORMAL;
-	start_ns = now_mono_ns();
-	r.t0_ns = start_ns;
-	deadline_ns = env.duration_s ? start_ns + env.duration_s * 1000000000ULL : 0;
+	rec_write_header(r->w, &bt_sample_schema);
+	rec_writer_flush(r->w);
+	r->t0_ns = now_mono_ns();
+	deadline_ns = env->duration_s ? r->t0_ns + env->duration_s * NSEC_PER_SEC : 0;
 	while (!exiting) {
 		uint64_t now;
 
 		/* every poll period ends with each CPU's batch flushed and read, so
 		 * output and /metrics are at most one period behind */
-		err = bt_backend_poll(b, 100);
+		err = bt_backend_poll(r->b, 100);
 		if (err == -EINTR)
 			break;
 		if (err < 0) {
@@ -669,77 +678,102 @@ int main(int argc, char **argv)
 			code = TK_EXIT_FAIL;
 			break;
 		}
-		if (r.write_failed) {
+		if (r->write_failed || rec_writer_flush(r->w)) {
 			elog("writing records failed: %s", strerror(errno));
 			code = TK_EXIT_FAIL;
 			break;
 		}
-		if (rec_writer_flush(r.w) && !r.write_failed) {
-			r.write_failed = true;
-			continue;
-		}
 		now = now_mono_ns();
-		if (live_count && now - last_live_ns >= 1000000000ULL) {
+		if (live_count && now - last_live_ns >= NSEC_PER_SEC) {
 			fprintf(stderr, "\r%s: %llu samples, %llu lost", log_prog(),
-				(unsigned long long)r.samples,
-				(unsigned long long)bt_backend_counter(b, BT_CNT_LOST));
+				(unsigned long long)r->samples,
+				(unsigned long long)bt_backend_counter(r->b, BT_CNT_LOST));
 			last_live_ns = now;
 		}
 		if (deadline_ns && now >= deadline_ns)
 			break;
 	}
-	bt_backend_drain(b);
+	bt_backend_drain(r->b);
 	if (live_count)
 		fputc('\n', stderr);
+	return code;
+}
 
-	lost = bt_backend_counter(b, BT_CNT_LOST);
-	{
-		double elapsed = (double)(now_mono_ns() - start_ns) * 1e-9;
-		struct bt_verdict verdict;
-		struct bt_verdict_strs vstrs;
-		struct rec_value vv[BT_VERDICT_NFIELDS];
-		struct rec_value v[] = {
-			rv_str(bt_backend_names[bt_backend_kind(b)]),
-			rv_u64(r.samples),
-			rv_u64(lost),
-			rv_f64(elapsed),
-			rv_null(),
-		};
+/* the summary, the verdict and the statistics, once tracing has stopped */
+static void report(const struct env *env, struct run *r)
+{
+	double elapsed = (double)(now_mono_ns() - r->t0_ns) * 1e-9;
+	uint64_t lost = bt_backend_counter(r->b, BT_CNT_LOST);
+	struct bt_verdict verdict;
 
-		if (r.det) {
-			bt_verdict_build(&verdict, r.det, env.collapse_ratio, elapsed);
-			bt_verdict_values(&verdict, &vstrs, vv);
-			v[4] = rv_kv(vstrs.by_cause, BT_NCAUSES);
-		}
-
-		if (env.stats)
-			report_stats(b, &r, env.format);
-		if (env.format == REC_JSON)
-			rec_write(r.w, &summary_schema, v);
-		if (r.det) {
-			if (env.format == REC_JSON)
-				rec_write(r.w, &bt_verdict_schema, vv);
-			/* the verdict is for people: always on stderr, even with --quiet */
-			fprintf(stderr, "%s: verdict: %s\n", log_prog(), verdict.text);
-		}
-		ilog("%llu samples in %.1f s, %llu lost%s", (unsigned long long)r.samples, elapsed,
-		     (unsigned long long)lost,
-		     lost ? " (ring buffer full: raise --ringbuf-mb or filter flows)" : "");
+	if (r->det)
+		bt_verdict_build(&verdict, r->det, env->collapse_ratio, elapsed);
+	if (env->stats)
+		report_stats(r, env->format);
+	if (env->format == REC_JSON) {
+		write_summary(r, lost, elapsed, r->det ? &verdict : NULL);
+		if (r->det)
+			bt_verdict_write(r->w, &verdict);
 	}
-cleanup:
-	prom_server_stop(prom);
-	bt_detect_free(r.det);
-	if (stats_fd >= 0)
-		close(stats_fd);
-	bt_defcc_restore(defcc);
-	bt_backend_close(b);
+	/* the verdict is for people: always on stderr, even with --quiet */
+	if (r->det)
+		fprintf(stderr, "%s: verdict: %s\n", log_prog(), verdict.text);
+	ilog("%llu samples in %.1f s, %llu lost%s", (unsigned long long)r->samples, elapsed,
+	     (unsigned long long)lost,
+	     lost ? " (ring buffer full: raise --ringbuf-mb or filter flows)" : "");
+}
+
+/* undoes everything, newest first; returns the final exit code */
+static int stop_tracing(const struct env *env, struct run *r, int code)
+{
+	prom_server_stop(r->prom);
+	bt_detect_free(r->det);
+	if (r->stats_fd >= 0)
+		close(r->stats_fd);
+	bt_defcc_restore(r->defcc);
+	bt_backend_close(r->b);
 	/* everything is undone: the guardian need not act */
-	bt_guard_release(env.cfg.guard);
-	if (r.w && rec_writer_free(r.w) && code == TK_EXIT_OK) {
+	bt_guard_release(env->cfg.guard);
+	if (r->w && rec_writer_free(r->w) && code == TK_EXIT_OK) {
 		elog("writing records failed: %s", strerror(errno));
 		code = TK_EXIT_FAIL;
 	}
-	if (r.out && r.out != stdout)
-		fclose(r.out);
+	if (r->out && r->out != stdout)
+		fclose(r->out);
 	return code;
+}
+
+int main(int argc, char **argv)
+{
+	struct env env = { .backend = BT_AUTO, .collapse_ratio = BT_COLLAPSE_RATIO_DEFAULT };
+	struct run r = { .stats_fd = -1 };
+	int code;
+
+	log_init(argv[0]);
+	parse_args(argc, argv, &env);
+	bpfu_setup_libbpf();
+	/* the guardian process is forked only when a change needs undoing
+	 * should bbrtrace die */
+	env.cfg.guard = bt_guard_new();
+	if (!env.cfg.guard) {
+		elog("out of memory");
+		return TK_EXIT_FAIL;
+	}
+	code = housekeeping(&env);
+	if (code >= 0) {
+		bt_guard_release(env.cfg.guard);
+		return code;
+	}
+	pthread_mutex_init(&r.lock, NULL);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	code = open_output(&env, &r);
+	if (code == TK_EXIT_OK)
+		code = start_tracing(&env, &r);
+	if (code == TK_EXIT_OK) {
+		code = trace_loop(&env, &r);
+		report(&env, &r);
+	}
+	return stop_tracing(&env, &r, code);
 }

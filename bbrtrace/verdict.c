@@ -137,58 +137,59 @@ void bt_verdict_build(struct bt_verdict *v, const struct bt_detect *d, double co
 	}
 }
 
-static const struct rec_field verdict_fields[BT_VERDICT_NFIELDS] = {
-	{ "elapsed_s", REC_F64, 3 },
-	{ "samples", REC_U64 },
-	{ "flows", REC_U64 },
-	{ "app_limited_share", REC_F64, 4 },
-	{ "collapse_ratio", REC_F64, 3 },
-	{ "collapses", REC_U64 },
-	{ "collapses_by_cause", REC_KV },
-	{ "collapses_per_min", REC_F64, 3 },
-	{ "delayed_ack_rcv_interval_median_us", REC_U64 },
-	{ "delayed_ack_snd_interval_median_us", REC_U64 },
-	{ "delayed_ack_bw_prev_median_bps", REC_U64 },
-	{ "delayed_ack_bw_median_bps", REC_U64 },
-	{ "rate_drop_bw_prev_median_bps", REC_U64 },
-	{ "rate_drop_bw_median_bps", REC_U64 },
-	{ "sender", REC_STR },
-	{ "receiver", REC_STR },
-	{ "text", REC_STR, 0, "verdict", -100 },
-};
+/* the verdict record's fields and values, in order; over `v`, `st`, `dack`,
+ * `kv` and the address strings of bt_verdict_write() */
+#define VERDICT_FIELDS(X)                                                                  \
+	X("elapsed_s", REC_F64, 3, REC_NOCOL, rv_f64(v->elapsed_s))                         \
+	X("samples", REC_U64, 0, REC_NOCOL, rv_u64(st->samples))                            \
+	X("flows", REC_U64, 0, REC_NOCOL, rv_u64(st->flows))                                \
+	X("app_limited_share", REC_F64, 4, REC_NOCOL,                                       \
+	  rv_f64(st->samples ? (double)st->app_limited_samples / (double)st->samples : 0))  \
+	X("collapse_ratio", REC_F64, 3, REC_NOCOL, rv_f64(v->collapse_ratio))               \
+	X("collapses", REC_U64, 0, REC_NOCOL, rv_u64(v->collapses))                         \
+	X("collapses_by_cause", REC_KV, 0, REC_NOCOL, rv_kv(kv, BT_NCAUSES))                \
+	X("collapses_per_min", REC_F64, 3, REC_NOCOL,                                       \
+	  rv_f64(v->elapsed_s > 0 ? (double)v->collapses * 60.0 / v->elapsed_s : 0))       \
+	X("delayed_ack_rcv_interval_median_us", REC_U64, 0, REC_NOCOL,                      \
+	  dack ? rv_u64(st->delack_rcv_interval_median_us) : rv_null())                     \
+	X("delayed_ack_snd_interval_median_us", REC_U64, 0, REC_NOCOL,                      \
+	  dack ? rv_u64(st->delack_snd_interval_median_us) : rv_null())                     \
+	X("delayed_ack_bw_prev_median_bps", REC_U64, 0, REC_NOCOL,                          \
+	  dack ? rv_u64(st->delack_bw_prev_median_bps) : rv_null())                         \
+	X("delayed_ack_bw_median_bps", REC_U64, 0, REC_NOCOL,                               \
+	  dack ? rv_u64(st->delack_bw_median_bps) : rv_null())                              \
+	X("rate_drop_bw_prev_median_bps", REC_U64, 0, REC_NOCOL,                            \
+	  rate ? rv_u64(st->rate_bw_prev_median_bps) : rv_null())                           \
+	X("rate_drop_bw_median_bps", REC_U64, 0, REC_NOCOL,                                 \
+	  rate ? rv_u64(st->rate_bw_median_bps) : rv_null())                                \
+	X("sender", REC_STR, 0, REC_NOCOL, dack ? rv_str(sender) : rv_null())               \
+	X("receiver", REC_STR, 0, REC_NOCOL, dack ? rv_str(receiver) : rv_null())           \
+	X("text", REC_STR, 0, REC_COL("verdict", -100, 0, 0), rv_str(v->text))
 
+static const struct rec_field verdict_fields[] = { VERDICT_FIELDS(REC_FIELD) };
 const struct rec_schema bt_verdict_schema = { "verdict", verdict_fields,
 					      ARRAY_SIZE(verdict_fields) };
 
-void bt_verdict_values(const struct bt_verdict *v, struct bt_verdict_strs *strs,
-		       struct rec_value *vals)
+void bt_verdict_by_cause(const struct bt_verdict *v, struct rec_kv kv[BT_NCAUSES])
 {
-	struct rec_kv *kv = strs->by_cause;
-	const struct bt_detect_stats *st = &v->st;
-	bool dack = st->collapses[BT_CAUSE_DELAYED_ACK] > 0;
-
 	for (int i = 0; i < BT_NCAUSES; i++) {
 		kv[i].key = bt_cause_names[i];
-		kv[i].val = st->collapses[i];
+		kv[i].val = v->st.collapses[i];
 	}
-	vals[0] = rv_f64(v->elapsed_s);
-	vals[1] = rv_u64(st->samples);
-	vals[2] = rv_u64(st->flows);
-	vals[3] = rv_f64(st->samples ? (double)st->app_limited_samples / (double)st->samples : 0);
-	vals[4] = rv_f64(v->collapse_ratio);
-	vals[5] = rv_u64(v->collapses);
-	vals[6] = rv_kv(kv, BT_NCAUSES);
-	vals[7] = rv_f64(v->elapsed_s > 0 ? (double)v->collapses * 60.0 / v->elapsed_s : 0);
-	vals[8] = dack ? rv_u64(st->delack_rcv_interval_median_us) : rv_null();
-	vals[9] = dack ? rv_u64(st->delack_snd_interval_median_us) : rv_null();
-	vals[10] = dack ? rv_u64(st->delack_bw_prev_median_bps) : rv_null();
-	vals[11] = dack ? rv_u64(st->delack_bw_median_bps) : rv_null();
-	vals[12] = st->collapses[BT_CAUSE_RATE_DROP] ? rv_u64(st->rate_bw_prev_median_bps) : rv_null();
-	vals[13] = st->collapses[BT_CAUSE_RATE_DROP] ? rv_u64(st->rate_bw_median_bps) : rv_null();
-	vals[14] = dack ? rv_str(cli_fmt_v6mapped(st->delack_saddr, strs->sender, sizeof(strs->sender)))
-			: rv_null();
-	vals[15] = dack ? rv_str(cli_fmt_v6mapped(st->delack_daddr, strs->receiver,
-						  sizeof(strs->receiver)))
-			: rv_null();
-	vals[16] = rv_str(v->text);
+}
+
+int bt_verdict_write(struct rec_writer *w, const struct bt_verdict *v)
+{
+	const struct bt_detect_stats *st = &v->st;
+	bool dack = st->collapses[BT_CAUSE_DELAYED_ACK] > 0;
+	bool rate = st->collapses[BT_CAUSE_RATE_DROP] > 0;
+	char sender[48], receiver[48];
+	struct rec_kv kv[BT_NCAUSES];
+
+	bt_verdict_by_cause(v, kv);
+	cli_fmt_v6mapped(st->delack_saddr, sender, sizeof(sender));
+	cli_fmt_v6mapped(st->delack_daddr, receiver, sizeof(receiver));
+	struct rec_value vals[] = { VERDICT_FIELDS(REC_VALUE) };
+	_Static_assert(ARRAY_SIZE(vals) == ARRAY_SIZE(verdict_fields), "a value per field");
+	return rec_write(w, &bt_verdict_schema, vals);
 }

@@ -26,13 +26,10 @@ struct bt_verdict {
 void bt_verdict_build(struct bt_verdict *v, const struct bt_detect *d, double collapse_ratio,
 		      double elapsed_s);
 
+/* "type":"verdict" */
 extern const struct rec_schema bt_verdict_schema;
-#define BT_VERDICT_NFIELDS 17
-struct bt_verdict_strs {
-	char sender[48], receiver[48];
-	struct rec_kv by_cause[BT_NCAUSES];
-};
-void bt_verdict_values(const struct bt_verdict *v, struct bt_verdict_strs *strs,
-		       struct rec_value *vals);
+int bt_verdict_write(struct rec_writer *w, const struct bt_verdict *v);
+/* collapses by cause, keyed by the causes' names (the summary carries them too) */
+void bt_verdict_by_cause(const struct bt_verdict *v, struct rec_kv kv[BT_NCAUSES]);
 
 #endif

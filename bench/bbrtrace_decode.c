@@ -19,13 +19,10 @@
 static int write_one(void *ctx, const struct bt_event *e)
 {
 	struct rec_writer *w = ctx;
-	struct rec_value v[BT_SAMPLE_NFIELDS];
-	struct bt_sample_strs strs;
 	struct bt_sample s;
 
 	bt_sample_decode(&s, e, 1795989563000000000LL);
-	bt_sample_values(&s, 1129000000000ULL, &strs, v);
-	return rec_write(w, &bt_sample_schema, v);
+	return bt_sample_write(w, &s, 1129000000000ULL);
 }
 
 static uint64_t now_ns(void)

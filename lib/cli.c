@@ -121,7 +121,7 @@ int cli_parse_bool(const char *opt, const char *s, bool *out)
 	return -1;
 }
 
-int cli_parse_addr(const char *opt, const char *s, struct cli_addr *out)
+int cli_scan_addr(const char *s, struct cli_addr *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (s && strchr(s, ':')) {
@@ -133,6 +133,13 @@ int cli_parse_addr(const char *opt, const char *s, struct cli_addr *out)
 		out->family = AF_INET;
 		return 0;
 	}
+	return -1;
+}
+
+int cli_parse_addr(const char *opt, const char *s, struct cli_addr *out)
+{
+	if (cli_scan_addr(s, out) == 0)
+		return 0;
 	elog("%s: '%s' is not an IPv4 or IPv6 address", opt, s ? s : "");
 	return -1;
 }

@@ -32,6 +32,8 @@ int cli_parse_port(const char *opt, const char *s, uint16_t *out);
 int cli_parse_double(const char *opt, const char *s, double min, double max, double *out);
 int cli_parse_bool(const char *opt, const char *s, bool *out); /* on/off, 1/0, yes/no, true/false */
 int cli_parse_addr(const char *opt, const char *s, struct cli_addr *out);
+/* the same without a message: for data, not options */
+int cli_scan_addr(const char *s, struct cli_addr *out);
 /* "10.0.0.0/24", "fd00::/64", "10.0.0.1" (host); host bits beyond len must be zero */
 int cli_parse_prefix(const char *opt, const char *s, struct cli_prefix *out);
 /* one of the NULL-terminated choices; returns its index */

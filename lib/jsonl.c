@@ -270,49 +270,71 @@ const struct jl_field *jl_get(const struct jl_obj *o, const char *key)
 	return NULL;
 }
 
-bool jl_u64(const struct jl_obj *o, const char *key, uint64_t *v)
+const struct jl_field *jl_get_at(const struct jl_obj *o, const char *key, unsigned int hint)
 {
-	const struct jl_field *f = jl_get(o, key);
+	if (hint < o->n && !strcmp(o->f[hint].key, key))
+		return &o->f[hint];
+	return jl_get(o, key);
+}
 
+bool jl_field_u64(const struct jl_field *f, uint64_t *v)
+{
 	if (!f || f->kind != JL_NUM || !f->is_int || f->str[0] == '-')
 		return false;
 	*v = f->u64;
 	return true;
 }
 
-bool jl_i64(const struct jl_obj *o, const char *key, int64_t *v)
+bool jl_field_i64(const struct jl_field *f, int64_t *v)
 {
-	const struct jl_field *f = jl_get(o, key);
-
 	if (!f || f->kind != JL_NUM || !f->is_int)
 		return false;
 	*v = f->i64;
 	return true;
 }
 
-bool jl_num(const struct jl_obj *o, const char *key, double *v)
+bool jl_field_num(const struct jl_field *f, double *v)
 {
-	const struct jl_field *f = jl_get(o, key);
-
 	if (!f || f->kind != JL_NUM)
 		return false;
 	*v = f->num;
 	return true;
 }
 
-bool jl_bool(const struct jl_obj *o, const char *key, bool *v)
+bool jl_field_bool(const struct jl_field *f, bool *v)
 {
-	const struct jl_field *f = jl_get(o, key);
-
 	if (!f || f->kind != JL_BOOL)
 		return false;
 	*v = f->b;
 	return true;
 }
 
+const char *jl_field_str(const struct jl_field *f)
+{
+	return f && f->kind == JL_STR ? f->str : NULL;
+}
+
+bool jl_u64(const struct jl_obj *o, const char *key, uint64_t *v)
+{
+	return jl_field_u64(jl_get(o, key), v);
+}
+
+bool jl_i64(const struct jl_obj *o, const char *key, int64_t *v)
+{
+	return jl_field_i64(jl_get(o, key), v);
+}
+
+bool jl_num(const struct jl_obj *o, const char *key, double *v)
+{
+	return jl_field_num(jl_get(o, key), v);
+}
+
+bool jl_bool(const struct jl_obj *o, const char *key, bool *v)
+{
+	return jl_field_bool(jl_get(o, key), v);
+}
+
 const char *jl_str(const struct jl_obj *o, const char *key)
 {
-	const struct jl_field *f = jl_get(o, key);
-
-	return f && f->kind == JL_STR ? f->str : NULL;
+	return jl_field_str(jl_get(o, key));
 }

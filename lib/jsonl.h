@@ -44,6 +44,14 @@ struct jl_obj {
 int jl_parse(char *line, struct jl_obj *o, char *err, size_t errlen);
 
 const struct jl_field *jl_get(const struct jl_obj *o, const char *key);
+/* the same, looking first at position `hint` (where a writer puts that key) */
+const struct jl_field *jl_get_at(const struct jl_obj *o, const char *key, unsigned int hint);
+/* typed reads of one field (NULL allowed): false when missing or of another kind */
+bool jl_field_u64(const struct jl_field *f, uint64_t *v);
+bool jl_field_i64(const struct jl_field *f, int64_t *v);
+bool jl_field_num(const struct jl_field *f, double *v);
+bool jl_field_bool(const struct jl_field *f, bool *v);
+const char *jl_field_str(const struct jl_field *f);
 /* typed lookups: return false when missing or of another kind */
 bool jl_u64(const struct jl_obj *o, const char *key, uint64_t *v);
 bool jl_i64(const struct jl_obj *o, const char *key, int64_t *v);

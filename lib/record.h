@@ -76,6 +76,25 @@ struct rec_value {
 	bool null;
 };
 
+/*
+ * A record type written as one list, so that each value sits next to its
+ * field's name and nothing is placed by index:
+ *
+ *   #define VERDICT_FIELDS(X)                                               \
+ *           X("samples", REC_U64, 0, REC_NOCOL, rv_u64(st->samples))       \
+ *           X("text", REC_STR, 0, REC_COL("verdict", -100, 0, 0), rv_str(t))
+ *   static const struct rec_field fields[] = { VERDICT_FIELDS(REC_FIELD) };
+ *   ...
+ *   struct rec_value v[] = { VERDICT_FIELDS(REC_VALUE) };
+ *
+ * X(name, type, decimals, table column, value): the column is REC_NOCOL or
+ * REC_COL(header with unit, width, scale, decimals).
+ */
+#define REC_COL(head, width, scale, tprec) head, width, scale, tprec
+#define REC_NOCOL NULL, 0, 0, 0
+#define REC_FIELD(name, type, dec, col, value) { name, type, dec, col },
+#define REC_VALUE(name, type, dec, col, value) (value),
+
 enum rec_format { REC_TABLE, REC_CSV, REC_JSON };
 
 struct rec_writer;

@@ -1,7 +1,7 @@
 # bbrpcap: flows, throughput, ACKs and the trace join from captures (issue 5)
 TOOLS += bbrpcap
 BBRPCAP_CORE := pcap/capfile.c pcap/decode.c pcap/analysis.c
-bbrpcap_SRCS := pcap/bbrpcap.c pcap/join.c pcap/capture.c $(BBRPCAP_CORE)
+bbrpcap_SRCS := pcap/bbrpcap.c pcap/join.c pcap/capture.c pcap/shared.c pcap/joinmatch.c $(BBRPCAP_CORE)
 bbrpcap_LIBS := -lpcap
 
 UNIT_TESTS += test_bbrpcap
@@ -15,3 +15,7 @@ fuzz_pcap_LIBS := -lpcap
 
 # test scaffolding: tc programs that tag frames with a VLAN (no 8021q here)
 unit-tests: $(GEN)/pcap_vlan.bpf.o
+
+# the join's matching on its own
+UNIT_TESTS += test_joinmatch
+test_joinmatch_SRCS := pcap/joinmatch.c

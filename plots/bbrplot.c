@@ -294,6 +294,20 @@ static long capture_throughput(const struct env *e, const struct pd_dip_info *in
 	return n;
 }
 
+/* the legend's causes, from lib/trace.h: ncauses, cause_label[] and cause_n[] */
+static void gp_causes(FILE *v, const uint64_t *counts)
+{
+	fprintf(v, "ncauses=%d; array cause_label[%d]; array cause_n[%d]; ", BT_NCAUSES, BT_NCAUSES,
+		BT_NCAUSES);
+	for (int c = 0; c < BT_NCAUSES; c++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "cause_label[%d]", c + 1);
+		gp_str(v, name, bt_cause_labels[c]);
+		fprintf(v, "cause_n[%d]=%llu; ", c + 1, (unsigned long long)counts[c]);
+	}
+}
+
 static int plot_dip(const struct env *e, char *vars, size_t vlen)
 {
 	struct pd_flow_sel sel = { e->have_cookie, e->cookie, e->sender };
@@ -310,7 +324,7 @@ static int plot_dip(const struct env *e, char *vars, size_t vlen)
 		elog("%s", err);
 		return strstr(err, "cannot open") || strstr(err, "cannot create") ? TK_EXIT_FAIL : TK_EXIT_DATA;
 	}
-	for (int c = 0; c < PD_NCAUSES; c++)
+	for (int c = 0; c < BT_NCAUSES; c++)
 		ncoll += info.collapses[c];
 	vlog("%s: flow %s:%u -> %s:%u (cookie %llu), %llu samples, %llu collapses; %llu flows in the trace",
 	     e->trace, info.saddr, info.sport, info.daddr, info.dport, (unsigned long long)info.cookie,
@@ -360,9 +374,7 @@ static int plot_dip(const struct env *e, char *vars, size_t vlen)
 	gp_str(v, "ptitle", title);
 	fprintf(v, "width=%u; height=%u; have_pcap=%d; bin_ms=%g; floor_mbps=%g; ", e->width, e->height,
 		e->pcap && bins > 0, e->bin_ms, PD_FLOOR_MBPS);
-	fprintf(v, "n_da=%llu; n_rd=%llu; n_lp=%llu; n_ot=%llu; ", (unsigned long long)info.collapses[PD_DELAYED_ACK],
-		(unsigned long long)info.collapses[PD_RATE_DROP], (unsigned long long)info.collapses[PD_LOSS_POLICER],
-		(unsigned long long)info.collapses[PD_OTHER]);
+	gp_causes(v, info.collapses);
 	if (e->have_from)
 		fprintf(v, "xfrom=%.9g; ", e->from);
 	if (e->have_to)

@@ -7,13 +7,13 @@
 #   ptitle      the plot's title
 #   have_pcap   1 when tput.dat holds the capture's throughput
 #   bin_ms      the capture's bin width
-#   n_da, n_rd, n_lp, n_ot   collapses by cause (for the legend)
+#   ncauses, cause_label[], cause_n[]   the collapse causes in bbrtrace's order
+#               (lib/trace.h), with their legend words and their counts
 #   floor_mbps  rates below it are drawn at it (log axis)
 #   xfrom, xto  the zoom, seconds; only set when asked for
 #
 # samples.dat:   t_s bw_mbps pacing_mbps rcv_interval_us snd_interval_us app_limited
-# collapses.dat: one block per cause (delayed_ack, rate_drop, loss_policer, other):
-#                t_s bw_mbps bw_prev_mbps
+# collapses.dat: one block per cause, in that order: t_s bw_mbps bw_prev_mbps
 # tput.dat:      t_s sent_mbps acked_mbps dip
 
 if (term eq "svg") {
@@ -30,10 +30,11 @@ c_sent   = "#4a90d9"
 c_acked  = "#2ca02c"
 c_bw     = "#000000"
 c_pacing = "#8c564b"
-c_da     = "#d62728"   # delayed ACK
-c_rd     = "#ff7f0e"   # rate drop
-c_lp     = "#9467bd"   # loss / policer
-c_ot     = "#7f7f7f"   # other
+# one colour and point type per cause, in bbrtrace's order: delayed ACK red,
+# rate drop orange, loss/policer purple, other grey; more for causes to come
+array cause_colour = ["#d62728", "#ff7f0e", "#9467bd", "#7f7f7f", "#e377c2", "#17becf", "#bcbd22", "#8c564b"]
+array cause_pt = [9, 11, 5, 13, 7, 15, 3, 1]
+if (ncauses > |cause_colour|) { print sprintf("dip.gp: %d causes, colours for %d", ncauses, |cause_colour|); exit status 1 }
 c_rcv    = "#d62728"
 c_snd    = "#1f77b4"
 
@@ -65,14 +66,8 @@ plot \
 		title (have_pcap ? "wire: data ACKed" : ""), \
 	data."/samples.dat" using 1:3 with lines lw 1.2 dt 2 lc rgb c_pacing title "BBR pacing rate", \
 	data."/samples.dat" using 1:2 with steps lw 2.2 lc rgb c_bw title "BBR bw (max-bw filter)", \
-	data."/collapses.dat" index 0 using 1:2 with points pt 9 ps 2.2 lc rgb c_da \
-		title sprintf("collapse: delayed ACK (%d)", n_da), \
-	data."/collapses.dat" index 1 using 1:2 with points pt 11 ps 2.2 lc rgb c_rd \
-		title sprintf("collapse: rate drop (%d)", n_rd), \
-	data."/collapses.dat" index 2 using 1:2 with points pt 5 ps 1.8 lc rgb c_lp \
-		title sprintf("collapse: loss/policer (%d)", n_lp), \
-	data."/collapses.dat" index 3 using 1:2 with points pt 13 ps 1.8 lc rgb c_ot \
-		title sprintf("collapse: other (%d)", n_ot)
+	for [c=1:ncauses] data."/collapses.dat" index (c - 1) using 1:2 with points pt cause_pt[c] ps 2.2 \
+		lc rgb cause_colour[c] title sprintf("collapse: %s (%d)", cause_label[c], cause_n[c])
 
 # --- lower panel: the rate sample's two intervals; a delayed ACK is rcv >> snd ----------
 set origin 0, 0

@@ -5,9 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "common.h"
 #include "jsonl.h"
 #include "plots/plotdata.h"
+#include "trace.h"
 
 #define MAX_COLS 128
 
@@ -19,21 +21,6 @@ static void seterr(char *err, size_t len, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, len, fmt, ap);
 	va_end(ap);
-}
-
-static const char *const cause_names[PD_NCAUSES] = { "delayed_ack", "rate_drop", "loss_policer", "other" };
-
-const char *pd_cause_name(int cause)
-{
-	return cause >= 0 && cause < PD_NCAUSES ? cause_names[cause] : "other";
-}
-
-int pd_cause_parse(const char *s)
-{
-	for (int i = 0; s && i < PD_NCAUSES; i++)
-		if (!strcmp(s, cause_names[i]))
-			return i;
-	return PD_OTHER;
 }
 
 static FILE *open_out(const char *dir, const char *name, char *err, size_t errlen)
@@ -68,55 +55,48 @@ static void put_num(FILE *f, double v)
 
 /* --- the trace ------------------------------------------------------------------- */
 
+/* a traced socket: by cookie when it has one, else by its addresses and ports */
 struct flow_key {
 	uint64_t cookie;
-	char saddr[64], daddr[64];
-	uint64_t sport, dport;
+	uint8_t saddr[16], daddr[16];
+	uint16_t sport, dport;
 	uint64_t samples;
 };
 
-static bool key_of(const struct jl_obj *o, struct flow_key *k)
+/* the flow of a sample or collapse record (the flow columns lead both) */
+static bool key_of(const struct bt_sample *s, const struct bt_fieldset *fs, struct flow_key *k)
 {
-	const char *s = jl_str(o, "saddr"), *d = jl_str(o, "daddr");
-
 	memset(k, 0, sizeof(*k));
-	jl_u64(o, "cookie", &k->cookie);
-	jl_u64(o, "sport", &k->sport);
-	jl_u64(o, "dport", &k->dport);
-	if (s)
-		snprintf(k->saddr, sizeof(k->saddr), "%s", s);
-	if (d)
-		snprintf(k->daddr, sizeof(k->daddr), "%s", d);
-	return k->cookie || s;
+	k->cookie = s->cookie;
+	memcpy(k->saddr, s->saddr, 16);
+	memcpy(k->daddr, s->daddr, 16);
+	k->sport = s->sport;
+	k->dport = s->dport;
+	return k->cookie || bt_has(fs, BT_F_SADDR);
 }
 
 static bool same_flow(const struct flow_key *a, const struct flow_key *b)
 {
 	if (a->cookie || b->cookie)
 		return a->cookie == b->cookie;
-	return a->sport == b->sport && a->dport == b->dport && !strcmp(a->saddr, b->saddr) &&
-	       !strcmp(a->daddr, b->daddr);
+	return a->sport == b->sport && a->dport == b->dport && !memcmp(a->saddr, b->saddr, 16) &&
+	       !memcmp(a->daddr, b->daddr, 16);
 }
 
-static void endpoint(const char *addr, uint64_t port, char *buf, size_t len)
+/* "ADDR:PORT", "[ADDR]:PORT" for IPv6 */
+static void endpoint(const char *addr, unsigned int port, char *buf, size_t len)
 {
-	snprintf(buf, len, strchr(addr, ':') ? "[%s]:%llu" : "%s:%llu", addr, (unsigned long long)port);
+	snprintf(buf, len, strchr(addr, ':') ? "[%s]:%u" : "%s:%u", addr, port);
 }
 
-static double mbps(const struct jl_obj *o, const char *key)
+static double mbps(uint64_t bps, bool valid)
 {
-	double v;
-
-	if (!jl_num(o, key, &v) || v <= 0)
-		return NAN;
-	return v * 1e-6;
+	return valid && bps > 0 ? (double)bps * 1e-6 : NAN;
 }
 
-static double positive(const struct jl_obj *o, const char *key)
+static double positive(double v)
 {
-	double v;
-
-	return jl_num(o, key, &v) && v > 0 ? v : NAN;
+	return v > 0 ? v : NAN;
 }
 
 static int cmp_double(const void *x, const void *y)
@@ -126,199 +106,273 @@ static int cmp_double(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-int pd_dip_trace(const char *trace_path, const struct pd_flow_sel *sel, const char *dir,
-		 struct pd_dip_info *info, char *err, size_t errlen)
+/* one parsed record of the trace: its kind, and the sample (or collapse) in it */
+struct trace_rec {
+	bool is_sample, is_collapse;
+	struct bt_collapse c;      /* a sample is read into c.ack */
+	struct bt_fieldset fs;
+};
+
+/* reads line into r; false for a blank line or a record of another type */
+static bool read_rec(char *line, struct jl_obj *o, struct trace_rec *r, char *perr, size_t plen, bool *bad)
 {
-	FILE *in = fopen(trace_path, "r"), *samples = NULL, *coll = NULL;
-	struct jl_obj *o = malloc(sizeof(*o));
-	struct flow_key *flows = NULL, chosen = { 0 };
-	size_t nflows = 0, cap = 0, linecap = 0, ndiff = 0, capdiff = 0;
-	double *diffs = NULL;
-	char *line = NULL, perr[96];
-	long lineno = 0;
-	bool have_origin = false, found = false;
-	int rc = -1;
+	const char *type;
 
-	memset(info, 0, sizeof(*info));
-	if (!in || !o) {
-		seterr(err, errlen, "%s: cannot open: %s", trace_path, strerror(errno));
-		goto out;
+	*bad = false;
+	if (line[strspn(line, " \t\r\n")] == '\0')
+		return false;
+	if (jl_parse(line, o, perr, plen)) {
+		*bad = true;
+		return false;
 	}
-	/* pass 1: the flows, the time origin */
-	while (getline(&line, &linecap, in) > 0) {
-		struct flow_key k;
-		const char *type;
-		uint64_t t;
+	type = bt_record_type(o);
+	r->is_sample = type && !strcmp(type, bt_sample_schema.type);
+	r->is_collapse = type && !strcmp(type, bt_collapse_schema.type);
+	if (r->is_sample)
+		bt_sample_read(o, &r->c.ack, &r->fs);
+	else if (r->is_collapse)
+		bt_collapse_read(o, &r->c, &r->fs);
+	return r->is_sample || r->is_collapse;
+}
 
-		lineno++;
-		if (line[strspn(line, " \t\r\n")] == '\0')
-			continue;
-		if (jl_parse(line, o, perr, sizeof(perr))) {
-			seterr(err, errlen, "%s:%ld: not a JSON record: %s", trace_path, lineno, perr);
-			goto out;
-		}
-		type = jl_str(o, "type");
-		if (!type || strcmp(type, "sample"))
-			continue;
-		if (!have_origin) {
-			info->wall = jl_get(o, "wall_ns") != NULL;
-			if (jl_u64(o, info->wall ? "wall_ns" : "t_ns", &t)) {
-				info->origin_s = (double)t * 1e-9;
-				have_origin = true;
-			}
-		}
-		if (!key_of(o, &k))
-			continue;
+struct trace_pass {
+	FILE *in;
+	const char *path;
+	struct jl_obj *o;
+	char *line;
+	size_t linecap;
+	long lineno;
+};
+
+/* pass 1: every flow with its count of samples, and the time origin */
+static int scan_flows(struct trace_pass *p, struct pd_dip_info *info, struct flow_key **flows, size_t *nflows,
+		      char *err, size_t errlen)
+{
+	size_t cap = 0;
+	bool have_origin = false;
+
+	while (getline(&p->line, &p->linecap, p->in) > 0) {
+		struct trace_rec r;
+		struct flow_key k;
+		char perr[96];
+		bool bad;
 		size_t i;
 
-		for (i = 0; i < nflows && !same_flow(&flows[i], &k); i++)
+		p->lineno++;
+		if (!read_rec(p->line, p->o, &r, perr, sizeof(perr), &bad)) {
+			if (bad) {
+				seterr(err, errlen, "%s:%ld: not a JSON record: %s", p->path, p->lineno, perr);
+				return -1;
+			}
+			continue;
+		}
+		if (!r.is_sample)
+			continue;
+		if (!have_origin && (bt_has(&r.fs, BT_F_WALL_NS) || bt_has(&r.fs, BT_F_T_NS))) {
+			info->wall = bt_has(&r.fs, BT_F_WALL_NS);
+			info->origin_s = (double)(info->wall ? r.c.ack.wall_ns : r.c.ack.t_ns) * 1e-9;
+			have_origin = true;
+		}
+		if (!key_of(&r.c.ack, &r.fs, &k))
+			continue;
+		for (i = 0; i < *nflows && !same_flow(&(*flows)[i], &k); i++)
 			;
-		if (i == nflows) {
-			if (nflows == cap) {
-				struct flow_key *v = realloc(flows, (cap = cap ? cap * 2 : 8) * sizeof(*v));
+		if (i == *nflows) {
+			if (*nflows == cap) {
+				struct flow_key *v = realloc(*flows, (cap = cap ? cap * 2 : 8) * sizeof(*v));
 
 				if (!v) {
 					seterr(err, errlen, "out of memory");
-					goto out;
+					return -1;
 				}
-				flows = v;
+				*flows = v;
 			}
-			flows[nflows++] = k;
+			(*flows)[(*nflows)++] = k;
 		}
-		flows[i].samples++;
+		(*flows)[i].samples++;
 	}
-	info->flows = nflows;
-	for (size_t i = 0; i < nflows; i++) {
-		char ep[96];
+	return 0;
+}
 
-		endpoint(flows[i].saddr, flows[i].sport, ep, sizeof(ep));
+/* the flow to draw: the one asked for, else the one with the most samples */
+static int choose_flow(const struct flow_key *flows, size_t nflows, const struct pd_flow_sel *sel,
+		       const char *path, struct flow_key *chosen, char *err, size_t errlen)
+{
+	bool found = false;
+
+	for (size_t i = 0; i < nflows; i++) {
+		char ep[96], a[48];
+
+		endpoint(cli_fmt_v6mapped(flows[i].saddr, a, sizeof(a)), flows[i].sport, ep, sizeof(ep));
 		if (sel->have_cookie || sel->sender) {
 			if (sel->have_cookie ? flows[i].cookie == sel->cookie : !strcmp(ep, sel->sender)) {
-				chosen = flows[i];
-				found = true;
-				break;
+				*chosen = flows[i];
+				return 0;
 			}
-		} else if (!found || flows[i].samples > chosen.samples) {
-			/* by default the flow with the most samples */
-			chosen = flows[i];
+		} else if (!found || flows[i].samples > chosen->samples) {
+			*chosen = flows[i];
 			found = true;
 		}
 	}
-	if (!found) {
-		if (!nflows)
-			seterr(err, errlen, "%s: no \"sample\" records: nothing to draw", trace_path);
-		else if (sel->have_cookie)
-			seterr(err, errlen, "%s: no samples of the socket with cookie %llu", trace_path,
-			       (unsigned long long)sel->cookie);
-		else
-			seterr(err, errlen, "%s: no samples of a socket at %s", trace_path, sel->sender);
-		goto out;
-	}
-	info->cookie = chosen.cookie;
-	snprintf(info->saddr, sizeof(info->saddr), "%s", chosen.saddr);
-	snprintf(info->daddr, sizeof(info->daddr), "%s", chosen.daddr);
-	info->sport = (uint16_t)chosen.sport;
-	info->dport = (uint16_t)chosen.dport;
+	if (found)
+		return 0;
+	if (!nflows)
+		seterr(err, errlen, "%s: no \"sample\" records: nothing to draw", path);
+	else if (sel->have_cookie)
+		seterr(err, errlen, "%s: no samples of the socket with cookie %llu", path,
+		       (unsigned long long)sel->cookie);
+	else
+		seterr(err, errlen, "%s: no samples of a socket at %s", path, sel->sender);
+	return -1;
+}
 
-	/* pass 2: the chosen flow's samples and collapses */
-	samples = open_out(dir, "samples.dat", err, errlen);
-	coll = samples ? open_out(dir, "collapses.dat", err, errlen) : NULL;
-	if (!samples || !coll)
-		goto out;
-	fputs("# t_s bw_mbps pacing_mbps rcv_interval_us snd_interval_us app_limited\n", samples);
-	rewind(in);
-	char *blocks[PD_NCAUSES] = { 0 };
-	size_t blen[PD_NCAUSES] = { 0 };
-	FILE *bf[PD_NCAUSES];
+/* a joined record's capture-minus-trace time, kept for the median offset */
+static void note_offset(double **diffs, size_t *n, size_t *cap, double d)
+{
+	if (*n == *cap) {
+		double *v = realloc(*diffs, (*cap ? *cap * 2 : 1024) * sizeof(*v));
 
-	for (int c = 0; c < PD_NCAUSES; c++) {
-		bf[c] = open_memstream(&blocks[c], &blen[c]);
-		if (!bf[c]) {
-			seterr(err, errlen, "out of memory");
-			for (int k = 0; k < c; k++) {
-				fclose(bf[k]);
-				free(blocks[k]);
-			}
-			goto out;
-		}
+		if (!v)
+			return;
+		*diffs = v;
+		*cap = *cap ? *cap * 2 : 1024;
 	}
-	while (getline(&line, &linecap, in) > 0) {
+	(*diffs)[(*n)++] = d;
+}
+
+static void write_sample_row(FILE *f, double ts, const struct bt_sample *s)
+{
+	fprintf(f, "%.9f", ts);
+	put_num(f, mbps(s->bw_bps, true));
+	put_num(f, mbps(s->pacing_rate_bps, s->pacing_rate_valid));
+	put_num(f, positive(s->rcv_interval_us));
+	put_num(f, positive(s->snd_interval_us));
+	fprintf(f, " %d\n", s->is_app_limited);
+}
+
+static void write_collapse_row(FILE *f, double ts, const struct bt_collapse *c)
+{
+	double after = mbps(c->bw_bps, true);
+
+	fprintf(f, "%.9f", ts);
+	put_num(f, isfinite(after) && after > PD_FLOOR_MBPS ? after : PD_FLOOR_MBPS);
+	put_num(f, mbps(c->bw_prev_bps, true));
+	fputc('\n', f);
+}
+
+/* pass 2: the chosen flow's samples to samples.dat, its collapses by cause */
+static void write_series(struct trace_pass *p, const struct flow_key *chosen, FILE *samples, FILE *bf[],
+			 struct pd_dip_info *info)
+{
+	size_t ndiff = 0, capdiff = 0;
+	double *diffs = NULL;
+	uint64_t ft;
+
+	while (getline(&p->line, &p->linecap, p->in) > 0) {
+		struct trace_rec r;
 		struct flow_key k;
-		const char *type;
-		uint64_t t, ft;
+		char perr[96];
+		uint64_t t;
 		double ts;
-		bool is_sample, is_coll;
+		bool bad;
 
-		if (line[strspn(line, " \t\r\n")] == '\0' || jl_parse(line, o, perr, sizeof(perr)))
+		if (!read_rec(p->line, p->o, &r, perr, sizeof(perr), &bad) || !key_of(&r.c.ack, &r.fs, &k) ||
+		    !same_flow(&k, chosen) || !bt_has(&r.fs, info->wall ? BT_F_WALL_NS : BT_F_T_NS))
 			continue;
-		type = jl_str(o, "type");
-		is_sample = type && !strcmp(type, "sample");
-		is_coll = type && !strcmp(type, "collapse");
-		if ((!is_sample && !is_coll) || !key_of(o, &k) || !same_flow(&k, &chosen))
-			continue;
-		if (!jl_u64(o, info->wall ? "wall_ns" : "t_ns", &t))
-			continue;
+		t = info->wall ? r.c.ack.wall_ns : r.c.ack.t_ns;
 		ts = (double)t * 1e-9 - info->origin_s;
-		if (jl_u64(o, "frame_time_ns", &ft)) {
-			if (ndiff == capdiff) {
-				double *v = realloc(diffs, (capdiff = capdiff ? capdiff * 2 : 1024) * sizeof(*v));
-
-				if (v)
-					diffs = v;
-				else
-					capdiff = ndiff;
-			}
-			if (ndiff < capdiff)
-				diffs[ndiff++] = ((double)ft - (double)t) * 1e-9;
-		}
-		if (is_sample) {
-			bool app = false;
-
-			jl_bool(o, "is_app_limited", &app);
-			fprintf(samples, "%.9f", ts);
-			put_num(samples, mbps(o, "bw_bps"));
-			put_num(samples, mbps(o, "pacing_rate_bps"));
-			put_num(samples, positive(o, "rcv_interval_us"));
-			put_num(samples, positive(o, "snd_interval_us"));
-			fprintf(samples, " %d\n", app);
+		/* bbrpcap join added the frame's time */
+		if (jl_u64(p->o, "frame_time_ns", &ft))
+			note_offset(&diffs, &ndiff, &capdiff, ((double)ft - (double)t) * 1e-9);
+		if (r.is_sample) {
+			write_sample_row(samples, ts, &r.c.ack);
 			info->samples++;
 			if (ts > info->last_s)
 				info->last_s = ts;
 		} else {
-			int c = pd_cause_parse(jl_str(o, "cause"));
-			double after = mbps(o, "bw_bps");
-
-			fprintf(bf[c], "%.9f", ts);
-			put_num(bf[c], isfinite(after) && after > PD_FLOOR_MBPS ? after : PD_FLOOR_MBPS);
-			put_num(bf[c], mbps(o, "bw_prev_bps"));
-			fputc('\n', bf[c]);
-			info->collapses[c]++;
+			write_collapse_row(bf[r.c.cause], ts, &r.c);
+			info->collapses[r.c.cause]++;
 		}
-	}
-	/* one index block per cause, each with a NaN row so that none is empty */
-	for (int c = 0; c < PD_NCAUSES; c++) {
-		fclose(bf[c]);
-		fprintf(coll, "%s# %s\nNaN NaN NaN\n%s\n\n", c ? "" : "# t_s bw_mbps bw_prev_mbps, one block per cause\n",
-			cause_names[c], blocks[c] ? blocks[c] : "");
-		free(blocks[c]);
 	}
 	if (ndiff) {
 		qsort(diffs, ndiff, sizeof(*diffs), cmp_double);
 		info->have_offset = true;
 		info->offset_s = diffs[ndiff / 2];
 	}
-	rc = 0;
+	free(diffs);
+}
+
+/* collapses.dat: one index block per cause, in lib/trace.h's order, each
+ * with a NaN row so that none is empty */
+static int write_collapse_blocks(struct trace_pass *p, const struct flow_key *chosen, FILE *samples, FILE *coll,
+				 struct pd_dip_info *info, char *err, size_t errlen)
+{
+	char *blocks[BT_NCAUSES] = { 0 };
+	size_t blen[BT_NCAUSES] = { 0 };
+	FILE *bf[BT_NCAUSES];
+
+	for (int c = 0; c < BT_NCAUSES; c++) {
+		bf[c] = open_memstream(&blocks[c], &blen[c]);
+		if (!bf[c]) {
+			seterr(err, errlen, "out of memory");
+			while (c-- > 0) {
+				fclose(bf[c]);
+				free(blocks[c]);
+			}
+			return -1;
+		}
+	}
+	write_series(p, chosen, samples, bf, info);
+	for (int c = 0; c < BT_NCAUSES; c++) {
+		fclose(bf[c]);
+		fprintf(coll, "%s# %s\nNaN NaN NaN\n%s\n\n",
+			c ? "" : "# t_s bw_mbps bw_prev_mbps, one block per cause\n", bt_cause_names[c],
+			blocks[c] ? blocks[c] : "");
+		free(blocks[c]);
+	}
+	return 0;
+}
+
+int pd_dip_trace(const char *trace_path, const struct pd_flow_sel *sel, const char *dir,
+		 struct pd_dip_info *info, char *err, size_t errlen)
+{
+	struct trace_pass p = { .in = fopen(trace_path, "r"), .path = trace_path, .o = malloc(sizeof(*p.o)) };
+	struct flow_key *flows = NULL, chosen = { 0 };
+	FILE *samples = NULL, *coll = NULL;
+	size_t nflows = 0;
+	int rc = -1;
+
+	memset(info, 0, sizeof(*info));
+	if (!p.in || !p.o) {
+		seterr(err, errlen, "%s: cannot open: %s", trace_path, strerror(errno));
+		goto out;
+	}
+	if (scan_flows(&p, info, &flows, &nflows, err, errlen) ||
+	    choose_flow(flows, nflows, sel, trace_path, &chosen, err, errlen))
+		goto out;
+	info->flows = nflows;
+	info->cookie = chosen.cookie;
+	cli_fmt_v6mapped(chosen.saddr, info->saddr, sizeof(info->saddr));
+	cli_fmt_v6mapped(chosen.daddr, info->daddr, sizeof(info->daddr));
+	info->sport = chosen.sport;
+	info->dport = chosen.dport;
+	samples = open_out(dir, "samples.dat", err, errlen);
+	coll = samples ? open_out(dir, "collapses.dat", err, errlen) : NULL;
+	if (!samples || !coll)
+		goto out;
+	fputs("# t_s bw_mbps pacing_mbps rcv_interval_us snd_interval_us app_limited\n", samples);
+	rewind(p.in);
+	rc = write_collapse_blocks(&p, &chosen, samples, coll, info, err, errlen);
 out:
 	if (samples && close_out(samples, "samples.dat", err, errlen))
 		rc = -1;
 	if (coll && close_out(coll, "collapses.dat", err, errlen))
 		rc = -1;
-	if (in)
-		fclose(in);
-	free(line);
-	free(o);
+	if (p.in)
+		fclose(p.in);
+	free(p.line);
+	free(p.o);
 	free(flows);
-	free(diffs);
 	return rc;
 }
 

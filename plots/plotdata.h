@@ -12,12 +12,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "trace.h"
+
 /* rates below this are drawn at it: the y axes are logarithmic */
 #define PD_FLOOR_MBPS 0.01
 
-enum pd_cause { PD_DELAYED_ACK = 0, PD_RATE_DROP, PD_LOSS_POLICER, PD_OTHER, PD_NCAUSES };
-const char *pd_cause_name(int cause); /* as bbrtrace writes them */
-int pd_cause_parse(const char *s);    /* PD_OTHER for anything unknown */
 
 /* which flow of a trace to draw */
 struct pd_flow_sel {
@@ -33,7 +32,7 @@ struct pd_dip_info {
 	uint16_t sport, dport;
 	uint64_t flows;          /* flows in the trace */
 	uint64_t samples;        /* of the flow drawn */
-	uint64_t collapses[PD_NCAUSES];
+	uint64_t collapses[BT_NCAUSES]; /* by cause, lib/trace.h's order */
 	double origin_s;         /* time 0 of the plot: the trace's first record (wall clock if it has one) */
 	double last_s;           /* the last sample, relative to origin */
 	bool wall;               /* times are wall_ns (else t_ns) */
@@ -46,7 +45,7 @@ struct pd_dip_info {
  * Reads a bbrtrace JSON-lines file (a regular file: it is read twice) and
  * writes DIR/samples.dat (t_s bw_mbps pacing_mbps rcv_interval_us
  * snd_interval_us app_limited) and DIR/collapses.dat (one index block per
- * cause: t_s bw_mbps bw_prev_mbps). Returns 0, or -1 with err set; a trace
+ * cause, in lib/trace.h's order: t_s bw_mbps bw_prev_mbps). Returns 0, or -1 with err set; a trace
  * without samples is an error.
  */
 int pd_dip_trace(const char *trace_path, const struct pd_flow_sel *sel, const char *dir,

@@ -100,14 +100,17 @@ all_matched() {
 	[ "$n" = ok ]
 }
 
-@test "join: the collapse line names the frame, its time, the ACK, its delay and the estimate" {
+@test "join: the collapse line names the frame, its time, the ACK, the cause and the estimate" {
 	tk_run bbrpcap join "$D/trace.jsonl" "$D/snd.pcap" -o "$D/joined-snd.jsonl"
 	expect_status 0
-	local line frame t
+	local line frame t cause
 	line=$(printf '%s\n' "$output" | head -1)
 	echo "# $line"
-	[[ $line =~ ^frame\ ([0-9]+)\ \(t=([0-9]+\.[0-9]{6})\ s\):\ ACK\ [0-9]+\ came\ [0-9.]+\ (ms|µs)\ after\ the\ data\ it\ covers\;\ BBR\ bw\ [0-9.]+\ Mbit/s\ →\ [0-9.]+\ Mbit/s$ ]]
-	frame=${BASH_REMATCH[1]} t=${BASH_REMATCH[2]}
+	[[ $line =~ ^frame\ ([0-9]+)\ \(t=([0-9]+\.[0-9]{6})\ s\):\ ACK\ [0-9]+(\ came\ [0-9.]+\ (ms|µs)\ after\ the\ data\ it\ covers)?\;\ ([a-z_]+)\;\ BBR\ bw\ [0-9.]+\ Mbit/s\ →\ [0-9.]+\ Mbit/s$ ]]
+	frame=${BASH_REMATCH[1]} t=${BASH_REMATCH[2]} cause=${BASH_REMATCH[5]}
+	# the cause is the collapse record's own, and only a delayed ACK is described as late
+	[ "$cause" = "$(jq -r 'select(.type == "collapse") | .cause' "$D/trace.jsonl" | head -1)" ]
+	[[ $cause == delayed_ack ]] || [[ $line != *"after the data"* ]]
 	# the time is Wireshark's: seconds since the first frame
 	requires tshark
 	[ "$(tshark -r "$D/snd.pcap" -Y "frame.number == $frame" -T fields -e frame.time_relative 2>/dev/null | cut -c1-8)" = "${t:0:8}" ]
@@ -122,7 +125,9 @@ all_matched() {
 		awk '{ n++; if ($1 < 10000 || $1 > 250000) bad++ } END { print n + 0; exit bad > 0 }')
 	[ "$n" -ge 1 ]
 	# and the line says so, in ms
-	printf '%s\n' "$output" | grep -Eq '^frame [0-9]+ \(t=[0-9.]+ s\): ACK [0-9]+ came [1-9][0-9]\.[0-9] ms after the data it covers; BBR bw [0-9.]+ Mbit/s → 0\.[0-9]+ Mbit/s$'
+	printf '%s\n' "$output" | grep -Eq '^frame [0-9]+ \(t=[0-9.]+ s\): ACK [0-9]+ came [1-9][0-9]\.[0-9] ms after the data it covers; delayed_ack; BBR bw [0-9.]+ Mbit/s → 0\.[0-9]+ Mbit/s$'
+	# no other cause is described as a late ACK
+	[ "$(printf '%s\n' "$output" | grep 'after the data it covers' | grep -vc '; delayed_ack; ')" -eq 0 ]
 }
 
 @test "join: frame_time is the capture's time of that frame" {
@@ -152,7 +157,7 @@ all_matched() {
 	expect_status 0
 	[ "$(printf '%s\n' "$output" | wc -l)" -eq "$(wc -l < "$D/trace.jsonl")" ]
 	expect_stderr "frame "
-	expect_stderr "after the data it covers"
+	expect_stderr "; BBR bw "
 }
 
 @test "join --strict exits 10 when a collapse has no frame in the capture" {

@@ -114,7 +114,7 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 	jq -e "select(.type==\"summary\") | .samples == $total and .lost == 0 and .backend == \"$BACKEND\"" "$out"
 	# every field of the sample record, in order
 	keys=$(jq -c 'select(.type=="sample") | keys_unsorted' "$out" | sort -u)
-	[ "$keys" = '["type","t_ns","wall_ns","cookie","saddr","daddr","sport","dport","snd_una","snd_nxt","mss","cwnd","pacing_rate_bps","delivered","interval_us","snd_interval_us","rcv_interval_us","rtt_us","losses","acked_sacked","prior_in_flight","is_app_limited","is_retrans","is_ack_delayed","sample_bw_bps","bw_prev_bps","bw_bps","mode","pacing_gain","cwnd_gain","min_rtt_us","lt_use_bw"]' ]
+	[ "$keys" = '["type","t_ns","wall_ns","cookie","saddr","daddr","sport","dport","snd_una","snd_nxt","mss","cwnd","pacing_rate_bps","delivered","interval_us","snd_interval_us","rcv_interval_us","rtt_us","losses","acked_sacked","prior_in_flight","is_app_limited","is_retrans","is_ack_delayed","sample_bw_bps","bw_prev_bps","bw_bps","mode","pacing_gain","cwnd_gain","min_rtt_us","lt_use_bw","lt_bw_bps"]' ]
 	# plausibility: interval_us is the larger of the two intervals (or -1 for
 	# a sample the kernel marked invalid, whose bandwidth is then null)
 	bad=$(jq -c "select(.type==\"sample\" and .sport==$lport) | select(
@@ -224,7 +224,7 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 		stop_tracer
 	done
 	head -n 1 "$BATS_TEST_TMPDIR/t.csv" | grep -q '^t_ns,wall_ns,cookie,saddr,daddr,sport,dport,snd_una,'
-	[ "$(head -n 1 "$BATS_TEST_TMPDIR/t.csv" | tr ',' '\n' | wc -l)" -eq 31 ]
+	[ "$(head -n 1 "$BATS_TEST_TMPDIR/t.csv" | tr ',' '\n' | wc -l)" -eq 32 ]
 	[ "$(wc -l < "$BATS_TEST_TMPDIR/t.csv")" -gt 10 ]
 	[ "$(grep -c '^t_ns,' "$BATS_TEST_TMPDIR/t.csv")" -eq 1 ]
 	head -n 1 "$BATS_TEST_TMPDIR/t.table" | grep -q 'time s.*snd_una.*snd us.*rcv us.*rtt us.*bw0 Mb/s.*bw Mb/s.*mode'

@@ -113,7 +113,7 @@ static void test_dip_trace_default_flow(void **state)
 	assert_true(info.wall);
 	assert_true(info.origin_s == 1.0);
 	assert_true(fabs(info.last_s - 1.5) < 1e-9);
-	assert_int_equal(info.collapses[PD_DELAYED_ACK], 1);
+	assert_int_equal(info.collapses[BT_CAUSE_DELAYED_ACK], 1);
 	assert_false(info.have_offset);
 	/* a zero interval cannot sit on a log axis: NaN; null pacing too */
 	assert_non_null(strstr(slurp("samples.dat"), "\n0.500000000 200 NaN NaN 30 1\n1.000000000 300 NaN 40000 100 1\n"));

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "bbrtrace/detect.h"
+#include "bbrtrace/sample.h"
 #include "bbrtrace/verdict.h"
 #include "cli.h"
 #include "jsonl.h"
@@ -39,104 +40,27 @@ struct replay {
 	struct bt_detect *d;
 };
 
-static uint64_t u(const struct jl_obj *o, const char *k)
+/* a record of a fixture, read as bbrpcap and bbrplot read traces: every
+ * field of its type must be there */
+static void read_sample(const struct jl_obj *o, struct bt_sample *s)
 {
-	uint64_t v = 0;
+	struct bt_fieldset fs;
+	unsigned int n = bt_sample_read(o, s, &fs);
 
-	if (!jl_u64(o, k, &v))
-		fail_msg("fixture: '%s' missing or not an unsigned integer", k);
-	return v;
+	/* the table's time column is not in JSON; the fixtures predate
+	 * lt_bw_bps in the sample record (see their README) */
+	n += !bt_has(&fs, BT_S_LT_BW_BPS);
+	if (n != BT_SAMPLE_NFIELDS - 1)
+		fail_msg("fixture: a sample record with %u of its %u fields", n, BT_SAMPLE_NFIELDS - 1);
 }
 
-static int64_t i64(const struct jl_obj *o, const char *k)
+static void read_collapse(const struct jl_obj *o, struct bt_collapse *c)
 {
-	int64_t v = 0;
+	struct bt_fieldset fs;
+	unsigned int n = bt_collapse_read(o, c, &fs);
 
-	if (!jl_i64(o, k, &v))
-		fail_msg("fixture: '%s' missing or not an integer", k);
-	return v;
-}
-
-static bool b(const struct jl_obj *o, const char *k)
-{
-	bool v = false;
-
-	if (!jl_bool(o, k, &v))
-		fail_msg("fixture: '%s' missing or not a boolean", k);
-	return v;
-}
-
-static double num(const struct jl_obj *o, const char *k)
-{
-	double v = 0;
-
-	if (!jl_num(o, k, &v))
-		fail_msg("fixture: '%s' missing or not a number", k);
-	return v;
-}
-
-static void addr(const struct jl_obj *o, const char *k, uint8_t out[16])
-{
-	struct cli_addr a;
-	const char *s = jl_str(o, k);
-
-	assert_non_null(s);
-	assert_int_equal(cli_parse_addr(k, s, &a), 0);
-	cli_addr_to_v6mapped(&a, out);
-}
-
-/* a "type":"sample" record back into the struct bbrtrace decoded it into */
-static void to_sample(const struct jl_obj *o, struct bt_sample *s)
-{
-	const struct jl_field *f;
-
-	memset(s, 0, sizeof(*s));
-	s->t_ns = u(o, "t_ns");
-	s->wall_ns = u(o, "wall_ns");
-	s->cookie = u(o, "cookie");
-	addr(o, "saddr", s->saddr);
-	addr(o, "daddr", s->daddr);
-	s->sport = (uint16_t)u(o, "sport");
-	s->dport = (uint16_t)u(o, "dport");
-	s->snd_una = (uint32_t)u(o, "snd_una");
-	s->snd_nxt = (uint32_t)u(o, "snd_nxt");
-	s->mss = (uint32_t)u(o, "mss");
-	s->cwnd = (uint32_t)u(o, "cwnd");
-	f = jl_get(o, "pacing_rate_bps");
-	s->pacing_rate_valid = f && f->kind == JL_NUM;
-	s->pacing_rate_bps = s->pacing_rate_valid ? f->u64 : 0;
-	s->delivered = (int32_t)i64(o, "delivered");
-	s->interval_us = i64(o, "interval_us");
-	s->snd_interval_us = (uint32_t)u(o, "snd_interval_us");
-	s->rcv_interval_us = (uint32_t)u(o, "rcv_interval_us");
-	s->rtt_us = i64(o, "rtt_us");
-	s->losses = (int32_t)i64(o, "losses");
-	s->acked_sacked = (uint32_t)u(o, "acked_sacked");
-	s->prior_in_flight = (uint32_t)u(o, "prior_in_flight");
-	s->is_app_limited = b(o, "is_app_limited");
-	s->is_retrans = b(o, "is_retrans");
-	s->is_ack_delayed = b(o, "is_ack_delayed");
-	f = jl_get(o, "sample_bw_bps");
-	s->sample_valid = f && f->kind == JL_NUM;
-	s->sample_bw_bps = s->sample_valid ? f->u64 : 0;
-	s->bw_prev_bps = u(o, "bw_prev_bps");
-	s->bw_bps = u(o, "bw_bps");
-	s->mode = (uint8_t)bt_mode_parse(jl_str(o, "mode"));
-	s->pacing_gain = num(o, "pacing_gain");
-	s->cwnd_gain = num(o, "cwnd_gain");
-	s->min_rtt_us = (uint32_t)u(o, "min_rtt_us");
-	s->lt_use_bw = b(o, "lt_use_bw");
-	/* not in the sample record: a fixture may carry it (see the README) */
-	jl_u64(o, "lt_bw_bps", &s->lt_bw_bps);
-}
-
-static int cause_of(const char *name)
-{
-	for (int i = 0; i < BT_NCAUSES; i++)
-		if (name && !strcmp(name, bt_cause_names[i]))
-			return i;
-	fail_msg("fixture: unknown cause '%s'", name ? name : "(null)");
-	return -1;
+	if (n != BT_COLLAPSE_NFIELDS - 1)
+		fail_msg("fixture: a collapse record with %u of its %u fields", n, BT_COLLAPSE_NFIELDS - 1);
 }
 
 static void replay_file(const char *name, struct replay *r, const struct bt_detect_cfg *cfg)
@@ -163,7 +87,7 @@ static void replay_file(const char *name, struct replay *r, const struct bt_dete
 			struct bt_sample s;
 			struct bt_collapse c;
 
-			to_sample(&o, &s);
+			read_sample(&o, &s);
 			r->samples++;
 			if (bt_detect_feed(r->d, &s, &c)) {
 				assert_true(r->n_found < MAX_EXPECT);
@@ -173,10 +97,13 @@ static void replay_file(const char *name, struct replay *r, const struct bt_dete
 				r->last[c.cause] = c;
 			}
 		} else if (type && !strcmp(type, "collapse")) {
+			struct bt_collapse c;
+
+			read_collapse(&o, &c);
 			assert_true(r->n_expect < MAX_EXPECT);
-			r->expect[r->n_expect].t_ns = u(&o, "t_ns");
-			r->expect[r->n_expect].cause = cause_of(jl_str(&o, "cause"));
-			r->expect[r->n_expect].reset_by_ack = b(&o, "reset_by_ack");
+			r->expect[r->n_expect].t_ns = c.ack.t_ns;
+			r->expect[r->n_expect].cause = c.cause;
+			r->expect[r->n_expect].reset_by_ack = c.reset_by_ack;
 			r->n_expect++;
 		}
 	}

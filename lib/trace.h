@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The trace: the records bbrtrace writes and bbrpcap and bbrplot read. This
+ * file is the one place that names their fields, the collapse causes and
+ * the thresholds behind them; the writer and every reader go through it.
+ *
+ * Each field is defined once, on one line of lib/trace.c: its JSON name,
+ * type and decimals, the value written (an expression over `a`, the ACK's
+ * sample, `r`, the sample whose rate fields the record carries, and `c`, a
+ * collapse) and how a reader stores it back. Each record type is a list of
+ * those fields in order, with its table columns. Adding a field is a line
+ * in each; the round-trip test (tests/unit/test_trace.c) writes every
+ * record type through the writer and reads it back through the reader, so
+ * a field one side lacks fails it.
+ */
+#ifndef TK_TRACE_H
+#define TK_TRACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "jsonl.h"
+#include "record.h"
+
+/* --- thresholds, each with its unit and its reason ------------------------------- */
+
+/* a collapse: BBR's estimate fell by at least this fraction on one ACK */
+#define BT_COLLAPSE_RATIO_DEFAULT 0.30
+/*
+ * delayed_ack: the culprit sample's rcv_interval is at least this many times
+ * its snd_interval (the ACK came late, not the data) ...
+ */
+#define BT_DELACK_RATIO 5.0
+/*
+ * ... and at least this long. The kernel's delayed-ACK timer is 40 ms at
+ * least (TCP_DELACK_MIN) unless a route's rto_min lowers it; 10 ms keeps
+ * out the microsecond jitter of a veth path, where a 20 us receive interval
+ * against a 0 us send interval is no delayed ACK. bbrpcap's delayed-ACK
+ * candidates use the same floor.
+ */
+#define BT_DELACK_FLOOR_US 10000u
+/* rate_drop: the culprit's two intervals agree within this factor */
+#define BT_AGREE_RATIO 2.0
+
+/* --- collapse causes ------------------------------------------------------------------ */
+
+/* X(id, name, what it means in a legend or a sentence) */
+#define BT_CAUSES(X)                                                                 \
+	X(DELAYED_ACK, "delayed_ack", "delayed ACK")                                  \
+	X(RATE_DROP, "rate_drop", "rate drop")                                        \
+	X(LOSS_POLICER, "loss_policer", "loss/policer")                               \
+	X(OTHER, "other", "other")
+
+enum bt_cause {
+#define BT_CAUSE_ENUM(id, name, label) BT_CAUSE_##id,
+	BT_CAUSES(BT_CAUSE_ENUM)
+#undef BT_CAUSE_ENUM
+	BT_NCAUSES
+};
+
+extern const char *const bt_cause_names[BT_NCAUSES];
+extern const char *const bt_cause_labels[BT_NCAUSES];
+/* the cause of that name, or -1 */
+int bt_cause_parse(const char *name);
+
+/* --- BBR's modes (the kernel's enum bbr_mode: STARTUP 0 ... PROBE_RTT 3) ------------- */
+
+const char *bt_mode_name(uint8_t mode);
+/* STARTUP/DRAIN/PROBE_BW/PROBE_RTT; -1 when unknown */
+int bt_mode_parse(const char *name);
+
+/* --- what the records carry ---------------------------------------------------------- */
+
+/* one ACK's rate sample and BBR's state after it, in the units people use */
+struct bt_sample {
+	uint64_t t_ns;            /* CLOCK_MONOTONIC */
+	uint64_t wall_ns;         /* CLOCK_REALTIME, ns since the epoch */
+	uint64_t cookie;
+	uint8_t saddr[16];        /* IPv4 as ::ffff:a.b.c.d */
+	uint8_t daddr[16];
+	uint16_t sport, dport;
+	uint32_t netns;
+
+	uint32_t snd_una, snd_nxt, mss, cwnd;
+	uint64_t pacing_rate_bps;
+	bool pacing_rate_valid;   /* false while the kernel has ~0 (unset) */
+
+	int32_t delivered;
+	int64_t interval_us;
+	uint32_t snd_interval_us, rcv_interval_us;
+	int64_t rtt_us;           /* -1 when the ACK gave no RTT sample */
+	int32_t losses;
+	uint32_t acked_sacked, prior_in_flight;
+	bool is_app_limited, is_retrans, is_ack_delayed;
+
+	uint64_t sample_bw_bps;   /* delivered * mss * 8 / interval */
+	bool sample_valid;        /* BBR ignores samples with delivered < 0 or interval <= 0 */
+
+	uint64_t bw_prev_bps;     /* max-bw filter before this ACK */
+	uint64_t bw_bps;          /* after */
+	uint8_t mode;             /* BBR's mode, 0..3 (bt_mode_name) */
+	double pacing_gain, cwnd_gain;
+	uint32_t min_rtt_us;
+	bool lt_use_bw;
+	uint64_t lt_bw_bps;
+};
+
+/* a collapse of BBR's estimate on one ACK */
+struct bt_collapse {
+	uint64_t bw_prev_bps;     /* the estimate before this ACK */
+	uint64_t bw_bps;          /* and after */
+	double drop_ratio;        /* 1 - bw / bw_prev */
+	enum bt_cause cause;
+	bool reset_by_ack;        /* the culprit is this ACK's own sample */
+	struct bt_sample ack;     /* this ACK */
+	struct bt_sample culprit; /* the sample whose bandwidth is the new estimate */
+	char evidence[256];
+};
+
+/* --- record types ------------------------------------------------------------------- */
+
+/*
+ * Each record's fields in order: X(ID, table header with unit, width,
+ * scale, decimals), the ID naming a field of lib/trace.c.
+ */
+#define BT_MBPS 1e-6
+#define BT_FLOW_COLUMNS(X)                                                           \
+	X(TIME_S, "time s", 10, 0, 6)                                                 \
+	X(T_NS, NULL, 0, 0, 0)                                                        \
+	X(WALL_NS, NULL, 0, 0, 0)                                                     \
+	X(COOKIE, NULL, 0, 0, 0)                                                      \
+	X(SADDR, NULL, 0, 0, 0)                                                       \
+	X(DADDR, NULL, 0, 0, 0)                                                       \
+	X(SPORT, NULL, 0, 0, 0)                                                       \
+	X(DPORT, "dport", 5, 0, 0)                                                    \
+	X(SND_UNA, "snd_una", 10, 0, 0)
+
+#define BT_SAMPLE_COLUMNS(X)                                                         \
+	BT_FLOW_COLUMNS(X)                                                            \
+	X(SND_NXT, NULL, 0, 0, 0)                                                     \
+	X(MSS, NULL, 0, 0, 0)                                                         \
+	X(CWND, "cwnd", 5, 0, 0)                                                      \
+	X(PACING_RATE_BPS, NULL, 0, 0, 0)                                             \
+	X(DELIVERED, "dlv", 4, 0, 0)                                                  \
+	X(INTERVAL_US, NULL, 0, 0, 0)                                                 \
+	X(SND_INTERVAL_US, "snd us", 7, 0, 0)                                         \
+	X(RCV_INTERVAL_US, "rcv us", 7, 0, 0)                                         \
+	X(RTT_US, "rtt us", 6, 0, 0)                                                  \
+	X(LOSSES, NULL, 0, 0, 0)                                                      \
+	X(ACKED_SACKED, NULL, 0, 0, 0)                                                \
+	X(PRIOR_IN_FLIGHT, NULL, 0, 0, 0)                                             \
+	X(IS_APP_LIMITED, "app", 3, 0, 0)                                             \
+	X(IS_RETRANS, NULL, 0, 0, 0)                                                  \
+	X(IS_ACK_DELAYED, NULL, 0, 0, 0)                                              \
+	X(SAMPLE_BW_BPS, "smpl Mb/s", 9, BT_MBPS, 1)                                  \
+	X(BW_PREV_BPS, "bw0 Mb/s", 8, BT_MBPS, 1)                                     \
+	X(BW_BPS, "bw Mb/s", 8, BT_MBPS, 1)                                           \
+	X(MODE, "mode", -9, 0, 0)                                                     \
+	X(PACING_GAIN, "pg", 4, 0, 2)                                                 \
+	X(CWND_GAIN, NULL, 0, 0, 0)                                                   \
+	X(MIN_RTT_US, "mrtt us", 7, 0, 0)                                             \
+	X(LT_USE_BW, NULL, 0, 0, 0)                                                   \
+	X(LT_BW_BPS, NULL, 0, 0, 0)
+
+/* a collapse: the ACK's flow, the estimate before and after (in a collapse
+ * record, bw_prev_bps and bw_bps are the estimate BBR paces with: max-bw, or
+ * lt_bw while lt_use_bw), the cause, the culprit's rate sample, the flow's
+ * state after the ACK, and the evidence in words */
+#define BT_COLLAPSE_COLUMNS(X)                                                       \
+	BT_FLOW_COLUMNS(X)                                                            \
+	X(BW_PREV_BPS, "bw0 Mb/s", 9, BT_MBPS, 2)                                     \
+	X(BW_BPS, "bw Mb/s", 9, BT_MBPS, 3)                                           \
+	X(DROP_RATIO, "drop", 5, 0, 2)                                                \
+	X(CAUSE, "cause", -12, 0, 0)                                                  \
+	X(RESET_BY_ACK, NULL, 0, 0, 0)                                                \
+	X(SAMPLE_T_NS, NULL, 0, 0, 0)                                                 \
+	X(DELIVERED, "dlv", 4, 0, 0)                                                  \
+	X(INTERVAL_US, NULL, 0, 0, 0)                                                 \
+	X(SND_INTERVAL_US, "snd us", 7, 0, 0)                                         \
+	X(RCV_INTERVAL_US, "rcv us", 7, 0, 0)                                         \
+	X(RTT_US, NULL, 0, 0, 0)                                                      \
+	X(LOSSES, NULL, 0, 0, 0)                                                      \
+	X(ACKED_SACKED, NULL, 0, 0, 0)                                                \
+	X(PRIOR_IN_FLIGHT, NULL, 0, 0, 0)                                             \
+	X(IS_APP_LIMITED, "app", 3, 0, 0)                                             \
+	X(IS_RETRANS, NULL, 0, 0, 0)                                                  \
+	X(IS_ACK_DELAYED, "dly", 3, 0, 0)                                             \
+	X(SAMPLE_BW_BPS, NULL, 0, 0, 0)                                               \
+	X(SND_NXT, NULL, 0, 0, 0)                                                     \
+	X(MSS, NULL, 0, 0, 0)                                                         \
+	X(CWND, NULL, 0, 0, 0)                                                        \
+	X(PACING_RATE_BPS, NULL, 0, 0, 0)                                             \
+	X(MODE, "mode", -9, 0, 0)                                                     \
+	X(PACING_GAIN, NULL, 0, 0, 0)                                                 \
+	X(CWND_GAIN, NULL, 0, 0, 0)                                                   \
+	X(MIN_RTT_US, NULL, 0, 0, 0)                                                  \
+	X(LT_USE_BW, NULL, 0, 0, 0)                                                   \
+	X(LT_BW_BPS, NULL, 0, 0, 0)                                                   \
+	X(EVIDENCE, NULL, 0, 0, 0)
+
+/* each record's field indexes: BT_S_SND_UNA, BT_C_CAUSE, ...; the flow
+ * columns lead both records, so BT_F_* index either */
+enum bt_flow_field {
+#define BT_F_ENUM(id, head, width, scale, prec) BT_F_##id,
+	BT_FLOW_COLUMNS(BT_F_ENUM)
+#undef BT_F_ENUM
+	BT_FLOW_NFIELDS
+};
+enum bt_sample_field {
+#define BT_S_ENUM(id, head, width, scale, prec) BT_S_##id,
+	BT_SAMPLE_COLUMNS(BT_S_ENUM)
+#undef BT_S_ENUM
+	BT_SAMPLE_NFIELDS
+};
+enum bt_collapse_field {
+#define BT_C_ENUM(id, head, width, scale, prec) BT_C_##id,
+	BT_COLLAPSE_COLUMNS(BT_C_ENUM)
+#undef BT_C_ENUM
+	BT_COLLAPSE_NFIELDS
+};
+
+extern const struct rec_schema bt_sample_schema;   /* "type":"sample" */
+extern const struct rec_schema bt_collapse_schema; /* "type":"collapse" */
+
+/*
+ * The writer's side: one record through w. t0_ns is the trace's start, for
+ * the table's time column. Returns rec_write()'s result.
+ */
+int bt_sample_write(struct rec_writer *w, const struct bt_sample *s, uint64_t t0_ns);
+int bt_collapse_write(struct rec_writer *w, const struct bt_collapse *c, uint64_t t0_ns);
+
+/* --- the readers' side ------------------------------------------------------------- */
+
+/* which fields a record held; bit i is field i of its record type */
+struct bt_fieldset {
+	uint64_t bits[2];
+};
+static inline bool bt_has(const struct bt_fieldset *fs, unsigned int field)
+{
+	return fs->bits[field / 64] >> (field % 64) & 1;
+}
+
+/* the record's type: "sample", "collapse", ... (NULL when it has none) */
+const char *bt_record_type(const struct jl_obj *o);
+/*
+ * A parsed JSON line back into the struct it was written from; fields the
+ * line lacks (or holds with another type) stay zero and their bits clear.
+ * Returns the number of fields found.
+ */
+unsigned int bt_sample_read(const struct jl_obj *o, struct bt_sample *s, struct bt_fieldset *fs);
+unsigned int bt_collapse_read(const struct jl_obj *o, struct bt_collapse *c,
+			      struct bt_fieldset *fs);
+/* a field's JSON name (the readers' keys come from here, never typed) */
+const char *bt_sample_key(enum bt_sample_field f);
+const char *bt_collapse_key(enum bt_collapse_field f);
+
+#endif
