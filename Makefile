@@ -7,6 +7,10 @@
 #   make demo       install missing packages, build, and run the main scenario
 #   make bench      run the benchmarks (measurements, not pass/fail)
 #   make fuzz       run the fuzz harnesses (FUZZ_SECONDS per target, default 600)
+#   make bpf-arm64  compile every BPF program for arm64 too, into build/bpf-arm64
+#   make install    tools, man pages, bash completions and plot templates under
+#                   PREFIX (default /usr/local), staged under DESTDIR if given;
+#                   make uninstall removes exactly those files
 #
 # Each tool's folder has a module.mk that declares what it builds; this file
 # holds the shared rules only.
@@ -39,6 +43,10 @@ VARIANT   := rel
 SAN_FLAGS :=
 endif
 
+# where make install puts things (DESTDIR: a staging root in front of them all)
+PREFIX    ?= /usr/local
+DATADIR   := $(PREFIX)/share/bbrkit
+
 BUILD     := build
 OBJ       := $(BUILD)/$(VARIANT)
 GEN       := $(BUILD)/gen
@@ -54,11 +62,23 @@ CFLAGS    += -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
 LDFLAGS   += $(SAN_FLAGS)
 BPF_LIBS  := -lbpf -lelf -lz
 
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
-              -Wno-unused-function -Ibpf/include -I. -I/usr/include/$(TRIPLET) -MMD -MP
+BPF_CFLAGS := -g -O2 -target bpf -Wall -Werror -Wno-unused-function -Ibpf/include -I. -MMD -MP
+# the target's register names (bpf_tracing.h) and its asm/ headers: the build
+# machine's own here; `make bpf-arm64` sets arm64's
+BPF_ARCH_FLAGS := -D__TARGET_ARCH_$(ARCH) -I/usr/include/$(TRIPLET)
+# arm64's asm/ headers: on an arm64 machine its own; elsewhere Debian's
+# linux-libc-dev-arm64-cross. -idirafter keeps linux/ from /usr/include.
+ifeq ($(ARCH),arm64)
+ARM64_ASM_INC := /usr/include/$(TRIPLET)
+else
+ARM64_ASM_INC := /usr/aarch64-linux-gnu/include
+endif
+BPF_ARM64  := $(BUILD)/bpf-arm64
 
 # Filled in by the module.mk files.
 TOOLS      :=
+# the tools that need root: installed to sbin, man section 8
+SBIN_TOOLS :=
 BENCH_PROGS :=
 UNIT_TESTS :=
 FUZZ_TARGETS :=
@@ -69,7 +89,8 @@ include $(sort $(wildcard */module.mk))
 LIB_OBJS   := $(LIB_SRCS:%.c=$(OBJ)/%.o)
 LIBTK      := $(OBJ)/libtoolkit.a
 
-.PHONY: all test demo bench fuzz clean deps unit-tests bench-progs fuzz-build kernel-table FORCE
+.PHONY: all test demo bench fuzz clean deps unit-tests bench-progs fuzz-build kernel-table bpf-arm64 \
+        install uninstall install-list FORCE
 all: $(addprefix $(BIN)/,$(TOOLS))
 
 deps:
@@ -79,6 +100,11 @@ deps:
 $(BUILD)/variant: FORCE
 	@mkdir -p $(@D)
 	@echo $(VARIANT) | cmp -s - $@ || echo $(VARIANT) > $@
+
+# the data directory compiled into the tools that read DATADIR: rebuilt on a new PREFIX
+$(BUILD)/datadir: FORCE
+	@mkdir -p $(@D)
+	@echo '$(DATADIR)' | cmp -s - $@ || echo '$(DATADIR)' > $@
 
 # --- user space ---------------------------------------------------------------
 $(OBJ)/%.o: %.c
@@ -91,10 +117,24 @@ $(LIBTK): $(LIB_OBJS)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 # --- BPF: clang + CO-RE, skeletons from bpftool -------------------------------
-$(GEN)/%.bpf.o: bpf/%.bpf.c
+define bpf_compile
 	@mkdir -p $(@D)
-	@$(if $(Q),echo "  BPF     $<")
-	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	@$(if $(Q),echo "  BPF     $@")
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(BPF_ARCH_FLAGS) -c $< -o $@
+endef
+
+$(GEN)/%.bpf.o: bpf/%.bpf.c
+	$(bpf_compile)
+
+# every BPF object compiled for arm64 too: a compile check, no skeletons
+$(BPF_ARM64)/%.bpf.o: BPF_ARCH_FLAGS := -D__TARGET_ARCH_arm64 -idirafter $(ARM64_ASM_INC)
+$(BPF_ARM64)/%.bpf.o: bpf/%.bpf.c | $(ARM64_ASM_INC)/asm/types.h
+	$(bpf_compile)
+
+$(ARM64_ASM_INC)/asm/types.h:
+	$(error arm64's asm/ headers are missing ($@): run ./scripts/install-deps.sh (linux-libc-dev-arm64-cross))
+
+bpf-arm64: $(patsubst bpf/%.bpf.c,$(BPF_ARM64)/%.bpf.o,$(wildcard bpf/*.bpf.c))
 
 $(GEN)/%.skel.h: $(GEN)/%.bpf.o
 	@$(if $(Q),echo "  SKEL    $@")
@@ -184,6 +224,37 @@ fuzz-build: $(addprefix $(BUILD)/fuzz/,$(FUZZ_TARGETS))
 fuzz: deps
 	$(Q)$(MAKE) --no-print-directory fuzz-build
 	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_TARGETS="$(FUZZ_TARGETS)" ./tests/fuzz/run.sh
+
+# --- make install, make uninstall ------------------------------------------------------
+# The install list, "MODE SOURCE DEST" per file, is the one contract: install
+# copies it, uninstall removes exactly its DESTs, and tests/bats/install.bats
+# reads it (make -s install-list). DEST is under PREFIX; DESTDIR goes before it.
+MANDIR      := $(PREFIX)/share/man
+COMPDIR     := $(PREFIX)/share/bash-completion/completions
+tool_dir     = $(PREFIX)/$(if $(filter $(1),$(SBIN_TOOLS)),sbin,bin)
+man_section  = $(if $(filter $(1),$(SBIN_TOOLS)),8,1)
+man_entry    = 644:man/$(1).$(2):$(MANDIR)/man$(2)/$(1).$(2)
+
+INSTALL_LIST := $(foreach t,$(TOOLS),755:$(BIN)/$(t):$(call tool_dir,$(t))/$(t)) \
+                $(foreach t,$(TOOLS),$(call man_entry,$(t),$(call man_section,$(t)))) \
+                $(foreach t,$(TOOLS),644:completion/bbrkit.bash:$(COMPDIR)/$(t)) \
+                $(foreach g,$(sort $(wildcard plots/*.gp)),644:$(g):$(DATADIR)/plots/$(notdir $(g)))
+install_mode = $(word 1,$(subst :, ,$(1)))
+install_src  = $(word 2,$(subst :, ,$(1)))
+install_dest = $(DESTDIR)$(word 3,$(subst :, ,$(1)))
+
+install-list:
+	@$(foreach e,$(INSTALL_LIST),echo '$(subst :, ,$(e))';)
+
+install: $(foreach e,$(INSTALL_LIST),$(call install_src,$(e)))
+	$(Q)$(foreach e,$(INSTALL_LIST),$(if $(Q),echo "  INSTALL $(call install_dest,$(e))" &&) \
+		install -D -m $(call install_mode,$(e)) $(call install_src,$(e)) '$(call install_dest,$(e))' &&) true
+
+# DATADIR is ours alone: its directories go too, when nothing else is in them
+uninstall:
+	$(Q)rm -f $(foreach e,$(INSTALL_LIST),'$(call install_dest,$(e))')
+	$(Q)for d in '$(DESTDIR)$(DATADIR)/plots' '$(DESTDIR)$(DATADIR)'; do \
+		[ ! -d "$$d" ] || rmdir --ignore-fail-on-non-empty "$$d"; done
 
 clean:
 	rm -rf $(BUILD) $(BIN)

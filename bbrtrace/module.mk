@@ -1,5 +1,6 @@
 # bbrtrace: every BBR rate sample, per ACK (issue 2)
 TOOLS += bbrtrace
+SBIN_TOOLS += bbrtrace  # BPF: root, or CAP_BPF + CAP_PERFMON + CAP_NET_ADMIN
 bbrtrace_SRCS := bbrtrace/main.c bbrtrace/backend.c bbrtrace/reorder.c bbrtrace/sample.c bbrtrace/defaultcc.c bbrtrace/guard.c \
                  bbrtrace/detect.c bbrtrace/verdict.c
 bbrtrace_BPF  := bbr_traced bbr_traced_pre610 bbrtrace_fentry bbrtrace_kprobe

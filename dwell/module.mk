@@ -3,6 +3,7 @@
 # packet rate) and sfu_echo (a UDP echo "SFU" that measures its own jitter,
 # loss and per-datagram wait).
 TOOLS += udpdwell rtpsend sfu_echo
+SBIN_TOOLS += udpdwell  # BPF: root, or CAP_BPF + CAP_PERFMON
 
 udpdwell_SRCS := dwell/udpdwell.c dwell/backend.c dwell/snapshot.c dwell/stats.c \
                  dwell/reasons.c dwell/owner.c
@@ -13,7 +14,7 @@ rtpsend_SRCS  := dwell/rtpsend.c dwell/rtp.c
 sfu_echo_SRCS := dwell/sfu_echo.c dwell/rtp.c
 
 # the FIFO uses cmpxchg and xchg (BPF ISA v3, kernel 5.12+)
-$(GEN)/udpdwell_%.bpf.o: BPF_CFLAGS += -mcpu=v3
+$(GEN)/udpdwell_%.bpf.o $(BPF_ARM64)/udpdwell_%.bpf.o: BPF_CFLAGS += -mcpu=v3
 
 UNIT_TESTS += test_udpdwell test_udpdwell_fifo test_prom
 test_udpdwell_SRCS := dwell/stats.c dwell/reasons.c dwell/snapshot.c dwell/owner.c dwell/rtp.c

@@ -22,15 +22,22 @@
 #include "log.h"
 #include "plots/plotdata.h"
 
+/* the installed data directory, from PREFIX (Makefile) */
+#ifndef TK_DATADIR
+#define TK_DATADIR "/usr/local/share/bbrkit"
+#endif
+
 static const char usage_text[] =
 	"Usage: bbrplot --trace T.jsonl [--pcap F.pcap] -o OUT.png|OUT.svg [OPTIONS]\n"
 	"       bbrplot dwell UDPDWELL.jsonl -o OUT.png|OUT.svg [OPTIONS]\n"
 	"       bbrplot upf SWEEP.csv -o OUT.png|OUT.svg [OPTIONS]\n"
 	"       bbrplot sweep SWEEP.csv -o OUT.png|OUT.svg [OPTIONS]\n"
 	"\n"
-	"Draws with gnuplot, from the templates in plots/ (dip.gp, dwell.gp, upf.gp,\n"
-	"sweep.gp; BBRPLOT_TEMPLATES=DIR to use others). The format follows OUT's\n"
-	"extension: PNG (cairo) or SVG.\n"
+	"Draws with gnuplot, from the templates dip.gp, dwell.gp, upf.gp and sweep.gp:\n"
+	"those in BBRPLOT_TEMPLATES=DIR when it is set, else the first found of\n"
+	"../share/bbrkit/plots beside this program (installed), ../plots beside it (the\n"
+	"source tree) and " TK_DATADIR "/plots. The format follows OUT's extension:\n"
+	"PNG (cairo) or SVG.\n"
 	"\n"
 	"The dip plot (--trace), on one time axis (seconds since the trace's first sample):\n"
 	"  upper panel (Mbit/s, log): the capture's throughput, data sent and data ACKed\n"
@@ -100,7 +107,7 @@ static void cleanup(void)
 		nftw(data_dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
 
-/* where this program lives: the templates are in ../plots, bbrpcap beside it */
+/* where this program lives: its templates are found from there, bbrpcap beside it */
 static const char *exe_dir(void)
 {
 	static char dir[PATH_MAX];
@@ -117,20 +124,45 @@ static const char *exe_dir(void)
 	return dir;
 }
 
+/* PATH = DIR/NAME, when that file is readable */
+static bool template_in(const char *dir, const char *name, char *path, size_t len)
+{
+	int n = snprintf(path, len, "%s/%s", dir, name);
+
+	return n > 0 && (size_t)n < len && access(path, R_OK) == 0;
+}
+
+/*
+ * The template NAME, in BBRPLOT_TEMPLATES alone when it is set. Else beside
+ * the program before the compiled-in TK_DATADIR: a build tree or a staged
+ * install (DESTDIR) then draws with its own templates, never another
+ * install's.
+ */
 static int find_template(const char *name, char *path, size_t len)
 {
 	const char *env = getenv("BBRPLOT_TEMPLATES");
+	char installed[PATH_MAX], tree[PATH_MAX], found[PATH_MAX];
+	const char *datadir = TK_DATADIR "/plots";
 
-	if (env && *env)
-		snprintf(path, len, "%s/%s", env, name);
-	else
-		snprintf(path, len, "%s/../plots/%s", exe_dir(), name);
-	if (access(path, R_OK)) {
+	if (env && *env) {
+		if (template_in(env, name, path, len))
+			return 0;
 		elog("cannot read the gnuplot template %s (%s); set BBRPLOT_TEMPLATES to the plots/ directory",
 		     path, strerror(errno));
 		return -1;
 	}
-	return 0;
+	snprintf(installed, sizeof(installed), "%s/../share/bbrkit/plots", exe_dir());
+	snprintf(tree, sizeof(tree), "%s/../plots", exe_dir());
+	if (template_in(installed, name, path, len) || template_in(tree, name, path, len) ||
+	    template_in(datadir, name, path, len)) {
+		if (realpath(path, found))
+			snprintf(path, len, "%s", found);
+		vlog("template %s", path);
+		return 0;
+	}
+	elog("cannot find the gnuplot template %s in %s, %s or %s; set BBRPLOT_TEMPLATES to a directory that holds it",
+	     name, installed, tree, datadir);
+	return -1;
 }
 
 /* a gnuplot string literal: single quotes, a quote doubled */

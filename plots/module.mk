@@ -4,3 +4,7 @@ bbrplot_SRCS := plots/bbrplot.c plots/plotdata.c
 
 UNIT_TESTS += test_bbrplot
 test_bbrplot_SRCS := plots/plotdata.c
+
+# the installed templates' directory (find_template), from PREFIX
+$(OBJ)/plots/bbrplot.o: CFLAGS += -DTK_DATADIR='"$(DATADIR)"'
+$(OBJ)/plots/bbrplot.o: $(BUILD)/datadir

@@ -2,6 +2,7 @@
 # journal that restores them exactly (issue 3). libnl-3 / libnl-route-3.
 QUICKACK_CORE := quickack/route.c quickack/journal.c
 TOOLS += quickack
+SBIN_TOOLS += quickack  # route changes: CAP_NET_ADMIN
 quickack_SRCS := quickack/main.c quickack/args.c quickack/nl.c quickack/output.c $(QUICKACK_CORE)
 quickack_LIBS := -lnl-route-3 -lnl-3 -lz
 

@@ -8,9 +8,13 @@ PKGS=(
   make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev
   libpcap-dev libnl-3-dev libnl-route-3-dev libcmocka-dev libclang-rt-14-dev
   libdpdk-dev
+  # arm64's uapi asm headers, for the arm64 compile check of bpf/ (make bpf-arm64)
+  linux-libc-dev-arm64-cross
   # run and test
   iproute2 iperf3 tcpdump tshark tcptrace gnuplot-nox bats jq procps
   python3-scapy prometheus afl++ valgrind curl
+  # make install's man pages and bash completions, and their tests
+  groff-base man-db bash-completion
   # the kernel matrix: Debian's kernels booted under QEMU (tests/kernels/)
   qemu-system-x86 busybox-static kmod xz-utils
 )

@@ -7,8 +7,9 @@
  * against the running kernel's BTF (vmlinux or module BTF), so field offsets
  * never come from the headers of the build machine.
  *
- * __VMLINUX_H__ is defined so that bpf_tracing.h uses the kernel's pt_regs
- * register names (di, si, ...) declared below.
+ * __VMLINUX_H__ is defined so that bpf_tracing.h uses the kernel's register
+ * names declared below (x86's pt_regs: di, si, ...; arm64's user_pt_regs:
+ * regs[0..30]), chosen by __TARGET_ARCH_x86 or __TARGET_ARCH_arm64.
  */
 #ifndef TK_CORE_BPF_H
 #define TK_CORE_BPF_H
@@ -31,10 +32,35 @@ typedef _Bool bool;
 
 #pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
 
+#if defined(__TARGET_ARCH_x86)
 struct pt_regs {
 	unsigned long r15, r14, r13, r12, bp, bx, r11, r10, r9, r8;
 	unsigned long ax, cx, dx, si, di, orig_ax, ip, cs, flags, sp, ss;
 };
+#elif defined(__TARGET_ARCH_arm64)
+/* bpf_tracing.h reads arm64's registers through user_pt_regs, which pt_regs begins with */
+struct user_pt_regs {
+	u64 regs[31];
+	u64 sp;
+	u64 pc;
+	u64 pstate;
+};
+
+struct pt_regs {
+	union {
+		struct user_pt_regs user_regs;
+		struct {
+			u64 regs[31];
+			u64 sp;
+			u64 pc;
+			u64 pstate;
+		};
+	};
+	u64 orig_x0;
+};
+#else
+#error "tk_core.bpf.h declares pt_regs for x86 and arm64 only: add this architecture's"
+#endif
 
 typedef struct {
 	s64 counter;
