@@ -23,18 +23,21 @@
 #include "cli.h"
 #include "common.h"
 #include "log.h"
+#include "opt.h"
 #include "prom.h"
 #include "record.h"
 
 #define MAX_DEFAULT_NS 16
 
 struct env {
-	enum bt_backend_kind backend;
+	int backend;              /* enum bt_backend_kind */
 	struct bt_config cfg;
 	enum rec_format format;
 	bool format_set;
 	const char *output;
-	uint64_t duration_s;
+	double duration_s;        /* 0: until Ctrl-C */
+	uint32_t ringbuf_mb;
+	bool no_tap;
 	bool set_default;
 	const char *default_ns[MAX_DEFAULT_NS];
 	int n_default_ns;
@@ -71,9 +74,9 @@ static void on_signal(int sig)
 	exiting = 1;
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f,
+/* --- the command line ----------------------------------------------------------------- */
+
+static const char synopsis[] =
 "Usage: bbrtrace [OPTIONS]\n"
 "Record each BBR rate sample as the kernel computes it, on every ACK of the\n"
 "chosen flows, with BBR's max-bw filter before and after that ACK.\n"
@@ -88,47 +91,11 @@ static void usage(FILE *f)
 "              'congctl bbr_traced', or the default-CC sysctl (--set-default)\n"
 "  auto        the first of fentry, kprobe, struct_ops that works; one line on\n"
 "              stderr says which and why the others were refused\n"
+"\n";
+
+static const char footer[] =
 "\n"
-"Options:\n"
-"  -b, --backend NAME      auto|fentry|kprobe|struct_ops\n"
-"      --saddr ADDR        only flows with this local address (IPv4 or IPv6)\n"
-"      --daddr ADDR        only flows with this remote address\n"
-"      --sport PORT        only flows with this local port\n"
-"      --dport PORT        only flows with this remote port\n"
-"      --cookie N          only the socket with this cookie (ss -e shows it)\n"
-"                          Filters run in the kernel: other flows cost nothing.\n"
-"  -f, --format FMT        table (default on a terminal), csv, or json (JSON\n"
-"                          lines, the default otherwise)\n"
-"  -o, --output FILE       write records to FILE instead of stdout\n"
-"  -d, --duration SECONDS  stop after SECONDS (integer; default: until Ctrl-C)\n"
-"      --set-default       struct_ops: make bbr_traced the default congestion\n"
-"                          control of this network namespace while tracing\n"
-"      --set-default-in NS the same in network namespace NS (repeatable)\n"
-"                          The old value comes back at exit, even after SIGKILL.\n"
-"      --ringbuf-mb N      ring buffer size in MiB, a power of two (default 8)\n"
-"      --stats             turn on BPF run-time statistics while tracing and\n"
-"                          print each program's runs and ns/run at exit\n"
-"      --no-tap            struct_ops: run bbr_traced as plain BBR, without\n"
-"                          the tap (the benchmark's reference)\n"
-"      --probe             say, for each backend, whether its programs load\n"
-"                          (pass the verifier) and attach here, then exit\n"
-"      --cleanup           remove a stale bbr_traced left registered by an older\n"
-"                          run, then exit\n"
-"      --detect            find each collapse of the bandwidth estimate (a drop by\n"
-"                          at least --collapse-ratio on one ACK), write it as a\n"
-"                          \"type\":\"collapse\" record with its cause\n"
-"                          (delayed_ack, rate_drop, loss_policer, other) and its\n"
-"                          evidence, and end with a verdict (default: off)\n"
-"      --collapse-ratio R  the drop that counts as a collapse, 0.01..0.99\n"
-"                          (default 0.30: the estimate fell by 30%% or more)\n"
-"      --prometheus ADDR:PORT\n"
-"                          serve /metrics in Prometheus text format while\n"
-"                          tracing: samples, collapses by cause, the current\n"
-"                          estimate per flow (implies --detect)\n"
-"  -q, --quiet             no progress messages\n"
-"  -v, --verbose           more messages (-vv: libbpf's debug output too)\n"
-"  -h, --help              this help\n"
-"  -V, --version           print the version\n"
+"Filters run in the kernel: other flows cost nothing.\n"
 "\n"
 "Each sample: t_ns (CLOCK_MONOTONIC), wall_ns (CLOCK_REALTIME), cookie, saddr,\n"
 "daddr, sport, dport; snd_una, snd_nxt, mss, cwnd, pacing_rate_bps; the\n"
@@ -136,183 +103,148 @@ static void usage(FILE *f)
 "losses, acked_sacked, prior_in_flight, is_app_limited, is_retrans,\n"
 "is_ack_delayed; sample_bw_bps = delivered*mss*8/interval; BBR's bw_prev_bps\n"
 "and bw_bps (max-bw filter before/after, bit/s), mode, pacing_gain and\n"
-"cwnd_gain (ratios), min_rtt_us, lt_use_bw. In JSON, a \"type\":\"summary\"\n"
-"record at exit gives samples, lost events and elapsed time. Events lost in a\n"
-"full ring buffer are counted and reported, never hidden.\n"
-"\n"
-"With --detect, a collapse is an ACK after which BBR's estimate (the max-bw\n"
-"filter, or lt_bw while lt_use_bw) is below (1 - R) times what it was. Its\n"
-"cause: loss_policer when BBR is on its long-term rate after losses;\n"
-"delayed_ack when the sample that set the new estimate is not app-limited and\n"
-"rcv_interval_us >= 5 x snd_interval_us and >= 10 ms (the ACK was held, not\n"
-"the data; is_ack_delayed is only a hint); rate_drop when that sample's two\n"
-"intervals agree within 2x (the path delivered less); other otherwise, with\n"
-"the evidence. The summary gives counts by cause; a \"type\":\"verdict\"\n"
-"record and a sentence on stderr say what happened and what to fix.\n"
-"\n"
-"Needs root (or CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN) and kernel BTF.\n"
-"\n"
-"Exit status: 0 ok, 1 runtime failure, 2 bad arguments, 3 missing privilege,\n"
-"4 the kernel lacks a needed feature.\n"
-"Environment: TK_VMLINUX_BTF=FILE reads the kernel's BTF from FILE.\n");
+"cwnd_gain (ratios), min_rtt_us, lt_use_bw, lt_bw_bps. In JSON, a\n"
+"\"type\":\"summary\" record at exit gives samples, lost events and elapsed time.\n"
+"Events lost in a full ring buffer are counted and reported, never hidden.\n";
+
+/* the detector's rules, with its thresholds from lib/trace.h */
+static void detect_help(FILE *f)
+{
+	fprintf(f,
+		"\n"
+		"With --detect, a collapse is an ACK after which BBR's estimate (the max-bw\n"
+		"filter, or lt_bw while lt_use_bw) is below (1 - R) times what it was. Its\n"
+		"cause: %s when BBR is on its long-term rate after losses;\n"
+		"%s when the sample that set the new estimate is not app-limited and\n"
+		"rcv_interval_us >= %g x snd_interval_us and >= %u ms (the ACK was held, not\n"
+		"the data; is_ack_delayed is only a hint); %s when that sample's two\n"
+		"intervals agree within %gx (the path delivered less); %s otherwise, with\n"
+		"the evidence. The summary gives counts by cause; a \"type\":\"verdict\"\n"
+		"record and a sentence on stderr say what happened and what to fix.\n"
+		"\n"
+		"Needs root (or CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN) and kernel BTF.\n"
+		"Environment: TK_VMLINUX_BTF=FILE reads the kernel's BTF from FILE.\n",
+		bt_cause_names[BT_CAUSE_LOSS_POLICER], bt_cause_names[BT_CAUSE_DELAYED_ACK],
+		BT_DELACK_RATIO, BT_DELACK_FLOOR_US / 1000, bt_cause_names[BT_CAUSE_RATE_DROP],
+		BT_AGREE_RATIO, bt_cause_names[BT_CAUSE_OTHER]);
 }
 
-enum {
-	OPT_SADDR = 256, OPT_DADDR, OPT_SPORT, OPT_DPORT, OPT_COOKIE, OPT_SET_DEFAULT,
-	OPT_SET_DEFAULT_IN, OPT_RINGBUF, OPT_PROBE, OPT_CLEANUP, OPT_STATS, OPT_NO_TAP,
-	OPT_DETECT, OPT_COLLAPSE_RATIO, OPT_PROMETHEUS,
-};
-
-static void parse_args(int argc, char **argv, struct env *env)
+static int set_addr(void *cfg, const char *opt, const char *val)
 {
-	static const struct option opts[] = {
-		{ "backend", required_argument, NULL, 'b' },
-		{ "saddr", required_argument, NULL, OPT_SADDR },
-		{ "daddr", required_argument, NULL, OPT_DADDR },
-		{ "sport", required_argument, NULL, OPT_SPORT },
-		{ "dport", required_argument, NULL, OPT_DPORT },
-		{ "cookie", required_argument, NULL, OPT_COOKIE },
-		{ "format", required_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "set-default", no_argument, NULL, OPT_SET_DEFAULT },
-		{ "set-default-in", required_argument, NULL, OPT_SET_DEFAULT_IN },
-		{ "ringbuf-mb", required_argument, NULL, OPT_RINGBUF },
-		{ "probe", no_argument, NULL, OPT_PROBE },
-		{ "cleanup", no_argument, NULL, OPT_CLEANUP },
-		{ "stats", no_argument, NULL, OPT_STATS },
-		{ "no-tap", no_argument, NULL, OPT_NO_TAP },
-		{ "detect", no_argument, NULL, OPT_DETECT },
-		{ "collapse-ratio", required_argument, NULL, OPT_COLLAPSE_RATIO },
-		{ "prometheus", required_argument, NULL, OPT_PROMETHEUS },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{}
-	};
+	struct env *env = cfg;
+	bool src = !strcmp(opt, "--saddr");
 	struct cli_addr addr;
-	bool no_tap = false;
-	uint32_t mb = 8;
-	int c, idx, verbosity = LOG_NORMAL;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":b:f:o:d:qvhV", opts, NULL)) != -1) {
-		switch (c) {
-		case 'b':
-			if (cli_parse_choice("--backend", optarg, bt_backend_names, &idx))
-				exit(TK_EXIT_USAGE);
-			env->backend = (enum bt_backend_kind)idx;
-			break;
-		case OPT_SADDR:
-		case OPT_DADDR: {
-			bool src = c == OPT_SADDR;
+	if (cli_parse_addr(opt, val, &addr))
+		return -1;
+	cli_addr_to_v6mapped(&addr, src ? env->cfg.filter.saddr : env->cfg.filter.daddr);
+	*(src ? &env->cfg.filter.has_saddr : &env->cfg.filter.has_daddr) = true;
+	return 0;
+}
 
-			if (cli_parse_addr(src ? "--saddr" : "--daddr", optarg, &addr))
-				exit(TK_EXIT_USAGE);
-			cli_addr_to_v6mapped(&addr, src ? env->cfg.filter.saddr : env->cfg.filter.daddr);
-			*(src ? &env->cfg.filter.has_saddr : &env->cfg.filter.has_daddr) = true;
-			break;
-		}
-		case OPT_SPORT:
-			if (cli_parse_port("--sport", optarg, &env->cfg.filter.sport))
-				exit(TK_EXIT_USAGE);
-			break;
-		case OPT_DPORT:
-			if (cli_parse_port("--dport", optarg, &env->cfg.filter.dport))
-				exit(TK_EXIT_USAGE);
-			break;
-		case OPT_COOKIE:
-			if (cli_parse_u64("--cookie", optarg, 1, UINT64_MAX, &env->cfg.filter.cookie))
-				exit(TK_EXIT_USAGE);
-			break;
-		case 'f':
-			if (rec_format_parse("--format", optarg, &env->format))
-				exit(TK_EXIT_USAGE);
-			env->format_set = true;
-			break;
-		case 'o':
-			env->output = optarg;
-			break;
-		case 'd':
-			if (cli_parse_u64("--duration", optarg, 1, 365ULL * 86400, &env->duration_s))
-				exit(TK_EXIT_USAGE);
-			break;
-		case OPT_SET_DEFAULT:
-			env->set_default = true;
-			break;
-		case OPT_SET_DEFAULT_IN:
-			if (env->n_default_ns >= MAX_DEFAULT_NS)
-				cli_usage_die("--set-default-in: at most %d namespaces", MAX_DEFAULT_NS);
-			env->default_ns[env->n_default_ns++] = optarg;
-			break;
-		case OPT_RINGBUF:
-			if (cli_parse_u32("--ringbuf-mb", optarg, 1, 1024, &mb))
-				exit(TK_EXIT_USAGE);
-			if (mb & (mb - 1))
-				cli_usage_die("--ringbuf-mb: %u is not a power of two", mb);
-			break;
-		case OPT_PROBE:
-			env->probe = true;
-			break;
-		case OPT_CLEANUP:
-			env->cleanup = true;
-			break;
-		case OPT_STATS:
-			env->stats = true;
-			break;
-		case OPT_NO_TAP:
-			no_tap = true;
-			break;
-		case OPT_DETECT:
-			env->detect = true;
-			break;
-		case OPT_COLLAPSE_RATIO:
-			if (cli_parse_double("--collapse-ratio", optarg, 0.01, 0.99,
-					     &env->collapse_ratio))
-				exit(TK_EXIT_USAGE);
-			break;
-		case OPT_PROMETHEUS: {
-			struct sockaddr_storage ss;
-			socklen_t sslen;
+static int set_default_in(void *cfg, const char *opt, const char *val)
+{
+	struct env *env = cfg;
 
-			if (prom_parse_listen("--prometheus", optarg, &ss, &sslen))
-				exit(TK_EXIT_USAGE);
-			env->prometheus = optarg;
-			env->detect = true;
-			break;
-		}
-		case 'q':
-			verbosity = LOG_QUIET;
-			break;
-		case 'v':
-			verbosity++;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(TK_EXIT_OK);
-		case 'V':
-			cli_print_version();
-			exit(TK_EXIT_OK);
-		case ':':
-			cli_usage_die("%s needs a value", argv[optind - 1]);
-		default:
-			if (optopt)
-				cli_usage_die("unknown option '-%c'", optopt);
-			cli_usage_die("unknown option '%s'", argv[optind - 1]);
-		}
+	if (env->n_default_ns >= MAX_DEFAULT_NS) {
+		elog("%s: at most %d namespaces", opt, MAX_DEFAULT_NS);
+		return -1;
 	}
-	if (optind < argc)
-		cli_usage_die("unexpected argument '%s'", argv[optind]);
+	env->default_ns[env->n_default_ns++] = val;
+	return 0;
+}
+
+static int set_ringbuf(void *cfg, const char *opt, const char *val)
+{
+	struct env *env = cfg;
+
+	if (cli_parse_u32(opt, val, 1, 1024, &env->ringbuf_mb))
+		return -1;
+	if (env->ringbuf_mb & (env->ringbuf_mb - 1)) {
+		elog("%s: %u is not a power of two", opt, env->ringbuf_mb);
+		return -1;
+	}
+	return 0;
+}
+
+static int set_prometheus(void *cfg, const char *opt, const char *val)
+{
+	struct env *env = cfg;
+	struct sockaddr_storage ss;
+	socklen_t sslen;
+
+	if (prom_parse_listen(opt, val, &ss, &sslen))
+		return -1;
+	env->prometheus = val;
+	env->detect = true;
+	return 0;
+}
+
+#define TK_OPT_CFG struct env
+static const struct opt options[] = {
+	OPT_E_CHOICE("backend", 'b', "NAME", backend, bt_backend_names, "auto|fentry|kprobe|struct_ops"),
+	OPT_E_CALL("saddr", 0, "ADDR", set_addr, "only flows with this local address (IPv4 or IPv6)"),
+	OPT_E_CALL("daddr", 0, "ADDR", set_addr, "only flows with this remote address"),
+	OPT_E_PORT("sport", 0, "PORT", cfg.filter.sport, "only flows with this local port"),
+	OPT_E_PORT("dport", 0, "PORT", cfg.filter.dport, "only flows with this remote port"),
+	OPT_E_U64("cookie", 0, "N", cfg.filter.cookie, 1, (double)UINT64_MAX,
+		  "only the socket with this cookie (ss -e shows it)"),
+	OPT_E_FORMAT(format, format_set),
+	OPT_E_OUTPUT(output, "write records to FILE instead of stdout"),
+	OPT_E_DURATION(duration_s, "stop after SECONDS (default: until Ctrl-C)"),
+	OPT_E_FLAG("set-default", 0, set_default, "struct_ops: make bbr_traced the default congestion\n"
+						  "control of this network namespace while tracing"),
+	OPT_E_CALL("set-default-in", 0, "NS", set_default_in,
+		   "the same in network namespace NS (repeatable)\n"
+		   "The old value comes back at exit, even after SIGKILL."),
+	OPT_E_CALL("ringbuf-mb", 0, "N", set_ringbuf, "ring buffer size in MiB, a power of two (default 8)"),
+	OPT_E_FLAG("stats", 0, stats, "turn on BPF run-time statistics while tracing and\n"
+				      "print each program's runs and ns/run at exit"),
+	OPT_E_FLAG("no-tap", 0, no_tap, "struct_ops: run bbr_traced as plain BBR, without\n"
+					"the tap (the benchmark's reference)"),
+	OPT_E_FLAG("probe", 0, probe, "say, for each backend, whether its programs load\n"
+				      "(pass the verifier) and attach here, then exit"),
+	OPT_E_FLAG("cleanup", 0, cleanup, "remove a stale bbr_traced left registered by an older\n"
+					  "run, then exit"),
+	OPT_E_FLAG("detect", 0, detect, "find each collapse of the bandwidth estimate (a drop by\n"
+					"at least --collapse-ratio on one ACK), write it as a\n"
+					"\"type\":\"collapse\" record with its cause and its\n"
+					"evidence, and end with a verdict (default: off)"),
+	OPT_E_DOUBLE("collapse-ratio", 0, "R", collapse_ratio, 0.01, 0.99,
+		     "the drop that counts as a collapse, 0.01..0.99\n"
+		     "(default 0.30: the estimate fell by 30% or more)"),
+	OPT_E_CALL("prometheus", 0, "ADDR:PORT", set_prometheus,
+		   "serve /metrics in Prometheus text format while\n"
+		   "tracing: samples, collapses by cause, the current\n"
+		   "estimate per flow (implies --detect)"),
+	OPT_E_STANDARD,
+	OPT_E_END,
+};
+#undef TK_OPT_CFG
+
+static const int exit_codes[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NOPERM, TK_EXIT_NOTSUP, -1 };
+static const struct opt_cli cli = { synopsis, options, footer, detect_help, exit_codes };
+
+/* what the options say together */
+static void check_args(struct env *env)
+{
 	if ((env->set_default || env->n_default_ns) && env->backend != BT_STRUCT_OPS &&
 	    env->backend != BT_AUTO)
 		cli_usage_die("--set-default needs the struct_ops backend");
-	log_set_level(verbosity);
-	env->cfg.ringbuf_bytes = mb << 20;
-	env->cfg.wakeup_bytes = env->cfg.ringbuf_bytes / 32;
-	env->cfg.tap = !no_tap;
-	if (no_tap && env->backend != BT_STRUCT_OPS)
+	if (env->no_tap && env->backend != BT_STRUCT_OPS)
 		cli_usage_die("--no-tap needs --backend struct_ops");
+	env->cfg.ringbuf_bytes = env->ringbuf_mb << 20;
+	env->cfg.wakeup_bytes = env->cfg.ringbuf_bytes / 32;
+	env->cfg.tap = !env->no_tap;
+}
+
+static void parse_args(int argc, char **argv, struct env *env)
+{
+	int first = opt_parse(&cli, argc, argv, env);
+
+	if (first < argc)
+		cli_usage_die("unexpected argument '%s' (see --help)", argv[first]);
+	check_args(env);
 }
 
 static int64_t mono_to_wall_offset(void)
@@ -654,7 +586,7 @@ static int trace_loop(const struct env *env, struct run *r)
 	rec_write_header(r->w, &bt_sample_schema);
 	rec_writer_flush(r->w);
 	r->t0_ns = tk_mono_ns();
-	deadline_ns = env->duration_s ? r->t0_ns + env->duration_s * TK_NSEC_PER_SEC : 0;
+	deadline_ns = env->duration_s > 0 ? r->t0_ns + (uint64_t)(env->duration_s * 1e9) : 0;
 	while (!exiting) {
 		uint64_t now;
 
@@ -735,7 +667,7 @@ static int stop_tracing(const struct env *env, struct run *r, int code)
 
 int main(int argc, char **argv)
 {
-	struct env env = { .backend = BT_AUTO, .collapse_ratio = BT_COLLAPSE_RATIO_DEFAULT };
+	struct env env = { .backend = BT_AUTO, .collapse_ratio = BT_COLLAPSE_RATIO_DEFAULT, .ringbuf_mb = 8 };
 	struct run r = { .stats_fd = -1 };
 	int code;
 

@@ -8,17 +8,36 @@
 #include <time.h>
 
 /*
- * Exit codes shared by all tools. A tool documents in --help which of them it
- * uses; tools with more failure classes (quickack) add their own from 10 up.
+ * The exit codes of the whole toolkit: one table, so that the same failure
+ * has the same code in every tool and no code means two things. Each tool's
+ * --help lists the codes it uses, with these words (tk_exit_help).
+ * X(name, code, what it means)
  */
+#define TK_EXIT_CODES(X)                                                                   \
+	X(OK, 0, "success")                                                                 \
+	X(FAIL, 1, "a runtime failure not named below")                                     \
+	X(USAGE, 2, "bad arguments")                                                        \
+	X(NOPERM, 3, "a missing privilege")                                                 \
+	X(NOTSUP, 4, "the kernel lacks a needed feature")                                   \
+	X(DATA, 5, "bad input: a file missing, unreadable, damaged or not of the kind expected") \
+	X(NODEV, 10, "no such network device")                                              \
+	X(NOTABLE, 11, "no such routing table")                                             \
+	X(NONETNS, 12, "no such network namespace")                                         \
+	X(NOROUTE, 13, "no route matches")                                                  \
+	X(REFUSED, 14, "the kernel refused the change; nothing was applied")                \
+	X(PARTIAL, 15, "some changes were applied, some refused")                           \
+	X(VERIFY, 16, "read back, a route is not what was asked")                           \
+	X(JOURNAL, 17, "the journal cannot be written, synced or locked; nothing applied")  \
+	X(UNSAFE, 18, "a matching route cannot be changed safely")                          \
+	X(NETWORK, 20, "a connection or network I/O failed")                                \
+	X(UNMATCHED, 21, "--strict: a record found no frame in the capture")                \
+	X(IDENTITY, 22, "the figures fail the identity Mpps = workers x Hz / cycles")        \
+	X(COUNTERS, 23, "--verify: counters differ from what was sent")
+
 enum tk_exit {
-	TK_EXIT_OK = 0,
-	TK_EXIT_FAIL = 1,     /* runtime failure not covered below */
-	TK_EXIT_USAGE = 2,    /* bad arguments */
-	TK_EXIT_NOPERM = 3,   /* missing privilege (root, CAP_BPF, CAP_NET_ADMIN) */
-	TK_EXIT_NOTSUP = 4,   /* the kernel lacks a needed feature (BTF, a hook) */
-	TK_EXIT_DATA = 5,     /* bad input data (a truncated file, a corrupt journal) */
-	TK_EXIT_LOST = 6,     /* finished, but events were lost (only with --strict) */
+#define TK_EXIT_ENUM(name, code, what) TK_EXIT_##name = code,
+	TK_EXIT_CODES(TK_EXIT_ENUM)
+#undef TK_EXIT_ENUM
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

@@ -55,15 +55,21 @@ teardown() {
 	tk_run bbrtrace --backend ebpf
 	expect_status 2; expect_one_line_stderr
 	expect_stderr "bbrtrace: --backend: 'ebpf' is not one of auto|fentry|kprobe|struct_ops"
-	tk_run bbrtrace --duration 2.5
+	tk_run bbrtrace --duration 2.5x
 	expect_status 2; expect_one_line_stderr
-	expect_stderr "bbrtrace: --duration: '2.5' is not an integer"
+	expect_stderr "bbrtrace: --duration: '2.5x' is not a number"
 	tk_run bbrtrace --ringbuf-mb 3
 	expect_status 2
 	expect_stderr "bbrtrace: --ringbuf-mb: 3 is not a power of two"
 	tk_run bbrtrace --bogus
-	expect_status 2
-	expect_stderr "bbrtrace: unknown option '--bogus'"
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "bbrtrace: unknown option '--bogus' (see --help)"
+	tk_run bbrtrace --probe=1
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "bbrtrace: --probe takes no value (see --help)"
+	tk_run bbrtrace --dport
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "bbrtrace: --dport needs a value (see --help)"
 }
 
 @test "without root: a clear error naming the privilege, exit 3" {

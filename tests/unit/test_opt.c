@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * lib/opt.h: a table of options parses into the settings it names, and
+ * --help's option lines come from the same table. (A bad command line exits;
+ * tests/bats/cli_errors.bats checks those lines for every tool.)
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "log.h"
+#include "opt.h"
+#include "record.h"
+
+struct settings {
+	bool flag, on;
+	const char *out;
+	uint64_t n;
+	uint32_t k;
+	double ratio, secs;
+	uint16_t port;
+	int pick;
+	enum rec_format fmt;
+	bool fmt_given;
+	int calls;
+};
+
+static int count_call(void *cfg, const char *opt, const char *val)
+{
+	struct settings *s = cfg;
+
+	(void)opt;
+	s->calls += val && !strcmp(val, "x");
+	return 0;
+}
+
+static const char *const picks[] = { "red", "green", NULL };
+
+#define TK_OPT_CFG struct settings
+static const struct opt table[] = {
+	OPT_E_FLAG("flag", 'F', flag, "a flag"),
+	OPT_E_UNFLAG("no-on", 0, on, "turns on off"),
+	OPT_E_OUTPUT(out, "where it goes"),
+	OPT_E_U64("n", 'n', "N", n, 1, 100, "a number"),
+	OPT_E_U32("k", 0, "K", k, 0, 9, "another"),
+	OPT_E_DOUBLE("ratio", 0, "R", ratio, 0.01, 0.99, "a ratio\nsecond line"),
+	OPT_E_DURATION(secs, "how long"),
+	OPT_E_PORT("port", 'p', "PORT", port, "a port"),
+	OPT_E_CHOICE("pick", 0, "C", pick, picks, "a choice"),
+	OPT_E_FORMAT(fmt, fmt_given),
+	OPT_E_CALL("call", 0, "V", count_call, "calls back"),
+	OPT_E_STANDARD,
+	OPT_E_END,
+};
+#undef TK_OPT_CFG
+static const struct opt_cli cli = { "Usage: t [OPTIONS] ARG\n", table, "Footer.\n", NULL, NULL };
+
+static void test_values_land(void **state)
+{
+	char *argv[] = { "t", "-F", "--no-on", "-o", "f.json", "-n", "7", "--k=3", "--ratio", "0.5",
+			 "-d", "0.25", "--port", "443", "--pick", "green", "-f", "csv", "ARG",
+			 "--call", "x", "--call=x", NULL };
+	struct settings s = { .on = true };
+	int first;
+	(void)state;
+
+	first = opt_parse(&cli, (int)ARRAY_SIZE(argv) - 1, argv, &s);
+	assert_true(s.flag);
+	assert_false(s.on);
+	assert_string_equal(s.out, "f.json");
+	assert_int_equal(s.n, 7);
+	assert_int_equal(s.k, 3);
+	assert_true(s.ratio == 0.5);
+	assert_true(s.secs == 0.25);
+	assert_int_equal(s.port, 443);
+	assert_int_equal(s.pick, 1);
+	assert_int_equal(s.fmt, REC_CSV);
+	assert_true(s.fmt_given);
+	assert_int_equal(s.calls, 2);
+	/* getopt moved the argument after the options */
+	assert_int_equal(first, (int)ARRAY_SIZE(argv) - 2);
+	assert_string_equal(argv[first], "ARG");
+}
+
+/* --help's lines: the head, the help text at its column, continuations indented */
+static void test_usage_lines(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	(void)state;
+
+	opt_usage(&cli, f);
+	fclose(f);
+	assert_non_null(strstr(buf, "Usage: t [OPTIONS] ARG\nOptions:\n"));
+	assert_non_null(strstr(buf, "\n  -F, --flag              a flag\n"));
+	assert_non_null(strstr(buf, "\n      --ratio R           a ratio\n                          second line\n"));
+	assert_non_null(strstr(buf, "\n  -d, --duration SECONDS  how long\n"));
+	assert_non_null(strstr(buf, "\n  -V, --version           print the version\nFooter.\n"));
+	free(buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_values_land),
+		cmocka_unit_test(test_usage_lines),
+	};
+
+	log_init("test_opt");
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
