@@ -28,6 +28,9 @@
 #define BPF_F_LINK (1U << 13)
 #endif
 #define BT_ATTACH_STRUCT_OPS 44 /* enum bpf_attach_type BPF_STRUCT_OPS, 6.4+ */
+/* the kernel's internal "operation not supported" (include/linux/errno.h),
+ * which struct_ops maps return to user space; no UAPI header names it */
+#define ENOTSUPP 524
 
 const char *const bt_backend_names[] = { "auto", "fentry", "kprobe", "struct_ops", NULL };
 
@@ -310,7 +313,7 @@ int bt_stale_cleanup(int *removed, char *why, size_t len)
 		if (bpf_map_delete_elem(fd, &zero) == 0) {
 			ilog("removed stale bbr_traced (struct_ops map id %u)", ids[i]);
 			(*removed)++;
-		} else if (errno != 524 /* ENOTSUPP */ && errno != EINVAL && errno != ENOENT) {
+		} else if (errno != ENOTSUPP && errno != EINVAL && errno != ENOENT) {
 			snprintf(why, len, "cannot unregister bbr_traced (map id %u): %s", ids[i],
 				 strerror(errno));
 			close(fd);

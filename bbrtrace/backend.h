@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bbrtrace/bbrtrace.h"
+#include "bpf/contract/bbrtrace.h"
 
 enum bt_backend_kind { BT_AUTO = 0, BT_FENTRY, BT_KPROBE, BT_STRUCT_OPS };
 extern const char *const bt_backend_names[]; /* NULL-terminated, indexed by kind */

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bbrtrace/bbrtrace.h"
+#include "bpf/contract/bbrtrace.h"
 
 struct bt_reorder {
 	struct bt_reorder_item *items;

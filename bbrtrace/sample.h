@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "bbrtrace/bbrtrace.h"
+#include "bpf/contract/bbrtrace.h"
 #include "trace.h"
 
 /* packets per usec << 24 (BBR's unit) to bit/s for a given MSS */

@@ -15,7 +15,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 
-#include "bbrtrace/bbrtrace.h"
+#include "bpf/contract/bbrtrace.h"
 
 #ifndef BT_RD
 #error "define BT_RD(ptr, field) before including bbrtrace.bpf.h"
@@ -124,7 +124,7 @@ static __always_inline void bt_fill_flow(struct bt_event *e, const struct bt_flo
  * kprobe programs copy the area in one probe read and decode the copy.
  */
 struct bt_bbr_copy {
-	__u64 words[13];
+	__u64 words[ICSK_CA_PRIV_WORDS];
 };
 
 static __always_inline void *bt_ca_priv(struct sock *sk)
@@ -343,7 +343,7 @@ static __always_inline void bt_emit(struct sock *sk, struct tcp_sock *tp,
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(bt_assign_cookie, struct sock *sk, int oldstate, int newstate)
 {
-	if (newstate == 1 /* TCP_ESTABLISHED */)
+	if (newstate == TCP_ESTABLISHED)
 		bpf_get_socket_cookie(sk);
 	return 0;
 }

@@ -27,6 +27,10 @@ typedef __u64 u64;
 typedef __s32 s32;
 typedef __s64 s64;
 typedef _Bool bool;
+/* icsk_ca_priv, where a congestion control keeps its state (struct bbr):
+ * ICSK_CA_PRIV_SIZE in include/net/inet_connection_sock.h, 13 u64 words
+ * (104 bytes) in the kernels this toolkit supports */
+#define ICSK_CA_PRIV_WORDS 13
 #define true 1
 #define false 0
 
@@ -133,7 +137,7 @@ struct tcp_congestion_ops;
 
 struct inet_connection_sock {
 	const struct tcp_congestion_ops *icsk_ca_ops;
-	u64 icsk_ca_priv[13];
+	u64 icsk_ca_priv[ICSK_CA_PRIV_WORDS];
 };
 
 struct tcp_sock {
@@ -216,6 +220,8 @@ struct tcp_congestion_ops {
 };
 
 #define TCP_CONG_NON_RESTRICTED 0x1
+/* include/net/tcp_states.h */
+#define TCP_ESTABLISHED 1
 
 #ifndef AF_INET
 #define AF_INET 2

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * What the kernel side of bbrtrace sends per ACK, shared by the BPF programs
- * and user space (fixed-size __u types only).
+ * bbrtrace's contract between its BPF programs (bpf/bbrtrace*.bpf.[ch]) and
+ * user space (bbrtrace/): what the kernel side sends per ACK, and the
+ * counters it keeps. Fixed-size __u types only, so both compilers agree.
+ * bpf/contract/ holds every such contract; bpf/ includes nothing above it.
  */
-#ifndef BBRTRACE_H
-#define BBRTRACE_H
+#ifndef BPF_CONTRACT_BBRTRACE_H
+#define BPF_CONTRACT_BBRTRACE_H
 
 #include <linux/types.h>
 
