@@ -4,21 +4,30 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "common.h"
 #include "log.h"
 #include "record.h"
 
-#define BUF_CAP (64 * 1024)
-#define BUF_HIGH (BUF_CAP - 8 * 1024) /* flush when less than 8 KiB is left */
+#define BUF_CAP (64 * 1024)                 /* the buffer's size; it grows for a larger record */
+#define BUF_HIGH (BUF_CAP - 8 * 1024)       /* write out when a record ends above this */
+#define BUF_SLACK 256                       /* room put_json_key and put_u64 write into unchecked */
 
+/*
+ * Records are built in a buffer and written out whole, with write(2): only
+ * complete records ever reach the output. When a write fails part way (a
+ * full disk), a regular file is cut back to the end of its last whole
+ * record, so a reader never finds a torn last line.
+ */
 struct rec_writer {
 	enum rec_format fmt;
 	FILE *out;
 	const struct rec_schema *last;
-	size_t len;
+	size_t len, cap;
+	size_t rec_start;                   /* where the record being built starts */
 	bool failed;
-	char buf[BUF_CAP];
+	char *buf;
 };
 
 struct rec_writer *rec_writer_new(enum rec_format fmt, FILE *out)
@@ -27,6 +36,12 @@ struct rec_writer *rec_writer_new(enum rec_format fmt, FILE *out)
 
 	if (!w)
 		return NULL;
+	w->buf = malloc(BUF_CAP);
+	if (!w->buf) {
+		free(w);
+		return NULL;
+	}
+	w->cap = BUF_CAP;
 	w->fmt = fmt;
 	w->out = out;
 	return w;
@@ -35,12 +50,99 @@ struct rec_writer *rec_writer_new(enum rec_format fmt, FILE *out)
 enum rec_format rec_writer_format(const struct rec_writer *w) { return w->fmt; }
 void rec_writer_reset_header(struct rec_writer *w) { w->last = NULL; }
 
+/* a write that failed after `done` bytes: cut a regular file back to the
+ * end of the last whole record those bytes held */
+static void cut_torn_tail(int fd, off_t start, const char *buf, size_t done)
+{
+	struct stat st;
+
+	while (done > 0 && buf[done - 1] != '\n')
+		done--;
+	if (start >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		(void)!ftruncate(fd, start + (off_t)done);
+}
+
+/* writes buf[0..n) (whole records) to the output; false on failure */
+static bool write_out(struct rec_writer *w, size_t n)
+{
+	int fd = fileno(w->out);
+	off_t start;
+	size_t done = 0;
+
+	if (w->failed)
+		return false;
+	if (fd < 0) { /* a memory stream: stdio is all there is */
+		if (fwrite(w->buf, 1, n, w->out) != n)
+			w->failed = true;
+		return !w->failed;
+	}
+	if (fflush(w->out)) { /* what the caller wrote through stdio goes first */
+		w->failed = true;
+		return false;
+	}
+	start = lseek(fd, 0, SEEK_CUR);
+	while (done < n) {
+		ssize_t k = write(fd, w->buf + done, n - done);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			int err = k < 0 ? errno : ENOSPC;
+
+			cut_torn_tail(fd, start, w->buf, done);
+			errno = err;
+			w->failed = true;
+			return false;
+		}
+		done += (size_t)k;
+	}
+	return true;
+}
+
+/* writes out the complete records in the buffer, keeping the one being built */
+static void drain(struct rec_writer *w)
+{
+	size_t whole = w->rec_start;
+
+	if (!whole)
+		return;
+	write_out(w, whole);
+	memmove(w->buf, w->buf + whole, w->len - whole);
+	w->len -= whole;
+	w->rec_start = 0;
+}
+
+/* room for n more bytes (and the slack): complete records go out, then the
+ * buffer grows if the record being built needs it */
+static void reserve(struct rec_writer *w, size_t n)
+{
+	size_t need = w->len + n + BUF_SLACK;
+	char *nb;
+
+	if (need <= w->cap)
+		return;
+	drain(w);
+	need = w->len + n + BUF_SLACK;
+	if (need <= w->cap)
+		return;
+	nb = realloc(w->buf, need * 2);
+	if (!nb) {
+		/* the record is lost and the writer fails */
+		w->failed = true;
+		w->len = w->rec_start;
+		return;
+	}
+	w->buf = nb;
+	w->cap = need * 2;
+}
+
 int rec_writer_flush(struct rec_writer *w)
 {
-	if (w->len && fwrite(w->buf, 1, w->len, w->out) != w->len)
-		w->failed = true;
-	w->len = 0;
-	if (fflush(w->out))
+	if (w->len) {
+		w->rec_start = w->len;
+		drain(w);
+	}
+	if (!w->failed && fflush(w->out))
 		w->failed = true;
 	return w->failed ? -1 : 0;
 }
@@ -52,28 +154,19 @@ int rec_writer_free(struct rec_writer *w)
 	if (!w)
 		return 0;
 	err = rec_writer_flush(w);
+	free(w->buf);
 	free(w);
 	return err;
 }
 
-/* --- raw appends; callers keep each record under BUF_CAP - BUF_HIGH ------- */
-
-static void drain(struct rec_writer *w)
-{
-	if (w->len && fwrite(w->buf, 1, w->len, w->out) != w->len)
-		w->failed = true;
-	w->len = 0;
-}
+/* --- raw appends ---------------------------------------------------------- */
 
 static inline void put(struct rec_writer *w, const char *s, size_t n)
 {
-	if (w->len + n > BUF_CAP)
-		drain(w);
-	if (n > BUF_CAP) { /* a huge string: write it straight through */
-		if (fwrite(s, 1, n, w->out) != n)
-			w->failed = true;
-		return;
-	}
+	if (w->len + n + BUF_SLACK > w->cap)
+		reserve(w, n);
+	if (w->len + n + BUF_SLACK > w->cap)
+		return; /* out of memory: failed is set */
 	memcpy(w->buf + w->len, s, n);
 	w->len += n;
 }
@@ -81,8 +174,8 @@ static inline void put(struct rec_writer *w, const char *s, size_t n)
 /* a formatted number (at most 24 bytes): a memcpy call costs more than the copy */
 static inline void put_small(struct rec_writer *w, const char *s, unsigned int n)
 {
-	if (w->len + 24 > BUF_CAP)
-		drain(w);
+	if (w->len + BUF_SLACK > w->cap)
+		reserve(w, 24);
 	for (unsigned int k = 0; k < n && k < 24; k++)
 		w->buf[w->len + k] = s[k];
 	w->len += n < 24 ? n : 24;
@@ -90,8 +183,8 @@ static inline void put_small(struct rec_writer *w, const char *s, unsigned int n
 
 static inline void putc_(struct rec_writer *w, char c)
 {
-	if (w->len + 1 > BUF_CAP)
-		drain(w);
+	if (w->len + BUF_SLACK > w->cap)
+		reserve(w, 1);
 	w->buf[w->len++] = c;
 }
 
@@ -140,8 +233,8 @@ static void put_u64(struct rec_writer *w, uint64_t v)
 	unsigned int n = count_digits(v);
 	char *p;
 
-	if (w->len + 24 > BUF_CAP)
-		drain(w);
+	if (w->len + BUF_SLACK > w->cap)
+		reserve(w, 24);
 	p = w->buf + w->len + n;
 	while (v >= 100) {
 		unsigned int r = (unsigned int)(v % 100);
@@ -258,8 +351,8 @@ static void put_json_key(struct rec_writer *w, const char *name, bool first)
 	size_t n = strnlen(name, 200);
 	char *p;
 
-	if (w->len + 256 > BUF_CAP)
-		drain(w);
+	if (w->len + BUF_SLACK > w->cap)
+		reserve(w, 0);
 
 	p = w->buf + w->len;
 	if (!first)
@@ -272,19 +365,24 @@ static void put_json_key(struct rec_writer *w, const char *name, bool first)
 	w->len = (size_t)(p - w->buf);
 }
 
+/* a JSON string of any length: runs that need no escaping are copied as
+ * they are, the rest escaped a character at a time */
 static void put_json_str(struct rec_writer *w, const char *s)
 {
-	char tmp[1024];
-	size_t n = 0;
-
-	/* most strings need no escaping: copy them as they are */
-	while (s[n] && s[n] != '"' && s[n] != '\\' && (unsigned char)s[n] >= 0x20)
-		n++;
 	putc_(w, '"');
-	if (!s[n] && n < sizeof(tmp))
+	while (*s) {
+		size_t n = 0;
+		char esc[8];
+
+		while (s[n] && s[n] != '"' && s[n] != '\\' && (unsigned char)s[n] >= 0x20)
+			n++;
 		put(w, s, n);
-	else
-		put(w, tmp, rec_json_escape(tmp, sizeof(tmp), s));
+		s += n;
+		if (!*s)
+			break;
+		put(w, esc, rec_json_escape(esc, sizeof(esc), (const char[]){ *s, '\0' }));
+		s++;
+	}
 	putc_(w, '"');
 }
 
@@ -534,6 +632,7 @@ static void write_table(struct rec_writer *w, const struct rec_schema *s, const 
 
 void rec_write_header(struct rec_writer *w, const struct rec_schema *s)
 {
+	w->rec_start = w->len;
 	if (w->last == s)
 		return;
 	if (w->fmt == REC_CSV)
@@ -543,16 +642,19 @@ void rec_write_header(struct rec_writer *w, const struct rec_schema *s)
 	else
 		return;
 	w->last = s;
+	w->rec_start = w->len;
 }
 
 int rec_write(struct rec_writer *w, const struct rec_schema *s, const struct rec_value *v)
 {
+	w->rec_start = w->len;
 	switch (w->fmt) {
 	case REC_JSON: write_json(w, s, v); break;
 	case REC_CSV: write_csv(w, s, v); break;
 	case REC_TABLE: write_table(w, s, v); break;
 	}
 	w->last = s;
+	w->rec_start = w->len; /* this record is complete */
 	if (w->len > BUF_HIGH)
 		drain(w);
 	return w->failed ? -1 : 0;

@@ -4,7 +4,11 @@
 #include <setjmp.h>
 #include <math.h>
 #include <stdlib.h>
+#include <signal.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/resource.h>
 #include <cmocka.h>
 
 #include "record.h"
@@ -193,6 +197,77 @@ static void test_numbers_match_printf(void **state)
 	}
 }
 
+/* a string longer than any fixed buffer comes out whole, escaped */
+static void test_long_string(void **state)
+{
+	static const struct rec_field f[] = { { "text", REC_STR } };
+	static const struct rec_schema sch = { "note", f, 1 };
+	size_t n = 200000, len = 0;
+	char *s = malloc(n + 1), *buf = NULL;
+	FILE *out = open_memstream(&buf, &len);
+	struct rec_writer *w = rec_writer_new(REC_JSON, out);
+	struct rec_value v[] = { rv_str(s) };
+	(void)state;
+
+	for (size_t i = 0; i < n; i++)
+		s[i] = i % 1000 == 999 ? '"' : 'a';
+	s[n] = '\0';
+	assert_int_equal(rec_write(w, &sch, v), 0);
+	assert_int_equal(rec_writer_free(w), 0);
+	fclose(out);
+	/* every quote escaped, nothing cut: the length is exact */
+	assert_int_equal(len, strlen("{\"type\":\"note\",\"text\":\"\"}\n") + n + n / 1000);
+	assert_int_equal(buf[len - 3], '"');
+	free(buf);
+	free(s);
+}
+
+/*
+ * A write that fails part way (a full disk; here the file size limit, which
+ * fails a write the same way) leaves only whole records in the file: no
+ * torn last line, and the writer reports the failure.
+ */
+static void test_no_torn_line(void **state)
+{
+	static const struct rec_field f[] = { { "i", REC_U64 }, { "pad", REC_STR } };
+	static const struct rec_schema sch = { "rec", f, 2 };
+	char path[] = "/tmp/test_record.XXXXXX", line[256];
+	struct rlimit old, lim = { 100000, RLIM_INFINITY };
+	int fd = mkstemp(path), rc = 0, lines = 0;
+	FILE *out = fdopen(fd, "w"), *in;
+	struct rec_writer *w = rec_writer_new(REC_JSON, out);
+	uint64_t i;
+	(void)state;
+
+	signal(SIGXFSZ, SIG_IGN);
+	getrlimit(RLIMIT_FSIZE, &old);
+	lim.rlim_max = old.rlim_max;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	for (i = 0; i < 100000 && !rc; i++) {
+		struct rec_value v[] = { rv_u64(i), rv_str("the quick brown fox jumps over the lazy dog") };
+
+		rc = rec_write(w, &sch, v);
+	}
+	if (!rc)
+		rc = rec_writer_flush(w);
+	setrlimit(RLIMIT_FSIZE, &old);
+	assert_int_equal(rc, -1);
+	rec_writer_free(w);
+	fclose(out);
+	in = fopen(path, "r");
+	assert_non_null(in);
+	while (fgets(line, sizeof(line), in)) {
+		size_t n = strlen(line);
+
+		assert_true(n > 0 && line[n - 1] == '\n');
+		assert_non_null(strstr(line, "\"pad\":\"the quick brown fox jumps over the lazy dog\"}"));
+		lines++;
+	}
+	fclose(in);
+	unlink(path);
+	assert_true(lines > 1000);
+}
+
 static void test_u64_digits(void **state)
 {
 	static const struct rec_field nf[] = { { "v", REC_U64 } };
@@ -228,6 +303,8 @@ int main(void)
 		cmocka_unit_test(test_big_volume),
 		cmocka_unit_test(test_numbers_match_printf),
 		cmocka_unit_test(test_u64_digits),
+		cmocka_unit_test(test_long_string),
+		cmocka_unit_test(test_no_torn_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
