@@ -14,6 +14,7 @@ void bt_detect_cfg_default(struct bt_detect_cfg *cfg)
 	cfg->delack_ratio = BT_DELACK_RATIO;
 	cfg->delack_floor_us = BT_DELACK_FLOOR_US;
 	cfg->agree_ratio = BT_AGREE_RATIO;
+	cfg->max_flows = BT_DETECT_FLOWS;
 }
 
 /* what the history keeps of a sample: enough to name and classify a culprit */
@@ -46,7 +47,7 @@ struct vec {
 
 struct bt_detect {
 	struct bt_detect_cfg cfg;
-	struct flow *flows; /* BT_DETECT_FLOWS slots */
+	struct flow *flows; /* cfg.max_flows slots */
 	struct bt_detect_stats st;
 	uint64_t best_delack_count;
 	struct vec delack_rcv, delack_snd, delack_bw_prev, delack_bw, rate_bw_prev, rate_bw;
@@ -58,15 +59,17 @@ struct bt_detect *bt_detect_new(const struct bt_detect_cfg *cfg)
 
 	if (!d)
 		return NULL;
-	d->flows = calloc(BT_DETECT_FLOWS, sizeof(*d->flows));
-	if (!d->flows) {
-		free(d);
-		return NULL;
-	}
 	if (cfg)
 		d->cfg = *cfg;
 	else
 		bt_detect_cfg_default(&d->cfg);
+	if (!d->cfg.max_flows)
+		d->cfg.max_flows = BT_DETECT_FLOWS;
+	d->flows = calloc(d->cfg.max_flows, sizeof(*d->flows));
+	if (!d->flows) {
+		free(d);
+		return NULL;
+	}
 	return d;
 }
 
@@ -85,7 +88,7 @@ void bt_detect_free(struct bt_detect *d)
 	vec_free(&d->delack_bw);
 	vec_free(&d->rate_bw_prev);
 	vec_free(&d->rate_bw);
-	for (unsigned int i = 0; i < BT_DETECT_FLOWS; i++)
+	for (unsigned int i = 0; i < d->cfg.max_flows; i++)
 		free(d->flows[i].hist);
 	free(d->flows);
 	free(d);
@@ -157,11 +160,11 @@ static uint64_t flow_key(const struct bt_sample *s)
 /* the flow of key, or NULL; *victim: the slot to use when it is missing */
 static struct flow *flow_find(struct bt_detect *d, uint64_t key, struct flow **victim)
 {
-	unsigned int slot = (unsigned int)(mix64(key) % BT_DETECT_FLOWS);
+	unsigned int slot = (unsigned int)(mix64(key) % d->cfg.max_flows);
 
 	*victim = NULL;
 	for (unsigned int i = 0; i < 8; i++) {
-		struct flow *f = &d->flows[(slot + i) % BT_DETECT_FLOWS];
+		struct flow *f = &d->flows[(slot + i) % d->cfg.max_flows];
 
 		if (f->used && f->key == key)
 			return f;
@@ -201,8 +204,9 @@ static struct flow *flow_get(struct bt_detect *d, const struct bt_sample *s, boo
 		*fresh = false;
 		return victim;
 	}
-	if (!victim->used)
-		d->st.flows++;
+	if (victim->used)
+		d->st.flows_evicted++; /* the least recent of its probe window */
+	d->st.flows++;
 	free(victim->hist);
 	memset(victim, 0, sizeof(*victim));
 	/* without memory the flow keeps no history: culprits are then this ACK's only */
@@ -439,7 +443,7 @@ unsigned int bt_detect_flow_states(const struct bt_detect *d, uint64_t since_ns,
 {
 	unsigned int k = 0;
 
-	for (unsigned int i = 0; i < BT_DETECT_FLOWS && k < max; i++) {
+	for (unsigned int i = 0; i < d->cfg.max_flows && k < max; i++) {
 		const struct flow *f = &d->flows[i];
 		const struct bt_sample *s;
 

@@ -51,7 +51,9 @@
 #include "trace.h"
 
 #define BT_DETECT_HISTORY 2048 /* samples kept per flow to find a rotated-in culprit */
-#define BT_DETECT_FLOWS 256  /* flows tracked at once; more evict by hash slot */
+#define BT_DETECT_FLOWS 256  /* flows tracked at once by default (--max-flows); a new
+			      * flow evicts the least recent of its slot's 8 neighbours,
+			      * and evictions are counted */
 
 /* the thresholds, by default those of lib/trace.h */
 struct bt_detect_cfg {
@@ -59,6 +61,7 @@ struct bt_detect_cfg {
 	double delack_ratio;      /* rcv_interval >= this * snd_interval */
 	uint32_t delack_floor_us; /* and rcv_interval >= this */
 	double agree_ratio;       /* intervals within this factor agree */
+	unsigned int max_flows;   /* flows tracked at once */
 };
 
 void bt_detect_cfg_default(struct bt_detect_cfg *cfg);
@@ -75,7 +78,8 @@ bool bt_detect_feed(struct bt_detect *d, const struct bt_sample *s, struct bt_co
 struct bt_detect_stats {
 	uint64_t samples;
 	uint64_t app_limited_samples;
-	uint64_t flows;                    /* distinct flows seen (up to the table's size) */
+	uint64_t flows;                    /* flows seen (a flow evicted and seen again counts twice) */
+	uint64_t flows_evicted;            /* flows dropped from a full table (--max-flows) */
 	uint64_t collapses[BT_NCAUSES];
 	uint64_t first_t_ns, last_t_ns;
 	/* medians over the delayed_ack collapses' culprits */

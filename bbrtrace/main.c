@@ -37,6 +37,7 @@ struct env {
 	const char *output;
 	double duration_s;        /* 0: until Ctrl-C */
 	uint32_t ringbuf_mb;
+	uint32_t max_flows;
 	bool no_tap;
 	bool set_default;
 	const char *default_ns[MAX_DEFAULT_NS];
@@ -64,6 +65,7 @@ struct run {
 	struct bt_defcc *defcc;
 	struct prom_server *prom;
 	int stats_fd;
+	uint32_t max_flows;       /* the detector's table, for /metrics */
 };
 
 static volatile sig_atomic_t exiting;
@@ -213,6 +215,10 @@ static const struct opt options[] = {
 	OPT_E_DOUBLE("collapse-ratio", 0, "R", collapse_ratio, 0.01, 0.99,
 		     "the drop that counts as a collapse, 0.01..0.99\n"
 		     "(default 0.30: the estimate fell by 30% or more)"),
+	OPT_E_U32("max-flows", 0, "N", max_flows, 16, 1048576,
+		  "--detect: flows tracked at once (default 256); when the\n"
+		  "table is full a new flow evicts the least recent, and\n"
+		  "evictions are counted in the summary and /metrics"),
 	OPT_E_CALL("prometheus", 0, "ADDR:PORT", set_prometheus,
 		   "serve /metrics in Prometheus text format while\n"
 		   "tracing: samples, collapses by cause, the current\n"
@@ -298,15 +304,18 @@ static int on_event(void *ctx, const struct bt_event *e)
 static int render_metrics(struct prom_buf *pb, void *ctx)
 {
 	struct run *r = ctx;
-	struct bt_flow_state flows[64];
+	struct bt_flow_state *flows = calloc(r->max_flows, sizeof(*flows));
 	struct bt_detect_stats st;
 	unsigned int n;
 	uint64_t since = tk_mono_ns();
 
+	if (!flows)
+		return -1;
 	since = since > METRICS_FLOW_AGE_NS ? since - METRICS_FLOW_AGE_NS : 0;
 	pthread_mutex_lock(&r->lock);
 	bt_detect_stats(r->det, &st);
-	n = bt_detect_flow_states(r->det, since, flows, ARRAY_SIZE(flows));
+	/* every flow the detector tracks: the table's size is the only limit */
+	n = bt_detect_flow_states(r->det, since, flows, r->max_flows);
 	pthread_mutex_unlock(&r->lock);
 
 	prom_family(pb, "bbrtrace_samples_total", PROM_COUNTER, "BBR rate samples traced");
@@ -315,6 +324,9 @@ static int render_metrics(struct prom_buf *pb, void *ctx)
 		    "samples lost because the ring buffer was full");
 	prom_sample_u64(pb, "bbrtrace_lost_events_total", NULL, 0,
 			bt_backend_counter(r->b, BT_CNT_LOST));
+	prom_family(pb, "bbrtrace_detector_flows_evicted_total", PROM_COUNTER,
+		    "flows dropped from the detector's full table (raise --max-flows)");
+	prom_sample_u64(pb, "bbrtrace_detector_flows_evicted_total", NULL, 0, st.flows_evicted);
 	prom_family(pb, "bbrtrace_collapses_total", PROM_COUNTER,
 		    "collapses of BBR's bandwidth estimate, by cause");
 	for (int i = 0; i < BT_NCAUSES; i++) {
@@ -336,6 +348,7 @@ static int render_metrics(struct prom_buf *pb, void *ctx)
 		snprintf(ck, sizeof(ck), "%llu", (unsigned long long)flows[i].cookie);
 		prom_sample_u64(pb, "bbrtrace_flow_bw_bps", l, ARRAY_SIZE(l), flows[i].bw_bps);
 	}
+	free(flows);
 	return pb->failed ? -1 : 0;
 }
 
@@ -446,7 +459,8 @@ static void report_stats(struct run *r, enum rec_format fmt)
 	X("samples", REC_U64, 0, REC_NOCOL, rv_u64(r->samples))                          \
 	X("lost", REC_U64, 0, REC_NOCOL, rv_u64(lost))                                   \
 	X("elapsed_s", REC_F64, 3, REC_NOCOL, rv_f64(elapsed))                           \
-	X("collapses_by_cause", REC_KV, 0, REC_NOCOL, verdict ? rv_kv(kv, BT_NCAUSES) : rv_null())
+	X("collapses_by_cause", REC_KV, 0, REC_NOCOL, verdict ? rv_kv(kv, BT_NCAUSES) : rv_null()) \
+	X("flows_evicted", REC_U64, 0, REC_NOCOL, verdict ? rv_u64(verdict->st.flows_evicted) : rv_null())
 static const struct rec_field summary_fields[] = { SUMMARY_FIELDS(REC_FIELD) };
 static const struct rec_schema summary_schema = { "summary", summary_fields,
 						  ARRAY_SIZE(summary_fields) };
@@ -558,6 +572,8 @@ static int start_tracing(struct env *env, struct run *r)
 
 		bt_detect_cfg_default(&dcfg);
 		dcfg.collapse_ratio = env->collapse_ratio;
+		dcfg.max_flows = env->max_flows;
+		r->max_flows = env->max_flows;
 		r->det = bt_detect_new(&dcfg);
 		if (!r->det) {
 			elog("out of memory");
@@ -643,6 +659,10 @@ static void report(const struct env *env, struct run *r)
 	ilog("%llu samples in %.1f s, %llu lost%s", (unsigned long long)r->samples, elapsed,
 	     (unsigned long long)lost,
 	     lost ? " (ring buffer full: raise --ringbuf-mb or filter flows)" : "");
+	if (r->det && verdict.st.flows_evicted)
+		wlog("the detector's table of %u flows was full: %llu flows were evicted and their "
+		     "history lost (raise --max-flows)",
+		     env->max_flows, (unsigned long long)verdict.st.flows_evicted);
 }
 
 /* undoes everything, newest first; returns the final exit code */
@@ -667,7 +687,8 @@ static int stop_tracing(const struct env *env, struct run *r, int code)
 
 int main(int argc, char **argv)
 {
-	struct env env = { .backend = BT_AUTO, .collapse_ratio = BT_COLLAPSE_RATIO_DEFAULT, .ringbuf_mb = 8 };
+	struct env env = { .backend = BT_AUTO, .collapse_ratio = BT_COLLAPSE_RATIO_DEFAULT, .ringbuf_mb = 8,
+			   .max_flows = BT_DETECT_FLOWS };
 	struct run r = { .stats_fd = -1 };
 	int code;
 

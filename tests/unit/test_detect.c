@@ -316,6 +316,32 @@ static struct bt_sample mk(uint64_t t, uint64_t bw_prev, uint64_t bw, int32_t dl
 }
 
 /* the documented thresholds, at their edges */
+/* the flow table's limit is an option, and reaching it is counted */
+static void test_flow_table_full(void **state)
+{
+	struct bt_detect_cfg cfg;
+	struct bt_detect_stats st;
+	struct bt_detect *d;
+	struct bt_collapse c;
+	(void)state;
+
+	bt_detect_cfg_default(&cfg);
+	cfg.max_flows = 16;
+	d = bt_detect_new(&cfg);
+	assert_non_null(d);
+	for (uint64_t i = 0; i < 40; i++) {
+		struct bt_sample s = mk(i + 1, 0, 1000000, 1, 10, 10, false);
+
+		s.cookie = 1000 + i;
+		bt_detect_feed(d, &s, &c);
+	}
+	bt_detect_stats(d, &st);
+	assert_int_equal(st.flows, 40);
+	/* at least the 24 flows beyond the 16 slots were evicted */
+	assert_true(st.flows_evicted >= 24);
+	bt_detect_free(d);
+}
+
 static void test_rule_edges(void **state)
 {
 	struct bt_detect *d = bt_detect_new(NULL);
@@ -392,6 +418,7 @@ int main(void)
 		cmocka_unit_test(test_other_microsecond_jitter),
 		cmocka_unit_test(test_collapse_ratio),
 		cmocka_unit_test(test_rule_edges),
+		cmocka_unit_test(test_flow_table_full),
 		cmocka_unit_test(test_verdict_text),
 	};
 
