@@ -637,6 +637,27 @@ static int trace_loop(const struct env *env, struct run *r)
 	return code;
 }
 
+/* why a trace may have no sample, and the ways in, for this backend */
+static const char *why_empty(const struct env *env, const struct run *r)
+{
+	bool filtered = env->cfg.filter.has_saddr || env->cfg.filter.has_daddr || env->cfg.filter.sport ||
+			env->cfg.filter.dport || env->cfg.filter.cookie;
+
+	if (filtered)
+		return "Check the filters (--saddr, --daddr, --sport, --dport, --cookie): they run in the "
+		       "kernel and may have matched no flow.";
+	if (bt_backend_kind(r->b) != BT_STRUCT_OPS)
+		return "The kernel backends trace flows whose congestion control is bbr: make it the "
+		       "default of the flow's network namespace (sysctl "
+		       "net.ipv4.tcp_congestion_control=bbr there), or set TCP_CONGESTION to bbr in "
+		       "the application.";
+	return "The struct_ops backend traces only flows whose congestion control is bbr_traced. A "
+	       "flow in another network namespace (every container's is) needs it there: "
+	       "--set-default-in NS makes it that namespace's default while bbrtrace runs; or the "
+	       "application sets TCP_CONGESTION to bbr_traced (iperf3 -C bbr_traced); or a route "
+	       "names it (quickack congctl ROUTE bbr_traced --netns NS).";
+}
+
 /* the summary, the verdict and the statistics, once tracing has stopped */
 static void report(const struct env *env, struct run *r)
 {
@@ -645,7 +666,7 @@ static void report(const struct env *env, struct run *r)
 	struct bt_verdict verdict;
 
 	if (r->det)
-		bt_verdict_build(&verdict, r->det, env->collapse_ratio, elapsed);
+		bt_verdict_build(&verdict, r->det, env->collapse_ratio, elapsed, why_empty(env, r));
 	if (env->stats)
 		report_stats(r, env->format);
 	if (env->format == REC_JSON) {

@@ -48,7 +48,7 @@ static const char *plural(uint64_t n, const char *one, const char *many)
 }
 
 void bt_verdict_build(struct bt_verdict *v, const struct bt_detect *d, double collapse_ratio,
-		      double elapsed_s)
+		      double elapsed_s, const char *why_empty)
 {
 	const struct bt_detect_stats *st = &v->st;
 	char a[32], b[32], snd[48], rcv[48];
@@ -70,7 +70,8 @@ void bt_verdict_build(struct bt_verdict *v, const struct bt_detect *d, double co
 
 	if (!st->samples) {
 		snprintf(v->text, sizeof(v->text),
-			 "No BBR rate sample was seen in %.0f s: no traced flow sent data.", elapsed_s);
+			 "No BBR rate sample was seen in %.0f s: no traced flow sent data. %s",
+			 elapsed_s, why_empty ? why_empty : "");
 		return;
 	}
 	if (!n) {

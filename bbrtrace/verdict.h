@@ -22,9 +22,10 @@ struct bt_verdict {
 	char fix[256];            /* empty when no fix applies */
 };
 
-/* elapsed_s: how long the trace ran (the sentence's "in N s") */
+/* elapsed_s: how long the trace ran (the sentence's "in N s"); why_empty: what
+ * to say when no sample came (the ways a flow gets traced), or NULL */
 void bt_verdict_build(struct bt_verdict *v, const struct bt_detect *d, double collapse_ratio,
-		      double elapsed_s);
+		      double elapsed_s, const char *why_empty);
 
 /* "type":"verdict" */
 extern const struct rec_schema bt_verdict_schema;

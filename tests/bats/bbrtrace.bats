@@ -223,6 +223,23 @@ nothing_left() {
 	expect_stderr "nothing to clean"
 }
 
+@test "a trace that saw no sample says why, and names the ways in for a flow in another namespace" {
+	local out=$BATS_TEST_TMPDIR/trace.jsonl
+	ip netns exec "$NS-b" "$TK_ROOT/tests/tools/tcpflow.py" sink 5306 &
+	tk_wait_listen 5306 5 "$NS-b"
+	# the flow runs in a namespace bbrtrace did not opt in: nothing is traced
+	bbrtrace -b struct_ops --detect -f json -o "$out" -d 4 2> "$BATS_TEST_TMPDIR/err" &
+	local pid=$!
+	tk_wait_for "grep -q 'bbrtrace: backend struct_ops' '$BATS_TEST_TMPDIR/err'" 30
+	ip netns exec "$NS-a" "$TK_ROOT/tests/tools/tcpflow.py" send 10.201.0.2 5306 --bytes 1000000 > /dev/null
+	wait "$pid"
+	cat "$BATS_TEST_TMPDIR/err"
+	grep -q "verdict: No BBR rate sample was seen in .* s: no traced flow sent data" "$BATS_TEST_TMPDIR/err"
+	grep -q -- "--set-default-in NS makes it that namespace's default" "$BATS_TEST_TMPDIR/err"
+	grep -q "TCP_CONGESTION to bbr_traced" "$BATS_TEST_TMPDIR/err"
+	jq -e 'select(.type=="verdict") | .samples == 0 and (.text | test("set-default-in"))' "$out"
+}
+
 @test "on a terminal: table by default, and a live count on stderr while writing to a file" {
 	requires script
 	# script(1) gives bbrtrace a terminal for stdout and stderr

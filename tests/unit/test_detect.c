@@ -193,7 +193,7 @@ static void test_loss_policer(void **state)
 	assert_true(c->bw_bps > 15000000 && c->bw_bps <= 21000000);
 	assert_true(c->bw_bps * 10 < c->bw_prev_bps * 7);
 	assert_non_null(strstr(c->evidence, "switched to its long-term rate lt_bw 19."));
-	bt_verdict_build(&v, r.d, 0.30, 13);
+	bt_verdict_build(&v, r.d, 0.30, 13, NULL);
 	assert_non_null(strstr(v.text, "BBR switching to its long-term rate (19."));
 	assert_non_null(strstr(v.text, "Fix: find the policer on the path"));
 	assert_null(strstr(v.text, "quickack"));
@@ -220,7 +220,7 @@ static void test_quickack_on(void **state)
 	assert_int_equal(count(&r, BT_CAUSE_OTHER), 1);
 	c = &r.last[BT_CAUSE_OTHER];
 	assert_true(c->culprit.rcv_interval_us < 1000);
-	bt_verdict_build(&v, r.d, 0.30, 3);
+	bt_verdict_build(&v, r.d, 0.30, 3, NULL);
 	assert_null(strstr(v.text, "delayed ACKs"));
 	assert_null(strstr(v.text, "quickack on"));
 	bt_detect_free(r.d);
@@ -394,14 +394,14 @@ static void test_verdict_text(void **state)
 	(void)state;
 
 	replay_file("delayed_ack.jsonl", &r, NULL);
-	bt_verdict_build(&v, r.d, 0.30, 20);
+	bt_verdict_build(&v, r.d, 0.30, 20, NULL);
 	assert_non_null(strstr(v.text, "The bandwidth estimate collapsed"));
 	assert_non_null(strstr(v.text, "caused by delayed ACKs (rcv_interval ≈ 4"));
 	assert_non_null(strstr(v.text, "Fix: on the receiver 10.77.2.2, `quickack on <pusher-prefix>`"));
 	bt_detect_free(r.d);
 
 	replay_file("rate_drop.jsonl", &r, NULL);
-	bt_verdict_build(&v, r.d, 0.30, 16);
+	bt_verdict_build(&v, r.d, 0.30, 16, NULL);
 	assert_null(strstr(v.text, "delayed ACKs"));
 	assert_non_null(strstr(v.text, "real rate drop"));
 	bt_detect_free(r.d);
