@@ -445,7 +445,7 @@ static void report_stats(struct run *r, enum rec_format fmt)
 		if (bpfu_prog_stats(fds[i], &ns, &cnt) || !cnt)
 			continue;
 		struct rec_value v[] = { STATS_FIELDS(REC_VALUE) };
-		if (fmt == REC_JSON)
+		if (fmt != REC_TABLE)
 			rec_write(r->w, &stats_schema, v);
 		if (err_w && log_get_level() >= LOG_NORMAL)
 			rec_write(err_w, &stats_schema, v);
@@ -506,6 +506,19 @@ static int housekeeping(struct env *env)
 	return -1;
 }
 
+/* CSV: every record type the trace may hold shares the file's one header */
+static void declare_records(const struct env *env, struct rec_writer *w)
+{
+	rec_writer_declare(w, &bt_sample_schema);
+	if (env->detect)
+		rec_writer_declare(w, &bt_collapse_schema);
+	if (env->stats)
+		rec_writer_declare(w, &stats_schema);
+	rec_writer_declare(w, &summary_schema);
+	if (env->detect)
+		rec_writer_declare(w, &bt_verdict_schema);
+}
+
 static int open_output(struct env *env, struct run *r)
 {
 	r->out = stdout;
@@ -523,6 +536,7 @@ static int open_output(struct env *env, struct run *r)
 		elog("out of memory");
 		return TK_EXIT_FAIL;
 	}
+	declare_records(env, r->w);
 	return TK_EXIT_OK;
 }
 
@@ -669,7 +683,8 @@ static void report(const struct env *env, struct run *r)
 		bt_verdict_build(&verdict, r->det, env->collapse_ratio, elapsed, why_empty(env, r));
 	if (env->stats)
 		report_stats(r, env->format);
-	if (env->format == REC_JSON) {
+	/* a table is for people: its summary and verdict go to stderr below */
+	if (env->format != REC_TABLE) {
 		write_summary(r, lost, elapsed, r->det ? &verdict : NULL);
 		if (r->det)
 			bt_verdict_write(r->w, &verdict);

@@ -20,9 +20,25 @@
  * full disk), a regular file is cut back to the end of its last whole
  * record, so a reader never finds a torn last line.
  */
+#define CSV_MAX_TYPES 16   /* record types one CSV file may hold */
+#define CSV_MAX_COLS 256   /* columns of their union */
+
+/* CSV: one header for the whole file, the union of the declared record
+ * types' fields after a "type" column; map[t][c] is column c's field in
+ * type t, or -1 */
+struct csv_union {
+	const struct rec_schema *types[CSV_MAX_TYPES];
+	unsigned int ntypes;
+	const char *cols[CSV_MAX_COLS];
+	unsigned int ncols;
+	int16_t map[CSV_MAX_TYPES][CSV_MAX_COLS];
+	bool header_done;
+};
+
 struct rec_writer {
 	enum rec_format fmt;
 	FILE *out;
+	struct csv_union *csv;
 	const struct rec_schema *last;
 	size_t len, cap;
 	size_t rec_start;                   /* where the record being built starts */
@@ -154,6 +170,7 @@ int rec_writer_free(struct rec_writer *w)
 	if (!w)
 		return 0;
 	err = rec_writer_flush(w);
+	free(w->csv);
 	free(w->buf);
 	free(w);
 	return err;
@@ -459,37 +476,78 @@ static void write_json(struct rec_writer *w, const struct rec_schema *s, const s
 
 /* --- CSV ------------------------------------------------------------------- */
 
-static void csv_header(struct rec_writer *w, const struct rec_schema *s)
+/* the column of `name` in the union, added when new; -1 when full */
+static int csv_column(struct csv_union *u, const char *name)
 {
-	bool first = true;
-
-	for (unsigned int i = 0; i < s->nfields; i++) {
-		if (!s->fields[i].name)
-			continue;
-		if (!first)
-			putc_(w, ',');
-		first = false;
-		puts_(w, s->fields[i].name);
-	}
-	putc_(w, '\n');
+	for (unsigned int c = 0; c < u->ncols; c++)
+		if (!strcmp(u->cols[c], name))
+			return (int)c;
+	if (u->ncols == CSV_MAX_COLS)
+		return -1;
+	u->cols[u->ncols] = name;
+	return (int)u->ncols++;
 }
 
-static void write_csv(struct rec_writer *w, const struct rec_schema *s, const struct rec_value *v)
+int rec_writer_declare(struct rec_writer *w, const struct rec_schema *s)
 {
-	bool first = true;
+	struct csv_union *u;
+	unsigned int t;
 
-	if (w->last != s)
-		csv_header(w, s);
+	if (w->fmt != REC_CSV)
+		return 0;
+	if (!w->csv && !(w->csv = calloc(1, sizeof(*w->csv))))
+		return -1;
+	u = w->csv;
+	for (t = 0; t < u->ntypes; t++)
+		if (u->types[t] == s)
+			return 0;
+	if (u->header_done || u->ntypes == CSV_MAX_TYPES) {
+		elog("internal error: CSV record type '%s' declared after the header or beyond %d types",
+		     s->type ? s->type : "?", CSV_MAX_TYPES);
+		return -1;
+	}
+	u->types[u->ntypes++] = s;
+	memset(u->map[t], 0xff, sizeof(u->map[t]));
 	for (unsigned int i = 0; i < s->nfields; i++) {
-		const struct rec_field *f = &s->fields[i];
+		int c = s->fields[i].name ? csv_column(u, s->fields[i].name) : -1;
 
-		if (!f->name)
-			continue;
-		if (!first)
-			putc_(w, ',');
-		first = false;
+		if (c >= 0)
+			u->map[t][c] = (int16_t)i;
+	}
+	return 0;
+}
+
+static void csv_header(struct rec_writer *w)
+{
+	struct csv_union *u = w->csv;
+
+	puts_(w, "type");
+	for (unsigned int c = 0; c < u->ncols; c++) {
+		putc_(w, ',');
+		puts_(w, u->cols[c]);
+	}
+	putc_(w, '\n');
+	u->header_done = true;
+}
+
+/* the declared type of s, declaring it if the header is not out yet; -1 when it
+ * cannot be: the record is not written (a tool's bug, said once) */
+static int csv_type(struct rec_writer *w, const struct rec_schema *s)
+{
+	if (rec_writer_declare(w, s))
+		return -1;
+	for (unsigned int t = 0; t < w->csv->ntypes; t++)
+		if (w->csv->types[t] == s)
+			return (int)t;
+	return -1;
+}
+
+/* one cell of a CSV row */
+static void csv_cell(struct rec_writer *w, const struct rec_field *f, const struct rec_value *v, unsigned int i)
+{
+	{
 		if (v[i].null)
-			continue;
+			return;
 		switch (f->type) {
 		case REC_U64: put_u64(w, v[i].u); break;
 		case REC_I64: put_i64(w, v[i].i); break;
@@ -522,6 +580,26 @@ static void write_csv(struct rec_writer *w, const struct rec_schema *s, const st
 			putc_(w, '"');
 			break;
 		}
+	}
+}
+
+/* a row under the file's one header: the record's type, then its value in each
+ * of the union's columns that it has, empty in the others */
+static void write_csv(struct rec_writer *w, const struct rec_schema *s, const struct rec_value *v)
+{
+	int t = csv_type(w, s);
+	const int16_t *map;
+
+	if (t < 0)
+		return;
+	if (!w->csv->header_done)
+		csv_header(w);
+	map = w->csv->map[t];
+	put_csv_str(w, s->type ? s->type : "");
+	for (unsigned int c = 0; c < w->csv->ncols; c++) {
+		putc_(w, ',');
+		if (map[c] >= 0)
+			csv_cell(w, &s->fields[map[c]], v, (unsigned int)map[c]);
 	}
 	putc_(w, '\n');
 }
@@ -635,9 +713,10 @@ void rec_write_header(struct rec_writer *w, const struct rec_schema *s)
 	w->rec_start = w->len;
 	if (w->last == s)
 		return;
-	if (w->fmt == REC_CSV)
-		csv_header(w, s);
-	else if (w->fmt == REC_TABLE)
+	if (w->fmt == REC_CSV) {
+		if (csv_type(w, s) >= 0 && !w->csv->header_done)
+			csv_header(w);
+	} else if (w->fmt == REC_TABLE)
 		table_header(w, s);
 	else
 		return;

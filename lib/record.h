@@ -8,8 +8,11 @@
  * that formats records, so every tool's output follows the same rules:
  *   json   one object per line, "type" first when the schema has one;
  *          null for a value marked null; floats with the field's precision
- *   csv    a header row whenever the record type changes, then rows;
- *          empty cell for null; lists joined with ';', maps as k=v;k=v
+ *   csv    one header row for the whole file: "type", then the union of
+ *          the fields of every record type the file may hold (declared
+ *          with rec_writer_declare before the first record); each row
+ *          fills its own type's columns; empty cell for null; lists
+ *          joined with ';', maps as k=v;k=v
  *   table  fixed-width columns whose headers carry the units; only fields
  *          with a header are shown; '-' for null
  */
@@ -100,6 +103,12 @@ enum rec_format { REC_TABLE, REC_CSV, REC_JSON };
 struct rec_writer;
 
 struct rec_writer *rec_writer_new(enum rec_format fmt, FILE *out);
+/*
+ * CSV: the record types this writer may write, before the first record, so
+ * that the one header holds them all (a type not declared is declared by its
+ * first record if the header is not out yet). Nothing for other formats.
+ */
+int rec_writer_declare(struct rec_writer *w, const struct rec_schema *s);
 /* write one record; returns 0, or -1 when the output failed (errno set) */
 int rec_write(struct rec_writer *w, const struct rec_schema *s, const struct rec_value *v);
 /* the table/CSV header of schema s now, before any record (nothing for JSON) */

@@ -83,9 +83,9 @@ static void test_csv_header_once(void **state)
 	(void)state;
 	values(v, b, kv);
 	s = render(REC_CSV, v, 2);
-	assert_string_equal(s, "port,delta,ratio,bw_bps,comm,ok,buckets,drops\n"
-			       "5004,-7,0.123,212000000,\"my \"\"sfu\"\",x\",1,1;2;3,a=1;b=2\n"
-			       "5004,-7,0.123,212000000,\"my \"\"sfu\"\",x\",1,1;2;3,a=1;b=2\n");
+	assert_string_equal(s, "type,port,delta,ratio,bw_bps,comm,ok,buckets,drops\n"
+			       "socket,5004,-7,0.123,212000000,\"my \"\"sfu\"\",x\",1,1;2;3,a=1;b=2\n"
+			       "socket,5004,-7,0.123,212000000,\"my \"\"sfu\"\",x\",1,1;2;3,a=1;b=2\n");
 	free(s);
 }
 
@@ -120,8 +120,36 @@ static void test_header_before_records(void **state)
 	rec_write(w, &schema, v);
 	rec_writer_free(w);
 	fclose(f);
-	assert_string_equal(buf, "port,delta,ratio,bw_bps,comm,ok,buckets,drops\n"
-				 "5004,-7,0.123,212000000,\"my \"\"sfu\"\",x\",1,1;2;3,a=1;b=2\n");
+	assert_string_equal(buf, "type,port,delta,ratio,bw_bps,comm,ok,buckets,drops\n"
+				 "socket,5004,-7,0.123,212000000,\"my \"\"sfu\"\",x\",1,1;2;3,a=1;b=2\n");
+	free(buf);
+}
+
+/* two record types in one CSV file: one header, their union, and each row
+ * fills its own type's columns */
+static void test_csv_two_types(void **state)
+{
+	static const struct rec_field fa[] = { { "t_ns", REC_U64 }, { "bw_bps", REC_U64 } };
+	static const struct rec_field fb[] = { { "t_ns", REC_U64 }, { "cause", REC_STR } };
+	static const struct rec_schema a = { "sample", fa, 2 }, b = { "collapse", fb, 2 };
+	struct rec_value va[] = { rv_u64(1), rv_u64(10) }, vb[] = { rv_u64(2), rv_str("x") };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct rec_writer *w = rec_writer_new(REC_CSV, f);
+	(void)state;
+
+	rec_writer_declare(w, &a);
+	rec_writer_declare(w, &b);
+	rec_write(w, &a, va);
+	rec_write(w, &b, vb);
+	rec_write(w, &a, va);
+	rec_writer_free(w);
+	fclose(f);
+	assert_string_equal(buf, "type,t_ns,bw_bps,cause\n"
+				 "sample,1,10,\n"
+				 "collapse,2,,x\n"
+				 "sample,1,10,\n");
 	free(buf);
 }
 
@@ -187,7 +215,7 @@ static void test_numbers_match_printf(void **state)
 			rec_write(w, &sc, &v);
 			rec_writer_free(w);
 			fclose(out);
-			snprintf(want, sizeof(want), "v\n%.*f\n", prec, d);
+			snprintf(want, sizeof(want), "type,v\n,%.*f\n", prec, d);
 			if (strcmp(buf, want)) {
 				print_error("prec %d value %.17g: got %s want %s", prec, d, buf, want);
 				fail();
@@ -304,6 +332,7 @@ int main(void)
 		cmocka_unit_test(test_numbers_match_printf),
 		cmocka_unit_test(test_u64_digits),
 		cmocka_unit_test(test_long_string),
+		cmocka_unit_test(test_csv_two_types),
 		cmocka_unit_test(test_no_torn_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
