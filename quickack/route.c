@@ -351,16 +351,6 @@ void qa_route_free(struct qa_route *r)
 	r->len = 0;
 }
 
-int qa_route_copy(struct qa_route *dst, const struct qa_route *src)
-{
-	*dst = *src;
-	dst->msg = malloc(src->len ? src->len : 1);
-	if (!dst->msg)
-		return -1;
-	memcpy(dst->msg, src->msg, src->len);
-	return 0;
-}
-
 void qa_route_key(const struct qa_route *r, struct qa_route_key *k)
 {
 	memset(k, 0, sizeof(*k));

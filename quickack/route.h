@@ -69,7 +69,6 @@ struct qa_change {
  */
 int qa_route_parse(const void *data, size_t len, struct qa_route *r, char *err, size_t errlen);
 void qa_route_free(struct qa_route *r);
-int qa_route_copy(struct qa_route *dst, const struct qa_route *src);
 
 void qa_route_key(const struct qa_route *r, struct qa_route_key *k);
 int qa_route_key_cmp(const struct qa_route_key *a, const struct qa_route_key *b);
