@@ -24,6 +24,9 @@
 #define QA_RTAX_N 18
 #define QA_CC_NAME_MAX 16 /* TCP_CA_NAME_MAX, with its NUL */
 #define QA_MSG_MAX 65535  /* a route message never exceeds this */
+/* what a request may add to the route it was built from: the changed metric,
+ * RTA_METRICS' header, alignment */
+#define QA_REQ_SLACK 256
 
 struct qa_route {
 	uint8_t *msg;              /* struct rtmsg + attributes, as dumped (owned) */
