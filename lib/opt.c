@@ -151,7 +151,7 @@ int opt_parse(const struct opt_cli *cli, int argc, char **argv, void *cfg)
 		cli_usage_die("internal error: %zu options, at most %d", n, OPT_MAX);
 	build(cli->opts, n, lo, shorts);
 	opterr = 0;
-	optind = 1;
+	optind = 0; /* GNU: start over, ordering included (opt_first_operand's '+' may have run) */
 	for (;;) {
 		int longindex = -1;
 		const struct opt *o;
@@ -167,6 +167,38 @@ int opt_parse(const struct opt_cli *cli, int argc, char **argv, void *cfg)
 		apply(cli, o, name, optarg, cfg);
 	}
 	return optind;
+}
+
+/* the options of every table, each name once, into opts; their number */
+static size_t merge(const struct opt_cli *const *clis, size_t n, struct opt *opts)
+{
+	size_t m = 0;
+
+	for (size_t t = 0; t < n; t++)
+		for (const struct opt *o = clis[t]->opts; o->name; o++) {
+			size_t k = 0;
+
+			while (k < m && strcmp(opts[k].name, o->name))
+				k++;
+			if (k == m && m < OPT_MAX)
+				opts[m++] = *o;
+		}
+	return m;
+}
+
+int opt_first_operand(const struct opt_cli *const *clis, size_t n, int argc, char **argv)
+{
+	struct opt opts[OPT_MAX];
+	struct option lo[OPT_MAX + 1];
+	char shorts[OPT_MAX * 2 + 3];
+
+	shorts[0] = '+'; /* stop at the first operand */
+	build(opts, merge(clis, n, opts), lo, shorts + 1);
+	opterr = 0;
+	optind = 0;
+	while (getopt_long(argc, argv, shorts, lo, NULL) != -1)
+		; /* a bad option is for the command's own parser to refuse */
+	return optind < argc ? optind : argc;
 }
 
 /* "  -d, --duration SECONDS" */

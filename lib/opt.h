@@ -78,6 +78,13 @@ struct opt_cli {
  * line on a bad command line, 0 after --help and --version.
  */
 int opt_parse(const struct opt_cli *cli, int argc, char **argv, void *cfg);
+/*
+ * For a tool with commands, each with its own table: the index in argv of
+ * the first operand (the command's name), where options of any of the n
+ * tables may come before it; argc when there is none. It applies nothing
+ * and prints nothing: the command's own opt_parse() judges every option.
+ */
+int opt_first_operand(const struct opt_cli *const *clis, size_t n, int argc, char **argv);
 /* the synopsis, the options, the footer and the exit codes */
 void opt_usage(const struct opt_cli *cli, FILE *f);
 /* "Exit status:" and one line per code, in the table's words */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -44,6 +45,12 @@ struct rec_writer {
 	size_t rec_start;                   /* where the record being built starts */
 	bool failed;
 	char *buf;
+	/* table: the cell being formatted, grown to fit (a cell is never cut) */
+	char *cell;
+	size_t cell_len, cell_cap;
+	/* table: how far the row runs past its columns after a cell wider than
+	 * its column; the next cells' padding takes it back */
+	size_t behind;
 };
 
 struct rec_writer *rec_writer_new(enum rec_format fmt, FILE *out)
@@ -171,6 +178,7 @@ int rec_writer_free(struct rec_writer *w)
 		return 0;
 	err = rec_writer_flush(w);
 	free(w->csv);
+	free(w->cell);
 	free(w->buf);
 	free(w);
 	return err;
@@ -606,71 +614,109 @@ static void write_csv(struct rec_writer *w, const struct rec_schema *s, const st
 
 /* --- table ----------------------------------------------------------------- */
 
-static void pad_cell(struct rec_writer *w, const char *cell, int width)
+/* a cell wider than its column is written whole; the row catches up on the
+ * padding of the cells after it */
+static void pad_cell(struct rec_writer *w, const char *cell, size_t n, int width)
 {
-	int n = (int)strlen(cell);
-	int aw = width < 0 ? -width : width;
+	size_t aw = (size_t)(width < 0 ? -width : width), pad = 0;
 
-	if (n > aw) { /* never let a long cell shift the columns after it */
-		put(w, cell, (size_t)aw);
-		return;
+	if (n > aw) {
+		w->behind += n - aw;
+	} else {
+		size_t back = aw - n < w->behind ? aw - n : w->behind;
+
+		pad = aw - n - back;
+		w->behind -= back;
 	}
 	if (width > 0)
-		for (int k = n; k < aw; k++)
+		for (size_t k = 0; k < pad; k++)
 			putc_(w, ' ');
-	put(w, cell, (size_t)n);
+	put(w, cell, n);
 	if (width < 0)
-		for (int k = n; k < aw; k++)
+		for (size_t k = 0; k < pad; k++)
 			putc_(w, ' ');
 }
 
-static void table_cell(const struct rec_field *f, const struct rec_value *v, char *cell, size_t cap)
+static void cell_add(struct rec_writer *w, const char *fmt, ...) TK_PRINTF(2, 3);
+static void cell_add(struct rec_writer *w, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (w->cell_len + (size_t)n + 1 > w->cell_cap) {
+		size_t cap = (w->cell_len + (size_t)n + 1) * 2;
+		char *p = realloc(w->cell, cap);
+
+		if (!p) {
+			w->failed = true;
+			return;
+		}
+		w->cell = p;
+		w->cell_cap = cap;
+	}
+	va_start(ap, fmt);
+	vsnprintf(w->cell + w->cell_len, w->cell_cap - w->cell_len, fmt, ap);
+	va_end(ap);
+	w->cell_len += (size_t)n;
+}
+
+static void table_number(struct rec_writer *w, const struct rec_field *f, const struct rec_value *v)
 {
 	double scale = f->tscale ? f->tscale : 1.0;
-	size_t n = 0;
 
+	switch (f->type) {
+	case REC_U64:
+		if (f->tscale)
+			cell_add(w, "%.*f", f->tprec, (double)v->u * scale);
+		else
+			cell_add(w, "%llu", (unsigned long long)v->u);
+		break;
+	case REC_I64:
+		if (f->tscale)
+			cell_add(w, "%.*f", f->tprec, (double)v->i * scale);
+		else
+			cell_add(w, "%lld", (long long)v->i);
+		break;
+	default:
+		if (isfinite(v->d))
+			cell_add(w, "%.*f", f->tprec, v->d * scale);
+		else
+			cell_add(w, "-");
+		break;
+	}
+}
+
+/* the cell of value v, whole, into w->cell */
+static void table_cell(struct rec_writer *w, const struct rec_field *f, const struct rec_value *v)
+{
+	w->cell_len = 0;
 	if (v->null) {
-		snprintf(cell, cap, "-");
+		cell_add(w, "-");
 		return;
 	}
 	switch (f->type) {
 	case REC_U64:
-		if (f->tscale)
-			snprintf(cell, cap, "%.*f", f->tprec, (double)v->u * scale);
-		else
-			snprintf(cell, cap, "%llu", (unsigned long long)v->u);
-		break;
 	case REC_I64:
-		if (f->tscale)
-			snprintf(cell, cap, "%.*f", f->tprec, (double)v->i * scale);
-		else
-			snprintf(cell, cap, "%lld", (long long)v->i);
-		break;
-	case REC_F64:
-		if (isfinite(v->d))
-			snprintf(cell, cap, "%.*f", f->tprec, v->d * scale);
-		else
-			snprintf(cell, cap, "-");
-		break;
-	case REC_STR: snprintf(cell, cap, "%s", v->s); break;
-	case REC_BOOL: snprintf(cell, cap, "%s", v->b ? "y" : "n"); break;
+	case REC_F64: table_number(w, f, v); break;
+	case REC_STR: cell_add(w, "%s", v->s); break;
+	case REC_BOOL: cell_add(w, "%s", v->b ? "y" : "n"); break;
 	case REC_U64_LIST:
-		cell[0] = '\0';
-		for (unsigned int k = 0; k < v->list.n && n + 1 < cap; k++)
-			n += (size_t)snprintf(cell + n, cap - n, "%s%llu", k ? "/" : "",
-					      (unsigned long long)v->list.v[k]);
+		for (unsigned int k = 0; k < v->list.n; k++)
+			cell_add(w, "%s%llu", k ? "/" : "", (unsigned long long)v->list.v[k]);
 		break;
 	case REC_KV:
-		cell[0] = '\0';
-		for (unsigned int k = 0; k < v->kv.n && n + 1 < cap; k++)
-			n += (size_t)snprintf(cell + n, cap - n, "%s%s=%llu", k ? "," : "",
-					      v->kv.v[k].key, (unsigned long long)v->kv.v[k].val);
+		for (unsigned int k = 0; k < v->kv.n; k++)
+			cell_add(w, "%s%s=%llu", k ? "," : "", v->kv.v[k].key,
+				 (unsigned long long)v->kv.v[k].val);
 		if (!v->kv.n)
-			snprintf(cell, cap, "-");
+			cell_add(w, "-");
 		break;
-	case REC_RAW:
-		snprintf(cell, cap, "%.*s", (int)(v->raw.len < cap ? v->raw.len : cap - 1), v->raw.s);
-		break;
+	case REC_RAW: cell_add(w, "%.*s", (int)v->raw.len, v->raw.s); break;
 	}
 }
 
@@ -678,32 +724,33 @@ static void table_header(struct rec_writer *w, const struct rec_schema *s)
 {
 	bool first = true;
 
+	w->behind = 0;
 	for (unsigned int i = 0; i < s->nfields; i++) {
 		if (!s->fields[i].head)
 			continue;
 		if (!first)
 			putc_(w, ' ');
 		first = false;
-		pad_cell(w, s->fields[i].head, s->fields[i].width);
+		pad_cell(w, s->fields[i].head, strlen(s->fields[i].head), s->fields[i].width);
 	}
 	putc_(w, '\n');
 }
 
 static void write_table(struct rec_writer *w, const struct rec_schema *s, const struct rec_value *v)
 {
-	char cell[256];
 	bool first = true;
 
 	if (w->last != s)
 		table_header(w, s);
+	w->behind = 0;
 	for (unsigned int i = 0; i < s->nfields; i++) {
 		if (!s->fields[i].head)
 			continue;
 		if (!first)
 			putc_(w, ' ');
 		first = false;
-		table_cell(&s->fields[i], &v[i], cell, sizeof(cell));
-		pad_cell(w, cell, s->fields[i].width);
+		table_cell(w, &s->fields[i], &v[i]);
+		pad_cell(w, w->cell ? w->cell : "", w->cell_len, s->fields[i].width);
 	}
 	putc_(w, '\n');
 }

@@ -14,7 +14,9 @@
  *          fills its own type's columns; empty cell for null; lists
  *          joined with ';', maps as k=v;k=v
  *   table  fixed-width columns whose headers carry the units; only fields
- *          with a header are shown; '-' for null
+ *          with a header are shown; '-' for null; a value wider than its
+ *          column is shown whole (never cut), and the cells after it give
+ *          up their padding until the row is back in line
  */
 #ifndef TK_RECORD_H
 #define TK_RECORD_H

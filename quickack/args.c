@@ -1,14 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * quickack's command lines: one table of options per command (lib/opt.h),
+ * the command's operands, and what the options say together.
+ */
 #include <ctype.h>
-#include <stdarg.h>
+#include <net/if.h>
 #include <stdio.h>
-#include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
+#include "journal.h"
 #include "log.h"
 #include "netns.h"
+#include "opt.h"
 #include "quickack.h"
+
+/* the kernel's TCP_RTO_MAX (include/net/tcp.h): the largest rto_min it accepts */
+#define QA_RTO_MIN_MAX_S 120
+#define QA_STR_(x) #x
+#define QA_STR(x) QA_STR_(x)
 
 static const char *const cmd_names[] = { "show", "on", "off", "rto-min", "congctl", "restore", "status",
 					  NULL };
@@ -17,6 +28,8 @@ const char *qa_cmd_name(enum qa_cmd c)
 {
 	return cmd_names[c];
 }
+
+/* --- values ------------------------------------------------------------------------ */
 
 int qa_parse_rto_min(const char *opt, const char *s, uint32_t *ms)
 {
@@ -47,7 +60,7 @@ int qa_parse_rto_min(const char *opt, const char *s, uint32_t *ms)
 			return -1;
 		}
 	}
-	if (cli_parse_u32(opt, num, 1, 120000 / mult, &v))
+	if (cli_parse_u32(opt, num, 1, QA_RTO_MIN_MAX_S * 1000 / mult, &v))
 		return -1;
 	*ms = v * mult;
 	return 0;
@@ -75,13 +88,13 @@ int qa_parse_congctl(const char *opt, const char *s, char out[QA_CC_NAME_MAX])
 	return 0;
 }
 
+/* what the kernel accepts as an interface name (dev_valid_name) */
 static int parse_dev(const char *opt, const char *s)
 {
 	size_t n = strlen(s);
 
-	/* what the kernel accepts as an interface name (dev_valid_name) */
-	if (!n || n >= 16 || !strcmp(s, ".") || !strcmp(s, "..")) {
-		elog("%s: '%s' is not a device name (1 to 15 characters)", opt, s);
+	if (!n || n >= IFNAMSIZ || !strcmp(s, ".") || !strcmp(s, "..")) {
+		elog("%s: '%s' is not a device name (1 to %d characters)", opt, s, IFNAMSIZ - 1);
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -103,203 +116,407 @@ static int parse_prefix(const char *s, int family, struct cli_prefix *p)
 	return cli_parse_prefix("prefix", s, p);
 }
 
-enum {
-	OPT_TABLE = 256, OPT_DEV, OPT_ALL_DEV, OPT_VIA, OPT_NETNS, OPT_JOURNAL, OPT_DRY_RUN, OPT_LOCK,
-	OPT_JSON, OPT_FORMAT,
-};
+/* --- options that parse their own values ---------------------------------------------- */
 
-static const struct option long_opts[] = {
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "table", required_argument, NULL, OPT_TABLE },
-	{ "dev", required_argument, NULL, OPT_DEV },
-	{ "all-dev", required_argument, NULL, OPT_ALL_DEV },
-	{ "via", required_argument, NULL, OPT_VIA },
-	{ "netns", required_argument, NULL, OPT_NETNS },
-	{ "journal", required_argument, NULL, OPT_JOURNAL },
-	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
-	{ "lock", no_argument, NULL, OPT_LOCK },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "format", required_argument, NULL, OPT_FORMAT },
-	{ NULL, 0, NULL, 0 },
-};
-
-static int fail(const char *fmt, ...) TK_PRINTF(1, 2);
-static int fail(const char *fmt, ...)
+static int set_dev(void *cfg, const char *opt, const char *val)
 {
-	char buf[512];
-	va_list ap;
+	struct qa_args *a = cfg;
 
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	elog("%s", buf);
-	return -1;
+	if (parse_dev(opt, val))
+		return -1;
+	a->dev = val;
+	snprintf(a->dev_opt, sizeof(a->dev_opt), "%s", opt);
+	return 0;
 }
 
-int qa_args_parse(int argc, char **argv, struct qa_args *a)
+/* a number out of range is a bad command line; a name is looked up where it is used */
+static int set_table(void *cfg, const char *opt, const char *val)
 {
-	const char *via = NULL, *pos[4];
-	int npos = 0, c, cmd, fam4 = 0, fam6 = 0;
-	bool json = false;
+	struct qa_args *a = cfg;
+	uint32_t id;
+
+	if (qa_table_parse(val, &id) == -2) {
+		elog("%s: %s is out of range 1..%u", opt, val, UINT32_MAX);
+		return -1;
+	}
+	a->table = val;
+	return 0;
+}
+
+static int set_all_dev(void *cfg, const char *opt, const char *val)
+{
+	struct qa_args *a = cfg;
+
+	if (parse_dev(opt, val))
+		return -1;
+	a->all_dev = val;
+	return 0;
+}
+
+static int set_via(void *cfg, const char *opt, const char *val)
+{
+	struct qa_args *a = cfg;
+
+	if (cli_parse_addr(opt, val, &a->via))
+		return -1;
+	a->has_via = true;
+	a->via_text = val;
+	return 0;
+}
+
+static int set_netns(void *cfg, const char *opt, const char *val)
+{
+	struct qa_args *a = cfg;
 	char msg[256];
 
-	memset(a, 0, sizeof(*a));
-	optind = 0; /* GNU: start over (the unit tests parse many command lines) */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hVvq46", long_opts, NULL)) != -1) {
-		switch (c) {
-		case 'h': a->help = true; return 0;
-		case 'V': a->version = true; return 0;
-		case 'v': a->verbosity = a->verbosity < 0 ? 1 : a->verbosity + 1; break;
-		case 'q': a->verbosity = -1; break;
-		case '4': fam4 = 1; break;
-		case '6': fam6 = 1; break;
-		case OPT_TABLE: a->table = optarg; break;
-		case OPT_DEV:
-			if (parse_dev("--dev", optarg))
-				return -1;
-			a->dev = optarg;
-			break;
-		case OPT_ALL_DEV:
-			if (parse_dev("--all-dev", optarg))
-				return -1;
-			a->all_dev = optarg;
-			break;
-		case OPT_VIA: via = optarg; break;
-		case OPT_NETNS:
-			if (netns_check_name(optarg, msg, sizeof(msg)))
-				return fail("--netns: %s", msg);
-			a->netns = optarg;
-			break;
-		case OPT_JOURNAL:
-			if (!*optarg)
-				return fail("--journal: the path is empty");
-			a->journal = optarg;
-			break;
-		case OPT_DRY_RUN: a->dry_run = true; break;
-		case OPT_LOCK: a->lock = true; break;
-		case OPT_JSON:
-			if (a->fmt_set && a->fmt != REC_JSON)
-				return fail("--json: conflicts with --format %s", rec_format_name(a->fmt));
-			json = true;
-			a->fmt_set = true;
-			a->fmt = REC_JSON;
-			break;
-		case OPT_FORMAT: {
-			enum rec_format f;
-
-			if (rec_format_parse("--format", optarg, &f))
-				return -1;
-			if (json && f != REC_JSON)
-				return fail("--format: '%s' conflicts with --json", optarg);
-			a->fmt_set = true;
-			a->fmt = f;
-			break;
-		}
-		case ':':
-			return fail("option '%s' needs a value", argv[optind - 1]);
-		default:
-			if (optopt)
-				elog("unknown option '-%c' (see --help)", optopt);
-			else
-				elog("unknown option '%s' (see --help)", argv[optind - 1]);
-			return -1;
-		}
-	}
-	if (optind >= argc)
-		return fail("missing command: show, on, off, rto-min, congctl, restore or status (see --help)");
-	if (cli_parse_choice("command", argv[optind], cmd_names, &cmd))
+	if (netns_check_name(val, msg, sizeof(msg))) {
+		elog("%s: %s", opt, msg);
 		return -1;
-	a->cmd = (enum qa_cmd)cmd;
-	for (int i = optind + 1; i < argc; i++) {
-		if (npos == (int)ARRAY_SIZE(pos))
-			return fail("%s: too many arguments ('%s')", cmd_names[cmd], argv[i]);
-		pos[npos++] = argv[i];
 	}
-	if (fam4 && fam6)
-		return fail("-4 and -6 exclude each other");
-	a->family = fam4 ? AF_INET : fam6 ? AF_INET6 : 0;
-
-	/* positional arguments per command */
-	{
-		int want_prefix = 0, want_value = 0;
-
-		switch (a->cmd) {
-		case QA_SHOW: want_prefix = npos >= 1; break;
-		case QA_ON:
-		case QA_OFF: want_prefix = !a->all_dev; break;
-		case QA_RTO_MIN:
-		case QA_CONGCTL:
-			want_prefix = !a->all_dev;
-			want_value = 1;
-			break;
-		case QA_RESTORE:
-		case QA_STATUS: break;
-		}
-		if (npos > want_prefix + want_value) {
-			if (a->all_dev && npos && (a->cmd == QA_ON || a->cmd == QA_OFF || npos > 1))
-				return fail("%s: a PREFIX ('%s') and --all-dev exclude each other", cmd_names[cmd],
-					    pos[0]);
-			return fail("%s: unexpected argument '%s'", cmd_names[cmd], pos[want_prefix + want_value]);
-		}
-		if (npos < want_prefix + want_value) {
-			if (a->cmd == QA_RTO_MIN && npos == want_prefix)
-				return fail("rto-min: missing VALUE (N, Nms or Ns; or off)");
-			if (a->cmd == QA_CONGCTL && npos == want_prefix)
-				return fail("congctl: missing NAME (a congestion control, or off)");
-			return fail("%s: missing PREFIX (or --all-dev DEV)", cmd_names[cmd]);
-		}
-		if (want_prefix) {
-			if (parse_prefix(pos[0], a->family, &a->prefix))
-				return -1;
-			a->has_prefix = true;
-			if (a->family && a->family != a->prefix.addr.family)
-				return fail("prefix: '%s' is not %s", pos[0], a->family == AF_INET ? "IPv4 (-4)" : "IPv6 (-6)");
-			a->family = a->prefix.addr.family;
-		}
-		if (a->cmd == QA_ON || a->cmd == QA_OFF) {
-			a->change.op = QA_OP_QUICKACK;
-			a->change.value = a->cmd == QA_ON;
-		} else if (a->cmd == QA_RTO_MIN) {
-			a->change.op = QA_OP_RTO_MIN;
-			if (qa_parse_rto_min("rto-min", pos[want_prefix], &a->change.value))
-				return -1;
-		} else if (a->cmd == QA_CONGCTL) {
-			a->change.op = QA_OP_CONGCTL;
-			if (qa_parse_congctl("congctl", pos[want_prefix], a->change.cc))
-				return -1;
-			a->change.lock = a->lock;
-		}
-	}
-
-	/* options that do not apply to the command */
-	if (via) {
-		int fam = a->family;
-
-		if (cli_parse_addr("--via", via, &a->via))
-			return -1;
-		if (fam && fam != a->via.family)
-			return fail("--via: %s is not of the prefix's family (%s)", via,
-				    fam == AF_INET ? "IPv4" : "IPv6");
-		a->has_via = true;
-	}
-	if (a->cmd == QA_RESTORE || a->cmd == QA_STATUS) {
-		if (a->table || a->dev || a->all_dev || a->has_via || fam4 || fam6)
-			return fail("%s: works on the whole journal; --table, --dev, --all-dev, --via, -4 and -6 do not apply",
-				    cmd_names[cmd]);
-	}
-	if (a->all_dev && (a->cmd == QA_SHOW))
-		return fail("show: use --dev DEV to list the routes through a device");
-	if (a->all_dev && a->dev)
-		return fail("--all-dev and --dev exclude each other");
-	if (a->dry_run && (a->cmd == QA_SHOW || a->cmd == QA_STATUS))
-		return fail("--dry-run: %s changes nothing anyway", cmd_names[cmd]);
-	if (a->lock && a->cmd != QA_CONGCTL)
-		return fail("--lock: only congctl takes it (rto-min always locks, as the kernel needs)");
-	if (a->journal && a->cmd == QA_SHOW)
-		return fail("--journal: show does not read the journal (see status)");
+	a->netns = val;
 	return 0;
+}
+
+static int set_journal(void *cfg, const char *opt, const char *val)
+{
+	struct qa_args *a = cfg;
+
+	if (!*val) {
+		elog("%s: the path is empty", opt);
+		return -1;
+	}
+	a->journal = val;
+	return 0;
+}
+
+/* --json: an alias of -f json, kept for the scripts that use it */
+static int set_json(void *cfg, const char *opt, const char *val)
+{
+	struct qa_args *a = cfg;
+
+	(void)opt;
+	(void)val;
+	a->fmt = REC_JSON;
+	a->fmt_set = true;
+	return 0;
+}
+
+/* --- the tables: each option defined once, each command listing its own ------------------ */
+
+#define TK_OPT_CFG struct qa_args
+#define O_TABLE OPT_E_CALL("table", 0, "T", set_table, "routing table: main (default), local, default, a\n" \
+					    "number, a name from /etc/iproute2/rt_tables, or all")
+#define O_INTERFACE OPT_E_CALL("interface", 'i', "IFACE", set_dev, \
+			       "only routes through interface IFACE (any of their\nnexthops)")
+#define O_DEV OPT_E_CALL("dev", 0, "IFACE", set_dev, "the same as --interface (ip route's word)")
+#define O_VIA OPT_E_CALL("via", 0, "GW", set_via, "only routes through gateway GW")
+#define O_IPV4 OPT_E_FLAG("ipv4", '4', ipv4, "only IPv4 routes (default: both, or the PREFIX's)")
+#define O_IPV6 OPT_E_FLAG("ipv6", '6', ipv6, "only IPv6 routes")
+#define O_SELECT O_TABLE, O_INTERFACE, O_DEV, O_VIA, O_IPV4, O_IPV6
+#define O_ALL_DEV OPT_E_CALL("all-dev", 0, "DEV", set_all_dev, "every unicast route through DEV, instead of a PREFIX")
+#define O_NETNS OPT_E_CALL("netns", 0, "NS", set_netns, "work in network namespace NS (" NETNS_RUN_DIR "/NS)")
+#define O_JOURNAL OPT_E_CALL("journal", 0, "FILE", set_journal,                      \
+			     "the journal; default " QAJ_DEFAULT_DIR "/quickack.journal,\n" \
+			     "or " QAJ_DEFAULT_DIR "/quickack-NS.journal with --netns NS")
+#define O_DRY_RUN OPT_E_FLAG("dry-run", 0, dry_run, "print the netlink requests that would be sent, change\n" \
+						     "nothing and write no journal")
+#define O_LOCK OPT_E_FLAG("lock", 0, lock, "also set the metric's lock bit, so that sockets\n" \
+					   "cannot choose another congestion control")
+#define O_RECORDS                                                         \
+	OPT_E_FORMAT(fmt, fmt_set),                                       \
+	OPT_E_CALL("json", 0, NULL, set_json, "the same as -f json"),     \
+	OPT_E_OUTPUT(output, "write the records to FILE instead of stdout")
+
+static const struct opt tool_opts[] = { OPT_E_STANDARD, OPT_E_END };
+static const struct opt show_opts[] = { O_SELECT, O_NETNS, O_RECORDS, OPT_E_STANDARD, OPT_E_END };
+static const struct opt change_opts[] = { O_SELECT, O_ALL_DEV, O_NETNS, O_JOURNAL, O_DRY_RUN, O_RECORDS,
+					  OPT_E_STANDARD, OPT_E_END };
+static const struct opt congctl_opts[] = { O_SELECT, O_ALL_DEV, O_LOCK, O_NETNS, O_JOURNAL, O_DRY_RUN,
+					   O_RECORDS, OPT_E_STANDARD, OPT_E_END };
+static const struct opt restore_opts[] = { O_NETNS, O_JOURNAL, O_DRY_RUN, O_RECORDS, OPT_E_STANDARD, OPT_E_END };
+static const struct opt status_opts[] = { O_NETNS, O_JOURNAL, O_RECORDS, OPT_E_STANDARD, OPT_E_END };
+#undef TK_OPT_CFG
+
+/* the exit codes each command can end with */
+static const int show_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NOPERM, TK_EXIT_NODEV,
+				  TK_EXIT_NOTABLE, TK_EXIT_NONETNS, -1 };
+static const int change_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NOPERM, TK_EXIT_DATA,
+				    TK_EXIT_NODEV, TK_EXIT_NOTABLE, TK_EXIT_NONETNS, TK_EXIT_NOROUTE,
+				    TK_EXIT_REFUSED, TK_EXIT_PARTIAL, TK_EXIT_VERIFY, TK_EXIT_JOURNAL,
+				    TK_EXIT_UNSAFE, -1 };
+static const int restore_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NOPERM, TK_EXIT_DATA,
+				     TK_EXIT_NONETNS, TK_EXIT_NOROUTE, TK_EXIT_REFUSED, TK_EXIT_PARTIAL,
+				     TK_EXIT_JOURNAL, -1 };
+static const int status_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NOPERM, TK_EXIT_DATA,
+				    TK_EXIT_NONETNS, TK_EXIT_JOURNAL, -1 };
+
+/* --- the help texts ------------------------------------------------------------------------ */
+
+#define PREFIX_HELP                                                                  \
+	"PREFIX is ADDRESS/LEN (10.0.1.0/24, fd00::/64), a host address (a /32 or\n" \
+	"/128), or 'default'. It matches the routes whose destination is exactly\n"  \
+	"that prefix, in table main unless --table says otherwise.\n"
+#define CHANGE_HELP "\n"                                                             \
+	"Every other attribute and metric of each route stays as it is, and the\n"   \
+	"journal keeps each route's whole state first, for restore. Only unicast\n"  \
+	"routes are changed.\n"                                                      \
+	"\n" PREFIX_HELP "\n"
+#define CHANGE_OUTPUT                                                                    \
+	"\nOutput: one summary line on stderr; 'change' records (the route, the change,\n" \
+	"its result) when -f, --json or -o is given. With --dry-run, 'netlink_request'\n"  \
+	"records for the routes that would change ('change' records for those already\n"   \
+	"as asked), and nothing is sent.\n"
+
+static const char tool_synopsis[] =
+"Usage: quickack COMMAND [ARGS] [OPTIONS]\n"
+"\n"
+"Turn quick ACKs (the RTAX_QUICKACK route metric) and related delayed-ACK\n"
+"knobs on or off for existing routes, keeping every other attribute and\n"
+"metric of each route, and undo the change exactly from a journal.\n"
+"\n"
+"Commands:\n"
+"  show [PREFIX]               list routes with their quickack state and metrics\n"
+"  on PREFIX | --all-dev DEV   set quickack 1: the receiver ACKs every segment at once\n"
+"  off PREFIX | --all-dev DEV  set quickack 0 (the kernel's default: delayed ACKs)\n"
+"  rto-min PREFIX VALUE        set the route's rto_min, locked; it also caps the\n"
+"                              delayed-ACK timer on kernels since about 6.6\n"
+"  congctl PREFIX NAME         set the route's congestion control\n"
+"  restore                     put every route in the journal back as it was before\n"
+"                              its first recorded change, then empty the journal\n"
+"  status                      list the routes the journal holds and whether\n"
+"                              restore would change them\n"
+"  rto-min and congctl also take --all-dev DEV instead of PREFIX.\n"
+"\n"
+"Each command has its own options: quickack COMMAND --help lists them.\n"
+"\n";
+
+static const char tool_footer[] =
+"\n"
+"How a change is made: quickack dumps the routes (RTM_GETROUTE), writes the\n"
+"whole state of each route it will change to the journal and fsyncs it, then\n"
+"sends one RTM_NEWROUTE with NLM_F_REPLACE (never NLM_F_CREATE: no route is\n"
+"ever created) per route, carrying every attribute the kernel reported with\n"
+"only the one metric changed, many requests per datagram. Then it reads the\n"
+"routes back and checks that each holds exactly what was asked. When the\n"
+"kernel refuses some, its message is shown and the journal still restores\n"
+"every route that was changed. The journal is text, one record per line with\n"
+"a CRC-32, versioned (format 1; see quickack/journal.h); routes are saved as\n"
+"the kernel's own bytes. A corrupt journal stops quickack before anything is\n"
+"applied, naming the line and byte offset.\n";
+
+static const char show_synopsis[] =
+"Usage: quickack show [PREFIX] [OPTIONS]\n"
+"\n"
+"List the routes (or those to PREFIX) with their quickack state and metrics.\n"
+"\n" PREFIX_HELP "\n";
+
+static const char show_footer[] =
+"\nOutput: one 'route' record per route (rto_min_ms in milliseconds; mtu and\n"
+"advmss in bytes; initcwnd and initrwnd in segments).\n";
+
+static const char on_synopsis[] =
+"Usage: quickack on PREFIX [OPTIONS]\n"
+"       quickack on --all-dev DEV [OPTIONS]\n"
+"\n"
+"Set quickack 1 on the routes to PREFIX, or on every unicast route through\n"
+"DEV: the receiver ACKs every segment at once.\n" CHANGE_HELP;
+
+static const char off_synopsis[] =
+"Usage: quickack off PREFIX [OPTIONS]\n"
+"       quickack off --all-dev DEV [OPTIONS]\n"
+"\n"
+"Set quickack 0 (the kernel's default: delayed ACKs) on the routes to PREFIX,\n"
+"or on every unicast route through DEV.\n" CHANGE_HELP;
+
+static const char rto_min_synopsis[] =
+"Usage: quickack rto-min PREFIX VALUE [OPTIONS]\n"
+"       quickack rto-min --all-dev DEV VALUE [OPTIONS]\n"
+"\n"
+"Set the routes' rto_min, locked (the kernel uses it only locked). VALUE: N\n"
+"or Nms (milliseconds), Ns (seconds), from 1 ms to " QA_STR(QA_RTO_MIN_MAX_S) " s; or off, which\n"
+"removes it. On kernels since about 6.6 it also caps the delayed-ACK timer\n"
+"at rto_min - 1 ms.\n" CHANGE_HELP;
+
+static const char congctl_synopsis[] =
+"Usage: quickack congctl PREFIX NAME [OPTIONS]\n"
+"       quickack congctl --all-dev DEV NAME [OPTIONS]\n"
+"\n"
+"Set the routes' congestion control to NAME (bbr, bbr_traced, ...); off\n"
+"removes it.\n" CHANGE_HELP;
+
+static const char restore_synopsis[] =
+"Usage: quickack restore [OPTIONS]\n"
+"\n"
+"Put every route in the journal back as it was before its first recorded\n"
+"change, read it back to verify it, then empty the journal. A route deleted\n"
+"since stays deleted: quickack never creates a route.\n"
+"\n";
+
+static const char restore_footer[] =
+"\nOutput: one summary line on stderr; 'change' records when -f, --json or -o\n"
+"is given. With --dry-run, 'netlink_request' records, and nothing is sent.\n";
+
+static const char status_synopsis[] =
+"Usage: quickack status [OPTIONS]\n"
+"\n"
+"List the routes the journal holds, and whether restore would change them.\n"
+"\n";
+
+static const char status_footer[] =
+"\nOutput: one 'saved_route' record per route (live: same, differs or gone).\n";
+
+static const struct opt_cli tool_cli = { tool_synopsis, tool_opts, tool_footer, NULL, change_exits };
+static const struct opt_cli cmd_clis[QA_NCMDS] = {
+	[QA_SHOW] = { show_synopsis, show_opts, show_footer, NULL, show_exits },
+	[QA_ON] = { on_synopsis, change_opts, CHANGE_OUTPUT, NULL, change_exits },
+	[QA_OFF] = { off_synopsis, change_opts, CHANGE_OUTPUT, NULL, change_exits },
+	[QA_RTO_MIN] = { rto_min_synopsis, change_opts, CHANGE_OUTPUT, NULL, change_exits },
+	[QA_CONGCTL] = { congctl_synopsis, congctl_opts, CHANGE_OUTPUT, NULL, change_exits },
+	[QA_RESTORE] = { restore_synopsis, restore_opts, restore_footer, NULL, restore_exits },
+	[QA_STATUS] = { status_synopsis, status_opts, status_footer, NULL, status_exits },
+};
+
+/* --- the command and its operands ------------------------------------------------------------ */
+
+/* "show, on, ... or status" */
+static void list_commands(char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < QA_NCMDS && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", i == 0 ? "" : i == QA_NCMDS - 1 ? " or " : ", ",
+				      cmd_names[i]);
+}
+
+/* the command's name, taken out of argv; --help and --version of the tool itself */
+static enum qa_cmd take_command(int *argc, char **argv)
+{
+	const struct opt_cli *clis[QA_NCMDS];
+	int at, cmd;
+	char names[128];
+
+	for (int i = 0; i < QA_NCMDS; i++)
+		clis[i] = &cmd_clis[i];
+	at = opt_first_operand(clis, QA_NCMDS, *argc, argv);
+	if (at >= *argc) {
+		struct qa_args none;
+
+		opt_parse(&tool_cli, *argc, argv, &none);
+		list_commands(names, sizeof(names));
+		cli_usage_die("missing command: %s (see --help)", names);
+	}
+	if (cli_parse_choice("command", argv[at], cmd_names, &cmd))
+		exit(TK_EXIT_USAGE);
+	memmove(&argv[at], &argv[at + 1], (size_t)(*argc - at) * sizeof(*argv)); /* with argv's NULL */
+	(*argc)--;
+	return (enum qa_cmd)cmd;
+}
+
+/* how many operands the command takes: a PREFIX (unless --all-dev), then a VALUE */
+static void operand_counts(const struct qa_args *a, int given, int *want_prefix, int *want_value)
+{
+	*want_prefix = *want_value = 0;
+	switch (a->cmd) {
+	case QA_SHOW: *want_prefix = given >= 1; break;
+	case QA_ON:
+	case QA_OFF: *want_prefix = !a->all_dev; break;
+	case QA_RTO_MIN:
+	case QA_CONGCTL:
+		*want_prefix = !a->all_dev;
+		*want_value = 1;
+		break;
+	default: break;
+	}
+}
+
+/* one line for too many or too few operands */
+static void check_operand_count(const struct qa_args *a, int n, char **pos, int want_prefix, int want_value)
+{
+	const char *cmd = cmd_names[a->cmd];
+
+	if (n > want_prefix + want_value) {
+		if (a->all_dev && (a->cmd == QA_ON || a->cmd == QA_OFF || n > 1))
+			cli_usage_die("%s: a PREFIX ('%s') and --all-dev exclude each other", cmd, pos[0]);
+		cli_usage_die("%s: unexpected argument '%s'", cmd, pos[want_prefix + want_value]);
+	}
+	if (n == want_prefix + want_value)
+		return;
+	if (a->cmd == QA_RTO_MIN && n == want_prefix)
+		cli_usage_die("rto-min: missing VALUE (N, Nms or Ns; or off)");
+	if (a->cmd == QA_CONGCTL && n == want_prefix)
+		cli_usage_die("congctl: missing NAME (a congestion control, or off)");
+	cli_usage_die("%s: missing PREFIX (or --all-dev DEV)", cmd);
+}
+
+/* the change that on, off, rto-min and congctl ask for */
+static void take_change(struct qa_args *a, const char *value)
+{
+	switch (a->cmd) {
+	case QA_ON:
+	case QA_OFF:
+		a->change.op = QA_OP_QUICKACK;
+		a->change.value = a->cmd == QA_ON;
+		break;
+	case QA_RTO_MIN:
+		a->change.op = QA_OP_RTO_MIN;
+		if (qa_parse_rto_min("rto-min", value, &a->change.value))
+			exit(TK_EXIT_USAGE);
+		break;
+	case QA_CONGCTL:
+		a->change.op = QA_OP_CONGCTL;
+		if (qa_parse_congctl("congctl", value, a->change.cc))
+			exit(TK_EXIT_USAGE);
+		a->change.lock = a->lock;
+		break;
+	default: break;
+	}
+}
+
+static void take_operands(struct qa_args *a, int n, char **pos)
+{
+	int want_prefix, want_value;
+
+	operand_counts(a, n, &want_prefix, &want_value);
+	check_operand_count(a, n, pos, want_prefix, want_value);
+	if (want_prefix) {
+		if (parse_prefix(pos[0], a->family, &a->prefix))
+			exit(TK_EXIT_USAGE);
+		a->has_prefix = true;
+		if (a->family && a->family != a->prefix.addr.family)
+			cli_usage_die("prefix: '%s' is not %s", pos[0], a->family == AF_INET ? "IPv4 (-4)" : "IPv6 (-6)");
+		a->family = a->prefix.addr.family;
+	}
+	take_change(a, want_value ? pos[want_prefix] : NULL);
+}
+
+/* what the options say together */
+static void check_args(struct qa_args *a)
+{
+	if (a->ipv4 && a->ipv6)
+		cli_usage_die("-4 and -6 exclude each other");
+	a->family = a->ipv4 ? AF_INET : a->ipv6 ? AF_INET6 : 0;
+	if (a->all_dev && a->dev)
+		cli_usage_die("--all-dev and %s exclude each other", a->dev_opt);
+	a->change_records = a->fmt_set || a->output;
+}
+
+/* --via after the prefix: the gateway must be of its family */
+static void check_via(const struct qa_args *a)
+{
+	if (a->has_via && a->family && a->family != a->via.family)
+		cli_usage_die("--via: %s is not of the prefix's family (%s)", a->via_text,
+			      a->family == AF_INET ? "IPv4" : "IPv6");
+}
+
+void qa_args_parse(int argc, char **argv, struct qa_args *a)
+{
+	int first;
+
+	memset(a, 0, sizeof(*a));
+	a->cmd = take_command(&argc, argv);
+	first = opt_parse(&cmd_clis[a->cmd], argc, argv, a);
+	check_args(a);
+	take_operands(a, argc - first, argv + first);
+	check_via(a);
 }

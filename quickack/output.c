@@ -204,190 +204,183 @@ static const char *str_or_null(const char *s)
 
 /* --- route ------------------------------------------------------------------------ */
 
-static const struct rec_field route_fields[] = {
-	{ "family", REC_STR, 0, NULL, 0 },
-	{ "table", REC_STR, 0, "table", -6 },
-	{ "dst", REC_STR, 0, "dst", -24 },
-	{ "src", REC_STR, 0, NULL, 0 },
-	{ "tos", REC_U64, 0, NULL, 0 },
-	{ "metric", REC_U64, 0, "metric", 6 },
-	{ "route_type", REC_STR, 0, "type", -9 },
-	{ "protocol", REC_STR, 0, "proto", -7 },
-	{ "scope", REC_STR, 0, NULL, 0 },
-	{ "dev", REC_STR, 0, "dev", -10 },
-	{ "gateway", REC_STR, 0, "via", -24 },
-	{ "nexthops", REC_U64, 0, NULL, 0 },
-	{ "nhid", REC_U64, 0, NULL, 0 },
-	{ "quickack", REC_BOOL, 0, "quickack", -8 },
-	{ "rto_min_ms", REC_U64, 0, "rto_min ms", 10 },
-	{ "congctl", REC_STR, 0, "congctl", -10 },
-	{ "mtu", REC_U64, 0, "mtu", 5 },
-	{ "advmss", REC_U64, 0, NULL, 0 },
-	{ "initcwnd", REC_U64, 0, "initcwnd", 8 },
-	{ "initrwnd", REC_U64, 0, "initrwnd", 8 },
-	{ "features", REC_U64, 0, NULL, 0 },
-	{ "locked", REC_STR, 0, "locked", -12 },
-	{ "metrics", REC_KV, 0, NULL, 0 },
-};
-static const struct rec_schema route_schema = { "route", route_fields, ARRAY_SIZE(route_fields) };
-
 static struct rec_value opt_u64(uint32_t v)
 {
 	return v ? rv_u64(v) : rv_null();
 }
 
+/* the text fields of a route, formatted once */
+struct route_text {
+	char table[32], dst[64], src[64], type[32], proto[32], scope[32], devs[256], gws[512], locked[256];
+};
+
+static void route_text(struct qa_nl *nl, const struct qa_route *r, struct route_text *t)
+{
+	struct strbuf lb = { t->locked, sizeof(t->locked), 0 };
+
+	t->locked[0] = '\0';
+	locked_names(r, &lb, ",");
+	qa_table_str(r->table, t->table, sizeof(t->table));
+	qa_prefix_str(r->family, r->dst, r->rtm.rtm_dst_len, t->dst, sizeof(t->dst));
+	t->src[0] = '\0';
+	if (r->rtm.rtm_src_len)
+		qa_prefix_str(r->family, r->src, r->rtm.rtm_src_len, t->src, sizeof(t->src));
+	nl_rtntype2str(r->rtm.rtm_type, t->type, sizeof(t->type));
+	rtnl_route_proto2str(r->rtm.rtm_protocol, t->proto, sizeof(t->proto));
+	rtnl_scope2str(r->rtm.rtm_scope, t->scope, sizeof(t->scope));
+	qa_route_devs(nl, r, t->devs, sizeof(t->devs));
+	qa_route_gws(r, t->gws, sizeof(t->gws));
+}
+
+#define ROUTE_FIELDS(X)                                                                        \
+	X("family", REC_STR, 0, REC_NOCOL, rv_str(qa_family_name(r->family)))                  \
+	X("table", REC_STR, 0, REC_COL("table", -6, 0, 0), rv_str(t.table))                    \
+	X("dst", REC_STR, 0, REC_COL("dst", -24, 0, 0), rv_str(t.dst))                         \
+	X("src", REC_STR, 0, REC_NOCOL, rv_str(str_or_null(t.src)))                            \
+	X("tos", REC_U64, 0, REC_NOCOL, rv_u64(r->rtm.rtm_tos))                                \
+	X("metric", REC_U64, 0, REC_COL("metric", 6, 0, 0), rv_u64(r->priority))               \
+	X("route_type", REC_STR, 0, REC_COL("type", -9, 0, 0), rv_str(t.type))                 \
+	X("protocol", REC_STR, 0, REC_COL("proto", -7, 0, 0), rv_str(t.proto))                 \
+	X("scope", REC_STR, 0, REC_NOCOL, rv_str(t.scope))                                     \
+	X("dev", REC_STR, 0, REC_COL("dev", -10, 0, 0), rv_str(str_or_null(t.devs)))           \
+	X("gateway", REC_STR, 0, REC_COL("via", -24, 0, 0), rv_str(str_or_null(t.gws)))        \
+	X("nexthops", REC_U64, 0, REC_NOCOL, rv_u64(r->nexthops))                              \
+	X("nhid", REC_U64, 0, REC_NOCOL, r->has_nhid ? rv_u64(r->nhid) : rv_null())            \
+	X("quickack", REC_BOOL, 0, REC_COL("quickack", -8, 0, 0),                              \
+	  rv_bool(r->metric[RTAX_QUICKACK] != 0))                                              \
+	X("rto_min_ms", REC_U64, 0, REC_COL("rto_min ms", 10, 0, 0), opt_u64(r->metric[RTAX_RTO_MIN])) \
+	X("congctl", REC_STR, 0, REC_COL("congctl", -10, 0, 0), rv_str(str_or_null(r->cc)))    \
+	X("mtu", REC_U64, 0, REC_COL("mtu", 5, 0, 0), opt_u64(r->metric[RTAX_MTU]))            \
+	X("advmss", REC_U64, 0, REC_NOCOL, opt_u64(r->metric[RTAX_ADVMSS]))                    \
+	X("initcwnd", REC_U64, 0, REC_COL("initcwnd", 8, 0, 0), opt_u64(r->metric[RTAX_INITCWND])) \
+	X("initrwnd", REC_U64, 0, REC_COL("initrwnd", 8, 0, 0), opt_u64(r->metric[RTAX_INITRWND])) \
+	X("features", REC_U64, 0, REC_NOCOL, opt_u64(r->metric[RTAX_FEATURES]))                \
+	X("locked", REC_STR, 0, REC_COL("locked", -12, 0, 0), rv_str(str_or_null(t.locked)))   \
+	X("metrics", REC_KV, 0, REC_NOCOL, rv_kv(kv, nkv))
+
+static const struct rec_field route_fields[] = { ROUTE_FIELDS(REC_FIELD) };
+static const struct rec_schema route_schema = { "route", route_fields, ARRAY_SIZE(route_fields) };
+
 int qa_out_route(struct rec_writer *w, struct qa_nl *nl, const struct qa_route *r)
 {
-	struct rec_value v[ARRAY_SIZE(route_fields)];
 	struct rec_kv kv[QA_RTAX_N];
-	char table[32], dst[64], src[64], type[32], proto[32], scope[32], devs[256], gws[512], locked[256];
-	struct strbuf lb = { locked, sizeof(locked), 0 };
-	unsigned int nkv = 0, i = 0;
+	struct route_text t;
+	unsigned int nkv = 0;
 
-	locked[0] = '\0';
-	locked_names(r, &lb, ",");
-	for (int t = 2; t < QA_RTAX_N; t++)
-		if (t != RTAX_CC_ALGO && r->metric[t])
-			kv[nkv++] = (struct rec_kv){ qa_metric_name(t), r->metric[t] };
-	v[i++] = rv_str(qa_family_name(r->family));
-	v[i++] = rv_str(qa_table_str(r->table, table, sizeof(table)));
-	v[i++] = rv_str(qa_prefix_str(r->family, r->dst, r->rtm.rtm_dst_len, dst, sizeof(dst)));
-	v[i++] = r->rtm.rtm_src_len ? rv_str(qa_prefix_str(r->family, r->src, r->rtm.rtm_src_len, src, sizeof(src)))
-				    : rv_null();
-	v[i++] = rv_u64(r->rtm.rtm_tos);
-	v[i++] = rv_u64(r->priority);
-	v[i++] = rv_str(nl_rtntype2str(r->rtm.rtm_type, type, sizeof(type)));
-	v[i++] = rv_str(rtnl_route_proto2str(r->rtm.rtm_protocol, proto, sizeof(proto)));
-	v[i++] = rv_str(rtnl_scope2str(r->rtm.rtm_scope, scope, sizeof(scope)));
-	v[i++] = rv_str(str_or_null(qa_route_devs(nl, r, devs, sizeof(devs))));
-	v[i++] = rv_str(str_or_null(qa_route_gws(r, gws, sizeof(gws))));
-	v[i++] = rv_u64(r->nexthops);
-	v[i++] = r->has_nhid ? rv_u64(r->nhid) : rv_null();
-	v[i++] = rv_bool(r->metric[RTAX_QUICKACK] != 0);
-	v[i++] = opt_u64(r->metric[RTAX_RTO_MIN]);
-	v[i++] = rv_str(str_or_null(r->cc));
-	v[i++] = opt_u64(r->metric[RTAX_MTU]);
-	v[i++] = opt_u64(r->metric[RTAX_ADVMSS]);
-	v[i++] = opt_u64(r->metric[RTAX_INITCWND]);
-	v[i++] = opt_u64(r->metric[RTAX_INITRWND]);
-	v[i++] = opt_u64(r->metric[RTAX_FEATURES]);
-	v[i++] = rv_str(str_or_null(locked));
-	v[i++] = rv_kv(kv, nkv);
+	route_text(nl, r, &t);
+	for (int m = 2; m < QA_RTAX_N; m++)
+		if (m != RTAX_CC_ALGO && r->metric[m])
+			kv[nkv++] = (struct rec_kv){ qa_metric_name(m), r->metric[m] };
+	struct rec_value v[] = { ROUTE_FIELDS(REC_VALUE) };
+	_Static_assert(ARRAY_SIZE(v) == ARRAY_SIZE(route_fields), "a value per field");
 	return rec_write(w, &route_schema, v);
 }
 
 /* --- change ------------------------------------------------------------------------- */
 
-static const struct rec_field change_fields[] = {
-	{ "op", REC_STR, 0, "op", -8 },
-	{ "family", REC_STR, 0, NULL, 0 },
-	{ "table", REC_STR, 0, "table", -6 },
-	{ "dst", REC_STR, 0, "dst", -20 },
-	{ "metric", REC_U64, 0, "metric", 6 },
-	{ "dev", REC_STR, 0, "dev", -10 },
-	{ "gateway", REC_STR, 0, NULL, 0 },
-	{ "change", REC_STR, 0, "change", -28 },
-	{ "result", REC_STR, 0, "result", -10 },
-	{ "error", REC_STR, 0, NULL, 0 },
-};
+#define CHANGE_FIELDS(X)                                                                       \
+	X("op", REC_STR, 0, REC_COL("op", -8, 0, 0), rv_str(op))                               \
+	X("family", REC_STR, 0, REC_NOCOL, rv_str(qa_family_name(r->family)))                  \
+	X("table", REC_STR, 0, REC_COL("table", -6, 0, 0),                                     \
+	  rv_str(qa_table_str(r->table, table, sizeof(table))))                                \
+	X("dst", REC_STR, 0, REC_COL("dst", -20, 0, 0),                                        \
+	  rv_str(qa_prefix_str(r->family, r->dst, r->rtm.rtm_dst_len, dst, sizeof(dst))))      \
+	X("metric", REC_U64, 0, REC_COL("metric", 6, 0, 0), rv_u64(r->priority))               \
+	X("dev", REC_STR, 0, REC_COL("dev", -10, 0, 0),                                        \
+	  rv_str(str_or_null(qa_route_devs(nl, r, devs, sizeof(devs)))))                       \
+	X("gateway", REC_STR, 0, REC_NOCOL, rv_str(str_or_null(qa_route_gws(r, gws, sizeof(gws))))) \
+	X("change", REC_STR, 0, REC_COL("change", -28, 0, 0), rv_str(change))                  \
+	X("result", REC_STR, 0, REC_COL("result", -10, 0, 0), rv_str(result))                  \
+	X("error", REC_STR, 0, REC_NOCOL, rv_str(str_or_null(error)))
+
+static const struct rec_field change_fields[] = { CHANGE_FIELDS(REC_FIELD) };
 static const struct rec_schema change_schema = { "change", change_fields, ARRAY_SIZE(change_fields) };
 
 int qa_out_change(struct rec_writer *w, struct qa_nl *nl, const char *op, const struct qa_route *r,
 		  const char *change, const char *result, const char *error)
 {
-	struct rec_value v[ARRAY_SIZE(change_fields)];
 	char table[32], dst[64], devs[256], gws[512];
-	unsigned int i = 0;
+	struct rec_value v[] = { CHANGE_FIELDS(REC_VALUE) };
 
-	v[i++] = rv_str(op);
-	v[i++] = rv_str(qa_family_name(r->family));
-	v[i++] = rv_str(qa_table_str(r->table, table, sizeof(table)));
-	v[i++] = rv_str(qa_prefix_str(r->family, r->dst, r->rtm.rtm_dst_len, dst, sizeof(dst)));
-	v[i++] = rv_u64(r->priority);
-	v[i++] = rv_str(str_or_null(qa_route_devs(nl, r, devs, sizeof(devs))));
-	v[i++] = rv_str(str_or_null(qa_route_gws(r, gws, sizeof(gws))));
-	v[i++] = rv_str(change);
-	v[i++] = rv_str(result);
-	v[i++] = rv_str(str_or_null(error));
+	_Static_assert(ARRAY_SIZE(v) == ARRAY_SIZE(change_fields), "a value per field");
 	return rec_write(w, &change_schema, v);
 }
 
 /* --- netlink_request ------------------------------------------------------------------- */
 
-static const struct rec_field request_fields[] = {
-	{ "op", REC_STR, 0, NULL, 0 },
-	{ "family", REC_STR, 0, NULL, 0 },
-	{ "table", REC_STR, 0, "table", -6 },
-	{ "dst", REC_STR, 0, "dst", -20 },
-	{ "metric", REC_U64, 0, "metric", 6 },
-	{ "change", REC_STR, 0, "change", -24 },
-	{ "request_bytes", REC_U64, 0, NULL, 0 },
-	{ "request", REC_STR, 0, "netlink request", -250 },
-};
+#define REQUEST_FIELDS(X)                                                                      \
+	X("op", REC_STR, 0, REC_NOCOL, rv_str(op))                                             \
+	X("family", REC_STR, 0, REC_NOCOL, rv_str(qa_family_name(r->family)))                  \
+	X("table", REC_STR, 0, REC_COL("table", -6, 0, 0),                                     \
+	  rv_str(qa_table_str(r->table, table, sizeof(table))))                                \
+	X("dst", REC_STR, 0, REC_COL("dst", -20, 0, 0),                                        \
+	  rv_str(qa_prefix_str(r->family, r->dst, r->rtm.rtm_dst_len, dst, sizeof(dst))))      \
+	X("metric", REC_U64, 0, REC_COL("metric", 6, 0, 0), rv_u64(r->priority))               \
+	X("change", REC_STR, 0, REC_COL("change", -24, 0, 0), rv_str(change))                  \
+	X("request_bytes", REC_U64, 0, REC_NOCOL, rv_u64(NLMSG_LENGTH(req_len)))               \
+	X("request", REC_STR, 0, REC_COL("netlink request", -250, 0, 0), rv_str(text))
+
+static const struct rec_field request_fields[] = { REQUEST_FIELDS(REC_FIELD) };
 static const struct rec_schema request_schema = { "netlink_request", request_fields,
 						  ARRAY_SIZE(request_fields) };
+
+/* "RTM_NEWROUTE flags REQUEST|ACK|REPLACE len 124: family inet dst ..." */
+static const char *request_text(struct qa_nl *nl, const uint8_t *req, size_t req_len, uint16_t nlmsg_flags,
+				char *text, size_t len)
+{
+	char desc[900];
+	struct qa_route q;
+
+	if (qa_route_parse(req, req_len, &q, desc, sizeof(desc))) {
+		snprintf(text, len, "(unreadable request: %s)", desc);
+		return text;
+	}
+	snprintf(text, len, "RTM_NEWROUTE flags REQUEST|ACK%s%s len %zu: %s",
+		 nlmsg_flags & NLM_F_REPLACE ? "|REPLACE" : "", nlmsg_flags & NLM_F_CREATE ? "|CREATE" : "",
+		 NLMSG_LENGTH(req_len), qa_route_describe(nl, &q, desc, sizeof(desc)));
+	qa_route_free(&q);
+	return text;
+}
 
 int qa_out_request(struct rec_writer *w, struct qa_nl *nl, const char *op, const struct qa_route *r,
 		   const char *change, const uint8_t *req, size_t req_len, uint16_t nlmsg_flags)
 {
-	struct rec_value v[ARRAY_SIZE(request_fields)];
-	char table[32], dst[64], text[1024], desc[900];
-	struct qa_route q;
-	unsigned int i = 0;
+	char table[32], dst[64], text[1024];
 
-	if (qa_route_parse(req, req_len, &q, desc, sizeof(desc)))
-		snprintf(text, sizeof(text), "(unreadable request: %s)", desc);
-	else {
-		snprintf(text, sizeof(text), "RTM_NEWROUTE flags REQUEST|ACK%s%s len %zu: %s",
-			 nlmsg_flags & NLM_F_REPLACE ? "|REPLACE" : "", nlmsg_flags & NLM_F_CREATE ? "|CREATE" : "",
-			 NLMSG_LENGTH(req_len), qa_route_describe(nl, &q, desc, sizeof(desc)));
-		qa_route_free(&q);
-	}
-	v[i++] = rv_str(op);
-	v[i++] = rv_str(qa_family_name(r->family));
-	v[i++] = rv_str(qa_table_str(r->table, table, sizeof(table)));
-	v[i++] = rv_str(qa_prefix_str(r->family, r->dst, r->rtm.rtm_dst_len, dst, sizeof(dst)));
-	v[i++] = rv_u64(r->priority);
-	v[i++] = rv_str(change);
-	v[i++] = rv_u64(NLMSG_LENGTH(req_len));
-	v[i++] = rv_str(text);
+	request_text(nl, req, req_len, nlmsg_flags, text, sizeof(text));
+	struct rec_value v[] = { REQUEST_FIELDS(REC_VALUE) };
+	_Static_assert(ARRAY_SIZE(v) == ARRAY_SIZE(request_fields), "a value per field");
 	return rec_write(w, &request_schema, v);
 }
 
 /* --- saved_route ------------------------------------------------------------------------- */
 
-static const struct rec_field saved_fields[] = {
-	{ "seq", REC_U64, 0, "seq", 5 },
-	{ "time", REC_U64, 0, NULL, 0 },
-	{ "op", REC_STR, 0, "first op", -8 },
-	{ "records", REC_U64, 0, "records", 7 },
-	{ "family", REC_STR, 0, NULL, 0 },
-	{ "table", REC_STR, 0, "table", -6 },
-	{ "dst", REC_STR, 0, "dst", -20 },
-	{ "metric", REC_U64, 0, "metric", 6 },
-	{ "dev", REC_STR, 0, "dev", -10 },
-	{ "saved_metrics", REC_STR, 0, "saved metrics", -40 },
-	{ "live", REC_STR, 0, "live", -8 },
-};
+#define SAVED_FIELDS(X)                                                                        \
+	X("seq", REC_U64, 0, REC_COL("seq", 5, 0, 0), rv_u64(seq))                             \
+	X("time", REC_U64, 0, REC_NOCOL, rv_u64(time_s))                                       \
+	X("op", REC_STR, 0, REC_COL("first op", -8, 0, 0), rv_str(op))                         \
+	X("records", REC_U64, 0, REC_COL("records", 7, 0, 0), rv_u64(records))                 \
+	X("family", REC_STR, 0, REC_NOCOL, rv_str(qa_family_name(r->family)))                  \
+	X("table", REC_STR, 0, REC_COL("table", -6, 0, 0),                                     \
+	  rv_str(qa_table_str(r->table, table, sizeof(table))))                                \
+	X("dst", REC_STR, 0, REC_COL("dst", -20, 0, 0),                                        \
+	  rv_str(qa_prefix_str(r->family, r->dst, r->rtm.rtm_dst_len, dst, sizeof(dst))))      \
+	X("metric", REC_U64, 0, REC_COL("metric", 6, 0, 0), rv_u64(r->priority))               \
+	X("dev", REC_STR, 0, REC_COL("dev", -10, 0, 0),                                        \
+	  rv_str(str_or_null(qa_route_devs(nl, r, devs, sizeof(devs)))))                       \
+	X("saved_metrics", REC_STR, 0, REC_COL("saved metrics", -40, 0, 0),                    \
+	  rv_str(qa_route_metrics_str(r, m, sizeof(m))))                                       \
+	X("live", REC_STR, 0, REC_COL("live", -8, 0, 0), rv_str(live))
+
+static const struct rec_field saved_fields[] = { SAVED_FIELDS(REC_FIELD) };
 static const struct rec_schema saved_schema = { "saved_route", saved_fields, ARRAY_SIZE(saved_fields) };
 
 int qa_out_saved(struct rec_writer *w, struct qa_nl *nl, uint64_t seq, uint64_t time_s, const char *op,
 		 unsigned int records, const struct qa_route *r, const char *live)
 {
-	struct rec_value v[ARRAY_SIZE(saved_fields)];
 	char table[32], dst[64], devs[256], m[512];
-	unsigned int i = 0;
+	struct rec_value v[] = { SAVED_FIELDS(REC_VALUE) };
 
-	v[i++] = rv_u64(seq);
-	v[i++] = rv_u64(time_s);
-	v[i++] = rv_str(op);
-	v[i++] = rv_u64(records);
-	v[i++] = rv_str(qa_family_name(r->family));
-	v[i++] = rv_str(qa_table_str(r->table, table, sizeof(table)));
-	v[i++] = rv_str(qa_prefix_str(r->family, r->dst, r->rtm.rtm_dst_len, dst, sizeof(dst)));
-	v[i++] = rv_u64(r->priority);
-	v[i++] = rv_str(str_or_null(qa_route_devs(nl, r, devs, sizeof(devs))));
-	v[i++] = rv_str(qa_route_metrics_str(r, m, sizeof(m)));
-	v[i++] = rv_str(live);
+	_Static_assert(ARRAY_SIZE(v) == ARRAY_SIZE(saved_fields), "a value per field");
 	return rec_write(w, &saved_schema, v);
 }

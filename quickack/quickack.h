@@ -10,51 +10,43 @@
 #include "record.h"
 #include "route.h"
 
-/*
- * Exit codes: lib/common.h's (0 ok, 1 other failure, 2 bad arguments (a
- * malformed prefix among them), 3 no privilege, 5 corrupt journal), then
- * quickack's own.
- */
-enum qa_exit {
-	QA_EXIT_NODEV = 10,     /* --dev/--all-dev names no device in the namespace */
-	QA_EXIT_NOTABLE = 11,   /* --table names no table (or a table without routes) */
-	QA_EXIT_NONETNS = 12,   /* --netns names no namespace */
-	QA_EXIT_NOROUTE = 13,   /* no route matches; or restore found a saved route gone */
-	QA_EXIT_NETLINK = 14,   /* the kernel refused the change; nothing was applied */
-	QA_EXIT_PARTIAL = 15,   /* some changes applied, some refused: the journal holds the applied */
-	QA_EXIT_VERIFY = 16,    /* read back, a route is not what was asked */
-	QA_EXIT_JOURNAL = 17,   /* the journal cannot be written, synced or locked; nothing applied */
-	QA_EXIT_REFUSED = 18,   /* a matching route cannot be changed safely (type, expiry, twins) */
-};
+/* the commands, in the order --help lists them */
+enum qa_cmd { QA_SHOW, QA_ON, QA_OFF, QA_RTO_MIN, QA_CONGCTL, QA_RESTORE, QA_STATUS, QA_NCMDS };
 
-enum qa_cmd { QA_SHOW, QA_ON, QA_OFF, QA_RTO_MIN, QA_CONGCTL, QA_RESTORE, QA_STATUS };
+/* a device option as it was spelled ("-i", "--dev"), for its messages */
+#define QA_OPT_NAME_MAX 24
 
 struct qa_args {
 	enum qa_cmd cmd;
 	bool has_prefix;
 	struct cli_prefix prefix;
 	int family;                 /* -4/-6, or the prefix's; 0: both */
+	bool ipv4, ipv6;            /* -4, -6 as given */
 	const char *table;          /* NULL: main */
-	const char *dev;
+	const char *dev;            /* -i/--interface/--dev */
+	char dev_opt[QA_OPT_NAME_MAX];
 	const char *all_dev;
 	bool has_via;
+	const char *via_text;       /* --via as given */
 	struct cli_addr via;
 	const char *netns;
 	const char *journal;        /* NULL: the default path */
 	bool dry_run;
 	bool lock;
-	bool fmt_set;
+	bool fmt_set;               /* -f or --json given */
 	enum rec_format fmt;
+	const char *output;         /* -o FILE; NULL: stdout */
+	bool change_records;        /* on/off/rto-min/congctl/restore: -f, --json or -o asks for them */
 	struct qa_change change;    /* on/off/rto-min/congctl */
-	int verbosity;              /* -1 quiet, 0, 1 (-v), 2 (-vv) */
-	bool help, version;
 };
 
 /*
- * Parse the command line. Returns 0, or -1 after printing one line that
- * names the option or argument and the cause (exit TK_EXIT_USAGE).
+ * Parse the command line: the command (options may come before it), its
+ * options from its own table (lib/opt.h), its operands, and what they say
+ * together. A bad command line exits 2 with one line; --help and --version
+ * exit 0.
  */
-int qa_args_parse(int argc, char **argv, struct qa_args *a);
+void qa_args_parse(int argc, char **argv, struct qa_args *a);
 const char *qa_cmd_name(enum qa_cmd c);
 /* "5ms", "5", "1s", "off" -> milliseconds (0 for off); -1 with one line of error */
 int qa_parse_rto_min(const char *opt, const char *s, uint32_t *ms);

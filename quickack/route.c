@@ -351,16 +351,6 @@ void qa_route_free(struct qa_route *r)
 	r->len = 0;
 }
 
-int qa_route_copy(struct qa_route *dst, const struct qa_route *src)
-{
-	*dst = *src;
-	dst->msg = malloc(src->len ? src->len : 1);
-	if (!dst->msg)
-		return -1;
-	memcpy(dst->msg, src->msg, src->len);
-	return 0;
-}
-
 void qa_route_key(const struct qa_route *r, struct qa_route_key *k)
 {
 	memset(k, 0, sizeof(*k));
@@ -656,7 +646,7 @@ int qa_route_request(const struct qa_route *r, const struct qa_change *c, uint8_
 bool qa_route_same(const struct qa_route *a, const struct qa_change *ca, const struct qa_route *b,
 		   const struct qa_change *cb)
 {
-	size_t cap = (size_t)(a->len > b->len ? a->len : b->len) + 256;
+	size_t cap = (size_t)(a->len > b->len ? a->len : b->len) + QA_REQ_SLACK;
 	uint8_t *x = malloc(cap), *y = malloc(cap);
 	int nx, ny;
 	bool same = false;

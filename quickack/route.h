@@ -24,6 +24,9 @@
 #define QA_RTAX_N 18
 #define QA_CC_NAME_MAX 16 /* TCP_CA_NAME_MAX, with its NUL */
 #define QA_MSG_MAX 65535  /* a route message never exceeds this */
+/* what a request may add to the route it was built from: the changed metric,
+ * RTA_METRICS' header, alignment */
+#define QA_REQ_SLACK 256
 
 struct qa_route {
 	uint8_t *msg;              /* struct rtmsg + attributes, as dumped (owned) */
@@ -69,7 +72,6 @@ struct qa_change {
  */
 int qa_route_parse(const void *data, size_t len, struct qa_route *r, char *err, size_t errlen);
 void qa_route_free(struct qa_route *r);
-int qa_route_copy(struct qa_route *dst, const struct qa_route *src);
 
 void qa_route_key(const struct qa_route *r, struct qa_route_key *k);
 int qa_route_key_cmp(const struct qa_route_key *a, const struct qa_route_key *b);

@@ -37,6 +37,13 @@ setup() {
 	J=$BATS_TEST_TMPDIR/quickack.journal
 }
 
+# an IPv6 host route longer than the table's dst column
+LONG=fd00:1234:5678:9abc:def0:1234:5678:9abc
+
+teardown() {
+	ip -n "$NS" -6 route del "$LONG/128" dev d0 2>/dev/null || true
+}
+
 dump() { ip -n "$NS" -d -j route show table all; ip -n "$NS" -d route show table all; }
 
 @test "--help explains the commands, the journal and every exit code; --version prints one line" {
@@ -46,15 +53,83 @@ dump() { ip -n "$NS" -d -j route show table all; ip -n "$NS" -d route show table
 	expect_output "restore"
 	expect_output "NLM_F_REPLACE (never NLM_F_CREATE"
 	expect_output "fsyncs it"
-	for code in " 0  success" " 2  bad arguments" " 3  no privilege" " 5  the journal is corrupt" \
-		"10  no such device" "11  no such routing table" "12  no such network namespace" \
-		"13  no route matches" "14  the kernel refused" "15  partial failure" "16  read back" \
-		"17  the journal cannot be" "18  a matching route cannot be changed safely"; do
-		expect_output "$code"
+	expect_output "quickack COMMAND --help lists them"
+	# the codes in lib/common.h's words
+	for code in "0   success" "1   a runtime failure" "2   bad arguments" "3   a missing privilege" \
+		"5   bad input" "10  no such network device" "11  no such routing table" \
+		"12  no such network namespace" "13  no route matches" "14  the kernel refused the change" \
+		"15  some changes were applied, some refused" "16  read back, a route is not what was asked" \
+		"17  the journal cannot be written" "18  a matching route cannot be changed safely"; do
+		expect_output $'\n'"  $code"
 	done
 	tk_run quickack --version
 	expect_status 0
 	[[ $output =~ ^quickack\ [^\ ]+$ ]] || { tk_dump "version line"; false; }
+}
+
+# the options COMMAND --help lists, one per line
+help_options() {
+	quickack "$@" --help | grep -oE '^ +(-[a-zA-Z0-9], )?--[a-z0-9-]+' | sed 's/.*--/--/' | sort | tr '\n' ' '
+}
+
+@test "each command's --help lists its own options and exit codes; -V on every command" {
+	local std="--format --help --json --output --quiet --verbose --version" select="--dev --interface --ipv4 --ipv6 --table --via"
+	local want cmd
+	want=$(echo $select --netns $std | tr ' ' '\n' | sort | tr '\n' ' ')
+	[ "$(help_options show)" = "$want" ] || { echo "# show: $(help_options show)"; false; }
+	for cmd in on off rto-min; do
+		want=$(echo $select --all-dev --netns --journal --dry-run $std | tr ' ' '\n' | sort | tr '\n' ' ')
+		[ "$(help_options $cmd)" = "$want" ] || { echo "# $cmd: $(help_options $cmd)"; false; }
+	done
+	want=$(echo $select --all-dev --lock --netns --journal --dry-run $std | tr ' ' '\n' | sort | tr '\n' ' ')
+	[ "$(help_options congctl)" = "$want" ] || { echo "# congctl: $(help_options congctl)"; false; }
+	want=$(echo --netns --journal --dry-run $std | tr ' ' '\n' | sort | tr '\n' ' ')
+	[ "$(help_options restore)" = "$want" ] || { echo "# restore: $(help_options restore)"; false; }
+	want=$(echo --netns --journal $std | tr ' ' '\n' | sort | tr '\n' ' ')
+	[ "$(help_options status)" = "$want" ] || { echo "# status: $(help_options status)"; false; }
+	tk_run quickack rto-min --help
+	expect_output "Usage: quickack rto-min PREFIX VALUE [OPTIONS]"
+	expect_output "from 1 ms to 120 s"
+	expect_output $'\n'"  16  read back"
+	tk_run quickack show --help
+	[[ $output != *"  13  "* && $output != *"  17  "* ]] || { tk_dump "show changes nothing"; false; }
+	for cmd in show on off rto-min congctl restore status; do
+		tk_run quickack "$cmd" -V
+		expect_status 0
+		[[ $output =~ ^quickack\ [^\ ]+$ ]] || { tk_dump "$cmd -V"; false; }
+	done
+}
+
+@test "every command refuses a bad option the same way: one line, exit 2" {
+	local cmd args
+	for cmd in show on off rto-min congctl restore status; do
+		args=()
+		case $cmd in on | off) args=(10.0.1.0/24) ;; rto-min) args=(10.0.1.0/24 5ms) ;; congctl) args=(10.0.1.0/24 bbr) ;; esac
+		tk_run quickack "$cmd" "${args[@]}" --bogus
+		expect_status 2; expect_one_line_stderr
+		[ "$stderr" = "quickack: unknown option '--bogus' (see --help)" ] || { tk_dump "$cmd --bogus"; false; }
+		tk_run quickack "$cmd" "${args[@]}" --netns
+		expect_status 2; expect_one_line_stderr
+		[ "$stderr" = "quickack: --netns needs a value (see --help)" ] || { tk_dump "$cmd --netns"; false; }
+		tk_run quickack "$cmd" "${args[@]}" -o
+		expect_status 2; expect_one_line_stderr
+		[ "$stderr" = "quickack: -o needs a value (see --help)" ] || { tk_dump "$cmd -o"; false; }
+		tk_run quickack "$cmd" "${args[@]}" --quiet=yes
+		expect_status 2; expect_one_line_stderr
+		[ "$stderr" = "quickack: --quiet takes no value (see --help)" ] || { tk_dump "$cmd --quiet=yes"; false; }
+		tk_run quickack "$cmd" "${args[@]}" -f yaml
+		expect_status 2; expect_one_line_stderr
+		[ "$stderr" = "quickack: -f: 'yaml' is not one of table|csv|json" ] || { tk_dump "$cmd -f yaml"; false; }
+		# the only number an option takes is --table's
+		[ "$cmd" = restore ] || [ "$cmd" = status ] && continue
+		tk_run quickack "$cmd" "${args[@]}" --table 4294967296 --netns "$NS"
+		expect_status 2; expect_one_line_stderr
+		[ "$stderr" = "quickack: --table: 4294967296 is out of range 1..4294967295" ] || { tk_dump "$cmd --table"; false; }
+	done
+	# an option of another command is not one of this command's
+	tk_run quickack show --journal "$J" --netns "$NS"
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "quickack: unknown option '--journal' (see --help)"
 }
 
 @test "malformed prefix: one line naming it, exit 2" {
@@ -82,7 +157,7 @@ dump() { ip -n "$NS" -d -j route show table all; ip -n "$NS" -d route show table
 	expect_stderr "quickack: unknown option '--bogus' (see --help)"
 	tk_run quickack on 10.0.1.0/24 --dev
 	expect_status 2; expect_one_line_stderr
-	expect_stderr "quickack: option '--dev' needs a value"
+	expect_stderr "quickack: --dev needs a value (see --help)"
 	tk_run quickack on
 	expect_status 2; expect_one_line_stderr
 	expect_stderr "quickack: on: missing PREFIX (or --all-dev DEV)"
@@ -112,10 +187,10 @@ dump() { ip -n "$NS" -d -j route show table all; ip -n "$NS" -d route show table
 	expect_stderr "quickack: --table: 4294967296 is out of range 1..4294967295"
 	tk_run quickack restore --dev d0
 	expect_status 2; expect_one_line_stderr
-	expect_stderr "quickack: restore: works on the whole journal"
-	tk_run quickack show --json --format csv
+	expect_stderr "quickack: unknown option '--dev' (see --help)"
+	tk_run quickack on --all-dev d0 -i d0
 	expect_status 2; expect_one_line_stderr
-	expect_stderr "quickack: --format: 'csv' conflicts with --json"
+	expect_stderr "quickack: --all-dev and -i exclude each other"
 }
 
 @test "unknown device: one line, exit 10, nothing applied" {
@@ -126,6 +201,9 @@ dump() { ip -n "$NS" -d -j route show table all; ip -n "$NS" -d route show table
 	tk_run quickack on --all-dev eth9 --netns "$NS" --journal "$J"
 	expect_status 10; expect_one_line_stderr
 	expect_stderr "quickack: --all-dev: no device 'eth9' in network namespace '$NS'"
+	tk_run quickack show -i eth9 --netns "$NS"
+	expect_status 10; expect_one_line_stderr
+	expect_stderr "quickack: -i: no device 'eth9' in network namespace '$NS'"
 	[ "$(dump)" = "$before" ]
 	[ ! -e "$J" ]
 }
@@ -254,4 +332,65 @@ dump() { ip -n "$NS" -d -j route show table all; ip -n "$NS" -d route show table
 	tk_run quickack restore --netns "$NS"
 	expect_status 0
 	[ ! -e "$def" ]
+}
+
+@test "-f: JSON in a pipe, a table on a terminal, CSV when asked; --json is -f json" {
+	requires script
+	tk_run quickack show 10.0.1.0/24 --netns "$NS"
+	expect_status 0
+	[ "$(jq -r '[.type, .dst, .mtu] | join(" ")' <<<"$output")" = "route 10.0.1.0/24 9000" ] || { tk_dump "json"; false; }
+	# script(1) gives quickack a terminal for stdout
+	script -qfec "$BIN/quickack show 10.0.1.0/24 --netns $NS" "$BATS_TEST_TMPDIR/tty" > /dev/null
+	grep -q '^table  dst  *metric type' "$BATS_TEST_TMPDIR/tty" || { cat -A "$BATS_TEST_TMPDIR/tty"; false; }
+	grep -q '^main   10.0.1.0/24  ' "$BATS_TEST_TMPDIR/tty" || { cat -A "$BATS_TEST_TMPDIR/tty"; false; }
+	tk_run quickack show 10.0.1.0/24 -f csv --netns "$NS"
+	expect_status 0
+	[ "$(head -1 <<<"$output" | cut -d, -f1-3)" = "family,table,dst" ] || { tk_dump "csv header"; false; }
+	[ "$(sed -n 2p <<<"$output" | cut -d, -f1-3)" = "inet,main,10.0.1.0/24" ] || { tk_dump "csv row"; false; }
+	tk_run quickack -f table status --netns "$NS" --journal "$J" --json
+	expect_status 0
+	[ -z "$output" ]
+	tk_run quickack show 10.0.1.0/24 -f table --json --netns "$NS"
+	expect_status 0
+	[ "$(jq -r .dst <<<"$output")" = 10.0.1.0/24 ] || { tk_dump "--json after -f table"; false; }
+}
+
+@test "-o FILE: the records go to FILE; a changing command writes its change records there" {
+	local out=$BATS_TEST_TMPDIR/out before
+	before=$(dump)
+	tk_run quickack show 10.0.1.0/24 --netns "$NS" -o "$out.json"
+	expect_status 0
+	[ -z "$output" ]
+	[ "$(jq -r .dst "$out.json")" = 10.0.1.0/24 ] || { cat "$out.json"; false; }
+	tk_run quickack on 10.0.1.0/24 --netns "$NS" --journal "$J" -o "$out.on"
+	expect_status 0
+	[ -z "$output" ]
+	expect_stderr "on: 1 route(s) changed and verified"
+	[ "$(jq -r '[.type, .change, .result] | join(" ")' "$out.on")" = "change quickack 0 -> 1 applied" ] || { cat "$out.on"; false; }
+	tk_run quickack status --netns "$NS" --journal "$J" -o "$out.status" -f csv
+	expect_status 0
+	grep -q '^seq,time,op,records,' "$out.status" || { cat "$out.status"; false; }
+	tk_run quickack restore --netns "$NS" --journal "$J" -o "$out.restore"
+	expect_status 0
+	[ "$(jq -r .result "$out.restore")" = restored ] || { cat "$out.restore"; false; }
+	[ "$(dump)" = "$before" ]
+	# a file that cannot be written: one line, exit 1, before anything is applied
+	tk_run quickack on 10.0.1.0/24 --netns "$NS" --journal "$J" -o /proc/quickack-$$/out
+	expect_status 1; expect_one_line_stderr
+	expect_stderr "quickack: cannot write /proc/quickack-$$/out: "
+	[ "$(dump)" = "$before" ]
+	[ ! -e "$J" ]
+}
+
+@test "show -f table: a value wider than its column (an IPv6 /128) is shown whole" {
+	local header row col
+	ip -n "$NS" -6 route add "$LONG/128" dev d0 metric 1024
+	tk_run quickack show "$LONG/128" -f table --netns "$NS"
+	expect_status 0
+	header=$(sed -n 1p <<<"$output")
+	row=$(sed -n 2p <<<"$output")
+	[[ $row == "main   $LONG/128 1024 unicast "* ]] || { tk_dump "the prefix is cut"; false; }
+	# the columns after it are back in line: quickack's "n" under its header
+	col=$(awk -v h="$header" 'BEGIN { print index(h, "quickack") }')
+	[ "${row:col-1:2}" = "n " ] || { tk_dump "quickack column at $col"; false; }
 }

@@ -104,11 +104,58 @@ static void test_usage_lines(void **state)
 	free(buf);
 }
 
+/* a tool with commands: its options may come before the command's name */
+static struct opt_cli cmd_cli_with(const struct opt *opts)
+{
+	return (struct opt_cli){ "Usage: t CMD\n", opts, NULL, NULL, NULL };
+}
+
+#define TK_OPT_CFG struct settings
+static const struct opt other[] = { OPT_E_FLAG("lonely", 0, flag, "only here"), OPT_E_STANDARD, OPT_E_END };
+#undef TK_OPT_CFG
+
+static void test_first_operand(void **state)
+{
+	const struct opt_cli a = cli, b = cmd_cli_with(other);
+	const struct opt_cli *const both[] = { &a, &b }, *const just_b[] = { &b };
+	char *argv[] = { "t", "--lonely", "-o", "f", "-vn", "3", "--k=2", "--pick", "red", "run", "-F", "ARG", NULL };
+	char *ended[] = { "t", "-v", "--", "-run", NULL };
+	char *none[] = { "t", "-o", "f", NULL };
+	(void)state;
+
+	/* the values of -o, -n (in a cluster) and --pick are not the command */
+	assert_int_equal(opt_first_operand(both, 2, 12, argv), 9);
+	/* a table that does not know -o takes its value for the command */
+	assert_int_equal(opt_first_operand(just_b, 1, 12, argv), 3);
+	assert_int_equal(opt_first_operand(both, 2, 4, ended), 3);
+	assert_int_equal(opt_first_operand(both, 2, 3, none), 3);
+	/* nothing moved: the scan stops at the command */
+	assert_string_equal(argv[9], "run");
+	assert_string_equal(argv[11], "ARG");
+}
+
+/* after a scan, the command's parser still takes options after arguments */
+static void test_parse_after_scan(void **state)
+{
+	const struct opt_cli *const one[] = { &cli };
+	char *argv[] = { "t", "ARG", "-F", "--n", "5", NULL };
+	struct settings s = { 0 };
+	(void)state;
+
+	assert_int_equal(opt_first_operand(one, 1, 5, argv), 1);
+	assert_int_equal(opt_parse(&cli, 5, argv, &s), 4);
+	assert_true(s.flag);
+	assert_int_equal(s.n, 5);
+	assert_string_equal(argv[4], "ARG");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_values_land),
 		cmocka_unit_test(test_usage_lines),
+		cmocka_unit_test(test_first_operand),
+		cmocka_unit_test(test_parse_after_scan),
 	};
 
 	log_init("test_opt");

@@ -98,9 +98,53 @@ static void test_table_units_and_widths(void **state)
 	(void)state;
 	values(v, b, kv);
 	s = render(REC_TABLE, v, 1);
+	/* comm is 10 characters in a column of 8: whole, and drops' padding takes the 2 back */
 	assert_string_equal(s, " port  delta  ratio bw Mbit/s comm     drops       \n"
-			       " 5004     -7   0.12     212.0 my \"sfu\" a=1,b=2     \n");
+			       " 5004     -7   0.12     212.0 my \"sfu\",x a=1,b=2   \n");
 	free(s);
+}
+
+/* a cell wider than its column is never cut: an IPv6 prefix shows whole, and
+ * the columns after it fall back in line as soon as padding allows */
+static void test_table_never_cuts(void **state)
+{
+	static const struct rec_field rf[] = {
+		{ "dst", REC_STR, 0, "dst", -24 },
+		{ "metric", REC_U64, 0, "metric", 6 },
+		{ "dev", REC_STR, 0, "dev", -10 },
+		{ "proto", REC_STR, 0, "proto", -7 },
+	};
+	static const struct rec_schema rs = { "route", rf, 4 };
+	static const char *const dsts[] = { "fe80::1499:47ff:fe66:f77c/128", "10.0.1.0/24" };
+	char *buf = NULL, longer[600], want[800];
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct rec_writer *w = rec_writer_new(REC_TABLE, f);
+	(void)state;
+
+	for (int i = 0; i < 2; i++) {
+		struct rec_value v[] = { rv_str(dsts[i]), rv_u64(1024), rv_str("d0"), rv_str("kernel") };
+
+		assert_int_equal(rec_write(w, &rs, v), 0);
+	}
+	/* longer than any buffer a cell went through before */
+	memset(longer, 'x', sizeof(longer) - 1);
+	longer[sizeof(longer) - 1] = '\0';
+	{
+		struct rec_value v[] = { rv_str(longer), rv_u64(7), rv_str("d0"), rv_str("boot") };
+
+		assert_int_equal(rec_write(w, &rs, v), 0);
+	}
+	assert_int_equal(rec_writer_free(w), 0);
+	fclose(f);
+	snprintf(want, sizeof(want),
+		 "dst                      metric dev        proto  \n"
+		 /* 29 characters in 24: metric's padding (2) and dev's (3 of 8) take the 5 back */
+		 "fe80::1499:47ff:fe66:f77c/128 1024 d0      kernel \n"
+		 "10.0.1.0/24                1024 d0         kernel \n"
+		 "%s 7 d0 boot\n", longer);
+	assert_string_equal(buf, want);
+	free(buf);
 }
 
 static void test_header_before_records(void **state)
@@ -326,6 +370,7 @@ int main(void)
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_csv_header_once),
 		cmocka_unit_test(test_table_units_and_widths),
+		cmocka_unit_test(test_table_never_cuts),
 		cmocka_unit_test(test_header_before_records),
 		cmocka_unit_test(test_escape_control),
 		cmocka_unit_test(test_big_volume),

@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * on, off, rto-min, congctl: select the routes, plan the change, journal
+ * each route's whole state, send the batch, read it back, and void in the
+ * journal what the kernel refused.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <linux/netlink.h>
+
+#include "log.h"
+#include "output.h"
+#include "run.h"
+
+/* the closest routes named when none matches */
+#define CLOSEST_SHOWN 3
+/* "void seq=<20 digits> crc=<8 hex digits>\n" fits */
+#define VOID_LINE_MAX 48
+
+struct change_run {
+	struct qaj_file jf;
+	struct qa_filter f;
+	struct key_index ix;
+	struct plan *plan;
+	uint8_t *arena;
+	size_t nplan, matched, already, skipped;
+	struct batch_times bt;
+	double t_start, t_dump, t_journal;
+};
+
+/* what the kernel did with the planned routes */
+struct tally {
+	size_t applied, refused, other, eperm;
+};
+
+static const char *op_name(const struct qa_args *a)
+{
+	return qa_cmd_name(a->cmd);
+}
+
+/* privileges, the socket, the selection, the journal (locked), the routes */
+static int change_setup(struct ctx *c, struct change_run *run)
+{
+	struct qa_args *a = c->a;
+	double t;
+	int rc;
+
+	if (!a->dry_run && (rc = qa_need_net_admin()))
+		return rc;
+	if ((rc = qa_open_nl(c, !a->dry_run)) || (rc = qa_resolve_selection(c)))
+		return rc;
+	if (!a->dry_run && (rc = qa_open_journal(c, &run->jf, true, true)))
+		return rc;
+	t = qa_now_s();
+	if ((rc = qa_dump(c, &c->routes)) || (rc = qa_check_table(c)))
+		return rc;
+	run->t_dump = qa_now_s() - t;
+	qa_filter_init(c, &run->f);
+	run->f.unicast_only = a->all_dev != NULL;
+	if (qa_index_build(&run->ix, &c->routes))
+		return TK_EXIT_FAIL;
+	run->plan = calloc(c->routes.n ? c->routes.n : 1, sizeof(*run->plan));
+	return run->plan ? 0 : TK_EXIT_FAIL;
+}
+
+/* why a replace cannot address r safely, or NULL */
+static const char *unsafe(const struct change_run *run, const struct qa_route *r, char *why, size_t len)
+{
+	struct qa_route_key k;
+	size_t twins;
+
+	qa_route_key(r, &k);
+	qa_index_find(&run->ix, &k, &twins);
+	if (twins > 1) {
+		snprintf(why, len, "%zu routes share its table, prefix, tos and metric, and a replace cannot tell them apart",
+			 twins);
+		return why;
+	}
+	return qa_route_changeable(r, why, len) ? NULL : why;
+}
+
+/* the matching routes the change would alter, into the plan */
+static int plan_changes(struct ctx *c, struct change_run *run)
+{
+	struct qa_args *a = c->a;
+	char name[160], why[200], chg[128];
+
+	for (size_t i = 0; i < c->routes.n; i++) {
+		struct qa_route *r = &c->routes.v[i];
+
+		if (!qa_filter_match(&run->f, r))
+			continue;
+		run->matched++;
+		if (unsafe(run, r, why, sizeof(why))) {
+			qa_route_name(r, name, sizeof(name));
+			if (a->all_dev) { /* skip it, say so, change the others */
+				wlog("%s: left alone: %s", name, why);
+				run->skipped++;
+				continue;
+			}
+			elog("%s: cannot be changed safely: %s; nothing was applied", name, why);
+			return TK_EXIT_UNSAFE;
+		}
+		if (!qa_change_needed(r, &a->change)) {
+			run->already++;
+			if (a->change_records || a->dry_run) {
+				qa_change_describe(r, &a->change, chg, sizeof(chg));
+				qa_out_change(qa_writer(c), &c->nl, op_name(a), r, chg, "unchanged", NULL);
+			}
+			continue;
+		}
+		run->plan[run->nplan++].before = r;
+	}
+	return 0;
+}
+
+/* "10.0.1.0/24 dev d0 table main, ..." */
+static void closest_list(struct ctx *c, const size_t *near, size_t k, char *list, size_t len)
+{
+	char one[300], d[256], t[32], dst[64];
+
+	list[0] = '\0';
+	for (size_t i = 0; i < k; i++) {
+		const struct qa_route *r = &c->routes.v[near[i]];
+
+		qa_route_devs(&c->nl, r, d, sizeof(d));
+		snprintf(one, sizeof(one), "%s%s%s%s table %s", i ? ", " : "",
+			 qa_prefix_str(r->family, r->dst, r->rtm.rtm_dst_len, dst, sizeof(dst)), d[0] ? " dev " : "", d,
+			 qa_table_str(r->table, t, sizeof(t)));
+		strncat(list, one, len - strlen(list) - 1);
+	}
+}
+
+/* nothing matched: one line, naming the closest routes */
+static int report_no_match(struct ctx *c, const struct qa_filter *f)
+{
+	const struct qa_args *a = c->a;
+	size_t near[CLOSEST_SHOWN], k = qa_closest(f, c->routes.v, c->routes.n, near, CLOSEST_SHOWN);
+	char list[700], t[32], dst[64];
+
+	closest_list(c, near, k, list, sizeof(list));
+	if (a->all_dev)
+		elog("--all-dev: no unicast route goes through %s in table %s%s%s", a->all_dev,
+		     qa_table_str(c->table, t, sizeof(t)), k ? "; closest: " : "", list);
+	else
+		elog("no route matches %s in table %s%s%s%s%s%s",
+		     qa_prefix_str(a->prefix.addr.family, a->prefix.addr.bytes, a->prefix.len, dst, sizeof(dst)),
+		     c->table == QA_TABLE_ALL ? "(all)" : qa_table_str(c->table, t, sizeof(t)), a->dev ? " dev " : "",
+		     a->dev ? a->dev : "", a->has_via ? " via given gateway" : "",
+		     k ? "; closest: " : "; the table holds no such routes", list);
+	return TK_EXIT_NOROUTE;
+}
+
+/* --dry-run: the requests as records; nothing is sent */
+static int print_dry_run(struct ctx *c, const struct change_run *run)
+{
+	const struct qa_args *a = c->a;
+	char chg[128];
+
+	for (size_t i = 0; i < run->nplan; i++) {
+		const struct plan *p = &run->plan[i];
+
+		qa_change_describe(p->before, &a->change, chg, sizeof(chg));
+		qa_out_request(qa_writer(c), &c->nl, op_name(a), p->before, chg, p->req, p->req_len, NLM_F_REPLACE);
+	}
+	ilog("dry run: %zu route(s) would change, %zu already as asked%s; nothing was sent", run->nplan,
+	     run->already, run->skipped ? ", some left alone" : "");
+	return 0;
+}
+
+/* the journal first: every planned route's whole state, synced, before anything is sent */
+static int journal_changes(struct ctx *c, struct change_run *run)
+{
+	size_t cap = 0, used = 0;
+	char *lines, msg[600];
+	uint64_t seq = run->jf.j.last_seq, now = (uint64_t)time(NULL);
+	double t = qa_now_s();
+	int rc = 0;
+
+	for (size_t i = 0; i < run->nplan; i++)
+		cap += qaj_route_line_max(run->plan[i].before);
+	lines = malloc(cap ? cap : 1);
+	if (!lines)
+		return TK_EXIT_FAIL;
+	for (size_t i = 0; i < run->nplan && !rc; i++) {
+		int n = qaj_format_route(lines + used, cap - used, ++seq, now, op_name(c->a), run->plan[i].before);
+
+		if (n < 0) {
+			elog("cannot format a journal record; nothing was applied");
+			rc = TK_EXIT_FAIL;
+		}
+		run->plan[i].seq = seq;
+		used += n > 0 ? (size_t)n : 0;
+	}
+	if (!rc && qaj_append(&run->jf, c->ns_tag, lines, used, msg, sizeof(msg))) {
+		elog("%s; nothing was applied", msg);
+		rc = TK_EXIT_JOURNAL;
+	}
+	free(lines);
+	run->t_journal = qa_now_s() - t;
+	return rc;
+}
+
+/* p counted in n; its result's word */
+static const char *tally_one(struct tally *n, const struct plan *p)
+{
+	const char *res;
+
+	switch (p->out) {
+	case OUT_APPLIED: n->applied++; res = "applied"; break;
+	case OUT_BEFORE: n->refused++; res = "refused"; break;
+	default: n->other++; res = p->out == OUT_GONE ? "gone" : "mismatch"; break;
+	}
+	if (p->ack.acked && p->ack.error == EPERM)
+		n->eperm++;
+	return res;
+}
+
+/* the outcomes counted and, when asked, written as records; the changes the
+ * kernel refused are voided, so that restore leaves those routes alone */
+static int tally_changes(struct ctx *c, struct change_run *run, struct tally *n)
+{
+	const struct qa_args *a = c->a;
+	char *voids = malloc(run->nplan * VOID_LINE_MAX + 1), msg[600], chg[128], etext[400];
+	size_t vlen = 0, nvoid = 0;
+
+	if (!voids)
+		return TK_EXIT_FAIL;
+	for (size_t i = 0; i < run->nplan; i++) {
+		const struct plan *p = &run->plan[i];
+		const char *res = tally_one(n, p);
+
+		if (p->out == OUT_BEFORE && p->ack.acked && p->ack.error) {
+			vlen += (size_t)qaj_format_void(voids + vlen, VOID_LINE_MAX, p->seq);
+			nvoid++;
+		}
+		if (a->change_records) {
+			qa_change_describe(p->before, &a->change, chg, sizeof(chg));
+			qa_out_change(qa_writer(c), &c->nl, op_name(a), p->before, chg, res,
+				      qa_plan_error(p, etext, sizeof(etext)));
+		}
+	}
+	if (nvoid && qaj_append(&run->jf, c->ns_tag, voids, vlen, msg, sizeof(msg)))
+		wlog("%s (restore would put back routes that were not changed, harmlessly)", msg);
+	free(voids);
+	return 0;
+}
+
+/* the exit code, and one line that says what happened */
+static int change_verdict(struct ctx *c, const struct change_run *run, const struct tally *n)
+{
+	const struct qa_args *a = c->a;
+	const char *op = op_name(a);
+
+	if (!n->other && !n->refused) {
+		ilog("%s: %zu route(s) changed and verified%s%s; journal %s", op, n->applied,
+		     run->already ? ", others already as asked" : "", run->skipped ? ", some left alone" : "",
+		     c->journal_path);
+		return TK_EXIT_OK;
+	}
+	if (n->other)
+		return TK_EXIT_VERIFY;
+	if (!n->applied) {
+		if (n->refused > 1) /* one refusal is already one line with the kernel's reason */
+			elog("%s: nothing was applied (%zu refused)", op, n->refused);
+		return n->eperm ? TK_EXIT_NOPERM : TK_EXIT_REFUSED;
+	}
+	elog("%s: partial: %zu route(s) changed, %zu refused; 'quickack restore%s%s%s%s' undoes the changed ones", op,
+	     n->applied, n->refused, a->netns ? " --netns " : "", a->netns ? a->netns : "",
+	     a->journal ? " --journal " : "", a->journal ? a->journal : "");
+	return TK_EXIT_PARTIAL;
+}
+
+static int settle_changes(struct ctx *c, struct change_run *run)
+{
+	struct tally n = { 0 };
+	int rc = tally_changes(c, run, &n);
+
+	if (rc)
+		return rc;
+	qa_report_failures(run->plan, run->nplan, "change");
+	vlog("timings: dump %.3f s, journal %.3f s, apply %.3f s (%u datagrams, %u requests, %" PRIu64
+	     " bytes), verify %.3f s, total %.3f s", run->t_dump, run->t_journal, run->bt.apply_s,
+	     run->bt.st.datagrams, run->bt.st.messages, run->bt.st.bytes, run->bt.verify_s,
+	     qa_now_s() - run->t_start);
+	return change_verdict(c, run, &n);
+}
+
+int qa_cmd_change(struct ctx *c)
+{
+	struct change_run run = { .jf = { .fd = -1 }, .t_start = qa_now_s() };
+	const struct qa_args *a = c->a;
+	int rc;
+
+	if ((rc = change_setup(c, &run)) || (rc = plan_changes(c, &run)))
+		goto out;
+	if (!run.matched) {
+		rc = report_no_match(c, &run.f);
+		goto out;
+	}
+	if (run.nplan && qa_build_requests(run.plan, run.nplan, &a->change, &run.arena)) {
+		elog("cannot build the route requests (a route too large?)");
+		rc = TK_EXIT_FAIL;
+		goto out;
+	}
+	if (a->dry_run)
+		rc = print_dry_run(c, &run);
+	else if (!run.nplan)
+		ilog("%s: %zu route(s) already as asked; nothing to change", op_name(a), run.already);
+	else if (!(rc = journal_changes(c, &run)) && !(rc = qa_apply_and_verify(c, run.plan, run.nplan, &run.bt)))
+		rc = settle_changes(c, &run);
+out:
+	qa_index_free(&run.ix);
+	free(run.plan);
+	free(run.arena);
+	qaj_close(&run.jf);
+	return qa_finish_output(c, rc);
+}
