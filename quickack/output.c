@@ -384,3 +384,17 @@ int qa_out_saved(struct rec_writer *w, struct qa_nl *nl, uint64_t seq, uint64_t 
 	_Static_assert(ARRAY_SIZE(v) == ARRAY_SIZE(saved_fields), "a value per field");
 	return rec_write(w, &saved_schema, v);
 }
+
+void qa_out_declare(struct rec_writer *w, enum qa_cmd cmd)
+{
+	if (cmd == QA_SHOW) {
+		rec_writer_declare(w, &route_schema);
+		return;
+	}
+	if (cmd == QA_RESTORE || cmd == QA_STATUS)
+		rec_writer_declare(w, &saved_schema);
+	if (cmd != QA_STATUS) {
+		rec_writer_declare(w, &change_schema);
+		rec_writer_declare(w, &request_schema);
+	}
+}

@@ -4,9 +4,12 @@
 #define QA_OUTPUT_H
 
 #include "nl.h"
+#include "quickack.h"
 #include "record.h"
 #include "route.h"
 
+/* CSV: the record types command cmd writes, declared for the file's one header */
+void qa_out_declare(struct rec_writer *w, enum qa_cmd cmd);
 /* show: one "route" record per route */
 int qa_out_route(struct rec_writer *w, struct qa_nl *nl, const struct qa_route *r);
 

@@ -10,6 +10,7 @@
 #include <linux/netlink.h>
 
 #include "log.h"
+#include "output.h"
 #include "run.h"
 
 /* how long a run waits for another quickack's lock on the journal */
@@ -149,8 +150,11 @@ int qa_open_journal(struct ctx *c, struct qaj_file *jf, bool write, bool create)
 
 struct rec_writer *qa_writer(struct ctx *c)
 {
-	if (!c->out)
+	if (!c->out) {
 		c->out = rec_writer_new(c->a->fmt_set ? c->a->fmt : rec_format_default(c->out_file), c->out_file);
+		if (c->out)
+			qa_out_declare(c->out, c->a->cmd);
+	}
 	return c->out;
 }
 
