@@ -123,8 +123,8 @@ void bt_verdict_build(struct bt_verdict *v, const struct bt_detect *d, double co
 		cli_fmt_v6mapped(st->delack_saddr, snd, sizeof(snd));
 		cli_fmt_v6mapped(st->delack_daddr, rcv, sizeof(rcv));
 		snprintf(v->fix, sizeof(v->fix),
-			 "on the receiver %s, `quickack on <pusher-prefix>` for its route to the "
-			 "pusher %s, so that it ACKs at once",
+			 "on the receiver %s, `quickack on --to %s` (its route back to this sender), "
+			 "so that it ACKs at once",
 			 rcv, snd);
 		cat(v->text, sizeof(v->text), " Fix: %s.", v->fix);
 	} else if (pol && pol * 2 >= n) {

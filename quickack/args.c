@@ -164,6 +164,17 @@ static int set_via(void *cfg, const char *opt, const char *val)
 	return 0;
 }
 
+static int set_to(void *cfg, const char *opt, const char *val)
+{
+	struct qa_args *a = cfg;
+
+	if (cli_parse_addr(opt, val, &a->to))
+		return -1;
+	a->has_to = true;
+	a->to_text = val;
+	return 0;
+}
+
 static int set_netns(void *cfg, const char *opt, const char *val)
 {
 	struct qa_args *a = cfg;
@@ -214,6 +225,8 @@ static int set_json(void *cfg, const char *opt, const char *val)
 #define O_IPV6 OPT_E_FLAG("ipv6", '6', ipv6, "only IPv6 routes")
 #define O_SELECT O_TABLE, O_INTERFACE, O_DEV, O_VIA, O_IPV4, O_IPV6
 #define O_ALL_DEV OPT_E_CALL("all-dev", 0, "DEV", set_all_dev, "every unicast route through DEV, instead of a PREFIX")
+#define O_TO OPT_E_CALL("to", 0, "ADDR", set_to, "the route the kernel would use to reach ADDR (as\n" \
+						  "ip route get finds it), instead of a PREFIX")
 #define O_NETNS OPT_E_CALL("netns", 0, "NS", set_netns, "work in network namespace NS (" NETNS_RUN_DIR "/NS)")
 #define O_JOURNAL OPT_E_CALL("journal", 0, "FILE", set_journal,                      \
 			     "the journal; default " QAJ_DEFAULT_DIR "/quickack.journal,\n" \
@@ -229,9 +242,9 @@ static int set_json(void *cfg, const char *opt, const char *val)
 
 static const struct opt tool_opts[] = { OPT_E_STANDARD, OPT_E_END };
 static const struct opt show_opts[] = { O_SELECT, O_NETNS, O_RECORDS, OPT_E_STANDARD, OPT_E_END };
-static const struct opt change_opts[] = { O_SELECT, O_ALL_DEV, O_NETNS, O_JOURNAL, O_DRY_RUN, O_RECORDS,
+static const struct opt change_opts[] = { O_SELECT, O_ALL_DEV, O_TO, O_NETNS, O_JOURNAL, O_DRY_RUN, O_RECORDS,
 					  OPT_E_STANDARD, OPT_E_END };
-static const struct opt congctl_opts[] = { O_SELECT, O_ALL_DEV, O_LOCK, O_NETNS, O_JOURNAL, O_DRY_RUN,
+static const struct opt congctl_opts[] = { O_SELECT, O_ALL_DEV, O_TO, O_LOCK, O_NETNS, O_JOURNAL, O_DRY_RUN,
 					   O_RECORDS, OPT_E_STANDARD, OPT_E_END };
 static const struct opt restore_opts[] = { O_NETNS, O_JOURNAL, O_DRY_RUN, O_RECORDS, OPT_E_STANDARD, OPT_E_END };
 static const struct opt status_opts[] = { O_NETNS, O_JOURNAL, O_RECORDS, OPT_E_STANDARD, OPT_E_END };
@@ -420,10 +433,10 @@ static void operand_counts(const struct qa_args *a, int given, int *want_prefix,
 	switch (a->cmd) {
 	case QA_SHOW: *want_prefix = given >= 1; break;
 	case QA_ON:
-	case QA_OFF: *want_prefix = !a->all_dev; break;
+	case QA_OFF: *want_prefix = !a->all_dev && !a->has_to; break;
 	case QA_RTO_MIN:
 	case QA_CONGCTL:
-		*want_prefix = !a->all_dev;
+		*want_prefix = !a->all_dev && !a->has_to;
 		*want_value = 1;
 		break;
 	default: break;
@@ -438,6 +451,8 @@ static void check_operand_count(const struct qa_args *a, int n, char **pos, int 
 	if (n > want_prefix + want_value) {
 		if (a->all_dev && (a->cmd == QA_ON || a->cmd == QA_OFF || n > 1))
 			cli_usage_die("%s: a PREFIX ('%s') and --all-dev exclude each other", cmd, pos[0]);
+		if (a->has_to && (a->cmd == QA_ON || a->cmd == QA_OFF || n > 1))
+			cli_usage_die("%s: a PREFIX ('%s') and --to exclude each other", cmd, pos[0]);
 		cli_usage_die("%s: unexpected argument '%s'", cmd, pos[want_prefix + want_value]);
 	}
 	if (n == want_prefix + want_value)
@@ -446,7 +461,7 @@ static void check_operand_count(const struct qa_args *a, int n, char **pos, int 
 		cli_usage_die("rto-min: missing VALUE (N, Nms or Ns; or off)");
 	if (a->cmd == QA_CONGCTL && n == want_prefix)
 		cli_usage_die("congctl: missing NAME (a congestion control, or off)");
-	cli_usage_die("%s: missing PREFIX (or --all-dev DEV)", cmd);
+	cli_usage_die("%s: missing PREFIX (or --to ADDR, or --all-dev DEV)", cmd);
 }
 
 /* the change that on, off, rto-min and congctl ask for */
@@ -498,6 +513,10 @@ static void check_args(struct qa_args *a)
 	a->family = a->ipv4 ? AF_INET : a->ipv6 ? AF_INET6 : 0;
 	if (a->all_dev && a->dev)
 		cli_usage_die("--all-dev and %s exclude each other", a->dev_opt);
+	if (a->all_dev && a->has_to)
+		cli_usage_die("--all-dev and --to exclude each other");
+	if (a->has_to && a->family && a->family != a->to.family)
+		cli_usage_die("--to: '%s' is not %s", a->to_text, a->family == AF_INET ? "IPv4 (-4)" : "IPv6 (-6)");
 	a->change_records = a->fmt_set || a->output;
 }
 

@@ -191,6 +191,65 @@ int qa_nl_dump(struct qa_nl *nl, int family, struct qa_routes *out, char *err, s
 	return 0;
 }
 
+/*
+ * The route the kernel would use to reach `to`, as `ip route get fibmatch`
+ * finds it (RTM_F_FIB_MATCH, 4.13+: the FIB entry itself, not a clone), in
+ * table `table` (0: the kernel's choice). 0 and the route in *out, 1 when no
+ * route reaches it, -1 on error.
+ */
+int qa_nl_route_to(struct qa_nl *nl, const struct cli_addr *to, uint32_t table, struct qa_route *out,
+		   char *err, size_t errlen)
+{
+	struct qa_routes found = { 0 };
+	struct dump_ctx c = { .out = &found };
+	struct rtmsg rtm = { .rtm_family = (unsigned char)to->family,
+			     .rtm_dst_len = to->family == AF_INET ? 32 : 128, .rtm_flags = RTM_F_FIB_MATCH };
+	struct nl_msg *msg = nlmsg_alloc_simple(RTM_GETROUTE, NLM_F_REQUEST);
+	struct nl_cb *cb;
+	int e;
+
+	if (!msg || nlmsg_append(msg, &rtm, sizeof(rtm), NLMSG_ALIGNTO) ||
+	    nla_put(msg, RTA_DST, to->family == AF_INET ? 4 : 16, to->bytes) ||
+	    (table && nla_put_u32(msg, RTA_TABLE, table))) {
+		nlmsg_free(msg);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	e = nl_send_auto(nl->sk, msg);
+	nlmsg_free(msg);
+	cb = e < 0 ? NULL : nl_cb_alloc(NL_CB_DEFAULT);
+	if (!cb) {
+		snprintf(err, errlen, "cannot ask for the route: %s", e < 0 ? nl_geterror(e) : "out of memory");
+		return -1;
+	}
+	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, dump_valid, &c);
+	e = nl_recvmsgs(nl->sk, cb);
+	/* the answer came; the ACK libnl asked for follows it: read it too, so
+	 * that the next dump does not take it for its own end */
+	if (e >= 0)
+		e = nl_wait_for_ack(nl->sk);
+	nl_cb_put(cb);
+	if (c.failed) {
+		snprintf(err, errlen, "%.*s", (int)(errlen > 1 ? errlen - 1 : 0), c.err);
+		return -1;
+	}
+	/* ENETUNREACH, EHOSTUNREACH: no route; the kernel says so as an error */
+	if (e == -NLE_NOADDR || e == -NLE_OBJ_NOTFOUND || e == -NLE_FAILURE || !found.n) {
+		qa_routes_free(&found);
+		return 1;
+	}
+	if (e < 0) {
+		qa_routes_free(&found);
+		snprintf(err, errlen, "cannot read the route: %s", nl_geterror(e));
+		return -1;
+	}
+	*out = found.v[0];
+	for (size_t i = 1; i < found.n; i++)
+		qa_route_free(&found.v[i]);
+	free(found.v);
+	return 0;
+}
+
 void qa_routes_free(struct qa_routes *rs)
 {
 	for (size_t i = 0; i < rs->n; i++)

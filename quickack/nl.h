@@ -56,6 +56,12 @@ void qa_nl_close(struct qa_nl *nl);
 uint32_t qa_nl_ifindex(struct qa_nl *nl, const char *name);
 const char *qa_nl_ifname(struct qa_nl *nl, uint32_t ifindex, char *buf, size_t len);
 
+/* the route the kernel would use to reach `to` (ip route get fibmatch), in
+ * table `table` (0: the kernel's choice); 0, 1 when none reaches it, -1 */
+struct cli_addr;
+int qa_nl_route_to(struct qa_nl *nl, const struct cli_addr *to, uint32_t table, struct qa_route *out,
+		   char *err, size_t errlen);
+
 /* dump IPv4 and/or IPv6 routes (family 0: both) into out, appending */
 int qa_nl_dump(struct qa_nl *nl, int family, struct qa_routes *out, char *err, size_t errlen);
 void qa_routes_free(struct qa_routes *rs);

@@ -26,6 +26,9 @@ struct qa_args {
 	const char *dev;            /* -i/--interface/--dev */
 	char dev_opt[QA_OPT_NAME_MAX];
 	const char *all_dev;
+	bool has_to;                /* --to ADDR: the route the kernel uses to reach ADDR */
+	struct cli_addr to;
+	const char *to_text;
 	bool has_via;
 	const char *via_text;       /* --via as given */
 	struct cli_addr via;

@@ -924,6 +924,13 @@ bool qa_filter_match(const struct qa_filter *f, const struct qa_route *r)
 	}
 	if (f->oif && !qa_route_uses_dev(r, f->oif))
 		return false;
+	if (f->has_key) {
+		struct qa_route_key k;
+
+		qa_route_key(r, &k);
+		if (memcmp(&k, &f->key, sizeof(k)))
+			return false;
+	}
 	if (f->has_via && !qa_route_uses_gw(r, f->via.family, f->via.bytes))
 		return false;
 	return true;

@@ -142,6 +142,8 @@ struct qa_filter {
 	uint32_t oif;            /* 0: any device */
 	bool has_via;
 	struct cli_addr via;
+	bool has_key;            /* --to: exactly the route of this key (metric, tos, ...) */
+	struct qa_route_key key;
 	bool unicast_only;
 };
 

@@ -81,10 +81,95 @@ static int resolve_dev(struct ctx *c)
 	return 0;
 }
 
+/* does unicast route r's prefix hold address `to` (of the same family)? */
+static bool covers(const struct qa_route *r, const struct cli_addr *to)
+{
+	unsigned int len = r->rtm.rtm_dst_len, full = len / 8;
+
+	if (r->family != to->family || r->rtm.rtm_type != RTN_UNICAST)
+		return false;
+	if (memcmp(r->dst, to->bytes, full))
+		return false;
+	return len % 8 == 0 || !((r->dst[full] ^ to->bytes[full]) & (0xff00 >> (len % 8)));
+}
+
+/* --to with --table T: the longest prefix of table T that holds the address
+ * (lowest metric among equals), as the kernel's lookup in that table finds it */
+static int route_in_table(struct ctx *c, struct qa_route *out, char *err, size_t errlen)
+{
+	struct qa_routes all = { 0 };
+	const struct qa_route *best = NULL;
+
+	if (qa_nl_dump(&c->nl, c->a->to.family, &all, err, errlen))
+		return -1;
+	for (size_t i = 0; i < all.n; i++) {
+		const struct qa_route *r = &all.v[i];
+
+		if (r->table != c->table || !covers(r, &c->a->to))
+			continue;
+		if (!best || r->rtm.rtm_dst_len > best->rtm.rtm_dst_len ||
+		    (r->rtm.rtm_dst_len == best->rtm.rtm_dst_len && r->priority < best->priority))
+			best = r;
+	}
+	if (best) {
+		*out = *best;
+		out->msg = malloc(best->len);
+		if (!out->msg) {
+			qa_routes_free(&all);
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		memcpy(out->msg, best->msg, best->len);
+	}
+	qa_routes_free(&all);
+	return best ? 0 : 1;
+}
+
+/* --to ADDR: the route the kernel would use to reach ADDR becomes the
+ * selection, its prefix and its table, as if they had been given */
+static int resolve_to(struct ctx *c)
+{
+	struct qa_args *a = c->a;
+	bool in_table = a->table && c->table != QA_TABLE_ALL;
+	struct qa_route r;
+	char err[256], t[32];
+	int rc;
+
+	if (!a->has_to)
+		return 0;
+	rc = in_table ? route_in_table(c, &r, err, sizeof(err))
+		      : qa_nl_route_to(&c->nl, &a->to, 0, &r, err, sizeof(err));
+	if (rc < 0) {
+		elog("--to %s: %s", a->to_text, err);
+		return TK_EXIT_FAIL;
+	}
+	if (rc > 0) {
+		elog("--to %s: no route reaches it in %s%s", a->to_text, c->ns_desc,
+		     in_table ? " in that table" : "");
+		return TK_EXIT_NOROUTE;
+	}
+	memset(&a->prefix, 0, sizeof(a->prefix));
+	a->prefix.addr.family = r.family;
+	memcpy(a->prefix.addr.bytes, r.dst, 16);
+	a->prefix.len = r.rtm.rtm_dst_len;
+	a->has_prefix = true;
+	a->family = r.family;
+	c->table = r.table;
+	/* that route only, not its twins of the same prefix with another metric */
+	qa_route_key(&r, &c->to_key);
+	c->has_to_key = true;
+	vlog("--to %s: the route to it is %s in table %s", a->to_text,
+	     qa_prefix_str(r.family, r.dst, a->prefix.len, err, sizeof(err)), qa_table_str(c->table, t, sizeof(t)));
+	qa_route_free(&r);
+	return 0;
+}
+
 int qa_resolve_selection(struct ctx *c)
 {
 	int rc = resolve_table(c);
 
+	if (!rc)
+		rc = resolve_to(c);
 	return rc ? rc : resolve_dev(c);
 }
 
@@ -113,6 +198,8 @@ void qa_filter_init(const struct ctx *c, struct qa_filter *f)
 	f->oif = c->oif;
 	f->has_via = c->a->has_via;
 	f->via = c->a->via;
+	f->has_key = c->has_to_key;
+	f->key = c->to_key;
 }
 
 /* the journal must be of this run's namespace */

@@ -29,6 +29,8 @@ struct ctx {
 	char journal_path[PATH_MAX];
 	uint32_t table;
 	uint32_t oif;
+	bool has_to_key;           /* --to: the one route the kernel uses */
+	struct qa_route_key to_key;
 	FILE *out_file;            /* stdout, or -o FILE */
 	struct rec_writer *out;    /* opened at the first record */
 };

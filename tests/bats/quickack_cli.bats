@@ -78,10 +78,10 @@ help_options() {
 	want=$(echo $select --netns $std | tr ' ' '\n' | sort | tr '\n' ' ')
 	[ "$(help_options show)" = "$want" ] || { echo "# show: $(help_options show)"; false; }
 	for cmd in on off rto-min; do
-		want=$(echo $select --all-dev --netns --journal --dry-run $std | tr ' ' '\n' | sort | tr '\n' ' ')
+		want=$(echo $select --all-dev --to --netns --journal --dry-run $std | tr ' ' '\n' | sort | tr '\n' ' ')
 		[ "$(help_options $cmd)" = "$want" ] || { echo "# $cmd: $(help_options $cmd)"; false; }
 	done
-	want=$(echo $select --all-dev --lock --netns --journal --dry-run $std | tr ' ' '\n' | sort | tr '\n' ' ')
+	want=$(echo $select --all-dev --to --lock --netns --journal --dry-run $std | tr ' ' '\n' | sort | tr '\n' ' ')
 	[ "$(help_options congctl)" = "$want" ] || { echo "# congctl: $(help_options congctl)"; false; }
 	want=$(echo --netns --journal --dry-run $std | tr ' ' '\n' | sort | tr '\n' ' ')
 	[ "$(help_options restore)" = "$want" ] || { echo "# restore: $(help_options restore)"; false; }
@@ -160,7 +160,7 @@ help_options() {
 	expect_stderr "quickack: --dev needs a value (see --help)"
 	tk_run quickack on
 	expect_status 2; expect_one_line_stderr
-	expect_stderr "quickack: on: missing PREFIX (or --all-dev DEV)"
+	expect_stderr "quickack: on: missing PREFIX (or --to ADDR, or --all-dev DEV)"
 	tk_run quickack on 10.0.1.0/24 --all-dev d0
 	expect_status 2; expect_one_line_stderr
 	expect_stderr "quickack: on: a PREFIX ('10.0.1.0/24') and --all-dev exclude each other"

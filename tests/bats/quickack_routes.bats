@@ -111,6 +111,35 @@ expect_same() {
 	expect_change "$b" "$a" '.dst=="10.0.1.0/24"' quickack 1
 }
 
+@test "--to ADDR acts on the route the kernel uses to reach ADDR (ip route get fibmatch agrees), and restore undoes it" {
+	local b a want
+	b=$(jdump)
+	# the kernel's own answer: 10.0.1.0/24 through d0 in main (metric 0 beats 100)
+	want=$(ip -n "$NS" route get fibmatch 10.0.1.77 | awk '{print $1}')
+	[ "$want" = 10.0.1.0/24 ]
+	tk_run quickack on --to 10.0.1.77 --netns "$NS" --journal "$J"
+	expect_status 0
+	a=$(jdump)
+	expect_change "$b" "$a" '.dst=="10.0.1.0/24" and .dev=="d0" and (.table // "main")=="main"' quickack 1
+	tk_run quickack restore --netns "$NS" --journal "$J"
+	expect_status 0
+	expect_same "the dump after restore" "$b" "$(jdump)"
+	# IPv6, and a table given: the longest prefix of that table that holds the address
+	tk_run quickack on --to fd00:2::9 --table 100 --netns "$NS" --journal "$J"
+	expect_status 0
+	expect_change "$b" "$(jdump)" '.dst=="fd00:2::/64" and .table=="100"' quickack 1
+}
+
+@test "--to ADDR: no route reaches it is exit 13; a PREFIX with --to is a usage error" {
+	tk_run quickack on --to 192.0.2.9 --netns "$NS" --journal "$J"
+	expect_status 13; expect_one_line_stderr
+	expect_stderr "quickack: --to 192.0.2.9: no route reaches it in network namespace '$NS'"
+	tk_run quickack on 10.0.1.0/24 --to 10.0.1.1 --netns "$NS" --journal "$J"
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "on: a PREFIX ('10.0.1.0/24') and --to exclude each other"
+	[ ! -e "$J" ]
+}
+
 @test "off after on: the dump is the state before, field for field" {
 	local b a
 	b=$(jdump)

@@ -397,7 +397,7 @@ static void test_verdict_text(void **state)
 	bt_verdict_build(&v, r.d, 0.30, 20, NULL);
 	assert_non_null(strstr(v.text, "The bandwidth estimate collapsed"));
 	assert_non_null(strstr(v.text, "caused by delayed ACKs (rcv_interval ≈ 4"));
-	assert_non_null(strstr(v.text, "Fix: on the receiver 10.77.2.2, `quickack on <pusher-prefix>`"));
+	assert_non_null(strstr(v.text, "Fix: on the receiver 10.77.2.2, `quickack on --to 10.77.1.2`"));
 	bt_detect_free(r.d);
 
 	replay_file("rate_drop.jsonl", &r, NULL);
