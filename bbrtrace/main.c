@@ -3,7 +3,9 @@
  * bbrtrace: every BBR rate sample, per ACK, with the max-bw filter before and
  * after it.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -23,9 +25,11 @@
 #include "cli.h"
 #include "common.h"
 #include "log.h"
+#include "netns.h"
 #include "opt.h"
 #include "prom.h"
 #include "record.h"
+#include "rtscan.h"
 
 #define MAX_DEFAULT_NS 16
 
@@ -701,6 +705,55 @@ static void report(const struct env *env, struct run *r)
 		     env->max_flows, (unsigned long long)verdict.st.flows_evicted);
 }
 
+struct route_warn {
+	const char *ns;
+	unsigned int n;
+};
+
+static void one_route(void *ctx, const char *route)
+{
+	struct route_warn *w = ctx;
+
+	wlog("the route %s%s%s still names congctl bbr_traced, which goes away now: new "
+	     "connections on it cannot use it (undo: quickack congctl %s off%s%s)",
+	     route, w->ns ? " in network namespace " : "", w->ns ? w->ns : "", route,
+	     w->ns ? " --netns " : "", w->ns ? w->ns : "");
+	w->n++;
+}
+
+/*
+ * Before bbr_traced goes: the routes that name it in their congctl, in this
+ * namespace and every named one. Once it is gone, such a route names a
+ * congestion control the kernel does not have, which new connections on it
+ * cannot use and which makes iproute2 6.1's `ip route show` crash.
+ */
+static void warn_routes_naming_bbr_traced(void)
+{
+	struct route_warn w = { NULL, 0 };
+	int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	DIR *d = opendir(NETNS_RUN_DIR);
+	struct dirent *e;
+
+	rtscan_congctl("bbr_traced", one_route, &w);
+	while (self >= 0 && d && (e = readdir(d))) {
+		char msg[256];
+		int fd;
+
+		if (e->d_name[0] == '.' || (fd = netns_open(e->d_name, msg, sizeof(msg))) < 0)
+			continue;
+		if (netns_enter_fd(fd) == 0) {
+			w.ns = e->d_name;
+			rtscan_congctl("bbr_traced", one_route, &w);
+			netns_enter_fd(self);
+		}
+		close(fd);
+	}
+	if (d)
+		closedir(d);
+	if (self >= 0)
+		close(self);
+}
+
 /* undoes everything, newest first; returns the final exit code */
 static int stop_tracing(const struct env *env, struct run *r, int code)
 {
@@ -709,6 +762,8 @@ static int stop_tracing(const struct env *env, struct run *r, int code)
 	if (r->stats_fd >= 0)
 		close(r->stats_fd);
 	bt_defcc_restore(r->defcc);
+	if (r->b && bt_backend_kind(r->b) == BT_STRUCT_OPS)
+		warn_routes_naming_bbr_traced();
 	bt_backend_close(r->b);
 	/* everything is undone: the guardian need not act */
 	bt_guard_release(env->cfg.guard);

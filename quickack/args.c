@@ -355,7 +355,11 @@ static const char congctl_synopsis[] =
 "       quickack congctl --all-dev DEV NAME [OPTIONS]\n"
 "\n"
 "Set the routes' congestion control to NAME (bbr, bbr_traced, ...); off\n"
-"removes it.\n" CHANGE_HELP;
+"removes it. NAME must be registered in the kernel: bbr_traced exists only\n"
+"while bbrtrace's struct_ops backend runs (the kernel refuses it\n"
+"otherwise), and when bbrtrace stops, a route still naming it names a\n"
+"congestion control that is gone: bbrtrace lists such routes as it exits,\n"
+"and quickack show flags them. Turn it off before bbrtrace stops.\n" CHANGE_HELP;
 
 static const char restore_synopsis[] =
 "Usage: quickack restore [OPTIONS]\n"

@@ -48,6 +48,39 @@ static int setup(struct ctx *c, struct qa_args *a)
 	return enter_netns(a);
 }
 
+/* is congestion control `cc` registered in this kernel? (cannot tell: yes) */
+static bool cc_registered(const char *cc)
+{
+	char buf[1024] = "", *tok, *save = NULL;
+	FILE *f = fopen("/proc/sys/net/ipv4/tcp_available_congestion_control", "r");
+
+	if (!f)
+		return true;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
+		if (!strcmp(tok, cc))
+			return true;
+	return false;
+}
+
+/* a route naming a congestion control the kernel lacks (a BPF one, such as
+ * bbrtrace's bbr_traced, gone with its program): say so, and how to undo it */
+static void flag_missing_congctl(const struct ctx *c, const struct qa_route *r)
+{
+	char dst[64], t[32];
+
+	if (!r->cc[0] || cc_registered(r->cc))
+		return;
+	qa_prefix_str(r->family, r->dst, r->rtm.rtm_dst_len, dst, sizeof(dst));
+	wlog("the route %s (table %s) names congctl %s, which this kernel does not have (a BPF "
+	     "congestion control that is gone?): new connections on it fail; undo: quickack congctl "
+	     "%s off%s%s",
+	     dst, qa_table_str(r->table, t, sizeof(t)), r->cc, dst, c->a->netns ? " --netns " : "",
+	     c->a->netns ? c->a->netns : "");
+}
+
 /* show: the matching routes as records */
 static int cmd_show(struct ctx *c)
 {
@@ -58,9 +91,12 @@ static int cmd_show(struct ctx *c)
 	    (rc = qa_check_table(c)))
 		return rc;
 	qa_filter_init(c, &f);
-	for (size_t i = 0; i < c->routes.n; i++)
-		if (qa_filter_match(&f, &c->routes.v[i]))
-			qa_out_route(qa_writer(c), &c->nl, &c->routes.v[i]);
+	for (size_t i = 0; i < c->routes.n; i++) {
+		if (!qa_filter_match(&f, &c->routes.v[i]))
+			continue;
+		flag_missing_congctl(c, &c->routes.v[i]);
+		qa_out_route(qa_writer(c), &c->nl, &c->routes.v[i]);
+	}
 	return qa_finish_output(c, 0);
 }
 

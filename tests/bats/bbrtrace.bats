@@ -240,6 +240,18 @@ nothing_left() {
 	jq -e 'select(.type=="verdict") | .samples == 0 and (.text | test("set-default-in"))' "$out"
 }
 
+@test "at exit, struct_ops names every route that still names bbr_traced, with the command that undoes it" {
+	bbrtrace -b struct_ops -f json -o /dev/null -d 3 2> "$BATS_TEST_TMPDIR/err" &
+	local pid=$!
+	tk_wait_for "grep -qw bbr_traced /proc/sys/net/ipv4/tcp_available_congestion_control" 30
+	ip -n "$NS-a" route add 10.202.0.0/16 via 10.201.0.2 congctl bbr_traced
+	wait "$pid"
+	cat "$BATS_TEST_TMPDIR/err"
+	grep -q "warning: the route 10.202.0.0/16 in network namespace $NS-a still names congctl bbr_traced, which goes away now" "$BATS_TEST_TMPDIR/err"
+	grep -q "undo: quickack congctl 10.202.0.0/16 off --netns $NS-a" "$BATS_TEST_TMPDIR/err"
+	ip -n "$NS-a" route del 10.202.0.0/16
+}
+
 @test "on a terminal: table by default, and a live count on stderr while writing to a file" {
 	requires script
 	# script(1) gives bbrtrace a terminal for stdout and stderr
