@@ -428,21 +428,22 @@ static int detect(struct cap_file *c)
 	return -1;
 }
 
-/* on failure nothing stays allocated; err and damaged stay set */
-static int fail_open(struct cap_file *c, bool damaged)
+/* on failure nothing stays allocated; err and nomem stay set */
+static int fail_open(struct cap_file *c)
 {
 	char err[sizeof(c->err)];
+	bool nomem = c->nomem;
 
 	memcpy(err, c->err, sizeof(err));
 	cap_close(c);
 	memcpy(c->err, err, sizeof(err));
-	c->damaged = damaged;
+	c->nomem = nomem;
 	return -1;
 }
 
 static int detect_checked(struct cap_file *c)
 {
-	return detect(c) ? fail_open(c, true) : 0;
+	return detect(c) ? fail_open(c) : 0;
 }
 
 int cap_open_mem(struct cap_file *c, const void *buf, size_t len)
@@ -460,6 +461,7 @@ static int read_all(struct cap_file *c, int fd)
 
 	if (!buf) {
 		seterr(c, "out of memory");
+		c->nomem = true;
 		return -1;
 	}
 	for (;;) {
@@ -471,6 +473,7 @@ static int read_all(struct cap_file *c, int fd)
 			if (!nb) {
 				free(buf);
 				seterr(c, "out of memory after %zu bytes", len);
+				c->nomem = true;
 				return -1;
 			}
 			buf = nb;
@@ -539,7 +542,7 @@ int cap_open(struct cap_file *c, const char *path, enum cap_reader reader)
 		c->mapped = true;
 	} else if (read_all(c, fd)) {
 		close(fd);
-		return fail_open(c, false);
+		return fail_open(c);
 	}
 	close(fd);
 	return detect_checked(c);

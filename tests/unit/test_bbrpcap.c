@@ -206,8 +206,19 @@ static void test_wrong_magic(void **state)
 	(void)state;
 
 	assert_int_equal(cap_open_mem(&c, junk, sizeof(junk)), -1);
-	assert_true(c.damaged);
+	assert_false(c.nomem); /* the file's fault, not the system's */
 	assert_string_equal(c.err, "byte offset 0: unknown magic number 0xdeadbeef (neither pcap nor pcapng)");
+}
+
+/* a file that cannot be opened is the file's fault too */
+static void test_missing_file(void **state)
+{
+	struct cap_file c;
+	(void)state;
+
+	assert_int_equal(cap_open(&c, "/nonexistent/none.pcap", CAP_READER_MMAP), -1);
+	assert_false(c.nomem);
+	assert_string_equal(c.err, "cannot open: No such file or directory");
 }
 
 static void test_short_header(void **state)
@@ -991,6 +1002,7 @@ int main(void)
 		cmocka_unit_test(test_pcap_us_and_frames),
 		cmocka_unit_test(test_pcap_swapped_nanoseconds),
 		cmocka_unit_test(test_wrong_magic),
+		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_short_header),
 		cmocka_unit_test(test_truncated_record),
 		cmocka_unit_test(test_truncated_record_header),
