@@ -908,11 +908,16 @@ out:
 
 /* --- repro sweep ------------------------------------------------------------------- */
 
+/* repro/sweep.sh's columns: the run, then collapses per minute by cause (in
+ * lib/trace.h's order, named after the causes), then the goodput */
+#define SWEEP_RUN_COLS 3
+#define SWEEP_CAUSE_COL(id, name, label) name "_per_min",
+#define SWEEP_GOODPUT_COL (SWEEP_RUN_COLS + BT_NCAUSES)
+
 int pd_sweep(const char *path, const char *dir, char *err, size_t errlen)
 {
 	static const char *const cols[] = {
-		"rtt", "rtt_effective", "quickack", "delayed_ack_per_min", "rate_drop_per_min",
-		"loss_policer_per_min", "other_per_min", "goodput_bps",
+		"rtt", "rtt_effective", "quickack", BT_CAUSES(SWEEP_CAUSE_COL) "goodput_bps",
 	};
 	FILE *in = fopen(path, "r"), *out = NULL;
 	struct csv c = { 0 };
@@ -936,7 +941,10 @@ int pd_sweep(const char *path, const char *dir, char *err, size_t errlen)
 	rc = PD_ERR_SYSTEM;
 	if (!out)
 		goto out;
-	fputs("# run delayed_ack rate_drop loss_policer other (collapses/min) goodput_mbps\n", out);
+	fputs("# run", out);
+	for (int k = 0; k < BT_NCAUSES; k++)
+		fprintf(out, " %s", bt_cause_names[k]);
+	fputs(" (collapses/min) goodput_mbps\n", out);
 	for (size_t i = 0; i < c.nrows; i++) {
 		char **f = c.fields[i];
 		bool native = strcmp(f[idx[0]], f[idx[1]]);
@@ -944,9 +952,9 @@ int pd_sweep(const char *path, const char *dir, char *err, size_t errlen)
 		/* the RTT asked for, and what ran where netem is missing */
 		fprintf(out, "\"%s%s%s%s, quickack %s\"", f[idx[0]], native ? " (ran " : "", native ? f[idx[1]] : "",
 			native ? ")" : "", f[idx[2]]);
-		for (int k = 3; k < 7; k++)
+		for (int k = SWEEP_RUN_COLS; k < SWEEP_GOODPUT_COL; k++)
 			put_num(out, isfinite(cell(f[idx[k]])) ? cell(f[idx[k]]) : 0);
-		put_num(out, cell(f[idx[7]]) * 1e-6);
+		put_num(out, cell(f[idx[SWEEP_GOODPUT_COL]]) * 1e-6);
 		fputc('\n', out);
 	}
 	rc = close_out(out, "sweep.dat", err, errlen) ? PD_ERR_SYSTEM : (int)c.nrows;
