@@ -609,12 +609,18 @@ struct dwell_sock {
 	uint64_t port;
 	uint64_t packets, buckets[DWELL_BUCKETS], drops;
 	double avg_sum, max_us, p99_us;
-	int state; /* 0 OK, 1 WARN, 2 ALERT */
+	int state; /* its worst: an index in state_names */
 };
+
+/* udpdwell's states, by rank */
+static const char *const state_names[] = { "OK", "WARN", "ALERT" };
 
 static int state_rank(const char *s)
 {
-	return !s ? 0 : !strcmp(s, "ALERT") ? 2 : !strcmp(s, "WARN") ? 1 : 0;
+	for (int k = (int)ARRAY_SIZE(state_names) - 1; s && k > 0; k--)
+		if (!strcmp(s, state_names[k]))
+			return k;
+	return 0;
 }
 
 static int cmp_sock(const void *x, const void *y)
@@ -752,7 +758,6 @@ static int dwell_read(FILE *in, const char *path, struct dwell_set *set, char *e
 /* dwell.dat: a header of the sockets' legends, then a row per bucket */
 static int dwell_write(const char *dir, const struct dwell_set *set, char *err, size_t errlen)
 {
-	static const char *const state_names[] = { "OK", "WARN", "ALERT" };
 	FILE *out = open_out(dir, "dwell.dat", err, errlen);
 
 	if (!out)
