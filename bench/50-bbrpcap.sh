@@ -93,11 +93,11 @@ timed() {
 	done | sort -n | awk '{ v[NR] = $1 } END { printf "%.6f", v[int((NR + 1) / 2)] / 1e6 }'
 }
 
-thr=$(timed "$REPS" "$tmp/bbrpcap" throughput --bin-ms 10 "$cap")
+thr=$(timed "$REPS" "$tmp/bbrpcap" throughput --bin-ms 10 -f csv "$cap")
 acks=$(timed "$REPS" "$tmp/bbrpcap" acks "$cap")
 tcpt=$(timed "$REPS" tcptrace -l "$cap")
 tsh=$(timed "$TSHARK_REPS" tshark -q -z io,stat,0.01 -r "$cap")
-thr_lp=$(timed "$REPS" "$tmp/bbrpcap" throughput --bin-ms 10 --reader libpcap "$cap")
+thr_lp=$(timed "$REPS" "$tmp/bbrpcap" throughput --bin-ms 10 -f csv --reader libpcap "$cap")
 acks_lp=$(timed "$REPS" "$tmp/bbrpcap" acks --reader libpcap "$cap")
 flows=$(timed "$REPS" "$tmp/bbrpcap" flows "$cap")
 each=$(timed "$REPS" "$tmp/bbrpcap" acks --each --format json "$cap")
@@ -109,7 +109,7 @@ row() { # name seconds
 }
 echo
 printf '%-46s %9s %10s %9s\n' "on the same file (median of $REPS; tshark $TSHARK_REPS)" "s" "ns/frame" "Mframe/s"
-row "bbrpcap throughput --bin-ms 10" "$thr"
+row "bbrpcap throughput --bin-ms 10 -f csv" "$thr"
 row "bbrpcap acks" "$acks"
 row "bbrpcap throughput + acks" "$ours"
 row "tcptrace -l" "$tcpt"

@@ -65,11 +65,17 @@ static void spelled(const struct opt *o, bool as_long, char *buf, size_t len)
 		snprintf(buf, len, "-%c", o->letter);
 }
 
+/* a table's upper bound as a u64: (double)UINT64_MAX is 2^64, which no u64 holds */
+static uint64_t u64_max_of(double max)
+{
+	return max >= 0x1p64 ? UINT64_MAX : (uint64_t)max;
+}
+
 static int set_number(const struct opt *o, const char *name, const char *val, void *dst)
 {
 	switch (o->kind) {
 	case OPT_U64:
-		return cli_parse_u64(name, val, (uint64_t)o->min, (uint64_t)o->max, dst);
+		return cli_parse_u64(name, val, (uint64_t)o->min, u64_max_of(o->max), dst);
 	case OPT_U32:
 		return cli_parse_u32(name, val, (uint32_t)o->min, (uint32_t)o->max, dst);
 	case OPT_DOUBLE:

@@ -483,6 +483,111 @@ static void hist_add(struct an_dir *d, uint32_t segs)
 	d->seg_hist[k]++;
 }
 
+/* where the ACK number stands against the highest so far: advancing (with
+ * the bytes it newly acknowledges), a duplicate, or neither; counted in d.
+ * Returns the highest ACK before this one, unwrapped. */
+static uint64_t ack_position(struct an *a, struct an_flow *f, struct an_dir *d, const struct cap_frame *fr,
+			     const struct pkt_tcp *t, struct an_ack *ev)
+{
+	bool first = !d->ack_init;
+	uint64_t prev, lo, hi;
+
+	if (!d->seq_init) { /* no data seen yet: the ACK defines where it starts */
+		d->seq_init = true;
+		d->hi_end = SEQ_BIAS + t->ack;
+		d->data_start = d->hi_end;
+	}
+	ev->ack64 = unwrap(d->hi_end, t->ack);
+	d->acks++;
+	if (first) {
+		d->ack_init = true;
+		d->acked_to = ev->ack64;
+	}
+	prev = d->acked_to;
+	if (ev->ack64 > prev) {
+		ev->advancing = true;
+		d->acks_adv++;
+		lo = prev < d->hi_end ? prev : d->hi_end;
+		hi = ev->ack64 < d->hi_end ? ev->ack64 : d->hi_end;
+		ev->acked_bytes = hi - lo;
+		d->acked_to = ev->ack64;
+		if (f->selected && a->cfg.bin_ns && ev->acked_bytes) {
+			struct an_bin *b = bin_at(a, d, fr->ts_ns);
+
+			if (b)
+				b->acked_bytes += ev->acked_bytes;
+		}
+	} else if (!first && ev->ack64 == prev && !t->payload_len && !(t->flags & (TCP_SYN | TCP_FIN | TCP_RST))) {
+		/* a duplicate ACK in tcptrace's sense: nothing but the same ACK again */
+		ev->dupack = true;
+		d->dupacks++;
+	}
+	return prev;
+}
+
+/* the newest transmission among the data g covers, into ev */
+static void note_covered(const struct an_seg *g, int64_t *newest, struct an_ack *ev)
+{
+	if (g->ts_ns >= *newest) {
+		*newest = g->ts_ns;
+		ev->data_frame = g->frame;
+		ev->data_len = g->len;
+	}
+}
+
+/* the segments an advancing ACK covers leave the ring; false when it covers none */
+static bool ack_covers(struct an_dir *d, uint64_t a64, int64_t *newest, struct an_ack *ev)
+{
+	bool covered = false;
+
+	*newest = INT64_MIN;
+	while (d->seg_len && seg_at(d, 0)->end <= a64) {
+		note_covered(seg_at(d, 0), newest, ev);
+		covered = true;
+		ev->covered_pkts++;
+		d->seg_head = (d->seg_head + 1) & (d->seg_cap - 1);
+		d->seg_len--;
+	}
+	if (d->seg_len && seg_at(d, 0)->end - seg_at(d, 0)->len < a64) {
+		/* part of a super-segment: the receiver ACKs by MSS inside it */
+		note_covered(seg_at(d, 0), newest, ev);
+		covered = true;
+	}
+	return covered;
+}
+
+/* an advancing ACK: how long after the data it covers it came, how many
+ * segments it acknowledges, and whether it is a delayed-ACK candidate */
+static void ack_advance(struct an *a, struct an_dir *d, const struct cap_frame *fr, struct an_ack *ev)
+{
+	int64_t newest;
+	bool covered = ack_covers(d, ev->ack64, &newest, ev);
+
+	if (covered) {
+		d->covered_valid = true;
+		d->covered_ts_ns = newest;
+		d->covered_frame = ev->data_frame;
+		d->covered_len = ev->data_len;
+		ev->delay_ns = fr->ts_ns - newest;
+	}
+	ev->acked_segs = ev->mss ? (uint32_t)((ev->acked_bytes + ev->mss - 1) / ev->mss) : 0;
+	ev->single = ev->acked_bytes <= ev->mss;
+	ev->runt = covered && ev->data_len < ev->mss;
+	if (ev->acked_bytes) {
+		d->segs_acked += ev->acked_segs;
+		hist_add(d, ev->acked_segs);
+	}
+	if (!covered)
+		return;
+	if (d->ndelays == d->cap_delays &&
+	    !grow((void **)&d->delays, &d->cap_delays, d->ndelays + 1, sizeof(*d->delays)))
+		a->oom = true;
+	else
+		d->delays[d->ndelays++] = ev->delay_ns;
+	ev->candidate = ev->delay_ns >= a->cfg.delack_ns && (ev->runt || ev->single);
+	d->candidates += ev->candidate;
+}
+
 /* an ACK sent in direction !data_dir for data_dir's data */
 static void ack_segment(struct an *a, struct an_flow *f, int data_dir, const struct cap_frame *fr,
 			const struct pkt_tcp *t)
@@ -490,96 +595,15 @@ static void ack_segment(struct an *a, struct an_flow *f, int data_dir, const str
 	struct an_dir *d = &f->d[data_dir];
 	struct an_ack ev = { .frame = fr->no, .ts_ns = fr->ts_ns, .data_dir = data_dir, .ack = t->ack,
 			     .delay_ns = -1 };
-	uint64_t a64, prev, lo, hi;
-	bool first = !d->ack_init;
+	uint64_t prev = ack_position(a, f, d, fr, t, &ev);
 
-	if (!d->seq_init) { /* no data seen yet: the ACK defines where it starts */
-		d->seq_init = true;
-		d->hi_end = SEQ_BIAS + t->ack;
-		d->data_start = d->hi_end;
-	}
-	a64 = unwrap(d->hi_end, t->ack);
-	ev.ack64 = a64;
-	d->acks++;
-	if (!d->ack_init) {
-		d->ack_init = true;
-		d->acked_to = a64;
-		prev = a64;
-	} else {
-		prev = d->acked_to;
-	}
-	if (a64 > prev) {
-		ev.advancing = true;
-		d->acks_adv++;
-		lo = prev < d->hi_end ? prev : d->hi_end;
-		hi = a64 < d->hi_end ? a64 : d->hi_end;
-		ev.acked_bytes = hi - lo;
-		d->acked_to = a64;
-		if (f->selected && a->cfg.bin_ns && ev.acked_bytes) {
-			struct an_bin *b = bin_at(a, d, fr->ts_ns);
-
-			if (b)
-				b->acked_bytes += ev.acked_bytes;
-		}
-	} else if (!first && a64 == prev && !t->payload_len && !(t->flags & (TCP_SYN | TCP_FIN | TCP_RST))) {
-		d->dupacks++;
-	}
 	if (!f->selected || !a->cfg.acks)
 		return;
 	ev.mss = an_dir_mss(a, f, data_dir);
 	if (ev.advancing) {
-		bool covered = false;
-		int64_t newest = INT64_MIN;
-
-		while (d->seg_len && seg_at(d, 0)->end <= a64) {
-			struct an_seg *g = seg_at(d, 0);
-
-			if (g->ts_ns >= newest) {
-				newest = g->ts_ns;
-				ev.data_frame = g->frame;
-				ev.data_len = g->len;
-			}
-			covered = true;
-			ev.covered_pkts++;
-			d->seg_head = (d->seg_head + 1) & (d->seg_cap - 1);
-			d->seg_len--;
-		}
-		if (d->seg_len && seg_at(d, 0)->end - seg_at(d, 0)->len < a64) {
-			/* part of a super-segment: the receiver ACKs by MSS inside it */
-			struct an_seg *g = seg_at(d, 0);
-
-			if (g->ts_ns >= newest) {
-				newest = g->ts_ns;
-				ev.data_frame = g->frame;
-				ev.data_len = g->len;
-			}
-			covered = true;
-		}
-		if (covered) {
-			d->covered_valid = true;
-			d->covered_ts_ns = newest;
-			d->covered_frame = ev.data_frame;
-			d->covered_len = ev.data_len;
-			ev.delay_ns = fr->ts_ns - newest;
-		}
-		ev.acked_segs = ev.mss ? (uint32_t)((ev.acked_bytes + ev.mss - 1) / ev.mss) : 0;
-		ev.single = ev.acked_bytes <= ev.mss;
-		ev.runt = covered && ev.data_len < ev.mss;
-		if (ev.acked_bytes) {
-			d->segs_acked += ev.acked_segs;
-			hist_add(d, ev.acked_segs);
-		}
-		if (covered) {
-			if (d->ndelays == d->cap_delays &&
-			    !grow((void **)&d->delays, &d->cap_delays, d->ndelays + 1, sizeof(*d->delays)))
-				a->oom = true;
-			else
-				d->delays[d->ndelays++] = ev.delay_ns;
-			ev.candidate = ev.delay_ns >= a->cfg.delack_ns && (ev.runt || ev.single);
-			d->candidates += ev.candidate;
-		}
-	} else if (d->covered_valid && a64 == prev) {
-		/* a duplicate: still say how long after the newest covered data it came */
+		ack_advance(a, d, fr, &ev);
+	} else if (d->covered_valid && ev.ack64 == prev) {
+		/* not advancing: still say how long after the newest covered data it came */
 		ev.delay_ns = fr->ts_ns - d->covered_ts_ns;
 		ev.data_frame = d->covered_frame;
 		ev.data_len = d->covered_len;
@@ -903,9 +927,11 @@ int an_sel_parse(const char *s, struct an_sel *out, char *err, size_t errlen)
 	return parse_endpoint(sep + 1, strlen(sep + 1), &out->end[1], err, errlen);
 }
 
+const char *const an_side_choices[] = { "auto", "sender", "receiver", NULL };
+
 const char *an_side_name(enum an_side s)
 {
-	return s == AN_SIDE_SENDER ? "sender" : s == AN_SIDE_RECEIVER ? "receiver" : "unknown";
+	return s == AN_SIDE_UNKNOWN ? "unknown" : an_side_choices[s];
 }
 
 const char *an_basis_name(enum an_side_basis b)

@@ -141,7 +141,9 @@ struct an_ack {
 	int data_dir;            /* the direction whose data is acknowledged */
 	uint32_t ack;            /* as on the wire */
 	uint64_t ack64;
-	bool advancing;
+	bool advancing;          /* raises the highest cumulative ACK */
+	bool dupack;             /* a duplicate ACK: the same number again, with no data,
+	                          * SYN, FIN or RST (counted in an_dir.dupacks) */
 	uint64_t acked_bytes;
 	uint32_t acked_segs;     /* ceil(acked_bytes / mss) */
 	uint32_t covered_pkts;   /* data frames fully covered by this ACK */
@@ -206,7 +208,10 @@ const char *an_fmt_addr(uint8_t family, const uint8_t *addr, char *buf, size_t l
 /* parses a --flow value; -1 with a reason in err */
 int an_sel_parse(const char *s, struct an_sel *out, char *err, size_t errlen);
 
+/* "sender", "receiver", "unknown" */
 const char *an_side_name(enum an_side s);
+/* --side's values by enum an_side: "auto" (AN_SIDE_UNKNOWN: detect), "sender", "receiver" */
+extern const char *const an_side_choices[];
 const char *an_basis_name(enum an_side_basis b);
 
 #endif

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* The subcommands of bbrpcap, each in its own file. */
+/* The subcommands of bbrpcap: capture (capture.c), join (join.c), and the
+ * analyses flows, throughput and acks (commands.c). Each takes argv from its
+ * own name on and returns an exit code of lib/common.h's table. */
 #ifndef PCAP_BBRPCAP_H
 #define PCAP_BBRPCAP_H
 
@@ -8,13 +10,10 @@
 #include "pcap/shared.h"
 #include "record.h"
 
-/* exit codes beyond lib/common.h's, documented in --help */
-enum bbrpcap_exit {
-	BP_EXIT_UNMATCHED = 10, /* join --strict: a collapse record found no frame */
-};
-
 int bp_capture_main(int argc, char **argv);
 int bp_join_main(int argc, char **argv);
-
+int bp_flows_main(int argc, char **argv);
+int bp_throughput_main(int argc, char **argv);
+int bp_acks_main(int argc, char **argv);
 
 #endif

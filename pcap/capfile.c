@@ -272,49 +272,113 @@ static int64_t ng_ts(const struct cap_if *ifc, uint64_t units)
 	return ns > ((__int128)1 << 62) ? (int64_t)1 << 62 : (int64_t)ns;
 }
 
+/* the block at c->off: its type and length, checked against the file; -1 when damaged */
+static int ng_block(struct cap_file *c, uint64_t no, uint32_t *type, size_t *blen)
+{
+	const uint8_t *p = c->base + c->off;
+	size_t left = c->size - c->off;
+
+	if (left < 12) {
+		seterr(c, "frame %llu at byte offset %zu: truncated block header (%zu of 12 bytes)",
+		       (unsigned long long)no, c->off, left);
+		return -1;
+	}
+	memcpy(type, p, 4);
+	if (*type == NG_SHB) {
+		/* the byte order is the new section's: read it before the length */
+		uint32_t bom;
+
+		memcpy(&bom, p + 8, 4);
+		if (bom == NG_BOM || bom == __builtin_bswap32(NG_BOM))
+			c->swap = bom != NG_BOM;
+	}
+	*type = rd32(c, p);
+	*blen = rd32(c, p + 4);
+	if (*blen < 12 || (*blen & 3) || *blen > CAP_MAX_BLOCK) {
+		seterr(c, "frame %llu at byte offset %zu: block length %zu is nonsense "
+			  "(needs 12..%u and a multiple of 4)",
+		       (unsigned long long)no, c->off + 4, *blen, CAP_MAX_BLOCK);
+		return -1;
+	}
+	if (*blen > left) {
+		seterr(c, "frame %llu at byte offset %zu: truncated block (%zu bytes announced, %zu in the file)",
+		       (unsigned long long)no, c->off, *blen, left);
+		return -1;
+	}
+	if (rd32(c, p + *blen - 4) != *blen) {
+		seterr(c, "frame %llu at byte offset %zu: block's trailing length %u differs from its length %zu",
+		       (unsigned long long)no, c->off + *blen - 4, rd32(c, p + *blen - 4), *blen);
+		return -1;
+	}
+	return 0;
+}
+
+/* an EPB, SPB or PB at c->off into f; -1 when damaged */
+static int ng_packet_block(struct cap_file *c, struct cap_frame *f, uint64_t no, uint32_t type, size_t blen)
+{
+	const uint8_t *p = c->base + c->off;
+	uint32_t hdr = type == NG_SPB ? 12 : 28, ifid, caplen, origlen;
+	const struct cap_if *ifc;
+
+	if (blen < hdr + 4) {
+		seterr(c, "frame %llu at byte offset %zu: packet block of %zu bytes is too short",
+		       (unsigned long long)no, c->off, blen);
+		return -1;
+	}
+	ifid = type == NG_EPB ? rd32(c, p + 8) : type == NG_PB ? rd16(c, p + 8) : 0;
+	if (ifid >= c->nifs) {
+		seterr(c, "frame %llu at byte offset %zu: interface %u was never described",
+		       (unsigned long long)no, c->off, ifid);
+		return -1;
+	}
+	ifc = &c->ifs[ifid];
+	if (type == NG_SPB) {
+		origlen = rd32(c, p + 8);
+		caplen = origlen;
+		if (ifc->snaplen && caplen > ifc->snaplen)
+			caplen = ifc->snaplen;
+		if (caplen > blen - 16)
+			caplen = (uint32_t)(blen - 16);
+		/* no timestamp in an SPB: keep the previous frame's */
+		f->ts_ns = c->last_ts_ns;
+	} else {
+		caplen = rd32(c, p + 20);
+		origlen = rd32(c, p + 24);
+		if (caplen > blen - 32) {
+			seterr(c, "frame %llu at byte offset %zu: captured length %u exceeds its block (%zu bytes)",
+			       (unsigned long long)no, c->off, caplen, blen);
+			return -1;
+		}
+		if (origlen < caplen) {
+			seterr(c, "frame %llu at byte offset %zu: original length %u is less than captured length %u",
+			       (unsigned long long)no, c->off, origlen, caplen);
+			return -1;
+		}
+		f->ts_ns = ng_ts(ifc, ((uint64_t)rd32(c, p + 12) << 32) | rd32(c, p + 16));
+	}
+	f->no = no;
+	c->last_ts_ns = f->ts_ns;
+	f->caplen = caplen;
+	f->origlen = origlen;
+	f->linktype = ifc->linktype;
+	f->offset = c->off;
+	f->data = p + hdr;
+	c->off += blen;
+	c->frames = no;
+	return 0;
+}
+
 static int ng_next_frame(struct cap_file *c, struct cap_frame *f)
 {
 	for (;;) {
-		const uint8_t *p = c->base + c->off;
-		size_t left = c->size - c->off, blen;
 		uint64_t no = c->frames + 1;
-		uint32_t type, ifid, caplen, origlen, hdr;
-		const struct cap_if *ifc;
+		uint32_t type;
+		size_t blen;
 
-		if (left == 0)
+		if (c->off == c->size)
 			return 0;
-		if (left < 12) {
-			seterr(c, "frame %llu at byte offset %zu: truncated block header (%zu of 12 bytes)",
-			       (unsigned long long)no, c->off, left);
+		if (ng_block(c, no, &type, &blen))
 			return -1;
-		}
-		memcpy(&type, p, 4);
-		if (type == NG_SHB) {
-			/* the byte order is the new section's: read it before the length */
-			uint32_t bom;
-
-			memcpy(&bom, p + 8, 4);
-			if (bom == NG_BOM || bom == __builtin_bswap32(NG_BOM))
-				c->swap = bom != NG_BOM;
-		}
-		type = rd32(c, p);
-		blen = rd32(c, p + 4);
-		if (blen < 12 || (blen & 3) || blen > CAP_MAX_BLOCK) {
-			seterr(c, "frame %llu at byte offset %zu: block length %zu is nonsense "
-				  "(needs 12..%u and a multiple of 4)",
-			       (unsigned long long)no, c->off + 4, blen, CAP_MAX_BLOCK);
-			return -1;
-		}
-		if (blen > left) {
-			seterr(c, "frame %llu at byte offset %zu: truncated block (%zu bytes announced, %zu in the file)",
-			       (unsigned long long)no, c->off, blen, left);
-			return -1;
-		}
-		if (rd32(c, p + blen - 4) != blen) {
-			seterr(c, "frame %llu at byte offset %zu: block's trailing length %u differs from its length %zu",
-			       (unsigned long long)no, c->off + blen - 4, rd32(c, p + blen - 4), blen);
-			return -1;
-		}
 		switch (type) {
 		case NG_SHB:
 			if (ng_shb(c, blen))
@@ -327,53 +391,7 @@ static int ng_next_frame(struct cap_file *c, struct cap_frame *f)
 		case NG_EPB:
 		case NG_PB:
 		case NG_SPB:
-			hdr = type == NG_SPB ? 12 : 28;
-			if (blen < hdr + 4) {
-				seterr(c, "frame %llu at byte offset %zu: packet block of %zu bytes is too short",
-				       (unsigned long long)no, c->off, blen);
-				return -1;
-			}
-			ifid = type == NG_EPB ? rd32(c, p + 8) : type == NG_PB ? rd16(c, p + 8) : 0;
-			if (ifid >= c->nifs) {
-				seterr(c, "frame %llu at byte offset %zu: interface %u was never described",
-				       (unsigned long long)no, c->off, ifid);
-				return -1;
-			}
-			ifc = &c->ifs[ifid];
-			if (type == NG_SPB) {
-				origlen = rd32(c, p + 8);
-				caplen = origlen;
-				if (ifc->snaplen && caplen > ifc->snaplen)
-					caplen = ifc->snaplen;
-				if (caplen > blen - 16)
-					caplen = (uint32_t)(blen - 16);
-				/* no timestamp in an SPB: keep the previous frame's */
-				f->ts_ns = c->last_ts_ns;
-			} else {
-				caplen = rd32(c, p + 20);
-				origlen = rd32(c, p + 24);
-				if (caplen > blen - 32) {
-					seterr(c, "frame %llu at byte offset %zu: captured length %u exceeds its block (%zu bytes)",
-					       (unsigned long long)no, c->off, caplen, blen);
-					return -1;
-				}
-				if (origlen < caplen) {
-					seterr(c, "frame %llu at byte offset %zu: original length %u is less than captured length %u",
-					       (unsigned long long)no, c->off, origlen, caplen);
-					return -1;
-				}
-				f->ts_ns = ng_ts(ifc, ((uint64_t)rd32(c, p + 12) << 32) | rd32(c, p + 16));
-			}
-			f->no = no;
-			c->last_ts_ns = f->ts_ns;
-			f->caplen = caplen;
-			f->origlen = origlen;
-			f->linktype = ifc->linktype;
-			f->offset = c->off;
-			f->data = p + hdr;
-			c->off += blen;
-			c->frames = no;
-			return 1;
+			return ng_packet_block(c, f, no, type, blen) ? -1 : 1;
 		default:
 			break; /* statistics, name resolution, custom blocks: not frames */
 		}
@@ -410,21 +428,22 @@ static int detect(struct cap_file *c)
 	return -1;
 }
 
-/* on failure nothing stays allocated; err and damaged stay set */
-static int fail_open(struct cap_file *c, bool damaged)
+/* on failure nothing stays allocated; err and nomem stay set */
+static int fail_open(struct cap_file *c)
 {
 	char err[sizeof(c->err)];
+	bool nomem = c->nomem;
 
 	memcpy(err, c->err, sizeof(err));
 	cap_close(c);
 	memcpy(c->err, err, sizeof(err));
-	c->damaged = damaged;
+	c->nomem = nomem;
 	return -1;
 }
 
 static int detect_checked(struct cap_file *c)
 {
-	return detect(c) ? fail_open(c, true) : 0;
+	return detect(c) ? fail_open(c) : 0;
 }
 
 int cap_open_mem(struct cap_file *c, const void *buf, size_t len)
@@ -442,6 +461,7 @@ static int read_all(struct cap_file *c, int fd)
 
 	if (!buf) {
 		seterr(c, "out of memory");
+		c->nomem = true;
 		return -1;
 	}
 	for (;;) {
@@ -453,6 +473,7 @@ static int read_all(struct cap_file *c, int fd)
 			if (!nb) {
 				free(buf);
 				seterr(c, "out of memory after %zu bytes", len);
+				c->nomem = true;
 				return -1;
 			}
 			buf = nb;
@@ -521,7 +542,7 @@ int cap_open(struct cap_file *c, const char *path, enum cap_reader reader)
 		c->mapped = true;
 	} else if (read_all(c, fd)) {
 		close(fd);
-		return fail_open(c, false);
+		return fail_open(c);
 	}
 	close(fd);
 	return detect_checked(c);

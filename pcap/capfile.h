@@ -64,7 +64,7 @@ struct cap_file {
 	int64_t last_ts_ns;   /* for SPBs, which carry no timestamp */
 	/* libpcap reader */
 	void *pcap;
-	bool damaged;         /* cap_open() failed on the file's content, not on the system */
+	bool nomem;           /* cap_open() failed for want of memory, not for the file */
 	/* set when cap_next() returned -1 */
 	char err[256];
 };

@@ -6,7 +6,6 @@
  * ring of N files of M MB so that a long push can be captured safely.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <pcap/pcap.h>
 #include <signal.h>
@@ -20,6 +19,7 @@
 #include "cli.h"
 #include "common.h"
 #include "log.h"
+#include "opt.h"
 #include "pcap/bbrpcap.h"
 #include "record.h"
 
@@ -275,215 +275,183 @@ static int build_filter(const struct bp_common *c, const char *extra, char *buf,
 	return n < len ? 0 : -1;
 }
 
-/* --- the command ------------------------------------------------------------------ */
+/* --- the command line ---------------------------------------------------------- */
 
-static const struct rec_field cap_sum_fields[] = {
-	{ "interface", REC_STR, 0, "iface", -8 },
-	{ "linktype", REC_STR, 0, "link", -10 },
-	{ "snaplen", REC_U64, 0, "snap", 5 },
-	{ "filter", REC_STR },
-	{ "written", REC_U64, 0, "written", 9 },
-	{ "received", REC_U64, 0, "received", 9 },
-	{ "kernel_drops", REC_U64, 0, "k.drops", 8 },
-	{ "interface_drops", REC_U64, 0, "if.drops", 8 },
-	{ "files", REC_U64, 0, "files", 5 },
-	{ "last_file", REC_STR, 0, "last file", -30 },
-	{ "duration_s", REC_F64, 3, "dur s", 7, 0, 1 },
+#define SNAPLEN_MIN 64        /* Ethernet + IPv4 + a TCP header without options: less says nothing */
+#define RING_MB_DEFAULT 100
+#define BUFFER_MB_DEFAULT 64  /* the kernel's buffer: a second of a few Gbit/s of headers */
+
+struct cap_opts {
+	struct bp_common com; /* first: --flow's callback finds it at cfg; -f and -o for the summary */
+	const char *iface, *path, *extra, *linktype;
+	int dlt;              /* from --linktype; -1: the device's */
+	uint32_t snaplen, ring, ring_mb, buffer_mb;
+	uint64_t count;
+	double duration;
+	bool pcapng;
 };
-static const struct rec_schema cap_sum_schema = { "capture_summary", cap_sum_fields, ARRAY_SIZE(cap_sum_fields) };
 
-static const char capture_usage[] =
+static int set_flow(void *cfg, const char *opt, const char *val)
+{
+	struct cap_opts *o = cfg;
+
+	if (bp_opt_flow(cfg, opt, val))
+		return -1;
+	if (o->com.sel[o->com.nsel - 1].id) {
+		elog("%s: a flow number means nothing to a live capture; name endpoints", opt);
+		return -1;
+	}
+	return 0;
+}
+
+static int set_write(void *cfg, const char *opt, const char *val)
+{
+	if (!*val) {
+		elog("%s: the file name is empty", opt);
+		return -1;
+	}
+	((struct cap_opts *)cfg)->path = val;
+	return 0;
+}
+
+static int set_linktype(void *cfg, const char *opt, const char *val)
+{
+	struct cap_opts *o = cfg;
+
+	o->dlt = pcap_datalink_name_to_val(val);
+	if (o->dlt < 0) {
+		elog("%s: '%s' is not a link type name (e.g. EN10MB, LINUX_SLL2)", opt, val);
+		return -1;
+	}
+	o->linktype = val;
+	return 0;
+}
+
+#define TK_OPT_CFG struct cap_opts
+static const struct opt options[] = {
+	OPT_E_STR("interface", 'i', "IFACE", iface, "device to capture on (\"any\": all, as Linux cooked)"),
+	OPT_E_CALL("write", 'w', "FILE", set_write, "the capture file; with --ring, FILE-000001.pcap, ..."),
+	OPT_E_CALL("flow", 0, "SPEC", set_flow,
+		   "only these flows (repeatable): ADDR:PORT, [ADDR6]:PORT,\n"
+		   ":PORT, ADDR:*, or A-B for both endpoints"),
+	OPT_E_STR("filter", 0, "EXPR", extra, "more pcap-filter(7) terms, ANDed with the above"),
+	OPT_E_U32("snaplen", 's', "BYTES", snaplen, SNAPLEN_MIN, CAP_MAX_CAPLEN,
+		  "bytes kept per packet (default 128: the headers;\n"
+		  "64..262144)"),
+	OPT_E_FLAG("pcapng", 0, pcapng, "write pcapng (default: pcap, nanosecond)"),
+	OPT_E_U32("ring", 0, "N", ring, 2, 100000, "keep only the newest N files (2..100000; default: one\nfile)"),
+	OPT_E_U32("ring-mb", 0, "MB", ring_mb, 1, 100000, "size of each ring file in MB (default 100; 1..100000)"),
+	OPT_E_DURATION(duration, "stop after SECONDS (default: until a signal)"),
+	OPT_E_U64("count", 'c', "N", count, 1, (double)UINT64_MAX, "stop after N packets"),
+	OPT_E_U32("buffer-mb", 0, "MB", buffer_mb, 1, 4096, "kernel capture buffer (default 64; 1..4096)"),
+	OPT_E_CALL("linktype", 0, "NAME", set_linktype, "e.g. LINUX_SLL2 on \"any\" (default: the device's)"),
+	OPT_E_FORMAT(com.format, com.format_set),
+	OPT_E_OUTPUT(com.output, "write the summary record to FILE instead of stdout"),
+	OPT_E_STANDARD,
+	OPT_E_END,
+};
+#undef TK_OPT_CFG
+
+static const int exit_codes[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NOPERM, TK_EXIT_NODEV, -1 };
+static const struct opt_cli cli = {
 	"Usage: bbrpcap capture -i IFACE -w FILE [OPTIONS]\n"
 	"Captures TCP with libpcap: the filter runs in the kernel (classic BPF on the\n"
 	"socket), only the headers are kept (snaplen), timestamps are in nanoseconds.\n"
 	"Stops on SIGINT or SIGTERM (cleanly: the files are complete), after --duration or\n"
-	"--count, and then prints a summary record with the kernel's drop count.\n"
+	"--count, and then writes a summary record with the kernel's drop count.\n"
+	"\n",
+	options,
 	"\n"
-	"Options:\n"
-	"  -i, --interface IFACE  device to capture on (\"any\": all, as Linux cooked)\n"
-	"  -w, --write FILE       output file; with --ring, FILE-000001.pcap, ...\n"
-	"  --flow SPEC            only these flows (repeatable): ADDR:PORT, [ADDR6]:PORT,\n"
-	"                         :PORT, ADDR:*, or A-B for both endpoints\n"
-	"  --filter EXPR          more pcap-filter(7) terms, ANDed with the above\n"
-	"  -s, --snaplen BYTES    bytes kept per frame (default 128: the headers; 64..262144)\n"
-	"  --pcapng               write pcapng (default: pcap, nanosecond)\n"
-	"  --ring N               keep only the newest N files (2..100000; default: one file)\n"
-	"  --ring-mb MB           size of each ring file in MB (default 100; 1..100000)\n"
-	"  --duration SECONDS     stop after this long (default: until a signal)\n"
-	"  --count N              stop after N frames\n"
-	"  --buffer-mb MB         kernel capture buffer (default 64; 1..4096)\n"
-	"  --linktype NAME        e.g. LINUX_SLL2 on \"any\" (default: the device's)\n"
-	"  --format FMT           summary as table, csv or json\n"
-	"  -v, -q, -h/--help, --version\n"
-	"Exit status: 0 success; 1 failure (no such device, write error); 2 bad arguments;\n"
-	"3 no permission to capture (needs root or CAP_NET_RAW).\n";
+	"Capturing needs root or CAP_NET_RAW.\n",
+	NULL,
+	exit_codes,
+};
 
-int bp_capture_main(int argc, char **argv)
+/* what the options say together; the filter from --flow and --filter */
+static void check_args(struct cap_opts *o, char *filter, size_t len)
 {
-	static const struct option opts[] = {
-		{ "interface", required_argument, NULL, 'i' },
-		{ "write", required_argument, NULL, 'w' },
-		{ "snaplen", required_argument, NULL, 's' },
-		{ "flow", required_argument, NULL, 1 },
-		{ "filter", required_argument, NULL, 2 },
-		{ "pcapng", no_argument, NULL, 3 },
-		{ "ring", required_argument, NULL, 4 },
-		{ "ring-mb", required_argument, NULL, 5 },
-		{ "duration", required_argument, NULL, 6 },
-		{ "count", required_argument, NULL, 7 },
-		{ "buffer-mb", required_argument, NULL, 8 },
-		{ "linktype", required_argument, NULL, 9 },
-		{ "format", required_argument, NULL, 10 },
-		{ "version", no_argument, NULL, 11 },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	struct bp_common com = { 0 };
-	struct writer w = { 0 };
-	const char *iface = NULL, *extra = NULL, *linktype = NULL;
-	uint32_t snaplen = DEFAULT_SNAPLEN, ring = 0, ring_mb = 100, buffer_mb = 64;
-	uint64_t count = 0;
-	double duration = 0;
-	char errbuf[PCAP_ERRBUF_SIZE], filter[8192], ltbuf[24];
-	struct bpf_program prog;
-	struct pcap_stat st = { 0 };
-	struct rec_value v[ARRAY_SIZE(cap_sum_fields)];
-	struct rec_writer *rw;
-	struct timespec t0, t1;
-	struct sigaction sa = { 0 };
-	int opt, rc = TK_EXIT_OK, lrc, dlt = -1;
-	pcap_t *p;
-
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "i:w:s:vqh", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'i':
-			iface = optarg;
-			break;
-		case 'w':
-			if (!*optarg)
-				cli_usage_die("-w: the file name is empty");
-			w.path = optarg;
-			break;
-		case 's':
-			if (cli_parse_u32("--snaplen", optarg, 64, 262144, &snaplen))
-				exit(TK_EXIT_USAGE);
-			break;
-		case 1:
-			bp_add_flow(&com, "--flow", optarg);
-			if (com.sel[com.nsel - 1].id)
-				cli_usage_die("--flow: a flow number means nothing to a live capture; name endpoints");
-			break;
-		case 2:
-			extra = optarg;
-			break;
-		case 3:
-			w.pcapng = true;
-			break;
-		case 4:
-			if (cli_parse_u32("--ring", optarg, 2, 100000, &ring))
-				exit(TK_EXIT_USAGE);
-			break;
-		case 5:
-			if (cli_parse_u32("--ring-mb", optarg, 1, 100000, &ring_mb))
-				exit(TK_EXIT_USAGE);
-			break;
-		case 6:
-			if (cli_parse_double("--duration", optarg, 0.001, 31536000, &duration))
-				exit(TK_EXIT_USAGE);
-			break;
-		case 7:
-			if (cli_parse_u64("--count", optarg, 1, UINT64_MAX, &count))
-				exit(TK_EXIT_USAGE);
-			break;
-		case 8:
-			if (cli_parse_u32("--buffer-mb", optarg, 1, 4096, &buffer_mb))
-				exit(TK_EXIT_USAGE);
-			break;
-		case 9:
-			dlt = pcap_datalink_name_to_val(optarg);
-			if (dlt < 0)
-				cli_usage_die("--linktype: '%s' is not a link type name (e.g. EN10MB, LINUX_SLL2)", optarg);
-			linktype = optarg;
-			break;
-		case 10:
-			if (rec_format_parse("--format", optarg, &com.format))
-				exit(TK_EXIT_USAGE);
-			com.format_set = true;
-			break;
-		case 11:
-			cli_print_version();
-			return TK_EXIT_OK;
-		case 'v':
-			log_set_level(log_get_level() + 1);
-			break;
-		case 'q':
-			log_set_level(LOG_QUIET);
-			break;
-		case 'h':
-			fputs(capture_usage, stdout);
-			return TK_EXIT_OK;
-		default:
-			exit(TK_EXIT_USAGE);
-		}
-	}
-	if (optind < argc)
-		cli_usage_die("capture: unexpected argument '%s'", argv[optind]);
-	if (!iface)
+	if (!o->iface)
 		cli_usage_die("capture: -i IFACE is required");
-	if (!w.path)
+	if (!o->path)
 		cli_usage_die("capture: -w FILE is required");
-	if (build_filter(&com, extra, filter, sizeof(filter)))
-		cli_usage_die("--flow/--filter: the filter is longer than %zu bytes", sizeof(filter) - 1);
-	w.ring_files = ring;
-	w.ring_bytes = (uint64_t)ring_mb << 20;
-	w.ifname = iface;
+	if (build_filter(&o->com, o->extra, filter, len))
+		cli_usage_die("--flow/--filter: the filter is longer than %zu bytes", len - 1);
+}
 
-	p = pcap_create(iface, errbuf);
-	if (!p) {
-		elog("%s: %s", iface, errbuf);
+static void parse_args(int argc, char **argv, struct cap_opts *o, char *filter, size_t len)
+{
+	int first = opt_parse(&cli, argc, argv, o);
+
+	if (first < argc)
+		cli_usage_die("capture: unexpected argument '%s'", argv[first]);
+	check_args(o, filter, len);
+}
+
+/* --- the capture ------------------------------------------------------------------- */
+
+#define READ_TIMEOUT_MS 100     /* the kernel hands over a partly filled block at least this often */
+#define DRAIN_WAIT_NS (2 * READ_TIMEOUT_MS * 1000000L) /* at the end: two such periods */
+#define DRAIN_READS 64          /* then at most this many non-blocking reads */
+#define DISPATCH_MAX 1000000    /* packets handed over by one pcap_dispatch */
+
+/* one capture: the device, the filter, the files, and what the kernel counted */
+struct cap_run {
+	pcap_t *p;
+	struct writer w;
+	char filter[8192];
+	struct pcap_stat st;
+	uint64_t t0_ns, t1_ns;
+};
+
+/* the device opened, with its filter in the kernel; a TK_EXIT_* code */
+static int open_live(const struct cap_opts *o, struct cap_run *r)
+{
+	char errbuf[PCAP_ERRBUF_SIZE];
+	struct bpf_program prog;
+	int lrc;
+
+	r->p = pcap_create(o->iface, errbuf);
+	if (!r->p) {
+		elog("%s: %s", o->iface, errbuf);
 		return TK_EXIT_FAIL;
 	}
-	pcap_set_snaplen(p, (int)snaplen);
-	pcap_set_promisc(p, 0);
-	pcap_set_timeout(p, 100);
-	pcap_set_buffer_size(p, (int)(buffer_mb << 20));
-	pcap_set_tstamp_precision(p, PCAP_TSTAMP_PRECISION_NANO);
-	lrc = pcap_activate(p);
+	pcap_set_snaplen(r->p, (int)o->snaplen);
+	pcap_set_promisc(r->p, 0);
+	pcap_set_timeout(r->p, READ_TIMEOUT_MS);
+	pcap_set_buffer_size(r->p, (int)(o->buffer_mb << 20));
+	pcap_set_tstamp_precision(r->p, PCAP_TSTAMP_PRECISION_NANO);
+	lrc = pcap_activate(r->p);
 	if (lrc < 0) {
-		elog("%s: cannot capture: %s", iface, pcap_geterr(p));
-		pcap_close(p);
-		return lrc == PCAP_ERROR_PERM_DENIED ? TK_EXIT_NOPERM : TK_EXIT_FAIL;
+		elog("%s: cannot capture: %s", o->iface, pcap_geterr(r->p));
+		return lrc == PCAP_ERROR_PERM_DENIED	? TK_EXIT_NOPERM
+		       : lrc == PCAP_ERROR_NO_SUCH_DEVICE ? TK_EXIT_NODEV
+							  : TK_EXIT_FAIL;
 	}
 	if (lrc > 0)
-		wlog("%s: %s", iface, pcap_statustostr(lrc));
-	if (dlt >= 0 && pcap_set_datalink(p, dlt)) {
-		elog("%s: link type %s: %s", iface, linktype, pcap_geterr(p));
-		pcap_close(p);
+		wlog("%s: %s", o->iface, pcap_statustostr(lrc));
+	if (o->dlt >= 0 && pcap_set_datalink(r->p, o->dlt)) {
+		elog("%s: link type %s: %s", o->iface, o->linktype, pcap_geterr(r->p));
 		return TK_EXIT_FAIL;
 	}
-	if (pcap_compile(p, &prog, filter, 1, PCAP_NETMASK_UNKNOWN)) {
-		elog("--filter: '%s': %s", filter, pcap_geterr(p));
-		pcap_close(p);
+	if (pcap_compile(r->p, &prog, r->filter, 1, PCAP_NETMASK_UNKNOWN)) {
+		elog("--filter: '%s': %s", r->filter, pcap_geterr(r->p));
 		return TK_EXIT_USAGE;
 	}
-	if (pcap_setfilter(p, &prog)) {
-		elog("%s: cannot set the filter: %s", iface, pcap_geterr(p));
-		pcap_freecode(&prog);
-		pcap_close(p);
-		return TK_EXIT_FAIL;
-	}
+	lrc = pcap_setfilter(r->p, &prog);
 	pcap_freecode(&prog);
-	vlog("capturing on %s, snaplen %u, filter: %s", iface, snaplen, filter);
-	w.pcap = p;
-	if (open_next(&w)) {
-		pcap_close(p);
+	if (lrc) {
+		elog("%s: cannot set the filter: %s", o->iface, pcap_geterr(r->p));
 		return TK_EXIT_FAIL;
 	}
+	vlog("capturing on %s, snaplen %u, filter: %s", o->iface, o->snaplen, r->filter);
+	return TK_EXIT_OK;
+}
 
-	live = p;
+/* SIGINT and SIGTERM stop the capture, and so does SIGALRM after --duration */
+static void arm_stop(double duration)
+{
+	struct sigaction sa = { 0 };
+
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -498,62 +466,122 @@ int bp_capture_main(int argc, char **argv)
 			it.it_value.tv_usec = 1;
 		setitimer(ITIMER_REAL, &it, NULL);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (!stop_signal && !w.failed && (!count || w.written < count)) {
-		lrc = pcap_dispatch(p, count ? (int)(count - w.written < 1000000 ? count - w.written : 1000000) : -1,
-				    on_packet, (u_char *)&w);
-		if (lrc == PCAP_ERROR) {
-			elog("%s: capture failed: %s", iface, pcap_geterr(p));
-			rc = TK_EXIT_FAIL;
-			break;
+}
+
+static bool count_left(const struct cap_opts *o, const struct cap_run *r)
+{
+	return !o->count || r->w.written < o->count;
+}
+
+/* at most DISPATCH_MAX, and no more than --count leaves */
+static int batch(const struct cap_opts *o, const struct cap_run *r)
+{
+	if (!o->count)
+		return -1;
+	return (int)(o->count - r->w.written < DISPATCH_MAX ? o->count - r->w.written : DISPATCH_MAX);
+}
+
+/* until a signal, --duration, --count or an error; a TK_EXIT_* code */
+static int capture_loop(const struct cap_opts *o, struct cap_run *r)
+{
+	char errbuf[PCAP_ERRBUF_SIZE];
+
+	r->t0_ns = tk_mono_ns();
+	while (!stop_signal && !r->w.failed && count_left(o, r)) {
+		if (pcap_dispatch(r->p, batch(o, r), on_packet, (u_char *)&r->w) == PCAP_ERROR) {
+			elog("%s: capture failed: %s", o->iface, pcap_geterr(r->p));
+			return TK_EXIT_FAIL;
 		}
 	}
-	if (rc == TK_EXIT_OK && !w.failed && (!count || w.written < count)) {
+	if (!r->w.failed && count_left(o, r)) {
 		/* frames still in the kernel's ring: its block timer hands the last
 		 * block over within the timeout, then a non-blocking read drains it */
-		struct timespec ts = { 0, 200 * 1000000 };
+		struct timespec ts = { 0, DRAIN_WAIT_NS };
 
 		nanosleep(&ts, NULL);
-		if (pcap_setnonblock(p, 1, errbuf) == 0)
-			for (int k = 0; k < 64 && !w.failed && (!count || w.written < count); k++)
-				if (pcap_dispatch(p, count ? (int)(count - w.written) : -1, on_packet, (u_char *)&w) <= 0)
+		if (pcap_setnonblock(r->p, 1, errbuf) == 0)
+			for (int k = 0; k < DRAIN_READS && !r->w.failed && count_left(o, r); k++)
+				if (pcap_dispatch(r->p, batch(o, r), on_packet, (u_char *)&r->w) <= 0)
 					break;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (pcap_stats(p, &st))
-		wlog("%s: no statistics: %s", iface, pcap_geterr(p));
-	close_current(&w);
+	return TK_EXIT_OK;
+}
+
+/* the files closed, the kernel's counts read; a TK_EXIT_* code */
+static int stop_capture(const struct cap_opts *o, struct cap_run *r, int rc)
+{
+	r->t1_ns = tk_mono_ns();
+	if (pcap_stats(r->p, &r->st))
+		wlog("%s: no statistics: %s", o->iface, pcap_geterr(r->p));
+	close_current(&r->w);
 	live = NULL;
-	if (w.failed) {
-		elog("%s: write failed: %s", w.cur, strerror(errno ? errno : EIO));
+	if (r->w.failed) {
+		elog("%s: write failed: %s", r->w.cur, strerror(errno ? errno : EIO));
 		rc = TK_EXIT_FAIL;
 	}
-	if (st.ps_drop)
+	if (r->st.ps_drop)
 		wlog("the kernel dropped %u frames: the capture is incomplete (try --buffer-mb or a narrower filter)",
-		     st.ps_drop);
-	if (!com.format_set)
-		com.format = rec_format_default(stdout);
-	rw = rec_writer_new(com.format, stdout);
-	v[0] = rv_str(iface);
-	v[1] = rv_str(pcap_datalink_val_to_name(pcap_datalink(p)) ? pcap_datalink_val_to_name(pcap_datalink(p))
-								   : cap_linktype_name((uint32_t)pcap_datalink(p), ltbuf, sizeof(ltbuf)));
-	v[2] = rv_u64((uint64_t)pcap_snapshot(p));
-	v[3] = rv_str(filter);
-	v[4] = rv_u64(w.written);
-	v[5] = rv_u64(st.ps_recv);
-	v[6] = rv_u64(st.ps_drop);
-	v[7] = rv_u64(st.ps_ifdrop);
-	v[8] = rv_u64(w.files);
-	v[9] = rv_str(w.cur);
-	v[10] = rv_f64((double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);
-	if (!rw || rec_write(rw, &cap_sum_schema, v)) {
-		elog("writing the summary failed");
-		rc = TK_EXIT_FAIL;
+		     r->st.ps_drop);
+	return rc;
+}
+
+/* the capture r on interface iface; lt its link type's name */
+#define CAP_SUM_FIELDS(X)                                                                         \
+	X("interface", REC_STR, 0, REC_COL("iface", -8, 0, 0), rv_str(o->iface))                     \
+	X("linktype", REC_STR, 0, REC_COL("link", -10, 0, 0), rv_str(lt))                            \
+	X("snaplen", REC_U64, 0, REC_COL("snap", 5, 0, 0), rv_u64((uint64_t)pcap_snapshot(r->p)))    \
+	X("filter", REC_STR, 0, REC_NOCOL, rv_str(r->filter))                                        \
+	X("written", REC_U64, 0, REC_COL("written", 9, 0, 0), rv_u64(r->w.written))                  \
+	X("received", REC_U64, 0, REC_COL("received", 9, 0, 0), rv_u64(r->st.ps_recv))              \
+	X("kernel_drops", REC_U64, 0, REC_COL("k.drops", 8, 0, 0), rv_u64(r->st.ps_drop))            \
+	X("interface_drops", REC_U64, 0, REC_COL("if.drops", 8, 0, 0), rv_u64(r->st.ps_ifdrop))      \
+	X("files", REC_U64, 0, REC_COL("files", 5, 0, 0), rv_u64(r->w.files))                        \
+	X("last_file", REC_STR, 0, REC_COL("last file", -30, 0, 0), rv_str(r->w.cur))                \
+	X("duration_s", REC_F64, 3, REC_COL("dur s", 7, 0, 1), rv_f64((double)(r->t1_ns - r->t0_ns) * 1e-9))
+static const struct rec_field cap_sum_fields[] = { CAP_SUM_FIELDS(REC_FIELD) };
+static const struct rec_schema cap_sum_schema = { "capture_summary", cap_sum_fields, ARRAY_SIZE(cap_sum_fields) };
+
+static int write_summary(struct cap_opts *o, const struct cap_run *r)
+{
+	int dlt = pcap_datalink(r->p);
+	const char *lt = pcap_datalink_val_to_name(dlt);
+	char ltbuf[24];
+	struct rec_writer *w;
+	FILE *out;
+	int rc = bp_open_records(&o->com, &out, &w);
+
+	if (rc != TK_EXIT_OK)
+		return rc;
+	if (!lt)
+		lt = cap_linktype_name((uint32_t)dlt, ltbuf, sizeof(ltbuf));
+	const struct rec_value v[] = { CAP_SUM_FIELDS(REC_VALUE) };
+	rec_write(w, &cap_sum_schema, v);
+	return bp_close_records(&o->com, out, w);
+}
+
+int bp_capture_main(int argc, char **argv)
+{
+	struct cap_opts o = { .dlt = -1, .snaplen = DEFAULT_SNAPLEN, .ring_mb = RING_MB_DEFAULT,
+			      .buffer_mb = BUFFER_MB_DEFAULT };
+	struct cap_run r = { 0 };
+	int rc;
+
+	parse_args(argc, argv, &o, r.filter, sizeof(r.filter));
+	r.w = (struct writer){ .path = o.path, .pcapng = o.pcapng, .ring_files = o.ring,
+			       .ring_bytes = (uint64_t)o.ring_mb << 20, .ifname = o.iface };
+	rc = open_live(&o, &r);
+	if (rc == TK_EXIT_OK) {
+		r.w.pcap = r.p;
+		rc = open_next(&r.w) ? TK_EXIT_FAIL : TK_EXIT_OK;
 	}
-	if (rec_writer_free(rw) && rc == TK_EXIT_OK) {
-		elog("writing the summary failed");
-		rc = TK_EXIT_FAIL;
+	if (rc == TK_EXIT_OK) {
+		live = r.p;
+		arm_stop(o.duration);
+		rc = stop_capture(&o, &r, capture_loop(&o, &r));
+		if (write_summary(&o, &r) != TK_EXIT_OK)
+			rc = TK_EXIT_FAIL;
 	}
-	pcap_close(p);
+	if (r.p)
+		pcap_close(r.p);
 	return rc;
 }

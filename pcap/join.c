@@ -12,7 +12,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +24,7 @@
 #include "common.h"
 #include "jsonl.h"
 #include "log.h"
+#include "opt.h"
 #include "pcap/bbrpcap.h"
 #include "pcap/joinmatch.h"
 #include "record.h"
@@ -60,6 +60,7 @@ struct join {
 
 /* --- the trace ------------------------------------------------------------------- */
 
+/* the trace into j->buf; a TK_EXIT_* code */
 static int load_file(struct join *j, const char *path)
 {
 	struct stat st;
@@ -68,7 +69,7 @@ static int load_file(struct join *j, const char *path)
 
 	if (fd < 0) {
 		elog("%s: cannot open: %s", path, strerror(errno));
-		return -1;
+		return TK_EXIT_DATA;
 	}
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
 		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -76,12 +77,12 @@ static int load_file(struct join *j, const char *path)
 		close(fd);
 		if (m == MAP_FAILED) {
 			elog("%s: cannot map: %s", path, strerror(errno));
-			return -1;
+			return TK_EXIT_DATA;
 		}
 		j->buf = m;
 		j->size = (size_t)st.st_size;
 		j->mapped = true;
-		return 0;
+		return TK_EXIT_OK;
 	}
 	j->buf = malloc(cap);
 	for (;;) {
@@ -90,7 +91,7 @@ static int load_file(struct join *j, const char *path)
 		if (!j->buf) {
 			close(fd);
 			elog("%s: out of memory", path);
-			return -1;
+			return TK_EXIT_FAIL;
 		}
 		if (len == cap) {
 			char *nb = realloc(j->buf, cap *= 2);
@@ -108,7 +109,7 @@ static int load_file(struct join *j, const char *path)
 		if (n < 0) {
 			elog("%s: read failed: %s", path, strerror(errno));
 			close(fd);
-			return -1;
+			return TK_EXIT_DATA;
 		}
 		if (n == 0)
 			break;
@@ -116,7 +117,7 @@ static int load_file(struct join *j, const char *path)
 	}
 	close(fd);
 	j->size = len;
-	return 0;
+	return TK_EXIT_OK;
 }
 
 static int32_t flow_index(struct join *j, const struct tr_flow *k)
@@ -512,7 +513,32 @@ static void collapse_line(FILE *out, const struct join *j, const struct jm_rec *
 	fprintf(out, "; %s; BBR bw %s Mbit/s \u2192 %s Mbit/s\n", cause, bw0, bw1);
 }
 
-static const char join_usage[] =
+struct join_opts {
+	const char *out_path, *cap_path;
+	int reader;           /* enum cap_reader */
+	double max_skew_ms;
+	bool strict;
+};
+
+#define MAX_SKEW_MS_DEFAULT 500 /* well over a round trip, well under a sequence wraparound */
+
+#define TK_OPT_CFG struct join_opts
+static const struct opt options[] = {
+	OPT_E_OUTPUT(out_path, "write the joined records to FILE"),
+	OPT_E_DOUBLE("max-skew-ms", 0, "MS", max_skew_ms, 0.001, 3600000,
+		     "a frame further than MS ms from its record's time\n"
+		     "(after the clock offset) is no match (default 500;\n"
+		     "0.001..3600000)"),
+	OPT_E_FLAG("strict", 0, strict, "fail (exit status below) when a collapse record found\n"
+					"no frame"),
+	OPT_E_CHOICE("reader", 0, "R", reader, bp_reader_names, "mmap (default) or libpcap"),
+	OPT_E_STANDARD,
+	OPT_E_END,
+};
+#undef TK_OPT_CFG
+
+static const int exit_codes[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_DATA, TK_EXIT_UNMATCHED, -1 };
+static const struct opt_cli cli = {
 	"Usage: bbrpcap join TRACE.jsonl CAPTURE [-o OUT.jsonl] [OPTIONS]\n"
 	"Finds, for every bbrtrace \"sample\" and \"collapse\" record, the capture frame of\n"
 	"the ACK that produced it: the frame from the receiver (daddr:dport) to the sender\n"
@@ -523,96 +549,54 @@ static const char join_usage[] =
 	"the data; each record takes the candidate frame nearest in time after that offset,\n"
 	"so equal ACK numbers 4 GiB apart (sequence wraparound) are told apart.\n"
 	"\n"
-	"Output: the trace's records, in order, with frame (Wireshark's frame number),\n"
-	"frame_time (s since the epoch, us precision), frame_time_ns, frame_time_rel (s since\n"
-	"the first frame, Wireshark's default time) and ack_delay_us (how long after the\n"
-	"newest data it covers the ACK was captured: from a sender-side capture this includes\n"
-	"the round trip); null when no frame matched. Other records pass through unchanged.\n"
-	"For each collapse one line:\n"
+	"Output: the trace's records, in order, as JSON lines (the trace's own format),\n"
+	"with frame (Wireshark's frame number), frame_time (s since the epoch, us\n"
+	"precision), frame_time_ns, frame_time_rel (s since the first frame, Wireshark's\n"
+	"default time) and ack_delay_us (how long after the newest data it covers the ACK\n"
+	"was captured: from a sender-side capture this includes the round trip); null when\n"
+	"no frame matched. Other records pass through unchanged. For each collapse one line:\n"
 	"  frame 48213 (t=12.345678 s): ACK 3962813608 came 39.8 ms after the data it covers;\n"
 	"  BBR bw 212 Mbit/s \u2192 3.1 Mbit/s\n"
 	"With -o the records go to OUT and the lines to stdout; without, the records go to\n"
 	"stdout and the lines to stderr.\n"
+	"\n",
+	options,
 	"\n"
-	"Options:\n"
-	"  -o, --output FILE   write the joined records to FILE\n"
-	"  --max-skew-ms MS    a frame further than MS ms from its record's time (after the\n"
-	"                      clock offset) is no match (default 500; 0.001..3600000)\n"
-	"  --strict            exit 10 when a collapse record found no frame\n"
-	"  --reader R          mmap (default) or libpcap\n"
-	"  -v, -q, -h/--help, --version\n"
-	"Exit status: 0 success; 1 failure; 2 bad arguments; 5 damaged capture or trace\n"
-	"(the records before the damage are still joined); 10 --strict and a collapse unmatched.\n";
-
-struct join_opts {
-	const char *out_path, *cap_path;
-	enum cap_reader reader;
-	double max_skew_ms;
-	bool strict;
+	"A trace without sample or collapse records (not bbrtrace's), a damaged trace or\n"
+	"capture, or one that cannot be read, is bad input; the records before damage are\n"
+	"still joined.\n",
+	NULL,
+	exit_codes,
 };
 
 static void parse_join_args(int argc, char **argv, struct join *j, struct join_opts *op)
 {
-	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "max-skew-ms", required_argument, NULL, 1 },
-		{ "strict", no_argument, NULL, 2 },
-		{ "reader", required_argument, NULL, 3 },
-		{ "version", no_argument, NULL, 4 },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	static const char *const readers[] = { "mmap", "libpcap", NULL };
-	int opt, idx;
+	int first = opt_parse(&cli, argc, argv, op);
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "o:vqh", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'o':
-			op->out_path = optarg;
-			break;
-		case 1:
-			if (cli_parse_double("--max-skew-ms", optarg, 0.001, 3600000, &op->max_skew_ms))
-				exit(TK_EXIT_USAGE);
-			break;
-		case 2:
-			op->strict = true;
-			break;
-		case 3:
-			if (cli_parse_choice("--reader", optarg, readers, &idx))
-				exit(TK_EXIT_USAGE);
-			op->reader = (enum cap_reader)idx;
-			break;
-		case 4:
-			cli_print_version();
-			exit(TK_EXIT_OK);
-		case 'v':
-			log_set_level(log_get_level() + 1);
-			break;
-		case 'q':
-			log_set_level(LOG_QUIET);
-			break;
-		case 'h':
-			fputs(join_usage, stdout);
-			exit(TK_EXIT_OK);
-		default:
-			exit(TK_EXIT_USAGE);
-		}
-	}
-	if (argc - optind < 2)
+	if (argc - first < 2)
 		cli_usage_die("join: needs TRACE.jsonl and CAPTURE");
-	if (argc - optind > 2)
-		cli_usage_die("join: unexpected argument '%s' after CAPTURE", argv[optind + 2]);
-	j->trace_path = argv[optind];
-	op->cap_path = argv[optind + 1];
+	if (argc - first > 2)
+		cli_usage_die("join: unexpected argument '%s' after CAPTURE", argv[first + 2]);
+	j->trace_path = argv[first];
+	op->cap_path = argv[first + 1];
 	if (!strcmp(j->trace_path, "-") && !strcmp(op->cap_path, "-"))
 		cli_usage_die("join: the trace and the capture cannot both come from stdin");
 }
 
-/* the capture's ACKs of the trace's flows into j->m.evs; a TK_EXIT_* code */
-static int read_capture(struct join *j, const struct join_opts *op)
+/* a trace with nothing to join is not bbrtrace's: TK_EXIT_DATA after saying so */
+static int check_trace(const struct join *j)
+{
+	for (size_t i = 0; i < j->m.nrecs; i++)
+		if (j->m.recs[i].kind != JM_OTHER)
+			return TK_EXIT_OK;
+	elog("%s: no bbrtrace \"%s\" or \"%s\" records (bbrtrace -f json writes them): nothing to join",
+	     j->trace_path, bt_sample_schema.type, bt_collapse_schema.type);
+	return TK_EXIT_DATA;
+}
+
+/* the capture's ACKs of the trace's flows into j->m.evs; a TK_EXIT_* code, and
+ * whether the capture could be read at all */
+static int read_capture(struct join *j, const struct join_opts *op, bool *opened)
 {
 	struct an_config cfg = { .acks = true, .delack_ns = BT_DELACK_FLOOR_US * 1000LL };
 	struct an_sel *sel = calloc(j->nflows ? j->nflows : 1, sizeof(*sel));
@@ -644,7 +628,7 @@ static int read_capture(struct join *j, const struct join_opts *op)
 		free(sel);
 		return TK_EXIT_FAIL;
 	}
-	rc = bp_analyse(op->cap_path, op->reader, a);
+	rc = bp_analyse(op->cap_path, (enum cap_reader)op->reader, a, opened);
 	j->t0_ns = a->t0_ns;
 	an_free(a);
 	free(sel);
@@ -762,24 +746,27 @@ static int join_and_write(struct join *j, const struct join_opts *op, int trc, i
 	if (trc > 0 || arc == TK_EXIT_DATA)
 		return TK_EXIT_DATA;
 	if (op->strict && n.collapses_matched < n.collapses)
-		return BP_EXIT_UNMATCHED;
+		return TK_EXIT_UNMATCHED;
 	return TK_EXIT_OK;
 }
 
 int bp_join_main(int argc, char **argv)
 {
-	struct join_opts op = { .reader = CAP_READER_MMAP, .max_skew_ms = 500 };
+	struct join_opts op = { .reader = CAP_READER_MMAP, .max_skew_ms = MAX_SKEW_MS_DEFAULT };
 	struct join j = { 0 };
+	bool opened = false;
 	int rc, trc, arc;
 
 	parse_join_args(argc, argv, &j, &op);
-	if (load_file(&j, j.trace_path))
-		return TK_EXIT_FAIL;
+	rc = load_file(&j, j.trace_path);
+	if (rc != TK_EXIT_OK)
+		return rc;
 	trc = read_trace(&j);
-	rc = trc < 0 ? TK_EXIT_FAIL : TK_EXIT_OK;
+	rc = trc < 0 ? TK_EXIT_FAIL : trc == 0 ? check_trace(&j) : TK_EXIT_OK;
 	if (rc == TK_EXIT_OK) {
-		arc = read_capture(&j, &op);
-		rc = arc == TK_EXIT_FAIL ? TK_EXIT_FAIL : join_and_write(&j, &op, trc, arc);
+		arc = read_capture(&j, &op, &opened);
+		/* nothing to join with a capture that could not be read */
+		rc = arc == TK_EXIT_FAIL || !opened ? arc : join_and_write(&j, &op, trc, arc);
 	}
 	join_free(&j);
 	return rc;

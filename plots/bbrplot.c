@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
 #include <math.h>
@@ -20,6 +19,7 @@
 #include "cli.h"
 #include "common.h"
 #include "log.h"
+#include "opt.h"
 #include "plots/plotdata.h"
 
 /* the installed data directory, from PREFIX (Makefile) */
@@ -27,55 +27,7 @@
 #define TK_DATADIR "/usr/local/share/bbrkit"
 #endif
 
-static const char usage_text[] =
-	"Usage: bbrplot --trace T.jsonl [--pcap F.pcap] -o OUT.png|OUT.svg [OPTIONS]\n"
-	"       bbrplot dwell UDPDWELL.jsonl -o OUT.png|OUT.svg [OPTIONS]\n"
-	"       bbrplot upf SWEEP.csv -o OUT.png|OUT.svg [OPTIONS]\n"
-	"       bbrplot sweep SWEEP.csv -o OUT.png|OUT.svg [OPTIONS]\n"
-	"\n"
-	"Draws with gnuplot, from the templates dip.gp, dwell.gp, upf.gp and sweep.gp:\n"
-	"those in BBRPLOT_TEMPLATES=DIR when it is set, else the first found of\n"
-	"../share/bbrkit/plots beside this program (installed), ../plots beside it (the\n"
-	"source tree) and " TK_DATADIR "/plots. The format follows OUT's extension:\n"
-	"PNG (cairo) or SVG.\n"
-	"\n"
-	"The dip plot (--trace), on one time axis (seconds since the trace's first sample):\n"
-	"  upper panel (Mbit/s, log): the capture's throughput, data sent and data ACKed\n"
-	"  (from `bbrpcap throughput`, the traced flow's direction); BBR's bw (the max-bw\n"
-	"  filter after each ACK) and pacing rate from the trace; each collapse as a\n"
-	"  marker coloured by its cause (delayed ACK, rate drop, loss/policer, other).\n"
-	"  Rates below 0.01 Mbit/s, an empty bin among them, sit on the axis' floor.\n"
-	"  lower panel (us, log): each rate sample's rcv_interval_us and snd_interval_us;\n"
-	"  a delayed ACK stands out as rcv_interval far above snd_interval.\n"
-	"The other plots:\n"
-	"  dwell  udpdwell --format json records: each socket's share of datagrams per\n"
-	"         dwell bucket, with its state, average, p99 and maximum in the legend\n"
-	"  upf    upfbench's sweep CSV: cycles per packet against sessions, per design\n"
-	"  sweep  repro/sweep.sh's CSV: collapses per minute by cause, and goodput, per run\n"
-	"\n"
-	"Options:\n"
-	"  -o, --output FILE      the picture: .png or .svg (required)\n"
-	"  --title TEXT           the title (default: says what is drawn)\n"
-	"  --size WxH             pixels (default 1200x800; 320x200 .. 8000x8000)\n"
-	"dip plot:\n"
-	"  --trace FILE           bbrtrace JSON lines (a joined trace from `bbrpcap join`\n"
-	"                         too: its frame times set the clock offset)\n"
-	"  --pcap FILE            a capture of the flow, for the wire's throughput\n"
-	"  --from S, --to S       draw only this time range (seconds, as on the axis)\n"
-	"  --cookie N             the traced socket to draw (default: the one with the\n"
-	"  --flow ADDR:PORT       most samples); --flow names it by its local address\n"
-	"  --bin-ms MS            throughput bin width (default 100: a few video frames;\n"
-	"                         0.01..60000)\n"
-	"  --clock-offset-ms MS   the capture's clock minus the trace's (default: from a\n"
-	"                         joined trace's frame times, else 0: one host, one clock)\n"
-	"  --keep-data DIR        write the data files and the gnuplot command there\n"
-	"  -v, -q, -h/--help, --version\n"
-	"\n"
-	"Exit status: 0 success; 1 failure (gnuplot or bbrpcap failed, a file could not be\n"
-	"written); 2 bad arguments; 5 bad input data (a malformed trace or CSV, nothing to\n"
-	"draw).\n";
-
-enum plot_kind { PLOT_DIP, PLOT_DWELL, PLOT_UPF, PLOT_SWEEP };
+enum plot_kind { PLOT_DIP, PLOT_DWELL, PLOT_UPF, PLOT_SWEEP, PLOT_KINDS };
 
 struct env {
 	enum plot_kind kind;
@@ -85,10 +37,25 @@ struct env {
 	bool have_cookie;
 	uint64_t cookie;
 	unsigned int width, height;
-	bool have_from, have_to, have_offset;
-	double from, to, bin_ms, offset_ms;
+	double from, to, offset_ms; /* NAN: not given */
+	double bin_ms;
 	bool svg;
 };
+
+/* a kind of plot: its name on the command line, its template, its options;
+ * the others' line in bbrplot --help and their default title */
+struct plot {
+	const char *name;
+	const char *tmpl;
+	const struct opt_cli *cli;
+	const char *what;
+	const char *title;
+};
+static const struct plot plots[PLOT_KINDS];
+
+#define WIDTH_DEFAULT 1200
+#define HEIGHT_DEFAULT 800
+#define BIN_MS_DEFAULT 100 /* a few video frames */
 
 static char data_dir[PATH_MAX - 64]; /* room for a file name after it */
 static bool remove_dir;
@@ -239,14 +206,18 @@ static int run_gnuplot(const char *tmpl, const char *vars)
 	return -1;
 }
 
-/* bbrpcap throughput on the capture, read into tput.dat; -1 on failure */
-static long capture_throughput(const struct env *e, const struct pd_dip_info *info, double offset_s)
+/* a PD_ERR_* of plotdata.h as an exit code */
+static int pd_exit(int pd_err)
 {
-	char bbrpcap[PATH_MAX], bin[32], flow[200], err[256], sender[96], receiver[96];
-	int pipefd[2], status;
+	return pd_err == PD_ERR_SYSTEM ? TK_EXIT_FAIL : TK_EXIT_DATA;
+}
+
+/* runs `bbrpcap throughput` on the capture, its CSV on *out; the child's pid, or -1 */
+static pid_t start_bbrpcap(const struct env *e, const struct pd_dip_info *info, FILE **out)
+{
+	char bbrpcap[PATH_MAX], bin[32], flow[200], sender[96], receiver[96];
+	int pipefd[2];
 	pid_t pid;
-	FILE *in;
-	long n;
 
 	snprintf(bbrpcap, sizeof(bbrpcap), "%s/bbrpcap", exe_dir());
 	if (access(bbrpcap, X_OK))
@@ -274,24 +245,48 @@ static long capture_throughput(const struct env *e, const struct pd_dip_info *in
 		_exit(127);
 	}
 	close(pipefd[1]);
-	in = fdopen(pipefd[0], "r");
-	n = in ? pd_dip_tput(in, info, offset_s, data_dir, err, sizeof(err)) : -1;
+	*out = fdopen(pipefd[0], "r");
+	if (!*out)
+		close(pipefd[0]);
+	return pid;
+}
+
+/* bbrpcap throughput on the capture, read into tput.dat: *bins of them; a TK_EXIT_* code */
+static int capture_throughput(const struct env *e, const struct pd_dip_info *info, double offset_s, long *bins)
+{
+	char err[256] = "out of memory";
+	int status;
+	FILE *in = NULL;
+	pid_t pid;
+
+	/* a capture that cannot be read is bad input, said here in one line */
+	if (strcmp(e->pcap, "-") && access(e->pcap, R_OK)) {
+		elog("%s: cannot open: %s", e->pcap, strerror(errno));
+		return TK_EXIT_DATA;
+	}
+	pid = start_bbrpcap(e, info, &in);
+	if (pid < 0)
+		return TK_EXIT_FAIL;
+	*bins = in ? pd_dip_tput(in, info, offset_s, data_dir, err, sizeof(err)) : PD_ERR_SYSTEM;
 	if (in)
 		fclose(in);
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
-			return -1;
+			return TK_EXIT_FAIL;
 	if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != TK_EXIT_DATA)) {
 		elog("bbrpcap throughput failed on %s (exit %d)", e->pcap, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-		return -1;
+		return TK_EXIT_FAIL;
 	}
+	/* bbrpcap said why on stderr: not a capture, or damaged before any data */
+	if (WEXITSTATUS(status) == TK_EXIT_DATA && *bins <= 0)
+		return TK_EXIT_DATA;
 	if (WEXITSTATUS(status) == TK_EXIT_DATA)
 		wlog("%s is damaged: the throughput stops where bbrpcap's message says", e->pcap);
-	if (n < 0) {
+	if (*bins < 0) {
 		elog("%s", err);
-		return -1;
+		return pd_exit((int)*bins);
 	}
-	return n;
+	return TK_EXIT_OK;
 }
 
 /* the legend's causes, from lib/trace.h: ncauses, cause_label[] and cause_n[] */
@@ -308,57 +303,85 @@ static void gp_causes(FILE *v, const uint64_t *counts)
 	}
 }
 
+/* tput.dat without a capture: one row of nothing, so the template draws no wire */
+static int no_capture(void)
+{
+	char path[PATH_MAX];
+	FILE *t;
+
+	snprintf(path, sizeof(path), "%s/tput.dat", data_dir);
+	t = fopen(path, "w");
+	if (!t) {
+		elog("%s: cannot create: %s", path, strerror(errno));
+		return TK_EXIT_FAIL;
+	}
+	fputs("NaN NaN NaN 0\n", t);
+	return fclose(t) ? TK_EXIT_FAIL : TK_EXIT_OK;
+}
+
+/* the capture's throughput on the trace's clock: *bins of it; a TK_EXIT_* code */
+static int dip_capture(const struct env *e, const struct pd_dip_info *info, long *bins)
+{
+	double offset_s = 0;
+	int rc;
+
+	*bins = 0;
+	if (!e->pcap)
+		return no_capture();
+	if (!isnan(e->offset_ms))
+		offset_s = e->offset_ms * 1e-3;
+	else if (info->have_offset)
+		offset_s = info->offset_s;
+	else if (!info->wall) {
+		elog("%s has no wall_ns: its clock cannot be matched to the capture's; join it first "
+		     "(bbrpcap join) or give --clock-offset-ms",
+		     e->trace);
+		return TK_EXIT_DATA;
+	}
+	rc = capture_throughput(e, info, offset_s, bins);
+	if (rc != TK_EXIT_OK)
+		return rc;
+	if (*bins == 0)
+		wlog("%s holds no data of %s:%u -> %s:%u", e->pcap, info->saddr, info->sport, info->daddr, info->dport);
+	vlog("capture: %ld bins; clock offset %.3f ms", *bins, offset_s * 1e3);
+	return TK_EXIT_OK;
+}
+
+/* the variables every template takes: the data, the picture, its title and size */
+static void gp_common(FILE *v, const struct env *e, const char *title)
+{
+	gp_str(v, "data", data_dir);
+	gp_str(v, "out", e->out);
+	gp_str(v, "term", e->svg ? "svg" : "pngcairo");
+	gp_str(v, "ptitle", title);
+	fprintf(v, "width=%u; height=%u; ", e->width, e->height);
+}
+
 static int plot_dip(const struct env *e, char *vars, size_t vlen)
 {
 	struct pd_flow_sel sel = { e->have_cookie, e->cookie, e->sender };
 	struct pd_dip_info info;
 	char err[512], tmpl[PATH_MAX], title[512];
-	double offset_s = 0;
 	long bins = 0;
 	uint64_t ncoll = 0;
+	int rc;
 	FILE *v;
 
-	if (find_template("dip.gp", tmpl, sizeof(tmpl)))
+	if (find_template(plots[PLOT_DIP].tmpl, tmpl, sizeof(tmpl)))
 		return TK_EXIT_FAIL;
-	if (pd_dip_trace(e->trace, &sel, data_dir, &info, err, sizeof(err))) {
+	rc = pd_dip_trace(e->trace, &sel, data_dir, &info, err, sizeof(err));
+	if (rc) {
 		elog("%s", err);
-		return strstr(err, "cannot open") || strstr(err, "cannot create") ? TK_EXIT_FAIL : TK_EXIT_DATA;
+		return pd_exit(rc);
 	}
 	for (int c = 0; c < BT_NCAUSES; c++)
 		ncoll += info.collapses[c];
 	vlog("%s: flow %s:%u -> %s:%u (cookie %llu), %llu samples, %llu collapses; %llu flows in the trace",
 	     e->trace, info.saddr, info.sport, info.daddr, info.dport, (unsigned long long)info.cookie,
 	     (unsigned long long)info.samples, (unsigned long long)ncoll, (unsigned long long)info.flows);
-	if (e->pcap) {
-		if (e->have_offset)
-			offset_s = e->offset_ms * 1e-3;
-		else if (info.have_offset)
-			offset_s = info.offset_s;
-		else if (!info.wall) {
-			elog("%s has no wall_ns: its clock cannot be matched to the capture's; join it first "
-			     "(bbrpcap join) or give --clock-offset-ms",
-			     e->trace);
-			return TK_EXIT_DATA;
-		}
-		bins = capture_throughput(e, &info, offset_s);
-		if (bins < 0)
-			return TK_EXIT_FAIL;
-		if (bins == 0)
-			wlog("%s holds no data of %s:%u -> %s:%u", e->pcap, info.saddr, info.sport, info.daddr, info.dport);
-		vlog("capture: %ld bins; clock offset %.3f ms", bins, offset_s * 1e3);
-	} else {
-		FILE *t;
-		char path[PATH_MAX];
-
-		snprintf(path, sizeof(path), "%s/tput.dat", data_dir);
-		t = fopen(path, "w");
-		if (!t) {
-			elog("%s: cannot create: %s", path, strerror(errno));
-			return TK_EXIT_FAIL;
-		}
-		fputs("NaN NaN NaN 0\n", t);
-		fclose(t);
-	}
+	rc = dip_capture(e, &info, &bins);
+	if (rc != TK_EXIT_OK)
+		return rc;
 	if (e->title)
 		snprintf(title, sizeof(title), "%s", e->title);
 	else
@@ -368,16 +391,12 @@ static int plot_dip(const struct env *e, char *vars, size_t vlen)
 	v = fmemopen(vars, vlen, "w");
 	if (!v)
 		return TK_EXIT_FAIL;
-	gp_str(v, "data", data_dir);
-	gp_str(v, "out", e->out);
-	gp_str(v, "term", e->svg ? "svg" : "pngcairo");
-	gp_str(v, "ptitle", title);
-	fprintf(v, "width=%u; height=%u; have_pcap=%d; bin_ms=%g; floor_mbps=%g; ", e->width, e->height,
-		e->pcap && bins > 0, e->bin_ms, PD_FLOOR_MBPS);
+	gp_common(v, e, title);
+	fprintf(v, "have_pcap=%d; bin_ms=%g; floor_mbps=%g; ", e->pcap && bins > 0, e->bin_ms, PD_FLOOR_MBPS);
 	gp_causes(v, info.collapses);
-	if (e->have_from)
+	if (!isnan(e->from))
 		fprintf(v, "xfrom=%.9g; ", e->from);
-	if (e->have_to)
+	if (!isnan(e->to))
 		fprintf(v, "xto=%.9g; ", e->to);
 	if (fclose(v))
 		return TK_EXIT_FAIL;
@@ -386,42 +405,32 @@ static int plot_dip(const struct env *e, char *vars, size_t vlen)
 
 static int plot_other(const struct env *e, char *vars, size_t vlen)
 {
-	static const char *const tmpls[] = { NULL, "dwell.gp", "upf.gp", "sweep.gp" };
-	char err[512], tmpl[PATH_MAX], title[512], labels[4096] = "";
+	char err[512], tmpl[PATH_MAX], labels[4096] = "";
 	double floor_cycles = 0;
 	int n;
 	FILE *v;
 
-	if (find_template(tmpls[e->kind], tmpl, sizeof(tmpl)))
+	if (find_template(plots[e->kind].tmpl, tmpl, sizeof(tmpl)))
 		return TK_EXIT_FAIL;
 	switch (e->kind) {
 	case PLOT_DWELL:
 		n = pd_dwell(e->input, data_dir, err, sizeof(err));
-		snprintf(title, sizeof(title), "UDP socket-queue dwell time (udpdwell): where each socket's datagrams waited");
 		break;
 	case PLOT_UPF:
 		n = pd_upf(e->input, data_dir, labels, sizeof(labels), &floor_cycles, err, sizeof(err));
-		snprintf(title, sizeof(title), "GTP-U user plane (upfbench): cycles per packet against sessions");
 		break;
 	default:
 		n = pd_sweep(e->input, data_dir, err, sizeof(err));
-		snprintf(title, sizeof(title), "BBR collapses per run (repro/sweep.sh): delayed ACKs, and the fix");
 		break;
 	}
 	if (n < 0) {
 		elog("%s", err);
-		return strstr(err, "cannot open") || strstr(err, "cannot create") ? TK_EXIT_FAIL : TK_EXIT_DATA;
+		return pd_exit(n);
 	}
-	if (e->title)
-		snprintf(title, sizeof(title), "%s", e->title);
 	v = fmemopen(vars, vlen, "w");
 	if (!v)
 		return TK_EXIT_FAIL;
-	gp_str(v, "data", data_dir);
-	gp_str(v, "out", e->out);
-	gp_str(v, "term", e->svg ? "svg" : "pngcairo");
-	gp_str(v, "ptitle", title);
-	fprintf(v, "width=%u; height=%u; ", e->width, e->height);
+	gp_common(v, e, e->title ? e->title : plots[e->kind].title);
 	if (e->kind == PLOT_DWELL)
 		fprintf(v, "nsock=%d; ", n);
 	if (e->kind == PLOT_UPF) {
@@ -433,189 +442,319 @@ static int plot_other(const struct env *e, char *vars, size_t vlen)
 	return run_gnuplot(tmpl, vars) ? TK_EXIT_FAIL : TK_EXIT_OK;
 }
 
-static void parse_size(const char *s, struct env *e)
+/* --- the command line ------------------------------------------------------------ */
+
+static int set_size(void *cfg, const char *opt, const char *val)
 {
+	struct env *e = cfg;
 	unsigned int w, h;
 	char x, tail;
 
-	if (sscanf(s, "%u%c%u%c", &w, &x, &h, &tail) != 3 || x != 'x' || w < 320 || h < 200 || w > 8000 || h > 8000)
-		cli_usage_die("--size: '%s' is not WIDTHxHEIGHT in pixels (320x200 .. 8000x8000)", s);
+	if (sscanf(val, "%u%c%u%c", &w, &x, &h, &tail) != 3 || x != 'x' || w < 320 || h < 200 || w > 8000 ||
+	    h > 8000) {
+		elog("%s: '%s' is not WIDTHxHEIGHT in pixels (320x200 .. 8000x8000)", opt, val);
+		return -1;
+	}
 	e->width = w;
 	e->height = h;
+	return 0;
 }
 
-int main(int argc, char **argv)
+static int set_cookie(void *cfg, const char *opt, const char *val)
 {
-	enum { O_TRACE = 256, O_PCAP, O_TITLE, O_SIZE, O_FROM, O_TO, O_COOKIE, O_FLOW, O_BIN, O_OFFSET, O_KEEP, O_VERSION };
-	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "trace", required_argument, NULL, O_TRACE },
-		{ "pcap", required_argument, NULL, O_PCAP },
-		{ "title", required_argument, NULL, O_TITLE },
-		{ "size", required_argument, NULL, O_SIZE },
-		{ "from", required_argument, NULL, O_FROM },
-		{ "to", required_argument, NULL, O_TO },
-		{ "cookie", required_argument, NULL, O_COOKIE },
-		{ "flow", required_argument, NULL, O_FLOW },
-		{ "bin-ms", required_argument, NULL, O_BIN },
-		{ "clock-offset-ms", required_argument, NULL, O_OFFSET },
-		{ "keep-data", required_argument, NULL, O_KEEP },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, O_VERSION },
-		{ 0 },
-	};
-	static const char *const kinds[] = { "dwell", "upf", "sweep" };
-	struct env e = { .width = 1200, .height = 800, .bin_ms = 100 };
-	const char *dip_only = NULL;
-	char *vars;
+	struct env *e = cfg;
+
+	if (cli_parse_u64(opt, val, 0, UINT64_MAX, &e->cookie))
+		return -1;
+	e->have_cookie = true;
+	return 0;
+}
+
+static int set_sender(void *cfg, const char *opt, const char *val)
+{
+	if (!strrchr(val, ':') || !strrchr(val, ':')[1]) {
+		elog("%s: '%s' is not ADDR:PORT (the traced socket's local end)", opt, val);
+		return -1;
+	}
+	((struct env *)cfg)->sender = val;
+	return 0;
+}
+
+/* every plot's options; the dip plot's table holds them all (take_kind reads it) */
+#define BBRPLOT_OPT_E_COMMON                                                                  \
+	OPT_E_OUTPUT(out, "the picture: .png or .svg (required)"),                            \
+	OPT_E_STR("title", 0, "TEXT", title, "the title (default: says what is drawn)"),       \
+	OPT_E_CALL("size", 0, "WxH", set_size, "pixels (default 1200x800; 320x200 .. 8000x8000)"), \
+	OPT_E_STR("keep-data", 0, "DIR", keep, "write the data files and the gnuplot command\n" \
+					       "(plot.sh, which redraws the picture) there")
+
+#define TK_OPT_CFG struct env
+static const struct opt dip_opts[] = {
+	OPT_E_STR("trace", 0, "FILE", trace, "bbrtrace JSON lines (a joined trace from `bbrpcap join`\n"
+					     "too: its frame times set the clock offset)"),
+	OPT_E_STR("pcap", 0, "FILE", pcap, "a capture of the flow, for the wire's throughput"),
+	BBRPLOT_OPT_E_COMMON,
+	OPT_E_DOUBLE("from", 0, "S", from, -1e9, 1e9, "draw only from S seconds on (as on the axis)"),
+	OPT_E_DOUBLE("to", 0, "S", to, -1e9, 1e9, "draw only up to S seconds"),
+	OPT_E_CALL("cookie", 0, "N", set_cookie, "the traced socket to draw (default: the one with the\n"
+						 "most samples)"),
+	OPT_E_CALL("flow", 0, "ADDR:PORT", set_sender, "the traced socket to draw, by its local address"),
+	OPT_E_DOUBLE("bin-ms", 0, "MS", bin_ms, 0.01, 60000,
+		     "throughput bin width (default 100: a few video frames;\n"
+		     "0.01..60000)"),
+	OPT_E_DOUBLE("clock-offset-ms", 0, "MS", offset_ms, -1e9, 1e9,
+		     "the capture's clock minus the trace's (default: from a\n"
+		     "joined trace's frame times, else 0: one host, one clock)"),
+	OPT_E_STANDARD,
+	OPT_E_END,
+};
+
+static const struct opt file_opts[] = {
+	BBRPLOT_OPT_E_COMMON,
+	OPT_E_STANDARD,
+	OPT_E_END,
+};
+#undef TK_OPT_CFG
+
+static const int exit_codes[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_DATA, -1 };
+
+static void templates_help(FILE *f)
+{
+	fputs("\nDraws with gnuplot from a template (", f);
+	for (int k = 0; k < PLOT_KINDS; k++)
+		fprintf(f, "%s%s", k ? ", " : "", plots[k].tmpl);
+	fputs("): those\n"
+	      "in BBRPLOT_TEMPLATES=DIR when it is set, else the first found of\n"
+	      "../share/bbrkit/plots beside this program (installed), ../plots beside it (the\n"
+	      "source tree) and " TK_DATADIR "/plots. The format follows OUT's extension:\n"
+	      "PNG (cairo) or SVG.\n",
+	      f);
+}
+
+/* the dip plot's --help is bbrplot's: it lists the other plots too */
+static void dip_help(FILE *f)
+{
+	templates_help(f);
+	fputs("\n"
+	      "The other plots (each has its own --help: bbrplot KIND --help):\n", f);
+	for (int k = PLOT_DIP + 1; k < PLOT_KINDS; k++)
+		fprintf(f, "  %-6s %s\n", plots[k].name, plots[k].what);
+}
+
+static const struct opt_cli dip_cli = {
+	"Usage: bbrplot [dip] --trace T.jsonl [--pcap F.pcap] -o OUT.png|OUT.svg [OPTIONS]\n"
+	"       bbrplot dwell UDPDWELL.jsonl -o OUT.png|OUT.svg [OPTIONS]\n"
+	"       bbrplot upf SWEEP.csv -o OUT.png|OUT.svg [OPTIONS]\n"
+	"       bbrplot sweep SWEEP.csv -o OUT.png|OUT.svg [OPTIONS]\n"
+	"\n"
+	"The dip plot (the default), on one time axis (seconds since the trace's first\n"
+	"sample):\n"
+	"  upper panel (Mbit/s, log): the capture's throughput, data sent and data ACKed\n"
+	"  (from `bbrpcap throughput`, the traced flow's direction); BBR's bw (the max-bw\n"
+	"  filter after each ACK) and pacing rate from the trace; each collapse as a\n"
+	"  marker coloured by its cause (delayed ACK, rate drop, loss/policer, other).\n"
+	"  Rates below 0.01 Mbit/s, an empty bin among them, sit on the axis' floor.\n"
+	"  lower panel (us, log): each rate sample's rcv_interval_us and snd_interval_us;\n"
+	"  a delayed ACK stands out as rcv_interval far above snd_interval.\n"
+	"\n",
+	dip_opts, NULL, dip_help, exit_codes,
+};
+
+static const struct opt_cli dwell_cli = {
+	"Usage: bbrplot dwell UDPDWELL.jsonl -o OUT.png|OUT.svg [OPTIONS]\n"
+	"udpdwell --format json records: each socket's share of datagrams per dwell\n"
+	"bucket, with its state, average, p99 and maximum in the legend.\n"
+	"\n",
+	file_opts, NULL, templates_help, exit_codes,
+};
+
+static const struct opt_cli upf_cli = {
+	"Usage: bbrplot upf SWEEP.csv -o OUT.png|OUT.svg [OPTIONS]\n"
+	"upfbench's sweep CSV: cycles per packet against sessions, a line per design.\n"
+	"\n",
+	file_opts, NULL, templates_help, exit_codes,
+};
+
+static const struct opt_cli sweep_cli = {
+	"Usage: bbrplot sweep SWEEP.csv -o OUT.png|OUT.svg [OPTIONS]\n"
+	"repro/sweep.sh's CSV: collapses per minute by cause, and goodput, per run.\n"
+	"\n",
+	file_opts, NULL, templates_help, exit_codes,
+};
+
+static const struct plot plots[PLOT_KINDS] = {
+	[PLOT_DIP] = { "dip", "dip.gp", &dip_cli, NULL, NULL },
+	[PLOT_DWELL] = { "dwell", "dwell.gp", &dwell_cli, "udpdwell's records: each socket's datagrams per dwell bucket",
+			 "UDP socket-queue dwell time (udpdwell): where each socket's datagrams waited" },
+	[PLOT_UPF] = { "upf", "upf.gp", &upf_cli, "upfbench's sweep CSV: cycles per packet against sessions",
+		       "GTP-U user plane (upfbench): cycles per packet against sessions" },
+	[PLOT_SWEEP] = { "sweep", "sweep.gp", &sweep_cli, "repro/sweep.sh's CSV: collapses per minute by cause",
+			 "BBR collapses per run (repro/sweep.sh): delayed ACKs, and the fix" },
+};
+
+/* does the option ARG (as given) take the next argument as its value? */
+static bool takes_value(const char *arg)
+{
+	const struct opt *match = NULL;
+	int matches = 0;
+
+	if (arg[1] != '-') { /* -vo FILE: the first letter with a value ends the cluster */
+		for (const char *p = arg + 1; *p; p++)
+			for (const struct opt *o = dip_opts; o->name; o++)
+				if (o->letter == *p && o->arg)
+					return p[1] == '\0';
+		return false;
+	}
+	size_t n = strcspn(arg + 2, "=");
+
+	if (arg[2 + n] == '=')
+		return false;
+	for (const struct opt *o = dip_opts; o->name; o++) {
+		if (strncmp(o->name, arg + 2, n))
+			continue;
+		if (strlen(o->name) == n) /* exact, even when also a prefix of another */
+			return o->arg != NULL;
+		match = o;
+		matches++;
+	}
+	return matches == 1 && match->arg; /* getopt_long takes an unambiguous prefix */
+}
+
+/* the plot kind where the user wrote it: the first argument that is neither
+ * an option nor an option's value, taken out of argv; the dip plot when that
+ * argument names no kind (or there is none) */
+static enum plot_kind take_kind(int *argc, char **argv)
+{
+	for (int i = 1; i < *argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			if (++i == *argc)
+				break;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			i += takes_value(argv[i]);
+			continue;
+		}
+		for (int k = 0; k < PLOT_KINDS; k++)
+			if (!strcmp(argv[i], plots[k].name)) {
+				memmove(&argv[i], &argv[i + 1], (size_t)(*argc - i) * sizeof(*argv));
+				(*argc)--;
+				return (enum plot_kind)k;
+			}
+		break;
+	}
+	return PLOT_DIP;
+}
+
+/* "dwell, upf, sweep" */
+static const char *other_kinds(char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int k = PLOT_DIP + 1; k < PLOT_KINDS && n < len; k++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", k > PLOT_DIP + 1 ? ", " : "", plots[k].name);
+	return buf;
+}
+
+/* what the options say together */
+static void check_args(struct env *e)
+{
 	size_t len;
-	int opt, rc;
+	char kinds[64];
 
-	log_init("bbrplot");
-	for (int k = 0; argc > 1 && k < 3; k++) {
-		if (!strcmp(argv[1], kinds[k])) {
-			e.kind = (enum plot_kind)(k + 1);
-			argv++;
-			argc--;
-			break;
-		}
-	}
-	while ((opt = getopt_long(argc, argv, "o:vqh", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'o':
-			e.out = optarg;
-			break;
-		case O_TRACE:
-			e.trace = optarg;
-			dip_only = "--trace";
-			break;
-		case O_PCAP:
-			e.pcap = optarg;
-			dip_only = "--pcap";
-			break;
-		case O_TITLE:
-			e.title = optarg;
-			break;
-		case O_SIZE:
-			parse_size(optarg, &e);
-			break;
-		case O_FROM:
-			if (cli_parse_double("--from", optarg, -1e9, 1e9, &e.from))
-				return TK_EXIT_USAGE;
-			e.have_from = true;
-			dip_only = "--from";
-			break;
-		case O_TO:
-			if (cli_parse_double("--to", optarg, -1e9, 1e9, &e.to))
-				return TK_EXIT_USAGE;
-			e.have_to = true;
-			dip_only = "--to";
-			break;
-		case O_COOKIE:
-			if (cli_parse_u64("--cookie", optarg, 0, UINT64_MAX, &e.cookie))
-				return TK_EXIT_USAGE;
-			e.have_cookie = true;
-			dip_only = "--cookie";
-			break;
-		case O_FLOW:
-			if (!strrchr(optarg, ':') || !strrchr(optarg, ':')[1])
-				cli_usage_die("--flow: '%s' is not ADDR:PORT (the traced socket's local end)", optarg);
-			e.sender = optarg;
-			dip_only = "--flow";
-			break;
-		case O_BIN:
-			if (cli_parse_double("--bin-ms", optarg, 0.01, 60000, &e.bin_ms))
-				return TK_EXIT_USAGE;
-			dip_only = "--bin-ms";
-			break;
-		case O_OFFSET:
-			if (cli_parse_double("--clock-offset-ms", optarg, -1e9, 1e9, &e.offset_ms))
-				return TK_EXIT_USAGE;
-			e.have_offset = true;
-			dip_only = "--clock-offset-ms";
-			break;
-		case O_KEEP:
-			e.keep = optarg;
-			break;
-		case 'v':
-			log_set_level(log_get_level() + 1);
-			break;
-		case 'q':
-			log_set_level(LOG_QUIET);
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return TK_EXIT_OK;
-		case O_VERSION:
-			cli_print_version();
-			return TK_EXIT_OK;
-		default:
-			return TK_EXIT_USAGE;
-		}
-	}
-	if (e.kind == PLOT_DIP) {
-		if (optind < argc)
-			cli_usage_die("unexpected argument '%s' (a plot of another kind is: dwell, upf or sweep)",
-				      argv[optind]);
-		if (!e.trace)
-			cli_usage_die("--trace FILE is required (or a plot kind: dwell, upf, sweep); see --help");
-		if (e.have_from && e.have_to && e.from >= e.to)
-			cli_usage_die("--from %g is not before --to %g", e.from, e.to);
-		if (e.have_cookie && e.sender)
-			cli_usage_die("--cookie and --flow both choose the socket; give one");
-	} else {
-		if (dip_only)
-			cli_usage_die("%s: only the dip plot (--trace) takes it", dip_only);
-		if (optind >= argc)
-			cli_usage_die("%s: missing the input file", kinds[e.kind - 1]);
-		if (optind + 1 < argc)
-			cli_usage_die("%s: unexpected argument '%s'", kinds[e.kind - 1], argv[optind + 1]);
-		e.input = argv[optind];
-	}
-	if (!e.out)
+	if (e->kind == PLOT_DIP && !e->trace)
+		cli_usage_die("--trace FILE is required (or a plot kind: %s); see --help",
+			      other_kinds(kinds, sizeof(kinds)));
+	if (!isnan(e->from) && !isnan(e->to) && e->from >= e->to)
+		cli_usage_die("--from %g is not before --to %g", e->from, e->to);
+	if (e->have_cookie && e->sender)
+		cli_usage_die("--cookie and --flow both choose the socket; give one");
+	if (!e->out)
 		cli_usage_die("-o OUT.png|OUT.svg is required");
-	len = strlen(e.out);
-	if (len > 4 && !strcasecmp(e.out + len - 4, ".svg"))
-		e.svg = true;
-	else if (!(len > 4 && !strcasecmp(e.out + len - 4, ".png")))
-		cli_usage_die("-o: '%s' must end in .png or .svg", e.out);
+	len = strlen(e->out);
+	if (len > 4 && !strcasecmp(e->out + len - 4, ".svg"))
+		e->svg = true;
+	else if (!(len > 4 && !strcasecmp(e->out + len - 4, ".png")))
+		cli_usage_die("-o: '%s' must end in .png or .svg", e->out);
+}
 
-	if (e.keep) {
-		if (mkdir(e.keep, 0755) && errno != EEXIST) {
-			elog("%s: cannot create: %s", e.keep, strerror(errno));
+static void parse_args(int argc, char **argv, struct env *e)
+{
+	char kinds[64];
+	int first;
+
+	e->kind = take_kind(&argc, argv);
+	first = opt_parse(plots[e->kind].cli, argc, argv, e);
+	if (e->kind == PLOT_DIP && first < argc)
+		cli_usage_die("unexpected argument '%s' (a plot of another kind is: %s)", argv[first],
+			      other_kinds(kinds, sizeof(kinds)));
+	if (e->kind != PLOT_DIP && first >= argc)
+		cli_usage_die("%s: missing the input file", plots[e->kind].name);
+	if (e->kind != PLOT_DIP && first + 1 < argc)
+		cli_usage_die("%s: unexpected argument '%s'", plots[e->kind].name, argv[first + 1]);
+	e->input = argv[first];
+	check_args(e);
+}
+
+/* --- the run ---------------------------------------------------------------------- */
+
+/* where the data files go: --keep-data, or a directory removed at exit */
+static int make_data_dir(const struct env *e)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	if (e->keep) {
+		if (mkdir(e->keep, 0755) && errno != EEXIST) {
+			elog("%s: cannot create: %s", e->keep, strerror(errno));
 			return TK_EXIT_FAIL;
 		}
-		snprintf(data_dir, sizeof(data_dir), "%s", e.keep);
-	} else {
-		const char *tmp = getenv("TMPDIR");
-
-		snprintf(data_dir, sizeof(data_dir), "%s/bbrplot.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-		if (!mkdtemp(data_dir)) {
-			elog("%s: cannot create: %s", data_dir, strerror(errno));
-			return TK_EXIT_FAIL;
-		}
-		remove_dir = true;
-		atexit(cleanup);
+		snprintf(data_dir, sizeof(data_dir), "%s", e->keep);
+		return TK_EXIT_OK;
 	}
-	vars = malloc(65536);
+	snprintf(data_dir, sizeof(data_dir), "%s/bbrplot.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(data_dir)) {
+		elog("%s: cannot create: %s", data_dir, strerror(errno));
+		return TK_EXIT_FAIL;
+	}
+	remove_dir = true;
+	atexit(cleanup);
+	return TK_EXIT_OK;
+}
+
+#define VARS_MAX 65536 /* gnuplot -e's variables */
+
+/* the data, then the picture; a TK_EXIT_* code */
+static int draw(const struct env *e)
+{
+	char *vars = malloc(VARS_MAX);
+	struct stat st;
+	int rc;
+
 	if (!vars) {
 		elog("out of memory");
 		return TK_EXIT_FAIL;
 	}
 	/* gnuplot writes OUT; remove a stale one so a failure cannot leave an old picture */
-	unlink(e.out);
-	rc = e.kind == PLOT_DIP ? plot_dip(&e, vars, 65536) : plot_other(&e, vars, 65536);
+	unlink(e->out);
+	rc = e->kind == PLOT_DIP ? plot_dip(e, vars, VARS_MAX) : plot_other(e, vars, VARS_MAX);
 	free(vars);
-	if (rc == TK_EXIT_OK) {
-		struct stat st;
-
-		if (stat(e.out, &st) || st.st_size == 0) {
-			elog("%s: gnuplot wrote nothing", e.out);
-			return TK_EXIT_FAIL;
-		}
-		vlog("%s: %lld bytes", e.out, (long long)st.st_size);
+	if (rc != TK_EXIT_OK)
+		return rc;
+	if (stat(e->out, &st) || st.st_size == 0) {
+		elog("%s: gnuplot wrote nothing", e->out);
+		return TK_EXIT_FAIL;
 	}
-	return rc;
+	vlog("%s: %lld bytes", e->out, (long long)st.st_size);
+	return TK_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	struct env e = { .width = WIDTH_DEFAULT, .height = HEIGHT_DEFAULT, .bin_ms = BIN_MS_DEFAULT,
+			 .from = NAN, .to = NAN, .offset_ms = NAN };
+	int rc;
+
+	log_init("bbrplot");
+	parse_args(argc, argv, &e);
+	rc = make_data_dir(&e);
+	return rc == TK_EXIT_OK ? draw(&e) : rc;
 }

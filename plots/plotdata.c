@@ -35,6 +35,12 @@ static int close_out(FILE *f, const char *name, char *err, size_t errlen)
 	return 0;
 }
 
+static int out_of_memory(char *err, size_t errlen)
+{
+	log_fmt(err, errlen, "out of memory");
+	return PD_ERR_SYSTEM;
+}
+
 /* "%g" that gnuplot reads, NaN for a missing value */
 static void put_num(FILE *f, double v)
 {
@@ -153,7 +159,7 @@ static int scan_flows(struct trace_pass *p, struct pd_dip_info *info, struct flo
 		if (!read_rec(p->line, p->o, &r, perr, sizeof(perr), &bad)) {
 			if (bad) {
 				log_fmt(err, errlen, "%s:%ld: not a JSON record: %s", p->path, p->lineno, perr);
-				return -1;
+				return PD_ERR_INPUT;
 			}
 			continue;
 		}
@@ -174,7 +180,7 @@ static int scan_flows(struct trace_pass *p, struct pd_dip_info *info, struct flo
 
 				if (!v) {
 					log_fmt(err, errlen, "out of memory");
-					return -1;
+					return PD_ERR_SYSTEM;
 				}
 				*flows = v;
 			}
@@ -214,7 +220,7 @@ static int choose_flow(const struct flow_key *flows, size_t nflows, const struct
 		       (unsigned long long)sel->cookie);
 	else
 		log_fmt(err, errlen, "%s: no samples of a socket at %s", path, sel->sender);
-	return -1;
+	return PD_ERR_INPUT;
 }
 
 /* a joined record's capture-minus-trace time, kept for the median offset */
@@ -310,7 +316,7 @@ static int write_collapse_blocks(struct trace_pass *p, const struct flow_key *ch
 				fclose(bf[c]);
 				free(blocks[c]);
 			}
-			return -1;
+			return PD_ERR_SYSTEM;
 		}
 	}
 	write_series(p, chosen, samples, bf, info);
@@ -331,15 +337,17 @@ int pd_dip_trace(const char *trace_path, const struct pd_flow_sel *sel, const ch
 	struct flow_key *flows = NULL, chosen = { 0 };
 	FILE *samples = NULL, *coll = NULL;
 	size_t nflows = 0;
-	int rc = -1;
+	int rc = PD_ERR_INPUT;
 
 	memset(info, 0, sizeof(*info));
-	if (!p.in || !p.o) {
+	if (!p.in) {
 		log_fmt(err, errlen, "%s: cannot open: %s", trace_path, strerror(errno));
 		goto out;
 	}
-	if (scan_flows(&p, info, &flows, &nflows, err, errlen) ||
-	    choose_flow(flows, nflows, sel, trace_path, &chosen, err, errlen))
+	rc = p.o ? scan_flows(&p, info, &flows, &nflows, err, errlen) : out_of_memory(err, errlen);
+	if (!rc)
+		rc = choose_flow(flows, nflows, sel, trace_path, &chosen, err, errlen);
+	if (rc)
 		goto out;
 	info->flows = nflows;
 	info->cookie = chosen.cookie;
@@ -349,6 +357,7 @@ int pd_dip_trace(const char *trace_path, const struct pd_flow_sel *sel, const ch
 	info->dport = chosen.dport;
 	samples = open_out(dir, "samples.dat", err, errlen);
 	coll = samples ? open_out(dir, "collapses.dat", err, errlen) : NULL;
+	rc = PD_ERR_SYSTEM;
 	if (!samples || !coll)
 		goto out;
 	fputs("# t_s bw_mbps pacing_mbps rcv_interval_us snd_interval_us app_limited\n", samples);
@@ -356,9 +365,9 @@ int pd_dip_trace(const char *trace_path, const struct pd_flow_sel *sel, const ch
 	rc = write_collapse_blocks(&p, &chosen, samples, coll, info, err, errlen);
 out:
 	if (samples && close_out(samples, "samples.dat", err, errlen))
-		rc = -1;
+		rc = PD_ERR_SYSTEM;
 	if (coll && close_out(coll, "collapses.dat", err, errlen))
-		rc = -1;
+		rc = PD_ERR_SYSTEM;
 	if (p.in)
 		fclose(p.in);
 	free(p.line);
@@ -444,12 +453,12 @@ static int csv_read(FILE *in, const char *name, struct csv *c, char *err, size_t
 	memset(c, 0, sizeof(*c));
 	if (getline(&c->headline, &cap, in) <= 0) {
 		log_fmt(err, errlen, "%s: empty: no CSV header", name);
-		return -1;
+		return PD_ERR_INPUT;
 	}
 	c->nhead = pd_csv_split(c->headline, c->head, MAX_COLS);
 	if (c->nhead < 2) {
 		log_fmt(err, errlen, "%s:1: not a CSV header", name);
-		return -1;
+		return PD_ERR_INPUT;
 	}
 	cap = 0;
 	while (getline(&line, &cap, in) > 0) {
@@ -465,23 +474,21 @@ static int csv_read(FILE *in, const char *name, struct csv *c, char *err, size_t
 			c->fields = realloc(c->fields, rcap * sizeof(*c->fields));
 			c->nfields = realloc(c->nfields, rcap * sizeof(*c->nfields));
 			if (!c->lines || !c->fields || !c->nfields) {
-				log_fmt(err, errlen, "out of memory");
 				free(line);
-				return -1;
+				return out_of_memory(err, errlen);
 			}
 		}
 		f = malloc(MAX_COLS * sizeof(*f));
 		if (!f) {
-			log_fmt(err, errlen, "out of memory");
 			free(line);
-			return -1;
+			return out_of_memory(err, errlen);
 		}
 		n = pd_csv_split(line, f, MAX_COLS);
 		if (n < 0) {
 			free(f);
 			log_fmt(err, errlen, "%s:%ld: unterminated quote", name, lineno);
 			free(line);
-			return -1;
+			return PD_ERR_INPUT;
 		}
 		if (n != c->nhead) {
 			/* a different record type (a new header) ends the table */
@@ -492,7 +499,7 @@ static int csv_read(FILE *in, const char *name, struct csv *c, char *err, size_t
 			log_fmt(err, errlen, "%s:%ld: %d fields where the header has %d", name, lineno, n, c->nhead);
 			free(f);
 			free(line);
-			return -1;
+			return PD_ERR_INPUT;
 		}
 		c->lines[c->nrows] = line;
 		c->fields[c->nrows] = f;
@@ -503,6 +510,16 @@ static int csv_read(FILE *in, const char *name, struct csv *c, char *err, size_t
 	}
 	free(line);
 	return 0;
+}
+
+static bool at_end(FILE *f)
+{
+	int ch = getc(f);
+
+	if (ch == EOF)
+		return true;
+	ungetc(ch, f);
+	return false;
 }
 
 static int csv_col(const struct csv *c, const char *name)
@@ -532,7 +549,7 @@ static int need_cols(const struct csv *c, const char *name, const char *const *c
 		idx[i] = csv_col(c, cols[i]);
 		if (idx[i] < 0) {
 			log_fmt(err, errlen, "%s: no column '%s' in the header", name, cols[i]);
-			return -1;
+			return PD_ERR_INPUT;
 		}
 	}
 	return 0;
@@ -542,22 +559,22 @@ long pd_dip_tput(FILE *csv, const struct pd_dip_info *info, double offset_s, con
 		 size_t errlen)
 {
 	static const char *const cols[] = { "src", "epoch_s", "data_bps", "acked_bps", "dip" };
-	struct csv c;
-	int idx[5];
+	struct csv c = { 0 };
+	int idx[ARRAY_SIZE(cols)], rc = 0;
 	char sender[96];
 	FILE *out;
 	long n = 0;
 
-	if (csv_read(csv, "bbrpcap throughput", &c, err, errlen))
-		return -1;
-	if (need_cols(&c, "bbrpcap throughput", cols, idx, 5, err, errlen)) {
-		csv_free(&c);
-		return -1;
+	/* nothing at all (not even a header) is no bins: bbrpcap found no frame of the flow */
+	if (!at_end(csv)) {
+		rc = csv_read(csv, "bbrpcap throughput", &c, err, errlen);
+		if (!rc)
+			rc = need_cols(&c, "bbrpcap throughput", cols, idx, ARRAY_SIZE(cols), err, errlen);
 	}
-	out = open_out(dir, "tput.dat", err, errlen);
+	out = rc ? NULL : open_out(dir, "tput.dat", err, errlen);
 	if (!out) {
 		csv_free(&c);
-		return -1;
+		return rc ? rc : PD_ERR_SYSTEM;
 	}
 	endpoint(info->saddr, info->sport, sender, sizeof(sender));
 	fputs("# t_s sent_mbps acked_mbps dip\nNaN NaN NaN 0\n", out);
@@ -576,7 +593,7 @@ long pd_dip_tput(FILE *csv, const struct pd_dip_info *info, double offset_s, con
 	}
 	csv_free(&c);
 	if (close_out(out, "tput.dat", err, errlen))
-		return -1;
+		return PD_ERR_SYSTEM;
 	return n;
 }
 
@@ -592,12 +609,18 @@ struct dwell_sock {
 	uint64_t port;
 	uint64_t packets, buckets[DWELL_BUCKETS], drops;
 	double avg_sum, max_us, p99_us;
-	int state; /* 0 OK, 1 WARN, 2 ALERT */
+	int state; /* its worst: an index in state_names */
 };
+
+/* udpdwell's states, by rank */
+static const char *const state_names[] = { "OK", "WARN", "ALERT" };
 
 static int state_rank(const char *s)
 {
-	return !s ? 0 : !strcmp(s, "ALERT") ? 2 : !strcmp(s, "WARN") ? 1 : 0;
+	for (int k = (int)ARRAY_SIZE(state_names) - 1; s && k > 0; k--)
+		if (!strcmp(s, state_names[k]))
+			return k;
+	return 0;
 }
 
 static int cmp_sock(const void *x, const void *y)
@@ -609,107 +632,139 @@ static int cmp_sock(const void *x, const void *y)
 	return a->port < b->port ? -1 : a->port > b->port;
 }
 
-int pd_dwell(const char *path, const char *dir, char *err, size_t errlen)
-{
-	static const char *const state_names[] = { "OK", "WARN", "ALERT" };
-	FILE *in = fopen(path, "r"), *out = NULL;
-	struct jl_obj *o = malloc(sizeof(*o));
-	struct dwell_sock *socks = NULL;
-	size_t n = 0, cap = 0, linecap = 0;
-	char *line = NULL, perr[96];
-	long lineno = 0;
-	int rc = -1;
+/* the sockets seen so far */
+struct dwell_set {
+	struct dwell_sock *socks;
+	size_t n, cap;
+};
 
-	if (!in || !o) {
-		log_fmt(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-		goto out;
+/* the socket at addr:port, added when new; NULL when out of memory */
+static struct dwell_sock *dwell_sock_of(struct dwell_set *set, const char *addr, uint64_t port)
+{
+	struct dwell_sock *s;
+
+	for (size_t i = 0; i < set->n; i++)
+		if (set->socks[i].port == port && !strcmp(set->socks[i].addr, addr))
+			return &set->socks[i];
+	if (set->n == set->cap) {
+		size_t cap = set->cap ? set->cap * 2 : 8;
+		struct dwell_sock *v = realloc(set->socks, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		set->socks = v;
+		set->cap = cap;
 	}
-	while (getline(&line, &linecap, in) > 0) {
-		const struct jl_field *b, *d;
-		const char *type, *addr;
-		struct dwell_sock *s;
-		uint64_t port = 0, packets = 0;
-		double v;
-		size_t i;
+	s = &set->socks[set->n++];
+	memset(s, 0, sizeof(*s));
+	snprintf(s->addr, sizeof(s->addr), "%s", addr);
+	s->port = port;
+	return s;
+}
+
+/* the record's buckets array added to s's; -1 when it is not DWELL_BUCKETS counts */
+static int dwell_buckets(const struct jl_obj *o, struct dwell_sock *s)
+{
+	const struct jl_field *b = jl_get(o, "buckets");
+	const char *p;
+
+	if (!b || b->kind != JL_RAW || b->str[0] != '[')
+		return -1;
+	p = b->str + 1;
+	for (int k = 0; k < DWELL_BUCKETS; k++) {
+		char *end;
+		unsigned long long x = strtoull(p, &end, 10);
+
+		if (end == p)
+			return -1;
+		s->buckets[k] += x;
+		p = end + strspn(end, " ,");
+	}
+	return 0;
+}
+
+/* one "socket" record into its socket's sums; 0 or PD_ERR_* with err set */
+static int dwell_add(struct dwell_set *set, const struct jl_obj *o, const char *where, char *err, size_t errlen)
+{
+	const char *addr = jl_str(o, "addr");
+	const struct jl_field *d;
+	uint64_t port = 0, packets = 0;
+	struct dwell_sock *s;
+	double v;
+
+	jl_u64(o, "port", &port);
+	s = dwell_sock_of(set, addr ? addr : "", port);
+	if (!s)
+		return out_of_memory(err, errlen);
+	if (jl_str(o, "comm"))
+		snprintf(s->comm, sizeof(s->comm), "%s", jl_str(o, "comm"));
+	jl_u64(o, "packets", &packets);
+	s->packets += packets;
+	if (jl_num(o, "avg_us", &v))
+		s->avg_sum += v * (double)packets;
+	if (jl_num(o, "max_us", &v) && v > s->max_us)
+		s->max_us = v;
+	if (jl_num(o, "p99_us", &v) && v > s->p99_us)
+		s->p99_us = v;
+	if (state_rank(jl_str(o, "state")) > s->state)
+		s->state = state_rank(jl_str(o, "state"));
+	if (dwell_buckets(o, s)) {
+		log_fmt(err, errlen, "%s: a socket record without its buckets array of %d counts", where,
+			DWELL_BUCKETS);
+		return PD_ERR_INPUT;
+	}
+	d = jl_get(o, "drops");
+	if (d && d->kind == JL_RAW)
+		for (const char *q = d->str; q < d->str + d->len; q++)
+			if (*q == ':')
+				s->drops += strtoull(q + 1, NULL, 10);
+	return 0;
+}
+
+/* every "socket" record of the file; 0 or PD_ERR_* with err set */
+static int dwell_read(FILE *in, const char *path, struct dwell_set *set, char *err, size_t errlen)
+{
+	struct jl_obj *o = malloc(sizeof(*o));
+	size_t linecap = 0;
+	char *line = NULL, perr[96], where[4200];
+	long lineno = 0;
+	int rc = o ? 0 : out_of_memory(err, errlen);
+
+	while (!rc && getline(&line, &linecap, in) > 0) {
+		const char *type;
 
 		lineno++;
 		if (line[strspn(line, " \t\r\n")] == '\0')
 			continue;
+		snprintf(where, sizeof(where), "%s:%ld", path, lineno);
 		if (jl_parse(line, o, perr, sizeof(perr))) {
-			log_fmt(err, errlen, "%s:%ld: not a JSON record: %s", path, lineno, perr);
-			goto out;
+			log_fmt(err, errlen, "%s: not a JSON record: %s", where, perr);
+			rc = PD_ERR_INPUT;
+			break;
 		}
 		type = jl_str(o, "type");
-		if (!type || strcmp(type, "socket"))
-			continue;
-		addr = jl_str(o, "addr");
-		jl_u64(o, "port", &port);
-		for (i = 0; i < n && !(socks[i].port == port && !strcmp(socks[i].addr, addr ? addr : "")); i++)
-			;
-		if (i == n) {
-			if (n == cap) {
-				struct dwell_sock *nv = realloc(socks, (cap = cap ? cap * 2 : 8) * sizeof(*nv));
-
-				if (!nv) {
-					log_fmt(err, errlen, "out of memory");
-					goto out;
-				}
-				socks = nv;
-			}
-			memset(&socks[n], 0, sizeof(socks[n]));
-			snprintf(socks[n].addr, sizeof(socks[n].addr), "%s", addr ? addr : "");
-			socks[n].port = port;
-			n++;
-		}
-		s = &socks[i];
-		if (jl_str(o, "comm"))
-			snprintf(s->comm, sizeof(s->comm), "%s", jl_str(o, "comm"));
-		jl_u64(o, "packets", &packets);
-		s->packets += packets;
-		if (jl_num(o, "avg_us", &v))
-			s->avg_sum += v * (double)packets;
-		if (jl_num(o, "max_us", &v) && v > s->max_us)
-			s->max_us = v;
-		if (jl_num(o, "p99_us", &v) && v > s->p99_us)
-			s->p99_us = v;
-		if (state_rank(jl_str(o, "state")) > s->state)
-			s->state = state_rank(jl_str(o, "state"));
-		b = jl_get(o, "buckets");
-		if (!b || b->kind != JL_RAW || b->str[0] != '[') {
-			log_fmt(err, errlen, "%s:%ld: a socket record without its buckets array", path, lineno);
-			goto out;
-		}
-		const char *p = b->str + 1;
-
-		for (int k = 0; k < DWELL_BUCKETS; k++) {
-			char *end;
-			unsigned long long x = strtoull(p, &end, 10);
-
-			if (end == p) {
-				log_fmt(err, errlen, "%s:%ld: buckets: expected %d counts", path, lineno, DWELL_BUCKETS);
-				goto out;
-			}
-			s->buckets[k] += x;
-			p = end + strspn(end, " ,");
-		}
-		d = jl_get(o, "drops");
-		if (d && d->kind == JL_RAW) {
-			for (const char *q = d->str; q < d->str + d->len; q++)
-				if (*q == ':')
-					s->drops += strtoull(q + 1, NULL, 10);
-		}
+		if (type && !strcmp(type, "socket"))
+			rc = dwell_add(set, o, where, err, errlen);
 	}
-	if (!n) {
+	free(line);
+	free(o);
+	if (!rc && !set->n) {
 		log_fmt(err, errlen, "%s: no \"socket\" records (udpdwell --format json)", path);
-		goto out;
+		rc = PD_ERR_INPUT;
 	}
-	qsort(socks, n, sizeof(*socks), cmp_sock);
-	out = open_out(dir, "dwell.dat", err, errlen);
+	return rc;
+}
+
+/* dwell.dat: a header of the sockets' legends, then a row per bucket */
+static int dwell_write(const char *dir, const struct dwell_set *set, char *err, size_t errlen)
+{
+	FILE *out = open_out(dir, "dwell.dat", err, errlen);
+
 	if (!out)
-		goto out;
+		return PD_ERR_SYSTEM;
 	fputs("\"bucket\"", out);
-	for (size_t i = 0; i < n; i++) {
-		const struct dwell_sock *s = &socks[i];
+	for (size_t i = 0; i < set->n; i++) {
+		const struct dwell_sock *s = &set->socks[i];
 
 		fprintf(out, " \"%s:%llu %s: %s, avg %.0f us, p99 %.0f us, max %.0f us, %llu drops\"", s->addr,
 			(unsigned long long)s->port, s->comm, state_names[s->state],
@@ -719,26 +774,36 @@ int pd_dwell(const char *path, const char *dir, char *err, size_t errlen)
 	fputc('\n', out);
 	for (int k = 0; k < DWELL_BUCKETS; k++) {
 		fprintf(out, "\"%s\"", dwell_labels[k]);
-		for (size_t i = 0; i < n; i++) {
+		for (size_t i = 0; i < set->n; i++) {
 			uint64_t tot = 0;
 
 			for (int q = 0; q < DWELL_BUCKETS; q++)
-				tot += socks[i].buckets[q];
-			put_num(out, tot ? 100.0 * (double)socks[i].buckets[k] / (double)tot : 0);
+				tot += set->socks[i].buckets[q];
+			put_num(out, tot ? 100.0 * (double)set->socks[i].buckets[k] / (double)tot : 0);
 		}
 		fputc('\n', out);
 	}
-	rc = close_out(out, "dwell.dat", err, errlen) ? -1 : (int)n;
-	out = NULL;
-out:
-	if (out)
-		fclose(out);
-	if (in)
-		fclose(in);
-	free(line);
-	free(o);
-	free(socks);
-	return rc;
+	return close_out(out, "dwell.dat", err, errlen) ? PD_ERR_SYSTEM : 0;
+}
+
+int pd_dwell(const char *path, const char *dir, char *err, size_t errlen)
+{
+	FILE *in = fopen(path, "r");
+	struct dwell_set set = { 0 };
+	int rc;
+
+	if (!in) {
+		log_fmt(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return PD_ERR_INPUT;
+	}
+	rc = dwell_read(in, path, &set, err, errlen);
+	fclose(in);
+	if (!rc) {
+		qsort(set.socks, set.n, sizeof(*set.socks), cmp_sock);
+		rc = dwell_write(dir, &set, err, errlen);
+	}
+	free(set.socks);
+	return rc ? rc : (int)set.n;
 }
 
 /* --- upfbench ------------------------------------------------------------------- */
@@ -766,17 +831,21 @@ int pd_upf(const char *path, const char *dir, char *labels, size_t labels_len, d
 	struct upf_row *rows = NULL;
 	const char **names = NULL;
 	double *floors = NULL;
-	int idx[3], fcol, nlabels = 0, rc = -1;
+	int idx[3], fcol, nlabels = 0, rc;
 	size_t nfloor = 0, lpos = 0;
 
 	*floor_cycles = 0;
 	labels[0] = '\0';
 	if (!in) {
 		log_fmt(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-		return -1;
+		return PD_ERR_INPUT;
 	}
-	if (csv_read(in, path, &c, err, errlen) || need_cols(&c, path, cols, idx, 3, err, errlen))
+	rc = csv_read(in, path, &c, err, errlen);
+	if (!rc)
+		rc = need_cols(&c, path, cols, idx, 3, err, errlen);
+	if (rc)
 		goto out;
+	rc = PD_ERR_INPUT;
 	if (!c.nrows) {
 		log_fmt(err, errlen, "%s: no runs after the header", path);
 		goto out;
@@ -786,7 +855,7 @@ int pd_upf(const char *path, const char *dir, char *labels, size_t labels_len, d
 	names = calloc(c.nrows, sizeof(*names));
 	floors = calloc(c.nrows, sizeof(*floors));
 	if (!rows || !names || !floors) {
-		log_fmt(err, errlen, "out of memory");
+		rc = out_of_memory(err, errlen);
 		goto out;
 	}
 	for (size_t i = 0; i < c.nrows; i++) {
@@ -809,6 +878,7 @@ int pd_upf(const char *path, const char *dir, char *labels, size_t labels_len, d
 	}
 	qsort(rows, c.nrows, sizeof(*rows), cmp_upf);
 	out = open_out(dir, "upf.dat", err, errlen);
+	rc = PD_ERR_SYSTEM;
 	if (!out)
 		goto out;
 	for (int l = 0; l < nlabels; l++) {
@@ -828,7 +898,7 @@ int pd_upf(const char *path, const char *dir, char *labels, size_t labels_len, d
 		qsort(floors, nfloor, sizeof(*floors), cmp_double);
 		*floor_cycles = floors[nfloor / 2];
 	}
-	rc = close_out(out, "upf.dat", err, errlen) ? -1 : nlabels;
+	rc = close_out(out, "upf.dat", err, errlen) ? PD_ERR_SYSTEM : nlabels;
 	out = NULL;
 out:
 	if (out)
@@ -843,30 +913,43 @@ out:
 
 /* --- repro sweep ------------------------------------------------------------------- */
 
+/* repro/sweep.sh's columns: the run, then collapses per minute by cause (in
+ * lib/trace.h's order, named after the causes), then the goodput */
+#define SWEEP_RUN_COLS 3
+#define SWEEP_CAUSE_COL(id, name, label) name "_per_min",
+#define SWEEP_GOODPUT_COL (SWEEP_RUN_COLS + BT_NCAUSES)
+
 int pd_sweep(const char *path, const char *dir, char *err, size_t errlen)
 {
 	static const char *const cols[] = {
-		"rtt", "rtt_effective", "quickack", "delayed_ack_per_min", "rate_drop_per_min",
-		"loss_policer_per_min", "other_per_min", "goodput_bps",
+		"rtt", "rtt_effective", "quickack", BT_CAUSES(SWEEP_CAUSE_COL) "goodput_bps",
 	};
 	FILE *in = fopen(path, "r"), *out = NULL;
 	struct csv c = { 0 };
-	int idx[8], rc = -1;
+	int idx[ARRAY_SIZE(cols)], rc;
 
 	if (!in) {
 		log_fmt(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-		return -1;
+		return PD_ERR_INPUT;
 	}
-	if (csv_read(in, path, &c, err, errlen) || need_cols(&c, path, cols, idx, 8, err, errlen))
+	rc = csv_read(in, path, &c, err, errlen);
+	if (!rc)
+		rc = need_cols(&c, path, cols, idx, ARRAY_SIZE(cols), err, errlen);
+	if (rc)
 		goto out;
+	rc = PD_ERR_INPUT;
 	if (!c.nrows) {
 		log_fmt(err, errlen, "%s: no runs after the header", path);
 		goto out;
 	}
 	out = open_out(dir, "sweep.dat", err, errlen);
+	rc = PD_ERR_SYSTEM;
 	if (!out)
 		goto out;
-	fputs("# run delayed_ack rate_drop loss_policer other (collapses/min) goodput_mbps\n", out);
+	fputs("# run", out);
+	for (int k = 0; k < BT_NCAUSES; k++)
+		fprintf(out, " %s", bt_cause_names[k]);
+	fputs(" (collapses/min) goodput_mbps\n", out);
 	for (size_t i = 0; i < c.nrows; i++) {
 		char **f = c.fields[i];
 		bool native = strcmp(f[idx[0]], f[idx[1]]);
@@ -874,12 +957,12 @@ int pd_sweep(const char *path, const char *dir, char *err, size_t errlen)
 		/* the RTT asked for, and what ran where netem is missing */
 		fprintf(out, "\"%s%s%s%s, quickack %s\"", f[idx[0]], native ? " (ran " : "", native ? f[idx[1]] : "",
 			native ? ")" : "", f[idx[2]]);
-		for (int k = 3; k < 7; k++)
+		for (int k = SWEEP_RUN_COLS; k < SWEEP_GOODPUT_COL; k++)
 			put_num(out, isfinite(cell(f[idx[k]])) ? cell(f[idx[k]]) : 0);
-		put_num(out, cell(f[idx[7]]) * 1e-6);
+		put_num(out, cell(f[idx[SWEEP_GOODPUT_COL]]) * 1e-6);
 		fputc('\n', out);
 	}
-	rc = close_out(out, "sweep.dat", err, errlen) ? -1 : (int)c.nrows;
+	rc = close_out(out, "sweep.dat", err, errlen) ? PD_ERR_SYSTEM : (int)c.nrows;
 	out = NULL;
 out:
 	if (out)

@@ -17,6 +17,15 @@
 /* rates below this are drawn at it: the y axes are logarithmic */
 #define PD_FLOOR_MBPS 0.01
 
+/*
+ * What the functions below return on failure, with a one-line message in
+ * err: the input's fault (a file missing, unreadable, malformed, or with
+ * nothing to draw), or the system's (a data file that cannot be written, no
+ * memory).
+ */
+#define PD_ERR_INPUT (-1)
+#define PD_ERR_SYSTEM (-2)
+
 
 /* which flow of a trace to draw */
 struct pd_flow_sel {
@@ -45,8 +54,8 @@ struct pd_dip_info {
  * Reads a bbrtrace JSON-lines file (a regular file: it is read twice) and
  * writes DIR/samples.dat (t_s bw_mbps pacing_mbps rcv_interval_us
  * snd_interval_us app_limited) and DIR/collapses.dat (one index block per
- * cause, in lib/trace.h's order: t_s bw_mbps bw_prev_mbps). Returns 0, or -1 with err set; a trace
- * without samples is an error.
+ * cause, in lib/trace.h's order: t_s bw_mbps bw_prev_mbps). Returns 0 or a
+ * PD_ERR_*; a trace without samples is bad input.
  */
 int pd_dip_trace(const char *trace_path, const struct pd_flow_sel *sel, const char *dir,
 		 struct pd_dip_info *info, char *err, size_t errlen);
@@ -55,7 +64,7 @@ int pd_dip_trace(const char *trace_path, const struct pd_flow_sel *sel, const ch
  * Reads `bbrpcap throughput --format csv` output and writes DIR/tput.dat
  * (t_s sent_mbps acked_mbps dip) for the trace flow's data direction, times
  * relative to the plot's origin (capture epoch - offset_s - origin_s).
- * Returns the number of bins written, or -1 with err set.
+ * Returns the number of bins written, or a PD_ERR_*.
  */
 long pd_dip_tput(FILE *csv, const struct pd_dip_info *info, double offset_s, const char *dir, char *err,
 		 size_t errlen);
@@ -64,7 +73,7 @@ long pd_dip_tput(FILE *csv, const struct pd_dip_info *info, double offset_s, con
  * udpdwell JSON lines: the socket records summed per socket (address, port)
  * over all intervals, written as DIR/dwell.dat: one row per bucket, one
  * column per socket (share of its datagrams, %), with a quoted header.
- * Returns the number of sockets, or -1 with err set.
+ * Returns the number of sockets, or a PD_ERR_*.
  */
 int pd_dwell(const char *path, const char *dir, char *err, size_t errlen);
 
@@ -73,7 +82,7 @@ int pd_dwell(const char *path, const char *dir, char *err, size_t errlen);
  * floor_cycles): DIR/upf.dat, one index block per label, rows sorted by
  * sessions. labels gets the labels, space-separated, in block order;
  * floor_cycles the median floor (0 when the CSV has none).
- * Returns the number of labels, or -1 with err set.
+ * Returns the number of labels, or a PD_ERR_*.
  */
 int pd_upf(const char *path, const char *dir, char *labels, size_t labels_len, double *floor_cycles, char *err,
 	   size_t errlen);
@@ -81,7 +90,7 @@ int pd_upf(const char *path, const char *dir, char *labels, size_t labels_len, d
 /*
  * repro/sweep.sh's CSV: DIR/sweep.dat, one row per run: "RTT, quickack X"
  * and collapses per minute by cause, then goodput in Mbit/s.
- * Returns the number of runs, or -1 with err set.
+ * Returns the number of runs, or a PD_ERR_*.
  */
 int pd_sweep(const char *path, const char *dir, char *err, size_t errlen);
 

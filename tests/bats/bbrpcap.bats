@@ -10,19 +10,90 @@ teardown() {
 	tk_cleanup
 }
 
-@test "bbrpcap --help explains the commands, units and exit codes" {
+@test "bbrpcap --help lists the commands, the units and the toolkit's exit codes" {
 	tk_run bbrpcap --help
 	expect_status 0
-	expect_output "throughput FILE"
-	expect_output "--bin-ms MS"
+	expect_output "Commands:"
+	expect_output "  throughput FILE "
 	expect_output "bit/s (_bps"
-	expect_output "5 damaged capture"
+	expect_output "  5   bad input: a file missing, unreadable, damaged or not of the kind expected"
+	expect_output "  21  --strict: a record found no frame in the capture"
+	expect_output "  -V, --version"
+}
+
+@test "each command's --help lists its own options, and only those" {
+	tk_run bbrpcap throughput --help
+	expect_status 0
+	expect_output "--bin-ms MS"
+	expect_output "-f, --format FMT"
+	expect_output "-o, --output FILE"
+	[[ $output != *"--each"* && $output != *"--snaplen"* ]] || { tk_dump "another command's options"; false; }
+	tk_run bbrpcap flows --help
+	[[ $output == *"--flow SPEC"* && $output != *"--bin-ms"* && $output != *"--each"* ]] || { tk_dump "flows"; false; }
+	tk_run bbrpcap acks --help
+	[[ $output == *"--each"* && $output == *"--side S"* && $output != *"--bin-ms"* ]] || { tk_dump "acks"; false; }
+	expect_output "dup (per ACK) and dupacks (the summary's count) are duplicate ACKs"
+	tk_run bbrpcap capture --help
+	[[ $output == *"-c, --count N"* && $output == *"-d, --duration SECONDS"* && $output != *"--reader"* ]] ||
+		{ tk_dump "capture"; false; }
+	tk_run bbrpcap join --help
+	[[ $output == *"--max-skew-ms MS"* && $output != *"--bin-ms"* && $output == *"  21  --strict"* ]] ||
+		{ tk_dump "join"; false; }
 }
 
 @test "bbrpcap --version prints the version" {
 	tk_run bbrpcap --version
 	expect_status 0
 	[[ $output =~ ^bbrpcap\ [0-9a-g.-]+ ]] || { tk_dump "no version"; false; }
+}
+
+@test "bbrpcap -V and every command's -V print the version" {
+	local cmd version
+	version=$(bbrpcap --version)
+	for cmd in "" capture flows throughput acks join; do
+		tk_run bbrpcap $cmd -V
+		expect_status 0
+		[ "$output" = "$version" ] || { tk_dump "bbrpcap $cmd -V"; false; }
+	done
+}
+
+@test "every command refuses a bad command line the same way: one line, exit 2" {
+	local cmd
+	for cmd in capture flows throughput acks join; do
+		tk_run bbrpcap $cmd --bogus x
+		expect_status 2
+		expect_one_line_stderr
+		expect_stderr "bbrpcap: unknown option '--bogus' (see --help)"
+		tk_run bbrpcap $cmd x -o
+		expect_status 2
+		expect_one_line_stderr
+		expect_stderr "bbrpcap: -o needs a value (see --help)"
+		tk_run bbrpcap $cmd --quiet=1 x
+		expect_status 2
+		expect_one_line_stderr
+		expect_stderr "bbrpcap: --quiet takes no value (see --help)"
+	done
+	# a value out of its range, in each command that has a range
+	tk_run bbrpcap capture -i lo -w x.pcap -s 20
+	expect_stderr "bbrpcap: -s: 20 is out of range 64..262144"
+	tk_run bbrpcap throughput --dip-window 70000 x
+	expect_stderr "bbrpcap: --dip-window: 70000 is out of range 3..10001"
+	tk_run bbrpcap acks --mss 70000 x
+	expect_stderr "bbrpcap: --mss: 70000 is out of range 1..65535"
+	tk_run bbrpcap join --max-skew-ms 0 a b
+	expect_stderr "bbrpcap: --max-skew-ms: 0 is out of range 0.001.."
+	# flows has no number: a value not among its choices
+	tk_run bbrpcap flows -f xml x
+	expect_status 2
+	expect_one_line_stderr
+	expect_stderr "bbrpcap: -f: 'xml' is not one of table|csv|json"
+}
+
+@test "bbrpcap's own bad option is refused the same way" {
+	tk_run bbrpcap --bogus flows x
+	expect_status 2
+	expect_one_line_stderr
+	expect_stderr "bbrpcap: unknown option '--bogus' (see --help)"
 }
 
 @test "bbrpcap without a command is a usage error" {
@@ -52,11 +123,11 @@ teardown() {
 	expect_stderr "bbrpcap: --bin-ms: 0.0015 is not a whole number of microseconds"
 }
 
-@test "bbrpcap flows rejects an option of another command" {
+@test "bbrpcap flows refuses an option of another command as unknown" {
 	tk_run bbrpcap flows --bin-ms 10 "$PC_FIX/eth-us.pcap"
 	expect_status 2
 	expect_one_line_stderr
-	expect_stderr "bbrpcap: --bin-ms: not an option of \`bbrpcap flows\` (only of throughput)"
+	expect_stderr "bbrpcap: unknown option '--bin-ms' (see --help)"
 }
 
 @test "bbrpcap rejects a malformed --flow" {
@@ -79,11 +150,28 @@ teardown() {
 	expect_stderr "--side"
 }
 
-@test "bbrpcap flows on a missing file fails with the reason" {
-	tk_run bbrpcap flows "$BATS_TEST_TMPDIR/none.pcap"
-	expect_status 1
-	expect_one_line_stderr
-	expect_stderr "none.pcap: cannot open: No such file or directory"
+@test "a missing capture is bad input (5) in every analysis, and nothing is written" {
+	local cmd
+	for cmd in flows throughput acks; do
+		tk_run bbrpcap $cmd "$BATS_TEST_TMPDIR/none.pcap"
+		expect_status 5
+		expect_one_line_stderr
+		expect_stderr "bbrpcap: $BATS_TEST_TMPDIR/none.pcap: cannot open: No such file or directory"
+		[ -z "$output" ] || { tk_dump "output for a missing file"; false; }
+	done
+}
+
+@test "an unreadable capture is bad input (5), with either reader" {
+	requires root
+	local f=$BATS_TEST_TMPDIR/secret.pcap
+	cp "$PC_FIX/eth-us.pcap" "$f"
+	chmod 600 "$f"
+	tk_run setpriv --reuid=65534 --regid=65534 --clear-groups bbrpcap flows "$f"
+	expect_status 5
+	expect_stderr "secret.pcap: cannot open: Permission denied"
+	tk_run setpriv --reuid=65534 --regid=65534 --clear-groups bbrpcap flows --reader libpcap "$f"
+	expect_status 5
+	expect_stderr "secret.pcap:"
 }
 
 @test "bbrpcap flows with two files is a usage error" {
@@ -263,9 +351,123 @@ check_against_tshark() {
 	expect_stderr "block.pcapng: frame 1 at byte offset $((off + 4)): block length 3 is nonsense"
 }
 
+@test "a file that is not a capture is bad input (5) in every analysis" {
+	local cmd
+	for cmd in flows throughput acks; do
+		tk_run bbrpcap $cmd "$PC_FIX/dip-paced.jsonl"
+		expect_status 5
+		expect_one_line_stderr
+		expect_stderr "dip-paced.jsonl: byte offset 0: unknown magic number 0x7b227479 (neither pcap nor pcapng)"
+	done
+}
+
 @test "an empty file is a damaged capture" {
 	: > "$BATS_TEST_TMPDIR/empty.pcap"
 	tk_run bbrpcap flows "$BATS_TEST_TMPDIR/empty.pcap"
 	expect_status 5
 	expect_stderr "empty.pcap: byte offset 0: file of 0 bytes is too short for a pcap or pcapng header"
+}
+
+# --- the dialect: -f, -o, and what the records mean ---
+
+@test "-f chooses the format of every analysis; without it and without a terminal, JSON lines" {
+	local cmd
+	for cmd in flows throughput acks; do
+		tk_run bbrpcap $cmd -f csv "$PC_FIX/dip-paced.pcap"
+		expect_status 0
+		[[ ${output%%$'\n'*} == flow,* ]] || { tk_dump "$cmd -f csv: no CSV header"; false; }
+		tk_run bbrpcap $cmd "$PC_FIX/dip-paced.pcap"
+		expect_status 0
+		printf '%s\n' "$output" | jq -e -s 'length > 0 and all(.[]; has("type"))' > /dev/null ||
+			{ tk_dump "$cmd: not JSON lines"; false; }
+		# on a terminal, a table (script gives bbrpcap one)
+		requires script
+		script -qec "bbrpcap $cmd $PC_FIX/dip-paced.pcap" /dev/null > "$BATS_TEST_TMPDIR/tty.txt"
+		grep -q '^flow ' "$BATS_TEST_TMPDIR/tty.txt" || { cat "$BATS_TEST_TMPDIR/tty.txt"; false; }
+	done
+}
+
+@test "-o writes every analysis's records to a file, the same as on stdout" {
+	local cmd f=$BATS_TEST_TMPDIR/out
+	for cmd in flows throughput acks; do
+		tk_run bbrpcap $cmd -f json -o "$f" "$PC_FIX/dip-paced.pcap"
+		expect_status 0
+		[ -z "$output" ] || { tk_dump "$cmd -o: records on stdout too"; false; }
+		[ -s "$f" ]
+		diff "$f" <(bbrpcap $cmd -f json "$PC_FIX/dip-paced.pcap")
+	done
+	tk_run bbrpcap flows -o "$BATS_TEST_TMPDIR/no/such/dir.json" "$PC_FIX/dip-paced.pcap"
+	expect_status 1
+	expect_stderr "dir.json: cannot create: No such file or directory"
+}
+
+@test "a --flow that matches nothing says so in one line, in every analysis" {
+	local cmd
+	for cmd in flows throughput acks; do
+		tk_run bbrpcap $cmd --flow :9 -f json "$PC_FIX/eth-us.pcap"
+		expect_status 0
+		expect_one_line_stderr
+		expect_stderr "bbrpcap: warning: --flow: no flow of $PC_FIX/eth-us.pcap matches (it holds 2;"
+		tk_run bbrpcap $cmd --flow 1 -f json "$PC_FIX/eth-us.pcap"
+		[ -z "$stderr" ] || { tk_dump "$cmd: a warning for a flow that matches"; false; }
+	done
+}
+
+@test "acks: dup per ACK is the summary's dupacks, direction by direction; advancing is the other sense" {
+	local f n=0
+	for f in dip-paced.pcap eth-full.pcap eth.pcapng sll2.pcap; do
+		bbrpcap acks --each -f json "$PC_FIX/$f" > "$BATS_TEST_TMPDIR/acks.json"
+		# each summary's dupacks is the number of its receiver's ACKs marked dup
+		jq -s -r '(map(select(.type == "ack" and .dup)) | group_by(.flow, .src) | map({ key: "\(.[0].flow) \(.[0].src)", value: length }) | from_entries) as $dups
+			| .[] | select(.type == "ack_summary") | "\(.dupacks) \($dups["\(.flow) \(.receiver)"] // 0)"' \
+			"$BATS_TEST_TMPDIR/acks.json" > "$BATS_TEST_TMPDIR/pairs"
+		[ -s "$BATS_TEST_TMPDIR/pairs" ]
+		awk '$1 != $2 { print "# dupacks " $1 ", dup ACKs " $2; bad++ } END { exit bad > 0 }' "$BATS_TEST_TMPDIR/pairs"
+		# a dup never advances, and some ACKs neither advance nor are dups (data, SYN, FIN)
+		jq -e -s 'all(.[] | select(.type == "ack"); (.dup and .advancing) | not)' "$BATS_TEST_TMPDIR/acks.json" > /dev/null
+		n=$((n + $(jq -s '[.[] | select(.type == "ack" and (.advancing | not) and (.dup | not))] | length' "$BATS_TEST_TMPDIR/acks.json")))
+	done
+	echo "# $n ACKs neither advancing nor dup"
+	[ "$n" -gt 0 ]
+	# and the fixtures hold real duplicate ACKs
+	[ "$(bbrpcap acks -f json "$PC_FIX/dip-paced.pcap" | jq -s '[.[] | select(.type == "ack_summary") | .dupacks] | add')" -gt 0 ]
+}
+
+# --- join's bad input, from the fixtures (the live joins are in bbrpcap_join.bats) ---
+
+@test "join on a trace without bbrtrace records (udpdwell's output) is bad input, named" {
+	tk_run bbrpcap join "$TK_ROOT/tests/fixtures/plots/dwell.jsonl" "$PC_FIX/dip-paced.pcap"
+	expect_status 5
+	expect_one_line_stderr
+	expect_stderr "dwell.jsonl: no bbrtrace \"sample\" or \"collapse\" records (bbrtrace -f json writes them): nothing to join"
+	[ -z "$output" ]
+	: > "$BATS_TEST_TMPDIR/empty.jsonl"
+	tk_run bbrpcap join "$BATS_TEST_TMPDIR/empty.jsonl" "$PC_FIX/dip-paced.pcap"
+	expect_status 5
+	expect_stderr "empty.jsonl: no bbrtrace"
+}
+
+@test "join on a missing trace or a missing or foreign capture is bad input (5), nothing written" {
+	tk_run bbrpcap join "$BATS_TEST_TMPDIR/none.jsonl" "$PC_FIX/dip-paced.pcap" -o "$BATS_TEST_TMPDIR/j.jsonl"
+	expect_status 5
+	expect_one_line_stderr
+	expect_stderr "none.jsonl: cannot open: No such file or directory"
+	tk_run bbrpcap join "$PC_FIX/dip-paced.jsonl" "$BATS_TEST_TMPDIR/none.pcap" -o "$BATS_TEST_TMPDIR/j.jsonl"
+	expect_status 5
+	expect_one_line_stderr
+	expect_stderr "none.pcap: cannot open: No such file or directory"
+	tk_run bbrpcap join "$PC_FIX/dip-paced.jsonl" "$PC_FIX/dip-paced.jsonl" -o "$BATS_TEST_TMPDIR/j.jsonl"
+	expect_status 5
+	expect_stderr "unknown magic number"
+	[ ! -e "$BATS_TEST_TMPDIR/j.jsonl" ]
+}
+
+@test "join --strict exits 21 when a collapse found no frame (the fixture pair, the capture cut short)" {
+	requires tcpdump
+	tcpdump -r "$PC_FIX/dip-paced.pcap" -c 100 -w "$BATS_TEST_TMPDIR/early.pcap" 2>/dev/null
+	tk_run bbrpcap join --strict "$PC_FIX/dip-paced.jsonl" "$BATS_TEST_TMPDIR/early.pcap" -o "$BATS_TEST_TMPDIR/j.jsonl"
+	expect_status 21
+	expect_output "no frame (trace line"
+	tk_run bbrpcap join --strict "$PC_FIX/dip-paced.jsonl" "$PC_FIX/dip-paced.pcap" -o "$BATS_TEST_TMPDIR/j.jsonl"
+	expect_status 0
 }

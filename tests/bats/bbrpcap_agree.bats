@@ -193,7 +193,7 @@ check_bins() {
 	tshark -r "$D/snd.pcap" -Y "tcp.analysis.ack_rtt && tcp.srcport==42001" -T fields \
 		-e frame.number -e tcp.analysis.acks_frame -e tcp.analysis.ack_rtt 2>/dev/null > "$ts"
 	bbrpcap acks --each --format json --flow :42001 "$D/snd.pcap" |
-		jq -r 'select(.type == "ack" and .delay_us != null and .dup == false) | "\(.frame) \(.data_frame) \(.delay_us)"' > "$ours"
+		jq -r 'select(.type == "ack" and .delay_us != null and .advancing) | "\(.frame) \(.data_frame) \(.delay_us)"' > "$ours"
 	# the same data frame and the same delay (to the microsecond) for at least
 	# 99% of the ACKs both name; they differ only where a retransmission made
 	# newer data (bbrpcap) than the segment ending at the ACK number (tshark)

@@ -41,7 +41,8 @@ cap_stop() {
 	expect_status 0
 	expect_output "--ring N"
 	expect_output "--snaplen BYTES"
-	expect_output "3 no permission to capture"
+	expect_output "  3   a missing privilege"
+	expect_output "  10  no such network device"
 }
 
 @test "capture stops cleanly on SIGINT and prints the kernel's drop count" {
@@ -131,6 +132,28 @@ cap_stop() {
 	printf '%s\n' "$output" | jq -e '.duration_s >= 0.5 and .duration_s < 3'
 }
 
+@test "capture -d takes decimals, and -o writes the summary to a file" {
+	local f=$BATS_TEST_TMPDIR/c.pcap s=$BATS_TEST_TMPDIR/summary.json
+	tk_run timeout 10 ip netns exec "$A" bbrpcap capture -i veth0 -w "$f" -d 0.3 -f json -o "$s"
+	expect_status 0
+	[ -z "$output" ] || { tk_dump "the summary on stdout too"; false; }
+	jq -e '.type == "capture_summary" and .duration_s >= 0.3 and .duration_s < 2' "$s"
+}
+
+@test "capture -c N stops after N packets" {
+	requires tshark
+	local f=$BATS_TEST_TMPDIR/c.pcap
+	pc_iperf_server "$B" 42309
+	cap_start -i veth0 -w "$f" -c 25
+	ip netns exec "$A" iperf3 -c 10.201.0.2 -p 42309 -n 2M > /dev/null
+	local i
+	for ((i = 0; i < 50; i++)); do kill -0 "$CAP_PID" 2>/dev/null || break; sleep 0.1; done
+	wait "$CAP_PID"
+	CAP_PID=
+	jq -e '.written == 25' "$BATS_TEST_TMPDIR/summary.json"
+	[ "$(tshark -r "$f" 2>/dev/null | wc -l)" -eq 25 ]
+}
+
 @test "capture on any with --linktype LINUX_SLL2 writes cooked frames" {
 	requires tshark
 	local f=$BATS_TEST_TMPDIR/c.pcap
@@ -152,9 +175,9 @@ cap_stop() {
 	[ ! -e /tmp/pc-never-written.pcap ]
 }
 
-@test "capture on a missing interface fails with the reason" {
+@test "capture on a missing interface: no such network device (10), with the reason" {
 	tk_run ip netns exec "$A" bbrpcap capture -i nosuchdev0 -w "$BATS_TEST_TMPDIR/c.pcap"
-	expect_status 1
+	expect_status 10
 	expect_one_line_stderr
 	expect_stderr "bbrpcap: nosuchdev0: cannot capture:"
 }
@@ -169,7 +192,10 @@ cap_stop() {
 @test "capture rejects a snaplen below 64 and a flow number" {
 	tk_run bbrpcap capture -i veth0 -w x.pcap -s 20
 	expect_status 2
-	expect_stderr "bbrpcap: --snaplen: 20 is out of range 64..262144"
+	expect_stderr "bbrpcap: -s: 20 is out of range 64..262144"
+	tk_run bbrpcap capture -i veth0 -w x.pcap --snaplen 300000
+	expect_status 2
+	expect_stderr "bbrpcap: --snaplen: 300000 is out of range 64..262144"
 	tk_run bbrpcap capture -i veth0 -w x.pcap --flow 3
 	expect_status 2
 	expect_stderr "bbrpcap: --flow: a flow number means nothing to a live capture; name endpoints"

@@ -160,13 +160,13 @@ all_matched() {
 	expect_stderr "; BBR bw "
 }
 
-@test "join --strict exits 10 when a collapse has no frame in the capture" {
+@test "join --strict exits 21 (unmatched) when a collapse has no frame in the capture" {
 	local n
 	n=$(pc_frame_acks "$D/snd.pcap" | wc -l)
 	# the first tenth of the capture only: later collapses have no frame
 	tcpdump -r "$D/snd.pcap" -c $((n / 10)) -w "$D/early.pcap" 2>/dev/null
 	tk_run bbrpcap join --strict "$D/trace.jsonl" "$D/early.pcap" -o "$D/joined-early.jsonl"
-	expect_status 10
+	expect_status 21
 	expect_output "no frame (trace line"
 	tk_run bbrpcap join "$D/trace.jsonl" "$D/early.pcap" -o "$D/joined-early.jsonl"
 	expect_status 0

@@ -23,7 +23,78 @@ C_SENT=4a90d9 C_ACKED=2ca02c C_BW=000000 C_DA=d62728 C_SND=1f77b4
 	expect_output "upper panel (Mbit/s, log)"
 	expect_output "rcv_interval_us and snd_interval_us"
 	expect_output "bbrplot dwell"
-	expect_output "5 bad input data"
+	expect_output "  5   bad input: a file missing, unreadable, damaged or not of the kind expected"
+	# bbrplot's help is the dip plot's
+	[ "$output" = "$(bbrplot dip --help)" ]
+}
+
+@test "each plot's --help lists its own options, and only those" {
+	local kind
+	for kind in dwell upf sweep; do
+		tk_run bbrplot $kind --help
+		expect_status 0
+		expect_output "Usage: bbrplot $kind "
+		expect_output "-o, --output FILE"
+		expect_output "--size WxH"
+		[[ $output != *"--trace"* && $output != *"--bin-ms"* ]] || { tk_dump "$kind: the dip plot's options"; false; }
+	done
+	tk_run bbrplot dip --help
+	expect_output "--trace FILE"
+	expect_output "--clock-offset-ms MS"
+}
+
+@test "bbrplot -V and each plot's -V print the version" {
+	local kind version
+	version=$(bbrplot --version)
+	for kind in "" dip dwell upf sweep; do
+		tk_run bbrplot $kind -V
+		expect_status 0
+		[ "$output" = "$version" ] || { tk_dump "bbrplot $kind -V"; false; }
+	done
+}
+
+@test "every plot refuses a bad command line the same way: one line, exit 2" {
+	local kind
+	for kind in "" dip dwell upf sweep; do
+		tk_run bbrplot $kind --bogus
+		expect_status 2
+		expect_one_line_stderr
+		expect_stderr "bbrplot: unknown option '--bogus' (see --help)"
+		tk_run bbrplot $kind x -o
+		expect_status 2
+		expect_one_line_stderr
+		expect_stderr "bbrplot: -o needs a value (see --help)"
+		tk_run bbrplot $kind --quiet=1
+		expect_status 2
+		expect_one_line_stderr
+		expect_stderr "bbrplot: --quiet takes no value (see --help)"
+		tk_run bbrplot $kind x -o x.png --size 100x100
+		expect_status 2
+		expect_one_line_stderr
+		expect_stderr "bbrplot: --size: '100x100' is not WIDTHxHEIGHT in pixels (320x200 .. 8000x8000)"
+	done
+	tk_run bbrplot dip --trace "$TRACE" -o x.png --bin-ms 0
+	expect_status 2
+	expect_one_line_stderr
+	expect_stderr "bbrplot: --bin-ms: 0 is out of range 0.01..60000"
+}
+
+@test "the plot kind is taken where it is written: after options, or as dip" {
+	local png=$BATS_TEST_TMPDIR/s.png
+	tk_run bbrplot -v sweep "$TK_ROOT/tests/fixtures/plots/sweep.csv" -o "$png"
+	expect_status 0
+	expect_stderr "template "
+	[ -s "$png" ]
+	# an option's value that names a kind is still the value
+	tk_run bbrplot --title sweep -o "$BATS_TEST_TMPDIR/d.svg" dwell "$TK_ROOT/tests/fixtures/plots/dwell.jsonl"
+	expect_status 0
+	grep -q "<text>sweep</text>" "$BATS_TEST_TMPDIR/d.svg"
+	grep -q "sfu_echo: ALERT" "$BATS_TEST_TMPDIR/d.svg"
+	# the dip plot by its name, and without it
+	tk_run bbrplot dip --trace "$TRACE" -o "$BATS_TEST_TMPDIR/a.svg"
+	expect_status 0
+	bbrplot --trace "$TRACE" -o "$BATS_TEST_TMPDIR/b.svg"
+	cmp "$BATS_TEST_TMPDIR/a.svg" "$BATS_TEST_TMPDIR/b.svg"
 }
 
 @test "bbrplot --version prints the version" {
@@ -176,10 +247,11 @@ C_SENT=4a90d9 C_ACKED=2ca02c C_BW=000000 C_DA=d62728 C_SND=1f77b4
 	expect_stderr "bbrplot: --size: '100x100' is not WIDTHxHEIGHT in pixels (320x200 .. 8000x8000)"
 }
 
-@test "bbrplot refuses a dip-plot option on another plot" {
+@test "bbrplot refuses a dip-plot option on another plot as unknown" {
 	tk_run bbrplot dwell "$TK_ROOT/tests/fixtures/plots/dwell.jsonl" -o x.png --from 1
 	expect_status 2
-	expect_stderr "bbrplot: --from: only the dip plot (--trace) takes it"
+	expect_one_line_stderr
+	expect_stderr "bbrplot: unknown option '--from' (see --help)"
 }
 
 @test "bbrplot on a trace without samples: exit 5, nothing drawn" {
@@ -190,10 +262,47 @@ C_SENT=4a90d9 C_ACKED=2ca02c C_BW=000000 C_DA=d62728 C_SND=1f77b4
 	[ ! -e "$BATS_TEST_TMPDIR/e.png" ]
 }
 
-@test "bbrplot on a missing trace fails with the reason" {
+@test "a missing input is bad input (5) in every plot, named in one line" {
+	local kind
 	tk_run bbrplot --trace "$BATS_TEST_TMPDIR/none.jsonl" -o "$BATS_TEST_TMPDIR/n.png"
+	expect_status 5
+	expect_one_line_stderr
+	expect_stderr "bbrplot: $BATS_TEST_TMPDIR/none.jsonl: cannot open: No such file or directory"
+	tk_run bbrplot --trace "$TRACE" --pcap "$BATS_TEST_TMPDIR/none.pcap" -o "$BATS_TEST_TMPDIR/n.png"
+	expect_status 5
+	expect_one_line_stderr
+	expect_stderr "bbrplot: $BATS_TEST_TMPDIR/none.pcap: cannot open: No such file or directory"
+	for kind in dwell upf sweep; do
+		tk_run bbrplot $kind "$BATS_TEST_TMPDIR/none.csv" -o "$BATS_TEST_TMPDIR/n.png"
+		expect_status 5
+		expect_one_line_stderr
+		expect_stderr "bbrplot: $BATS_TEST_TMPDIR/none.csv: cannot open: No such file or directory"
+	done
+	[ ! -e "$BATS_TEST_TMPDIR/n.png" ]
+}
+
+@test "a --pcap that is not a capture is bad input (5): bbrpcap says why" {
+	tk_run bbrplot --trace "$TRACE" --pcap "$TRACE" -o "$BATS_TEST_TMPDIR/n.png"
+	expect_status 5
+	expect_one_line_stderr
+	expect_stderr "bbrpcap: $TRACE: byte offset 0: unknown magic number"
+	[ ! -e "$BATS_TEST_TMPDIR/n.png" ]
+}
+
+@test "a capture without the traced flow: the trace is drawn alone, with a warning" {
+	local svg=$BATS_TEST_TMPDIR/other.svg
+	tk_run bbrplot --trace "$TRACE" --pcap "$PC_FIX/eth-us.pcap" -o "$svg"
+	expect_status 0
+	expect_stderr "bbrplot: warning: $PC_FIX/eth-us.pcap holds no data of 10.77.1.2:45258 -> 10.77.2.2:43100"
+	grep -q "<text>BBR bw (max-bw filter)</text>" "$svg"
+	! grep -q "wire: data sent" "$svg"
+}
+
+@test "data files that cannot be written are a runtime failure (1)" {
+	tk_run bbrplot --trace "$TRACE" -o "$BATS_TEST_TMPDIR/k.png" --keep-data "$BATS_TEST_TMPDIR/no/such/dir"
 	expect_status 1
-	expect_stderr "none.jsonl: cannot open: No such file or directory"
+	expect_one_line_stderr
+	expect_stderr "dir: cannot create: No such file or directory"
 }
 
 @test "bbrplot reports gnuplot's own error and exits 1" {

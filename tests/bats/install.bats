@@ -319,7 +319,7 @@ complete_words() {
 	[ "$(complete_words bbrpcap "" | tr '\n' ' ')" = "acks capture flows join throughput " ]
 	[ "$(complete_words upfbench "" | tr '\n' ' ')" = "check-identity decode floor lookup run sweep " ]
 	[ "$(complete_words pushsim "" | tr '\n' ' ')" = "recv send " ]
-	[ "$(complete_words bbrplot "" | tr '\n' ' ')" = "dwell sweep upf " ]
+	[ "$(complete_words bbrplot "" | tr '\n' ' ')" = "dip dwell sweep upf " ]
 	[ "$(complete_words bbrpcap capture --sn)" = --snaplen ]
 	[ "$(complete_words bbrpcap join --max)" = --max-skew-ms ]
 	[ "$(complete_words upfbench run --pre | tr '\n' ' ')" = "--prefetch --preset " ]

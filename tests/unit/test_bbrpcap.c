@@ -206,8 +206,19 @@ static void test_wrong_magic(void **state)
 	(void)state;
 
 	assert_int_equal(cap_open_mem(&c, junk, sizeof(junk)), -1);
-	assert_true(c.damaged);
+	assert_false(c.nomem); /* the file's fault, not the system's */
 	assert_string_equal(c.err, "byte offset 0: unknown magic number 0xdeadbeef (neither pcap nor pcapng)");
+}
+
+/* a file that cannot be opened is the file's fault too */
+static void test_missing_file(void **state)
+{
+	struct cap_file c;
+	(void)state;
+
+	assert_int_equal(cap_open(&c, "/nonexistent/none.pcap", CAP_READER_MMAP), -1);
+	assert_false(c.nomem);
+	assert_string_equal(c.err, "cannot open: No such file or directory");
 }
 
 static void test_short_header(void **state)
@@ -708,6 +719,45 @@ static void test_delayed_ack_candidate(void **state)
 	free(b);
 }
 
+/* a duplicate ACK (per ACK: dupack) is what the direction counts in dupacks:
+ * the same number again with nothing else; data, a FIN or an advance is not */
+static void test_dupacks(void **state)
+{
+	struct buf *b = calloc(1, sizeof(*b));
+	struct seg segs[7] = {
+		{ .from_b = true, .seq = 1, .ack = 1, .flags = TCP_ACK }, /* the first: where ACKs start */
+		{ .seq = 1, .ack = 1, .flags = TCP_ACK, .len = 1000 },
+		{ .from_b = true, .seq = 1, .ack = 1001, .flags = TCP_ACK },
+		{ .from_b = true, .seq = 1, .ack = 1001, .flags = TCP_ACK },
+		{ .from_b = true, .seq = 1, .ack = 1001, .flags = TCP_ACK, .len = 100 },
+		{ .from_b = true, .seq = 101, .ack = 1001, .flags = TCP_ACK | TCP_FIN },
+		{ .from_b = true, .seq = 102, .ack = 1001, .flags = TCP_ACK },
+	};
+	static const bool dup[7] = { [3] = true, [6] = true }, adv[7] = { [2] = true };
+	uint64_t t[7] = { 0, 1, 2, 3, 4, 5, 6 };
+	struct acks_seen seen = { 0 };
+	struct an_config cfg = { .acks = true, .delack_ns = 10000000, .on_ack = keep_ack, .ctx = &seen };
+	struct an *a;
+	int ndup = 0;
+	(void)state;
+
+	pcap_of(b, segs, t, 7);
+	a = analyse(b, &cfg);
+	for (int i = 0; i < seen.n; i++) {
+		const struct an_ack *e = &seen.v[i];
+
+		if (e->data_dir != 1) /* B's first packet made it the flow's side A: d[1] is the data */
+			continue;
+		assert_int_equal(e->dupack, dup[e->frame - 1]);
+		assert_int_equal(e->advancing, adv[e->frame - 1]);
+		ndup += e->dupack;
+	}
+	assert_int_equal(ndup, 2);
+	assert_int_equal(a->flows[0]->d[1].dupacks, 2);
+	an_free(a);
+	free(b);
+}
+
 /* the receiver ACKs by MSS inside one 10000-byte super-segment */
 static void test_ack_inside_super_segment(void **state)
 {
@@ -952,6 +1002,7 @@ int main(void)
 		cmocka_unit_test(test_pcap_us_and_frames),
 		cmocka_unit_test(test_pcap_swapped_nanoseconds),
 		cmocka_unit_test(test_wrong_magic),
+		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_short_header),
 		cmocka_unit_test(test_truncated_record),
 		cmocka_unit_test(test_truncated_record_header),
@@ -967,6 +1018,7 @@ int main(void)
 		cmocka_unit_test(test_sequence_wraparound),
 		cmocka_unit_test(test_holes_and_retransmissions),
 		cmocka_unit_test(test_delayed_ack_candidate),
+		cmocka_unit_test(test_dupacks),
 		cmocka_unit_test(test_ack_inside_super_segment),
 		cmocka_unit_test(test_side_from_ttl),
 		cmocka_unit_test(test_side_handshake_needs_a_clear_gap),

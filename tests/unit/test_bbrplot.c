@@ -208,6 +208,50 @@ static void test_dip_tput(void **state)
 					     "0.250000000 8 4 0\n0.350000000 0.01 0.01 1\n");
 }
 
+/* bbrpcap found no frame of the flow: no CSV at all is no bins, not an error */
+static void test_dip_tput_empty(void **state)
+{
+	struct pd_dip_info info = { .sport = 2222 };
+	char err[256];
+	FILE *csv;
+	(void)state;
+
+	write_file("empty.csv", "");
+	csv = fopen(path_of("empty.csv"), "r");
+	assert_non_null(csv);
+	assert_int_equal(pd_dip_tput(csv, &info, 0, dir, err, sizeof(err)), 0);
+	fclose(csv);
+	assert_string_equal(slurp("tput.dat"), "# t_s sent_mbps acked_mbps dip\nNaN NaN NaN 0\n");
+}
+
+/* a missing input is the input's fault (exit 5); data files that cannot be
+ * written are the system's (exit 1) */
+static void test_input_or_system(void **state)
+{
+	struct pd_flow_sel sel = { 0 };
+	struct pd_dip_info info;
+	char err[256], labels[64];
+	double floor_cycles;
+	(void)state;
+
+	assert_int_equal(pd_dip_trace(path_of("missing.jsonl"), &sel, dir, &info, err, sizeof(err)), PD_ERR_INPUT);
+	assert_non_null(strstr(err, "missing.jsonl: cannot open: No such file or directory"));
+	assert_int_equal(pd_dwell(path_of("missing.jsonl"), dir, err, sizeof(err)), PD_ERR_INPUT);
+	assert_int_equal(pd_upf(path_of("missing.csv"), dir, labels, sizeof(labels), &floor_cycles, err, sizeof(err)),
+			 PD_ERR_INPUT);
+	assert_int_equal(pd_sweep(path_of("missing.csv"), dir, err, sizeof(err)), PD_ERR_INPUT);
+
+	write_file("t.jsonl", trace);
+	assert_int_equal(pd_dip_trace(path_of("t.jsonl"), &sel, "/nonexistent", &info, err, sizeof(err)),
+			 PD_ERR_SYSTEM);
+	assert_non_null(strstr(err, "/nonexistent/samples.dat: cannot create:"));
+	assert_int_equal(pd_sweep("tests/fixtures/plots/sweep.csv", "/nonexistent", err, sizeof(err)), PD_ERR_SYSTEM);
+	assert_int_equal(pd_upf("tests/fixtures/upf/sweep-sample.csv", "/nonexistent", labels, sizeof(labels),
+				&floor_cycles, err, sizeof(err)),
+			 PD_ERR_SYSTEM);
+	assert_int_equal(pd_dwell("tests/fixtures/plots/dwell.jsonl", "/nonexistent", err, sizeof(err)), PD_ERR_SYSTEM);
+}
+
 static void test_csv_split(void **state)
 {
 	char line[] = "a,\"b,c\",\"say \"\"hi\"\"\",,end\r\n";
@@ -316,6 +360,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dip_trace_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dip_trace_offset_from_join, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dip_tput, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dip_tput_empty, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_input_or_system, setup, teardown),
 		cmocka_unit_test(test_csv_split),
 		cmocka_unit_test_setup_teardown(test_dwell, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_upf_fixture, setup, teardown),

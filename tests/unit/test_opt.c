@@ -19,7 +19,7 @@
 struct settings {
 	bool flag, on;
 	const char *out;
-	uint64_t n;
+	uint64_t n, big;
 	uint32_t k;
 	double ratio, secs;
 	uint16_t port;
@@ -46,6 +46,7 @@ static const struct opt table[] = {
 	OPT_E_UNFLAG("no-on", 0, on, "turns on off"),
 	OPT_E_OUTPUT(out, "where it goes"),
 	OPT_E_U64("n", 'n', "N", n, 1, 100, "a number"),
+	OPT_E_U64("big", 0, "N", big, 1, (double)UINT64_MAX, "any u64 but 0"),
 	OPT_E_U32("k", 0, "K", k, 0, 9, "another"),
 	OPT_E_DOUBLE("ratio", 0, "R", ratio, 0.01, 0.99, "a ratio\nsecond line"),
 	OPT_E_DURATION(secs, "how long"),
@@ -84,6 +85,20 @@ static void test_values_land(void **state)
 	/* getopt moved the argument after the options */
 	assert_int_equal(first, (int)ARRAY_SIZE(argv) - 2);
 	assert_string_equal(argv[first], "ARG");
+}
+
+/* a u64 option bounded by (double)UINT64_MAX, which is 2^64, takes every u64 */
+static void test_u64_to_max(void **state)
+{
+	char *small[] = { "t", "--big", "5", NULL };
+	char *top[] = { "t", "--big", "18446744073709551615", NULL };
+	struct settings s = { 0 };
+	(void)state;
+
+	opt_parse(&cli, 3, small, &s);
+	assert_int_equal(s.big, 5);
+	opt_parse(&cli, 3, top, &s);
+	assert_true(s.big == UINT64_MAX);
 }
 
 /* --help's lines: the head, the help text at its column, continuations indented */
@@ -156,6 +171,7 @@ int main(void)
 		cmocka_unit_test(test_usage_lines),
 		cmocka_unit_test(test_first_operand),
 		cmocka_unit_test(test_parse_after_scan),
+		cmocka_unit_test(test_u64_to_max),
 	};
 
 	log_init("test_opt");
