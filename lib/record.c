@@ -25,8 +25,8 @@
 #define CSV_MAX_COLS 256   /* columns of their union */
 
 /* CSV: one header for the whole file, the union of the declared record
- * types' fields after a "type" column; map[t][c] is column c's field in
- * type t, or -1 */
+ * types' fields, after a "type" column when there are several types;
+ * map[t][c] is column c's field in type t, or -1 */
 struct csv_union {
 	const struct rec_schema *types[CSV_MAX_TYPES];
 	unsigned int ntypes;
@@ -34,6 +34,7 @@ struct csv_union {
 	unsigned int ncols;
 	int16_t map[CSV_MAX_TYPES][CSV_MAX_COLS];
 	bool header_done;
+	bool typed;        /* the header has a "type" column: more than one type declared */
 };
 
 struct rec_writer {
@@ -525,13 +526,17 @@ int rec_writer_declare(struct rec_writer *w, const struct rec_schema *s)
 	return 0;
 }
 
+/* the header; a "type" column first when the file may hold several types */
 static void csv_header(struct rec_writer *w)
 {
 	struct csv_union *u = w->csv;
 
-	puts_(w, "type");
+	u->typed = u->ntypes > 1;
+	if (u->typed)
+		puts_(w, "type");
 	for (unsigned int c = 0; c < u->ncols; c++) {
-		putc_(w, ',');
+		if (c || u->typed)
+			putc_(w, ',');
 		puts_(w, u->cols[c]);
 	}
 	putc_(w, '\n');
@@ -603,9 +608,11 @@ static void write_csv(struct rec_writer *w, const struct rec_schema *s, const st
 	if (!w->csv->header_done)
 		csv_header(w);
 	map = w->csv->map[t];
-	put_csv_str(w, s->type ? s->type : "");
+	if (w->csv->typed)
+		put_csv_str(w, s->type ? s->type : "");
 	for (unsigned int c = 0; c < w->csv->ncols; c++) {
-		putc_(w, ',');
+		if (c || w->csv->typed)
+			putc_(w, ',');
 		if (map[c] >= 0)
 			csv_cell(w, &s->fields[map[c]], v, (unsigned int)map[c]);
 	}

@@ -8,10 +8,11 @@
  * that formats records, so every tool's output follows the same rules:
  *   json   one object per line, "type" first when the schema has one;
  *          null for a value marked null; floats with the field's precision
- *   csv    one header row for the whole file: "type", then the union of
- *          the fields of every record type the file may hold (declared
- *          with rec_writer_declare before the first record); each row
- *          fills its own type's columns; empty cell for null; lists
+ *   csv    one header row for the whole file: the union of the fields of
+ *          every record type the file may hold (declared with
+ *          rec_writer_declare before the first record), after a "type"
+ *          column when there are several; each row fills its own type's
+ *          columns; empty cell for null; lists
  *          joined with ';', maps as k=v;k=v
  *   table  fixed-width columns whose headers carry the units; only fields
  *          with a header are shown; '-' for null; a value wider than its

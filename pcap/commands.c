@@ -482,6 +482,26 @@ static const char *parse_args(enum cmd cmd, int argc, char **argv, struct an_cmd
 
 /* --- the run ------------------------------------------------------------------------ */
 
+/* CSV: the record types each command writes share the file's one header */
+static void declare_records(enum cmd cmd, struct rec_writer *w)
+{
+	switch (cmd) {
+	case CMD_FLOWS:
+		rec_writer_declare(w, &flow_schema);
+		rec_writer_declare(w, &capture_schema);
+		break;
+	case CMD_THROUGHPUT:
+		rec_writer_declare(w, &bin_schema);
+		break;
+	case CMD_ACKS:
+		rec_writer_declare(w, &ack_schema);
+		rec_writer_declare(w, &ack_sum_schema);
+		break;
+	default:
+		break;
+	}
+}
+
 static int setup(struct an_job *j)
 {
 	struct an_cmd *cfg = j->cfg;
@@ -500,6 +520,7 @@ static int setup(struct an_job *j)
 
 	if (rc != TK_EXIT_OK)
 		return rc;
+	declare_records(j->cmd, j->w);
 	j->a = an_new(&acfg);
 	if (!j->a) {
 		elog("out of memory");
