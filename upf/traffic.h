@@ -75,7 +75,8 @@ struct up_traffic {
 
 /* 0, or -1 with a sentence in err */
 int up_traffic_gen(struct up_traffic *t, const struct up_gen_opts *o, char *err, size_t errlen);
-/* load a capture (Ethernet, Linux cooked v1/v2 or raw IP); exit-code class in *data_err */
+/* load a capture (Ethernet, Linux cooked v1/v2 or raw IP); 0, or -1 with a sentence in err
+ * and t empty */
 int up_traffic_pcap(struct up_traffic *t, const char *path, uint64_t mbr_bps, char *err,
 		    size_t errlen);
 void up_traffic_free(struct up_traffic *t);
