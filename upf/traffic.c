@@ -12,6 +12,8 @@
 #define DLT_LINUX_SLL2 276
 #endif
 
+const char *const up_dist_names[] = { "uniform", "zipf", NULL };
+
 static inline void wr16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
 static inline void wr32(uint8_t *p, uint32_t v)
 {
@@ -384,9 +386,6 @@ static size_t to_ethernet(int dlt, const uint8_t *d, size_t n, uint8_t *out, siz
 	return n + 14;
 }
 
-/* the longest frame replayed; longer ones are cut and counted in truncated */
-#define PCAP_IN_FRAME_MAX 16384
-
 /* the capture, if its link type is one we read */
 static pcap_t *pcap_in_open(const char *path, int *dlt, char *err, size_t errlen)
 {
@@ -448,7 +447,7 @@ static int frames_read(struct up_traffic *t, pcap_t *pc, int dlt, const char *pa
 	int rc;
 
 	while ((rc = pcap_next_ex(pc, &ph, &data)) == 1) {
-		uint8_t frame[PCAP_IN_FRAME_MAX];
+		uint8_t frame[UP_PCAP_FRAME_MAX];
 		size_t len = to_ethernet(dlt, data, ph->caplen, frame, sizeof(frame));
 
 		if (n == UINT32_MAX - 1)

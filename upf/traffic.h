@@ -24,9 +24,11 @@
 #include "session.h"
 
 #define UP_NTPL 64
-#define UP_FRAME_MAX 1600
+#define UP_FRAME_MAX 1600        /* a generated frame */
+#define UP_PCAP_FRAME_MAX 16384  /* a replayed frame; longer ones are cut and counted in truncated */
 
 enum up_dist { UP_DIST_UNIFORM, UP_DIST_ZIPF };
+extern const char *const up_dist_names[]; /* NULL-terminated, by enum */
 
 struct up_tpl {
 	uint8_t frame[UP_FRAME_MAX];
