@@ -53,21 +53,21 @@ for r in $(seq 1 "$REPEAT"); do
 	f=$out/upfbench-sweep-$r.csv
 	echo "-- sweep $r/$REPEAT: $presets at $SESSIONS sessions, $PACKETS packets each, 1 worker"
 	if ! "$B" sweep --sessions "$SESSIONS" --packets "$PACKETS" --workers 1 --presets "$presets" \
-		--out "$f" 2> "$out/upfbench-sweep-$r.log"; then
+		-f csv -o "$f" 2> "$out/upfbench-sweep-$r.log"; then
 		cat "$out/upfbench-sweep-$r.log"
 		exit 1
 	fi
 	grep "memory floor" "$out/upfbench-sweep-$r.log" | sed 's/^upfbench: /   /'
 	sweeps+=("$f")
 	f=$out/upfbench-lookup-$r.csv
-	if ! "$B" lookup --sessions "$SESSIONS" --tables "$lookup_tables" --batch 1,32 --format csv > "$f" 2> "$out/upfbench-lookup-$r.log"; then
+	if ! "$B" lookup --sessions "$SESSIONS" --tables "$lookup_tables" --batch 1,32 -f csv -o "$f" 2> "$out/upfbench-lookup-$r.log"; then
 		cat "$out/upfbench-lookup-$r.log"
 		exit 1
 	fi
 	lookups+=("$f")
 	# the same design with every session in cache: its compute alone, in this run
 	f=$out/upfbench-cached-$r.csv
-	if ! "$B" run --preset best --sessions 1000 --packets "$PACKETS" --floor-mib 0 --format csv -q > "$f" 2> "$out/upfbench-cached-$r.log"; then
+	if ! "$B" run --preset best --sessions 1000 --packets "$PACKETS" --floor-mib 0 -f csv -q -o "$f" 2> "$out/upfbench-cached-$r.log"; then
 		cat "$out/upfbench-cached-$r.log"
 		exit 1
 	fi
@@ -138,5 +138,5 @@ awk -v b="$before" -v x="$best" -v xc="$best_cpu" -v xr="$best_rx" -v xm="$best_
 	printf "                        %.2fx in CPU cycles (without descheduled time); %.2fx without the generator'"'"'s rx stage (%.1f cycles)\n", xc / f, (x - xr) / f, xr
 	printf "                        the same with 1000 sessions, all in cache: %.1f cycles = %.2fx, its compute alone\n", xk, xk / f
 }'
-"$B" check-identity --format csv 2>&1 >/dev/null | sed 's/^upfbench: /identity, the incident: /'
+"$B" check-identity -f csv 2>&1 >/dev/null | sed 's/^upfbench: /identity, the incident: /'
 echo "CSV: $summary (medians), $out/upfbench-sweep-N.csv, $out/upfbench-lookup-N.csv (every run)"

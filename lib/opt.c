@@ -10,6 +10,7 @@
 #include "record.h"
 
 #define OPT_MAX 96            /* options in one table */
+#define OPT_SHORTS_MAX (OPT_MAX * 3 + 2) /* "x::" each, the leading ':' and the NUL */
 #define OPT_KEY_BASE 256      /* getopt's value for a long-only option: its index + this */
 #define OPT_HELP_COL 26       /* where the help text starts in --help */
 
@@ -34,11 +35,15 @@ static void build(const struct opt *opts, size_t n, struct option *lo, char *sho
 
 	*p++ = ':';
 	for (size_t i = 0; i < n; i++) {
-		lo[i] = (struct option){ opts[i].name, opts[i].arg ? required_argument : no_argument, NULL,
-					 key_of(&opts[i], i) };
+		int has_arg = !opts[i].arg ? no_argument
+				: opts[i].optional ? optional_argument : required_argument;
+
+		lo[i] = (struct option){ opts[i].name, has_arg, NULL, key_of(&opts[i], i) };
 		if (opts[i].letter) {
 			*p++ = (char)opts[i].letter;
 			if (opts[i].arg)
+				*p++ = ':';
+			if (opts[i].optional)
 				*p++ = ':';
 		}
 	}
@@ -150,7 +155,7 @@ int opt_parse(const struct opt_cli *cli, int argc, char **argv, void *cfg)
 {
 	size_t n = count(cli->opts);
 	struct option lo[OPT_MAX + 1];
-	char shorts[OPT_MAX * 2 + 2];
+	char shorts[OPT_SHORTS_MAX];
 	int c;
 
 	if (n > OPT_MAX)
@@ -169,6 +174,9 @@ int opt_parse(const struct opt_cli *cli, int argc, char **argv, void *cfg)
 			break;
 		if (c == '?' || c == ':' || !(o = find(cli->opts, n, c, &idx)))
 			refuse(cli->opts, n, c, argv);
+		/* an optional value as the next argument: "--hugepages on" */
+		if (o->optional && !optarg && optind < argc && argv[optind][0] != '-')
+			optarg = argv[optind++];
 		spelled(o, longindex >= 0, name, sizeof(name));
 		apply(cli, o, name, optarg, cfg);
 	}
@@ -217,7 +225,7 @@ static int opt_head(const struct opt *o, char *buf, size_t len)
 	else
 		n = snprintf(buf, len, "      --%s", o->name);
 	if (o->arg)
-		n += snprintf(buf + n, len - (size_t)n, " %s", o->arg);
+		n += snprintf(buf + n, len - (size_t)n, o->optional ? " [%s]" : " %s", o->arg);
 	return n;
 }
 

@@ -56,6 +56,9 @@ struct opt {
 	 * 0, or -1 after printing one line with elog() */
 	int (*call)(void *cfg, const char *opt, const char *val);
 	size_t off_given;           /* OPT_FORMAT: a bool set when the option is given */
+	/* the value may be left out ("--x"): then it is "--x=V", or the next
+	 * argument when that does not start with '-' ("--x V"), or NULL */
+	bool optional;
 };
 
 /* a command line: the text before the options in --help, the options
@@ -105,6 +108,9 @@ void opt_exit_codes(FILE *f, const int *codes);
 #define OPT_E_CHOICE(name, letter, arg, field, choices, help) \
 	{ name, letter, OPT_CHOICE, arg, help, OPT_AT(field), 0, 0, choices }
 #define OPT_E_CALL(name, letter, arg, fn, help) { name, letter, OPT_CALL, arg, help, 0, 0, 0, NULL, fn }
+/* the same with a value that may be left out: --help shows "--name [ARG]" */
+#define OPT_E_CALL_OPTIONAL(name, letter, arg, fn, help) \
+	{ name, letter, OPT_CALL, arg, help, 0, 0, 0, NULL, fn, 0, true }
 
 /* the shared options, with the same letters and meanings in every tool */
 #define OPT_E_OUTPUT(field, help) OPT_E_STR("output", 'o', "FILE", field, help)

@@ -10,12 +10,12 @@
 
 size_t up_floor_default_bytes(void)
 {
-	size_t l3 = up_l3_bytes(), b = 8 * l3;
+	size_t b = UP_FLOOR_L3_TIMES * up_l3_bytes();
 
-	if (b < (1ull << 30))
-		b = 1ull << 30;
-	if (b > (4ull << 30))
-		b = 4ull << 30;
+	if (b < ((size_t)UP_FLOOR_MIN_MIB << 20))
+		b = (size_t)UP_FLOOR_MIN_MIB << 20;
+	if (b > ((size_t)UP_FLOOR_MAX_MIB << 20))
+		b = (size_t)UP_FLOOR_MAX_MIB << 20;
 	return b;
 }
 

@@ -26,7 +26,11 @@ struct up_floor {
 	double tsc_hz;
 };
 
-/* the default buffer: 8 x the L3 (at least 1 GiB, at most 4 GiB) */
+/* the default buffer: far larger than the L3, yet within what a test machine has */
+#define UP_FLOOR_L3_TIMES 8
+#define UP_FLOOR_MIN_MIB 1024
+#define UP_FLOOR_MAX_MIB 4096
+/* UP_FLOOR_L3_TIMES x the L3, within UP_FLOOR_MIN_MIB..UP_FLOOR_MAX_MIB */
 size_t up_floor_default_bytes(void);
 /* 0, or -1 with a sentence in err */
 int up_floor_measure(size_t bytes, struct up_floor *f, char *err, size_t errlen);

@@ -22,14 +22,16 @@ UPF_CORE := upf/gtpu.c upf/hw.c upf/table.c upf/table_rte.c upf/session.c upf/tr
 UPF_LIBS := -lpcap -lpthread $(UPF_DPDK_LIBS)
 
 TOOLS += upfbench
-upfbench_SRCS := upf/upfbench.c $(UPF_CORE)
+upfbench_SRCS := upf/upfbench.c upf/args.c $(UPF_CORE)
 upfbench_LIBS := $(UPF_LIBS)
 
-UNIT_TESTS += test_gtpu test_upf_table test_upf_path
+UNIT_TESTS += test_gtpu test_upf_table test_upf_path test_upf_args
 test_gtpu_SRCS := upf/gtpu.c
 test_upf_table_SRCS := upf/table.c upf/hw.c
 test_upf_path_SRCS := $(UPF_CORE)
 test_upf_path_LIBS := $(UPF_LIBS)
+test_upf_args_SRCS := upf/args.c $(UPF_CORE)
+test_upf_args_LIBS := $(UPF_LIBS)
 
 FUZZ_TARGETS += fuzz_gtpu
 fuzz_gtpu_SRCS := upf/gtpu.c

@@ -807,29 +807,60 @@ static int verify(const struct up_traffic *t, const struct up_run_cfg *c, struct
 	return 0;
 }
 
-int up_run(const struct up_traffic *t, const struct up_run_cfg *c, struct up_result *r,
-	   struct up_counters *out, char *err, size_t errlen)
-{
-	static unsigned int run_no;
-	struct up_engine e = { .c = c, .t = t };
-	unsigned int W = c->workers, npools = c->design == UP_GLOBAL ? 1 : W;
-	struct up_pool *pools = NULL;
-	struct upt *own = NULL;
-	struct upt_rte **rte = NULL;
-	uint32_t **pos_lists = NULL;
-	struct owner o = { 0 };
-	struct up_counters cnt = { 0 };
-	pthread_t *tid = NULL;
-	int cpus[256], ncpu = up_cpus(cpus, 256), rc = -1;
-	unsigned int started = 0;
-	bool sync_init = false;
-	double wall0, wall1, hz = up_tsc_hz();
+/* ---- one run, stage by stage ----------------------------------------------------- */
 
+#define PIN_CPUS_MAX 256         /* CPUs a run spreads its threads over, at most */
+
+/* what a run sets up, in the order it does, and run_free() takes down */
+struct run_state {
+	const struct up_traffic *t;
+	const struct up_run_cfg *c;
+	struct up_result *r;
+	char *err;
+	size_t errlen;
+	unsigned int npools;            /* one shared pool (global), or one per worker */
+	struct owner o;
+	struct up_pool *pools;
+	struct upt *own;
+	struct upt_rte **rte;
+	uint32_t **pos_lists;           /* steered over several workers: each one's positions */
+	struct up_engine e;
+	pthread_t *tid;
+	bool sync_init;
+	int cpus[PIN_CPUS_MAX];
+	int ncpu;
+};
+
+/* names each run's rte_hash tables apart */
+static unsigned int run_no;
+
+static int run_nomem(struct run_state *s)
+{
+	snprintf(s->err, s->errlen, "out of memory setting up %u sessions", s->t->n_sess);
+	return -1;
+}
+
+/* the result's constant part, and whether the configuration can run at all */
+static int run_begin(struct run_state *s, const struct up_traffic *t, const struct up_run_cfg *c,
+		     struct up_result *r, char *err, size_t errlen)
+{
+	unsigned int W = c->workers;
+
+	memset(s, 0, sizeof(*s));
+	s->t = t;
+	s->c = c;
+	s->r = r;
+	s->err = err;
+	s->errlen = errlen;
+	s->npools = c->design == UP_GLOBAL ? 1 : W;
+	s->e.c = c;
+	s->e.t = t;
+	s->ncpu = up_cpus(s->cpus, PIN_CPUS_MAX);
 	memset(r, 0, sizeof(*r));
 	if (!tsc_cost)
 		measure_tsc_cost();
 	r->cfg = *c;
-	r->tsc_hz = hz;
+	r->tsc_hz = up_tsc_hz();
 	r->sessions = t->n_sess;
 	r->packets = c->packets;
 	r->llc_per_pkt = r->dtlb_per_pkt = NAN;
@@ -839,180 +870,250 @@ int up_run(const struct up_traffic *t, const struct up_run_cfg *c, struct up_res
 			 (unsigned long long)c->packets);
 		return -1;
 	}
-	e.nthreads = W + (c->design == UP_SHARDED);
-	r->threads = e.nthreads;
-	r->oversubscribed = ncpu > 0 && e.nthreads > (unsigned int)ncpu;
+	s->e.nthreads = W + (c->design == UP_SHARDED);
+	r->threads = s->e.nthreads;
+	r->oversubscribed = s->ncpu > 0 && s->e.nthreads > (unsigned int)s->ncpu;
+	return 0;
+}
 
-	/* sessions: one shared pool (global), or one per worker */
-	if (owner_init(&o, t, npools))
-		goto nomem;
-	pools = calloc(npools, sizeof(*pools));
-	own = calloc(npools, sizeof(*own));
-	rte = calloc(npools, sizeof(*rte));
-	if (!pools || !own || !rte)
-		goto nomem;
-	for (unsigned int i = 0; i < npools; i++) {
-		if (up_pool_init(&pools[i], c->layout, o.count[i], c->huge))
-			goto nomem;
-		r->session_bytes += pools[i].fat_bytes + pools[i].hot_bytes;
-		if (c->table == UP_TABLE_OWN) {
-			if (upt_init(&own[i], o.count[i], c->huge))
-				goto nomem;
-			r->table_bytes += own[i].bytes;
-		} else {
-			char name[32];
-			size_t before = upt_rte_heap_bytes();
+/* pool i's table, empty */
+static int table_setup(struct run_state *s, unsigned int i)
+{
+	uint32_t keys = s->o.count[i];
+	size_t before;
+	char name[32];
 
-			snprintf(name, sizeof(name), "up%u-%u", run_no, i);
-			rte[i] = upt_rte_create(name, o.count[i]);
-			if (!rte[i]) {
-				snprintf(err, errlen, "rte_hash_create(%u keys) failed%s%s", o.count[i],
-					 upt_rte_missing() ? ": " : "",
-					 upt_rte_missing() ? upt_rte_missing() : "");
-				goto out;
-			}
-			r->table_bytes += upt_rte_heap_bytes() - before;
-		}
+	if (s->c->table == UP_TABLE_OWN) {
+		if (upt_init(&s->own[i], keys, s->c->huge))
+			return run_nomem(s);
+		s->r->table_bytes += s->own[i].bytes;
+		return 0;
 	}
-	for (uint32_t s = 0; s < t->n_sess; s++) {
-		unsigned int p = o.of[s];
+	before = upt_rte_heap_bytes();
+	snprintf(name, sizeof(name), "up%u-%u", run_no, i);
+	s->rte[i] = upt_rte_create(name, keys);
+	if (!s->rte[i]) {
+		snprintf(s->err, s->errlen, "rte_hash_create(%u keys) failed%s%s", keys,
+			 upt_rte_missing() ? ": " : "", upt_rte_missing() ? upt_rte_missing() : "");
+		return -1;
+	}
+	s->r->table_bytes += upt_rte_heap_bytes() - before;
+	return 0;
+}
+
+/* the session pools and their tables, empty */
+static int pools_setup(struct run_state *s)
+{
+	if (owner_init(&s->o, s->t, s->npools))
+		return run_nomem(s);
+	s->pools = calloc(s->npools, sizeof(*s->pools));
+	s->own = calloc(s->npools, sizeof(*s->own));
+	s->rte = calloc(s->npools, sizeof(*s->rte));
+	if (!s->pools || !s->own || !s->rte)
+		return run_nomem(s);
+	for (unsigned int i = 0; i < s->npools; i++) {
+		if (up_pool_init(&s->pools[i], s->c->layout, s->o.count[i], s->c->huge))
+			return run_nomem(s);
+		s->r->session_bytes += s->pools[i].fat_bytes + s->pools[i].hot_bytes;
+		if (table_setup(s, i))
+			return -1;
+	}
+	return 0;
+}
+
+/* every session into its owner's pool and table; then the huge pages they got */
+static int sessions_insert(struct run_state *s)
+{
+	const struct up_traffic *t = s->t;
+	const struct up_run_cfg *c = s->c;
+
+	for (uint32_t i = 0; i < t->n_sess; i++) {
+		unsigned int p = s->o.of[i];
+		uint32_t local = s->o.local[i], teid = t->sess[i].teid;
 		int irc;
 
-		up_pool_set(&pools[p], o.local[s], &t->sess[s], hz);
-		irc = c->table == UP_TABLE_OWN ? upt_insert(&own[p], t->sess[s].teid, o.local[s])
-					       : upt_rte_insert(rte[p], t->sess[s].teid, o.local[s]);
+		up_pool_set(&s->pools[p], local, &t->sess[i], s->r->tsc_hz);
+		irc = c->table == UP_TABLE_OWN ? upt_insert(&s->own[p], teid, local)
+					       : upt_rte_insert(s->rte[p], teid, local);
 		if (irc) {
-			snprintf(err, errlen, "inserting TEID 0x%08x into the %s table failed: %s",
-				 t->sess[s].teid, up_table_names[c->table], strerror(-irc));
-			goto out;
+			snprintf(s->err, s->errlen, "inserting TEID 0x%08x into the %s table failed: %s",
+				 teid, up_table_names[c->table], strerror(-irc));
+			return -1;
 		}
 	}
-	for (unsigned int i = 0; i < npools; i++) {
-		r->huge_kib += up_pool_huge_kib(&pools[i]);
+	for (unsigned int i = 0; i < s->npools; i++) {
+		s->r->huge_kib += up_pool_huge_kib(&s->pools[i]);
 		if (c->table == UP_TABLE_OWN)
-			r->huge_kib += up_mem_huge_kib(own[i].b);
+			s->r->huge_kib += up_mem_huge_kib(s->own[i].b);
 	}
 	if (c->table == UP_TABLE_RTE)
-		r->huge_kib += upt_rte_huge_kib();
-	r->proc_huge_kib = up_proc_huge_kib();
+		s->r->huge_kib += upt_rte_huge_kib();
+	s->r->proc_huge_kib = up_proc_huge_kib();
+	return 0;
+}
 
-	/* threads and their receive contexts */
-	e.w = calloc(e.nthreads, sizeof(*e.w));
-	tid = calloc(e.nthreads, sizeof(*tid));
-	if (!e.w || !tid)
+/* steered over several workers: each worker's stream positions, and its share of the packets */
+static int steer_positions(struct run_state *s)
+{
+	const struct up_traffic *t = s->t;
+	unsigned int W = s->c->workers;
+	uint64_t full = s->c->packets / t->len, part = s->c->packets % t->len;
+	uint32_t *fill = calloc(W, sizeof(uint32_t));
+	struct up_worker *w = s->e.w;
+
+	s->pos_lists = calloc(W, sizeof(*s->pos_lists));
+	if (!fill || !s->pos_lists)
 		goto nomem;
+	for (uint32_t pos = 0; pos < t->len; pos++)
+		fill[up_steer(pos_teid(t, pos), W)]++;
+	for (unsigned int i = 0; i < W; i++) {
+		s->pos_lists[i] = malloc((size_t)(fill[i] ? fill[i] : 1) * sizeof(uint32_t));
+		if (!s->pos_lists[i])
+			goto nomem;
+		w[i].rx.len = fill[i];
+		w[i].rx.quota = full * fill[i];
+		fill[i] = 0;
+	}
+	for (uint32_t pos = 0; pos < t->len; pos++) {
+		unsigned int wk = up_steer(pos_teid(t, pos), W);
+
+		s->pos_lists[wk][fill[wk]++] = pos;
+		if (pos < part)
+			w[wk].rx.quota++;
+	}
+	free(fill);
+	return 0;
+nomem:
+	free(fill);
+	return run_nomem(s);
+}
+
+/* a receive context: the dispatcher's, or that of worker wi when it receives itself */
+static int rx_setup(struct run_state *s, struct up_worker *w, unsigned int wi, bool disp)
+{
+	const struct up_run_cfg *c = s->c;
+	const struct up_traffic *t = s->t;
+	unsigned int W = c->workers;
+	uint32_t nslots = RX_SLOTS;
+
+	if (disp)
+		while (nslots < 2 * (W * QRING + 4 * UP_MAX_BATCH))
+			nslots *= 2;
+	if (rx_init(&w->rx, t, nslots))
+		return -1;
+	if (c->design == UP_GLOBAL) {
+		w->rx.len = t->len;
+		w->rx.idx = wi % t->len;
+		w->rx.stride = W;
+		w->rx.quota = c->packets / W + (wi < c->packets % W);
+	} else if (c->design == UP_STEERED && W > 1) {
+		w->rx.pos_list = s->pos_lists[wi];
+		w->rx.stride = 1;
+		if (!w->rx.len)
+			w->rx.quota = 0;
+	} else {
+		w->rx.len = t->len;
+		w->rx.stride = 1;
+		w->rx.quota = c->packets;
+	}
+	return 0;
+}
+
+/* thread i: the dispatcher (sharded: thread 0) or a worker, with its pool, table and input */
+static int worker_setup(struct run_state *s, unsigned int i)
+{
+	const struct up_run_cfg *c = s->c;
+	struct up_worker *w = &s->e.w[i];
+	bool disp = c->design == UP_SHARDED && i == 0;
+	unsigned int wi = c->design == UP_SHARDED ? i - 1 : i; /* worker number */
+	unsigned int p = disp || c->design == UP_GLOBAL ? 0 : wi;
+
+	w->e = &s->e;
+	w->id = i;
+	w->cpu = s->ncpu > 0 ? s->cpus[i % (unsigned int)s->ncpu] : -1;
+	w->dispatcher = disp;
+	if (!disp) {
+		w->pool = &s->pools[p];
+		w->own = &s->own[p];
+		w->rte = s->rte[p];
+		w->loop = loops[c->design == UP_SHARDED][c->layout == UP_LAYOUT_SPLIT]
+			       [c->design == UP_GLOBAL][c->table == UP_TABLE_RTE][c->prefetch];
+	}
+	if (c->design == UP_SHARDED && !disp) {
+		w->in = &s->e.rings[wi];
+		return 0;
+	}
+	return rx_setup(s, w, wi, disp);
+}
+
+/* the threads, their rings (sharded) and their receive contexts */
+static int workers_setup(struct run_state *s)
+{
+	const struct up_run_cfg *c = s->c;
+	struct up_engine *e = &s->e;
+
+	e->w = calloc(e->nthreads, sizeof(*e->w));
+	s->tid = calloc(e->nthreads, sizeof(*s->tid));
+	if (!e->w || !s->tid)
+		return run_nomem(s);
 	if (c->design == UP_SHARDED) {
-		e.rings = up_mem_alloc((size_t)W * sizeof(*e.rings), false);
-		if (!e.rings)
-			goto nomem;
-		memset(e.rings, 0, (size_t)W * sizeof(*e.rings));
+		e->rings = up_mem_alloc((size_t)c->workers * sizeof(*e->rings), false);
+		if (!e->rings)
+			return run_nomem(s);
+		memset(e->rings, 0, (size_t)c->workers * sizeof(*e->rings));
 	}
-	if (c->design == UP_STEERED && W > 1) {
-		uint64_t full = c->packets / t->len, part = c->packets % t->len;
-		uint32_t *fill = calloc(W, sizeof(uint32_t));
+	if (c->design == UP_STEERED && c->workers > 1 && steer_positions(s))
+		return -1;
+	for (unsigned int i = 0; i < e->nthreads; i++)
+		if (worker_setup(s, i))
+			return run_nomem(s);
+	return 0;
+}
 
-		pos_lists = calloc(W, sizeof(*pos_lists));
-		if (!fill || !pos_lists) {
-			free(fill);
-			goto nomem;
-		}
-		for (uint32_t pos = 0; pos < t->len; pos++)
-			fill[up_steer(pos_teid(t, pos), W)]++;
-		for (unsigned int i = 0; i < W; i++) {
-			pos_lists[i] = malloc((size_t)(fill[i] ? fill[i] : 1) * sizeof(uint32_t));
-			if (!pos_lists[i]) {
-				free(fill);
-				goto nomem;
-			}
-			e.w[i].rx.len = fill[i];
-			e.w[i].rx.quota = full * fill[i];
-			fill[i] = 0;
-		}
-		for (uint32_t pos = 0; pos < t->len; pos++) {
-			unsigned int wk = up_steer(pos_teid(t, pos), W);
+/* the run itself: every thread started, released together, joined */
+static int threads_run(struct run_state *s)
+{
+	struct up_engine *e = &s->e;
+	unsigned int started = 0;
+	double wall0, wall1;
 
-			pos_lists[wk][fill[wk]++] = pos;
-			if (pos < part)
-				e.w[wk].rx.quota++;
-		}
-		free(fill);
-	}
-	for (unsigned int i = 0; i < e.nthreads; i++) {
-		struct up_worker *w = &e.w[i];
-		bool disp = c->design == UP_SHARDED && i == 0;
-		unsigned int wi = c->design == UP_SHARDED ? i - 1 : i; /* worker number */
-		unsigned int p = disp ? 0 : c->design == UP_GLOBAL ? 0 : wi;
-
-		w->e = &e;
-		w->id = i;
-		w->cpu = ncpu > 0 ? cpus[i % (unsigned int)ncpu] : -1;
-		w->dispatcher = disp;
-		if (!disp) {
-			w->pool = &pools[p];
-			w->own = &own[p];
-			w->rte = rte[p];
-			w->loop = loops[c->design == UP_SHARDED][c->layout == UP_LAYOUT_SPLIT]
-				       [c->design == UP_GLOBAL][c->table == UP_TABLE_RTE][c->prefetch];
-		}
-		if (c->design == UP_SHARDED && !disp) {
-			w->in = &e.rings[wi];
-			continue;
-		}
-		/* a receive context: the dispatcher, or a worker that receives itself */
-		uint32_t nslots = RX_SLOTS;
-
-		if (disp)
-			while (nslots < 2 * (W * QRING + 4 * UP_MAX_BATCH))
-				nslots *= 2;
-		if (rx_init(&w->rx, t, nslots))
-			goto nomem;
-		if (c->design == UP_GLOBAL) {
-			w->rx.len = t->len;
-			w->rx.idx = wi % t->len;
-			w->rx.stride = W;
-			w->rx.quota = c->packets / W + (wi < c->packets % W);
-		} else if (c->design == UP_STEERED && W > 1) {
-			w->rx.pos_list = pos_lists[wi];
-			w->rx.stride = 1;
-			if (!w->rx.len)
-				w->rx.quota = 0;
-		} else {
-			w->rx.len = t->len;
-			w->rx.stride = 1;
-			w->rx.quota = c->packets;
-		}
-	}
-
-	pthread_mutex_init(&e.lock, NULL);
-	pthread_cond_init(&e.cv, NULL);
-	sync_init = true;
-	for (; started < e.nthreads; started++)
-		if (pthread_create(&tid[started], NULL, thread_main, &e.w[started])) {
-			snprintf(err, errlen, "cannot start thread %u of %u", started + 1, e.nthreads);
+	pthread_mutex_init(&e->lock, NULL);
+	pthread_cond_init(&e->cv, NULL);
+	s->sync_init = true;
+	for (; started < e->nthreads; started++)
+		if (pthread_create(&s->tid[started], NULL, thread_main, &e->w[started])) {
+			snprintf(s->err, s->errlen, "cannot start thread %u of %u", started + 1,
+				 e->nthreads);
 			break;
 		}
-	pthread_mutex_lock(&e.lock);
-	while (e.ready < started)
-		pthread_cond_wait(&e.cv, &e.lock);
-	e.abort = started < e.nthreads;
-	e.go = true;
+	pthread_mutex_lock(&e->lock);
+	while (e->ready < started)
+		pthread_cond_wait(&e->cv, &e->lock);
+	e->abort = started < e->nthreads;
+	e->go = true;
 	/* before the release: the workers may finish before this thread runs again */
 	wall0 = up_now_s();
-	pthread_cond_broadcast(&e.cv);
-	pthread_mutex_unlock(&e.lock);
+	pthread_cond_broadcast(&e->cv);
+	pthread_mutex_unlock(&e->lock);
 	for (unsigned int i = 0; i < started; i++)
-		pthread_join(tid[i], NULL);
+		pthread_join(s->tid[i], NULL);
 	wall1 = up_now_s();
-	if (e.abort)
-		goto out;
+	s->r->wall_s = wall1 - wall0;
+	return e->abort ? -1 : 0;
+}
 
-	/* results */
+/* the threads' tallies into the run's figures */
+static void results_sum(const struct run_state *s)
+{
+	const struct up_run_cfg *c = s->c;
+	const struct up_engine *e = &s->e;
+	struct up_result *r = s->r;
 	uint64_t cyc = 0, st[UP_NSTAGES] = { 0 }, stp[UP_NSTAGES] = { 0 }, llc = 0, dtlb = 0;
-	double elapsed_s = 0, cpu_s = 0, stsum = 0;
+	double elapsed_s = 0, cpu_s = 0, stsum = 0, hz = r->tsc_hz;
 	bool hw = c->perf;
 
-	for (unsigned int i = 0; i < e.nthreads; i++) {
-		struct up_worker *w = &e.w[i];
+	for (unsigned int i = 0; i < e->nthreads; i++) {
+		const struct up_worker *w = &e->w[i];
 
 		cyc += w->tsc1 - w->tsc0;
 		elapsed_s += (double)(w->tsc1 - w->tsc0) / hz;
@@ -1024,87 +1125,120 @@ int up_run(const struct up_traffic *t, const struct up_run_cfg *c, struct up_res
 		r->far_drop += w->verdicts[V_FAR_DROP];
 		r->qer_drop += w->verdicts[V_QER_DROP];
 		r->forwarded += w->verdicts[V_FWD];
-		for (int s = 0; s < UP_NSTAGES; s++) {
-			st[s] += w->st[s];
-			stp[s] += w->st_pkts[s];
+		for (int k = 0; k < UP_NSTAGES; k++) {
+			st[k] += w->st[k];
+			stp[k] += w->st_pkts[k];
 		}
-		if (w->llc == UINT64_MAX || w->dtlb == UINT64_MAX)
+		if (w->llc == UINT64_MAX || w->dtlb == UINT64_MAX) {
 			hw = false;
-		else {
+		} else {
 			llc += w->llc;
 			dtlb += w->dtlb;
 		}
 	}
-	r->wall_s = wall1 - wall0;
 	r->mpps = (double)c->packets / r->wall_s / 1e6;
 	r->cycles_per_pkt = (double)cyc / (double)c->packets;
-	for (int s = 0; s < UP_NSTAGES; s++) {
-		r->stage_cycles[s] = stp[s] ? (double)st[s] / (double)stp[s] : 0;
-		stsum += r->stage_cycles[s];
+	for (int k = 0; k < UP_NSTAGES; k++) {
+		r->stage_cycles[k] = stp[k] ? (double)st[k] / (double)stp[k] : 0;
+		stsum += r->stage_cycles[k];
 	}
 	r->other_cycles = r->cycles_per_pkt - stsum;
-	r->identity_ratio = r->mpps * 1e6 * r->cycles_per_pkt / ((double)e.nthreads * hz);
+	r->identity_ratio = r->mpps * 1e6 * r->cycles_per_pkt / ((double)e->nthreads * hz);
 	r->cpu_share = elapsed_s > 0 ? cpu_s / elapsed_s : 0;
 	r->cpu_cycles_per_pkt = cpu_s * hz / (double)c->packets;
 	if (hw) {
 		r->llc_per_pkt = (double)llc / (double)c->packets;
 		r->dtlb_per_pkt = (double)dtlb / (double)c->packets;
 	}
+}
 
-	if (c->verify || out) {
-		struct up_counters *g = out ? out : &cnt;
+/* per-session counters by the traffic's session index (into out), and --verify's check */
+static int counters_collect(struct run_state *s, struct up_counters *out)
+{
+	const struct up_traffic *t = s->t;
+	size_t n = t->n_sess ? t->n_sess : 1;
+	struct up_counters mine = { 0 }, *g = out ? out : &mine;
+	int rc = 0;
 
-		if (!out) {
-			cnt.pkts = calloc(t->n_sess ? t->n_sess : 1, sizeof(uint64_t));
-			cnt.bytes = calloc(t->n_sess ? t->n_sess : 1, sizeof(uint64_t));
-			cnt.drops = calloc(t->n_sess ? t->n_sess : 1, sizeof(uint64_t));
-			if (!cnt.pkts || !cnt.bytes || !cnt.drops)
-				goto nomem;
+	if (!s->c->verify && !out)
+		return 0;
+	if (!out) {
+		mine.pkts = calloc(n, sizeof(uint64_t));
+		mine.bytes = calloc(n, sizeof(uint64_t));
+		mine.drops = calloc(n, sizeof(uint64_t));
+		if (!mine.pkts || !mine.bytes || !mine.drops) {
+			rc = run_nomem(s);
+			goto out;
 		}
-		for (unsigned int p = 0; p < npools; p++)
-			for (uint32_t l = 0; l < o.count[p]; l++) {
-				uint32_t s = o.gidx[p][l];
-
-				up_pool_counters(&pools[p], l, &g->pkts[s], &g->bytes[s], &g->drops[s]);
-			}
-		if (c->verify && verify(t, c, r, g))
-			goto nomem;
 	}
-	rc = 0;
-	goto out;
+	for (unsigned int p = 0; p < s->npools; p++)
+		for (uint32_t l = 0; l < s->o.count[p]; l++) {
+			uint32_t i = s->o.gidx[p][l];
 
-nomem:
-	snprintf(err, errlen, "out of memory setting up %u sessions", t->n_sess);
+			up_pool_counters(&s->pools[p], l, &g->pkts[i], &g->bytes[i], &g->drops[i]);
+		}
+	if (s->c->verify && verify(t, s->c, s->r, g))
+		rc = run_nomem(s);
 out:
-	if (sync_init) {
-		pthread_mutex_destroy(&e.lock);
-		pthread_cond_destroy(&e.cv);
+	free(mine.pkts);
+	free(mine.bytes);
+	free(mine.drops);
+	return rc;
+}
+
+static void run_free(struct run_state *s)
+{
+	struct up_engine *e = &s->e;
+	unsigned int W = s->c->workers;
+
+	if (s->sync_init) {
+		pthread_mutex_destroy(&e->lock);
+		pthread_cond_destroy(&e->cv);
 	}
-	if (e.w)
-		for (unsigned int i = 0; i < e.nthreads; i++)
-			rx_free(&e.w[i].rx);
-	if (e.rings)
-		up_mem_free(e.rings, (size_t)W * sizeof(*e.rings));
-	if (pos_lists)
+	if (e->w)
+		for (unsigned int i = 0; i < e->nthreads; i++)
+			rx_free(&e->w[i].rx);
+	if (e->rings)
+		up_mem_free(e->rings, (size_t)W * sizeof(*e->rings));
+	if (s->pos_lists)
 		for (unsigned int i = 0; i < W; i++)
-			free(pos_lists[i]);
-	free(pos_lists);
-	free(e.w);
-	free(tid);
-	for (unsigned int i = 0; pools && i < npools; i++)
-		up_pool_free(&pools[i]);
-	for (unsigned int i = 0; own && i < npools; i++)
-		if (own[i].b)
-			upt_free(&own[i]);
-	for (unsigned int i = 0; rte && i < npools; i++)
-		upt_rte_free(rte[i]);
-	free(pools);
-	free(own);
-	free(rte);
-	free(cnt.pkts);
-	free(cnt.bytes);
-	free(cnt.drops);
-	owner_free(&o);
+			free(s->pos_lists[i]);
+	free(s->pos_lists);
+	free(e->w);
+	free(s->tid);
+	for (unsigned int i = 0; s->pools && i < s->npools; i++)
+		up_pool_free(&s->pools[i]);
+	for (unsigned int i = 0; s->own && i < s->npools; i++)
+		if (s->own[i].b)
+			upt_free(&s->own[i]);
+	for (unsigned int i = 0; s->rte && i < s->npools; i++)
+		upt_rte_free(s->rte[i]);
+	free(s->pools);
+	free(s->own);
+	free(s->rte);
+	owner_free(&s->o);
+}
+
+int up_run(const struct up_traffic *t, const struct up_run_cfg *c, struct up_result *r,
+	   struct up_counters *out, char *err, size_t errlen)
+{
+	struct run_state s;
+	int rc;
+
+	if (run_begin(&s, t, c, r, err, errlen))
+		return -1;
+	rc = pools_setup(&s);
+	if (!rc)
+		rc = sessions_insert(&s);
+	if (!rc)
+		rc = workers_setup(&s);
+	if (!rc)
+		rc = threads_run(&s);
+	if (!rc) {
+		results_sum(&s);
+		rc = counters_collect(&s, out);
+	}
+	run_free(&s);
 	return rc;
 }
 

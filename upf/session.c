@@ -255,8 +255,3 @@ void up_pool_counters(const struct up_pool *p, uint32_t i, uint64_t *pkts, uint6
 		*drops = p->hot[i].drop_pkts;
 	}
 }
-
-uint32_t up_pool_teid(const struct up_pool *p, uint32_t i)
-{
-	return p->layout == UP_LAYOUT_FAT ? p->fat[i].teid : p->hot[i].teid;
-}

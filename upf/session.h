@@ -197,7 +197,6 @@ void up_pool_set(struct up_pool *p, uint32_t i, const struct up_sess_def *d, dou
 uint64_t up_pool_huge_kib(const struct up_pool *p);
 void up_pool_counters(const struct up_pool *p, uint32_t i, uint64_t *pkts, uint64_t *bytes,
 		      uint64_t *drops);
-uint32_t up_pool_teid(const struct up_pool *p, uint32_t i);
 
 /* QER parameters from a bit rate: rate in bytes per 2^16 ticks, burst in bytes */
 void up_qer_params(uint64_t mbr_bps, double tsc_hz, uint32_t *rate, uint32_t *burst);

@@ -12,6 +12,8 @@
 #define DLT_LINUX_SLL2 276
 #endif
 
+const char *const up_dist_names[] = { "uniform", "zipf", NULL };
+
 static inline void wr16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
 static inline void wr32(uint8_t *p, uint32_t v)
 {
@@ -384,59 +386,75 @@ static size_t to_ethernet(int dlt, const uint8_t *d, size_t n, uint8_t *out, siz
 	return n + 14;
 }
 
-int up_traffic_pcap(struct up_traffic *t, const char *path, uint64_t mbr_bps, char *err,
-		    size_t errlen)
+/* the capture, if its link type is one we read */
+static pcap_t *pcap_in_open(const char *path, int *dlt, char *err, size_t errlen)
 {
 	char ebuf[PCAP_ERRBUF_SIZE];
-	pcap_t *pc;
+	pcap_t *pc = pcap_open_offline(path, ebuf);
+
+	if (!pc) {
+		snprintf(err, errlen, "--pcap-in: cannot read %s: %s", path, ebuf);
+		return NULL;
+	}
+	*dlt = pcap_datalink(pc);
+	if (*dlt != DLT_EN10MB && *dlt != DLT_LINUX_SLL && *dlt != DLT_LINUX_SLL2 && *dlt != DLT_RAW &&
+	    *dlt != DLT_IPV4 && *dlt != DLT_IPV6) {
+		snprintf(err, errlen, "--pcap-in: %s: link type %s is not Ethernet, Linux cooked or raw IP",
+			 path, pcap_datalink_val_to_name(*dlt) ? pcap_datalink_val_to_name(*dlt) : "?");
+		pcap_close(pc);
+		return NULL;
+	}
+	return pc;
+}
+
+/* room for frame n and len more octets; the capacities grow by doubling */
+static int frames_grow(struct up_traffic *t, uint32_t n, size_t used, size_t len, size_t *cap_frames,
+		       size_t *cap_bytes)
+{
+	if (n == *cap_frames) {
+		size_t nc = *cap_frames ? *cap_frames * 2 : 1024;
+		size_t *fo = realloc(t->foff, nc * sizeof(*fo));
+		uint16_t *fl = fo ? realloc(t->flen, nc * sizeof(*fl)) : NULL;
+
+		if (fo)
+			t->foff = fo;
+		if (fl)
+			t->flen = fl;
+		if (!fo || !fl)
+			return -1;
+		*cap_frames = nc;
+	}
+	if (used + len > *cap_bytes) {
+		size_t nc = *cap_bytes ? *cap_bytes * 2 : 1 << 20;
+		uint8_t *b = realloc(t->fbuf, nc);
+
+		if (!b)
+			return -1;
+		t->fbuf = b;
+		*cap_bytes = nc;
+	}
+	return 0;
+}
+
+/* every frame of the capture, as Ethernet, into t's frame buffer */
+static int frames_read(struct up_traffic *t, pcap_t *pc, int dlt, const char *path, char *err,
+		       size_t errlen)
+{
 	struct pcap_pkthdr *ph;
 	const u_char *data;
 	size_t cap_frames = 0, cap_bytes = 0, used = 0;
-	uint32_t n = 0, *teids = NULL, nt = 0;
-	int dlt, rc;
+	uint32_t n = 0;
+	int rc;
 
-	memset(t, 0, sizeof(*t));
-	t->from_pcap = true;
-	pc = pcap_open_offline(path, ebuf);
-	if (!pc) {
-		snprintf(err, errlen, "--pcap-in: cannot read %s: %s", path, ebuf);
-		return -1;
-	}
-	dlt = pcap_datalink(pc);
-	if (dlt != DLT_EN10MB && dlt != DLT_LINUX_SLL && dlt != DLT_LINUX_SLL2 && dlt != DLT_RAW &&
-	    dlt != DLT_IPV4 && dlt != DLT_IPV6) {
-		snprintf(err, errlen, "--pcap-in: %s: link type %s is not Ethernet, Linux cooked or raw IP",
-			 path, pcap_datalink_val_to_name(dlt) ? pcap_datalink_val_to_name(dlt) : "?");
-		pcap_close(pc);
-		return -1;
-	}
 	while ((rc = pcap_next_ex(pc, &ph, &data)) == 1) {
-		uint8_t frame[16384];
+		uint8_t frame[UP_PCAP_FRAME_MAX];
 		size_t len = to_ethernet(dlt, data, ph->caplen, frame, sizeof(frame));
 
 		if (n == UINT32_MAX - 1)
 			break;
-		if (n == cap_frames) {
-			size_t nc = cap_frames ? cap_frames * 2 : 1024;
-			size_t *fo = realloc(t->foff, nc * sizeof(*fo));
-			uint16_t *fl = fo ? realloc(t->flen, nc * sizeof(*fl)) : NULL;
-
-			if (fo)
-				t->foff = fo;
-			if (fl)
-				t->flen = fl;
-			if (!fo || !fl)
-				goto nomem;
-			cap_frames = nc;
-		}
-		if (used + len > cap_bytes) {
-			size_t nc = cap_bytes ? cap_bytes * 2 : 1 << 20;
-			uint8_t *b = realloc(t->fbuf, nc);
-
-			if (!b)
-				goto nomem;
-			t->fbuf = b;
-			cap_bytes = nc;
+		if (frames_grow(t, n, used, len, &cap_frames, &cap_bytes)) {
+			snprintf(err, errlen, "--pcap-in: out of memory reading %s", path);
+			return -1;
 		}
 		if (ph->caplen < ph->len || ph->caplen > sizeof(frame))
 			t->truncated++;
@@ -448,32 +466,44 @@ int up_traffic_pcap(struct up_traffic *t, const char *path, uint64_t mbr_bps, ch
 	}
 	if (rc == -1) {
 		snprintf(err, errlen, "--pcap-in: %s: %s", path, pcap_geterr(pc));
-		pcap_close(pc);
 		return -1;
 	}
-	pcap_close(pc);
 	if (!n) {
 		snprintf(err, errlen, "--pcap-in: %s holds no packets", path);
 		return -1;
 	}
 	t->len = n;
-	t->sidx = malloc((size_t)n * sizeof(*t->sidx));
-	t->ftpdu = calloc(n, sizeof(*t->ftpdu));
-	teids = malloc((size_t)n * sizeof(*teids));
-	if (!t->sidx || !t->ftpdu || !teids)
-		goto nomem;
-	/* one session per TEID of a well-formed G-PDU */
-	for (uint32_t i = 0; i < n; i++) {
+	return 0;
+}
+
+/* the distinct TEIDs of the well-formed G-PDUs, sorted, into teids; their count */
+static uint32_t frames_teids(const struct up_traffic *t, uint32_t *teids)
+{
+	uint32_t nt = 0, n = 0;
+
+	for (uint32_t i = 0; i < t->len; i++) {
 		struct gtpu_pkt p;
 
 		if (gtpu_parse_frame(t->fbuf + t->foff[i], t->flen[i], &p, NULL) == GTPU_OK && p.teid)
 			teids[nt++] = p.teid;
 	}
 	qsort(teids, nt, sizeof(*teids), cmp_u32);
-	t->n_sess = 0;
 	for (uint32_t i = 0; i < nt; i++)
 		if (!i || teids[i] != teids[i - 1])
-			teids[t->n_sess++] = teids[i];
+			teids[n++] = teids[i];
+	return n;
+}
+
+/* one session per TEID, with rules that forward everything; each frame's session */
+static int frames_sessions(struct up_traffic *t, uint64_t mbr_bps)
+{
+	uint32_t n = t->len, *teids = malloc((size_t)n * sizeof(*teids));
+
+	t->sidx = malloc((size_t)n * sizeof(*t->sidx));
+	t->ftpdu = calloc(n, sizeof(*t->ftpdu));
+	if (!t->sidx || !t->ftpdu || !teids)
+		goto nomem;
+	t->n_sess = frames_teids(t, teids);
 	t->sess = calloc(t->n_sess ? t->n_sess : 1, sizeof(*t->sess));
 	if (!t->sess)
 		goto nomem;
@@ -499,9 +529,29 @@ int up_traffic_pcap(struct up_traffic *t, const char *path, uint64_t mbr_bps, ch
 	return 0;
 nomem:
 	free(teids);
-	pcap_close(pc);
-	snprintf(err, errlen, "--pcap-in: out of memory reading %s", path);
 	return -1;
+}
+
+int up_traffic_pcap(struct up_traffic *t, const char *path, uint64_t mbr_bps, char *err,
+		    size_t errlen)
+{
+	pcap_t *pc;
+	int dlt, rc;
+
+	memset(t, 0, sizeof(*t));
+	t->from_pcap = true;
+	pc = pcap_in_open(path, &dlt, err, errlen);
+	if (!pc)
+		return -1;
+	rc = frames_read(t, pc, dlt, path, err, errlen);
+	pcap_close(pc);
+	if (!rc && frames_sessions(t, mbr_bps)) {
+		snprintf(err, errlen, "--pcap-in: out of memory reading %s", path);
+		rc = -1;
+	}
+	if (rc)
+		up_traffic_free(t);
+	return rc;
 }
 
 /* ---- pcap out -------------------------------------------------------------------- */

@@ -24,9 +24,11 @@
 #include "session.h"
 
 #define UP_NTPL 64
-#define UP_FRAME_MAX 1600
+#define UP_FRAME_MAX 1600        /* a generated frame */
+#define UP_PCAP_FRAME_MAX 16384  /* a replayed frame; longer ones are cut and counted in truncated */
 
 enum up_dist { UP_DIST_UNIFORM, UP_DIST_ZIPF };
+extern const char *const up_dist_names[]; /* NULL-terminated, by enum */
 
 struct up_tpl {
 	uint8_t frame[UP_FRAME_MAX];
@@ -75,7 +77,8 @@ struct up_traffic {
 
 /* 0, or -1 with a sentence in err */
 int up_traffic_gen(struct up_traffic *t, const struct up_gen_opts *o, char *err, size_t errlen);
-/* load a capture (Ethernet, Linux cooked v1/v2 or raw IP); exit-code class in *data_err */
+/* load a capture (Ethernet, Linux cooked v1/v2 or raw IP); 0, or -1 with a sentence in err
+ * and t empty */
 int up_traffic_pcap(struct up_traffic *t, const char *path, uint64_t mbr_bps, char *err,
 		    size_t errlen);
 void up_traffic_free(struct up_traffic *t);

@@ -24,13 +24,93 @@ field() { printf '%s\n' "$output" | jq -r ".$1"; }
 	tk_run upfbench --help
 	expect_status 0
 	expect_output "check-identity  check Mpps x cycles/packet = workers x Hz"
-	expect_output "16 x 3.0e9 / 6000 = 8.0 Mpps, not 0.8"
-	expect_output "--layout L        fat: 256-byte sessions"
+	expect_output "      --layout L          fat: 256-byte sessions"
 	expect_output "Cycles are TSC cycles (rdtsc); the TSC rate is measured against CLOCK_MONOTONIC"
-	expect_output "11 --verify: counters are not exact"
+	expect_output "upfbench COMMAND --help gives that command's options"
+	# the exit codes every command uses, in lib/common.h's words
+	expect_output "  22  the figures fail the identity Mpps = workers x Hz / cycles"
+	expect_output "  23  --verify: counters differ from what was sent"
+	[[ $output != *"--presets"* ]] || { tk_dump "--presets is sweep's"; false; }
 	tk_run upfbench --version
 	expect_status 0
 	[[ "$output" =~ ^upfbench\ [^[:space:]]+$ ]] || { tk_dump "one line: upfbench VERSION"; false; }
+}
+
+@test "each command's --help gives its own options and exit codes" {
+	tk_run upfbench run --help
+	expect_status 0
+	expect_output "Usage: upfbench [run] [OPTIONS]"
+	expect_output "      --prefetch [on|off]"
+	expect_output "    before     global/fat/b1/own/4k"
+	expect_output "  23  --verify: counters differ from what was sent"
+	[[ $output != *"--presets"* && $output != *"  22  "* ]] || { tk_dump "run's own"; false; }
+	tk_run upfbench sweep --help
+	expect_status 0
+	expect_output "      --presets LIST      the presets to run"
+	expect_output "      --hugepages [LIST]"
+	expect_output "  * best       steered/split/b8p/own/thp"
+	expect_output "    before-rte global/fat/b1/rte_hash/4k"
+	[[ $output != *"--pcap-in"* && $output != *"  5   "* ]] || { tk_dump "sweep generates its traffic"; false; }
+	tk_run upfbench lookup --help
+	expect_output "      --tables LIST"
+	expect_output "      --lookups N"
+	[[ $output != *"--design"* ]] || { tk_dump "lookup has no design"; false; }
+	tk_run upfbench floor --help
+	expect_output "      --floor-mib N       the buffer, MiB"
+	expect_output "The memory floor's default buffer here: "
+	[[ $output != *"--sessions"* ]] || { tk_dump "floor has no sessions"; false; }
+	tk_run upfbench decode --help
+	expect_output "Usage: upfbench decode --pcap-in FILE [OPTIONS]"
+	expect_output "  5   bad input: a file missing"
+	tk_run upfbench check-identity --help
+	expect_output "  before: 16 x 3.0e9 / 6000 = 8.0 Mpps, not 0.8"
+	expect_output "  after: 16 x 3.0e9 / 1100 = 43.6 Mpps, not 4.2"
+	expect_output "  22  the figures fail the identity Mpps = workers x Hz / cycles"
+	[[ $output != *"  23  "* ]] || { tk_dump "check-identity runs nothing"; false; }
+}
+
+@test "-V on every command prints the version" {
+	local c
+	for c in run sweep lookup floor decode check-identity; do
+		tk_run upfbench $c -V
+		expect_status 0
+		[[ "$output" =~ ^upfbench\ [^[:space:]]+$ ]] || { tk_dump "$c -V: one line"; false; }
+	done
+}
+
+# COMMAND OPTION-WITH-A-VALUE OUT-OF-RANGE-ARGS... OUT-OF-RANGE-MESSAGE
+bad_lines() {
+	local c=$1 valued=$2 message=${*: -1}
+	local range=("${@:3:$#-3}")
+	tk_run upfbench $c --bogus
+	expect_status 2
+	expect_one_line_stderr
+	expect_stderr "upfbench: unknown option '--bogus' (see --help)"
+	tk_run upfbench $c $valued
+	expect_status 2
+	expect_one_line_stderr
+	expect_stderr "upfbench: $valued needs a value (see --help)"
+	tk_run upfbench $c --quiet=1
+	expect_status 2
+	expect_one_line_stderr
+	expect_stderr "upfbench: --quiet takes no value (see --help)"
+	tk_run upfbench $c "${range[@]}"
+	expect_status 2
+	expect_one_line_stderr
+	expect_stderr "upfbench: $message"
+}
+
+@test "every command refuses a bad command line the same way: one line, exit 2" {
+	bad_lines run --workers --workers 65 "--workers: 65 is out of range 1..64"
+	bad_lines sweep --sessions --batch 1,65 "--batch: 65 is out of range 1..64"
+	bad_lines lookup --lookups --batch 0 "--batch: 0 is out of range 1..64"
+	bad_lines floor --floor-mib --floor-mib 0 "--floor-mib: 0 is out of range 1..65536"
+	bad_lines decode --pcap-in -f xml "-f: 'xml' is not one of table|csv|json"
+	bad_lines check-identity --mpps --workers 65 "--workers: 65 is out of range 1..64"
+	# an option of another command is unknown here
+	tk_run upfbench run --mpps 1
+	expect_status 2
+	expect_stderr "upfbench: unknown option '--mpps' (see --help)"
 }
 
 @test "--batch out of range: one line naming the option, exit 2" {
@@ -67,12 +147,12 @@ field() { printf '%s\n' "$output" | jq -r ".$1"; }
 	tk_run upfbench --workers
 	expect_status 2
 	expect_one_line_stderr
-	expect_stderr "upfbench: --workers needs a value"
+	expect_stderr "upfbench: --workers needs a value (see --help)"
 }
 
-@test "check-identity: the incident's own figures fail it (exit 10)" {
+@test "check-identity: the incident's own figures fail it (exit 22)" {
 	tk_run upfbench check-identity --format table
-	expect_status 10
+	expect_status 22
 	expect_output "before: 16 workers x 3.00 GHz / 6000 cycles/packet = 8.0 Mpps, but 0.80 Mpps was reported: the identity FAILS"
 	expect_output "after: 16 workers x 3.00 GHz / 1100 cycles/packet = 43.6 Mpps, but 4.20 Mpps was reported: the identity FAILS"
 }
@@ -199,7 +279,7 @@ field() { printf '%s\n' "$output" | jq -r ".$1"; }
 }
 
 @test "sweep writes CSV with the documented columns, one row per session count and design" {
-	tk_run upfbench sweep --sessions 1000,2k --presets before,best --packets 20000 --floor-mib 16
+	tk_run upfbench sweep --sessions 1000,2k --presets before,best --packets 20000 --floor-mib 16 -f csv
 	expect_status 0
 	header=$(printf '%s\n' "$output" | head -1)
 	documented=$(sed -n 's/^    \(label,design,.*\)$/\1/p' "$TK_ROOT/upf/README.md")
@@ -211,14 +291,76 @@ field() { printf '%s\n' "$output" | jq -r ".$1"; }
 }
 
 @test "sweep takes lists of knobs instead of presets" {
-	tk_run upfbench sweep --sessions 500 --design global,steered --batch 1,16 --packets 5000 --floor-mib 0
+	tk_run upfbench sweep --sessions 500 --design global,steered --batch 1,16 --packets 5000 --floor-mib 0 -f csv
 	expect_status 0
 	[ "$(printf '%s\n' "$output" | tail -n +2 | cut -d, -f1 | tr '\n' ' ')" = \
 		"global/split/b1p/own/4k global/split/b16p/own/4k steered/split/b1p/own/4k steered/split/b16p/own/4k " ] ||
 		{ tk_dump "the product of the lists"; false; }
+	# on/off lists, given as the next argument or after '='; alone, on
+	tk_run upfbench sweep --sessions 500 --hugepages on,off --prefetch=off,on --packets 5000 --floor-mib 0 -f csv
+	expect_status 0
+	[ "$(printf '%s\n' "$output" | tail -n +2 | cut -d, -f1 | tr '\n' ' ')" = \
+		"steered/split/b32/own/thp steered/split/b32/own/4k steered/split/b32p/own/thp steered/split/b32p/own/4k " ] ||
+		{ tk_dump "prefetch x hugepages, the last knob fastest"; false; }
+	tk_run upfbench sweep --sessions 500 --hugepages --no-prefetch --packets 5000 --floor-mib 0 -f csv
+	expect_status 0
+	[ "$(printf '%s\n' "$output" | tail -n +2 | cut -d, -f1)" = steered/split/b32/own/thp ] ||
+		{ tk_dump "--hugepages alone: on"; false; }
 	tk_run upfbench sweep --presets best --design global
 	expect_status 2
 	expect_stderr "upfbench: --presets: not with lists of --design/--table/--layout/--batch/--prefetch/--hugepages"
+}
+
+@test "run takes one value of each knob, --prefetch and --hugepages with or without one" {
+	tk_run upfbench run "${SMALL[@]}" --hugepages --prefetch off -f json
+	expect_status 0
+	[ "$(field hugepages)" = true ] && [ "$(field prefetch)" = false ] || { tk_dump "thp, no prefetch"; false; }
+	tk_run upfbench run "${SMALL[@]}" --preset best --hugepages=off -f json
+	expect_status 0
+	[ "$(field label)" = best ] && [ "$(field hugepages)" = false ] && [ "$(field batch)" = 8 ] ||
+		{ tk_dump "best, then no THP"; false; }
+	tk_run upfbench run "${SMALL[@]}" --hugepages on,off
+	expect_status 2
+	expect_one_line_stderr
+	expect_stderr "upfbench: --hugepages: 'on,off' is not one of off|on"
+}
+
+@test "-f and -o on every command: the records in the format asked, in the file named" {
+	tk_run upfbench run "${SMALL[@]}" -f csv -o "$T/run.csv" --pcap-out "$T/n3.pcap"
+	expect_status 0
+	[ -z "$output" ] && [ "$(head -1 "$T/run.csv" | cut -d, -f1-2)" = label,design ] &&
+		[ "$(grep -c . "$T/run.csv")" -eq 2 ] || { tk_dump "run.csv: $(head -c 200 "$T/run.csv")"; false; }
+	tk_run upfbench sweep --sessions 300 --presets best,split --packets 5000 --floor-mib 0 -o "$T/sweep.jsonl"
+	expect_status 0
+	# -o's file is not a terminal: JSON lines, as every command's default there
+	[ -z "$output" ] && [ "$(jq -r .label "$T/sweep.jsonl" | tr '\n' ' ')" = "best split " ] ||
+		{ tk_dump "sweep.jsonl: $(cat "$T/sweep.jsonl")"; false; }
+	tk_run upfbench lookup --sessions 300 --lookups 1k --tables own --batch 1,8 -f csv -o "$T/lookup.csv"
+	expect_status 0
+	[ "$(cut -d, -f1,3 "$T/lookup.csv" | tr '\n' ' ')" = "table,batch own,1 own,8 " ] ||
+		{ tk_dump "lookup.csv: $(cat "$T/lookup.csv")"; false; }
+	tk_run upfbench floor --floor-mib 16 -f json -o "$T/floor.json"
+	expect_status 0
+	jq -e '.type == "memory_floor" and .buffer_mib == 16' "$T/floor.json" >/dev/null ||
+		{ tk_dump "floor.json: $(cat "$T/floor.json")"; false; }
+	tk_run upfbench decode --pcap-in "$T/n3.pcap" -f csv -o "$T/decode.csv"
+	expect_status 0
+	[ "$(head -1 "$T/decode.csv" | cut -d, -f1-2)" = frame,status ] &&
+		[ "$(tail -n +2 "$T/decode.csv" | cut -d, -f2 | sort -u)" = ok ] &&
+		[ "$(grep -c . "$T/decode.csv")" -eq 20001 ] || { tk_dump "decode.csv: $(head -3 "$T/decode.csv")"; false; }
+	# a table and its notes go together
+	tk_run upfbench check-identity -f table -o "$T/identity.txt"
+	expect_status 22
+	[ -z "$output" ] && grep -q "^before .* n$" "$T/identity.txt" &&
+		grep -q "the identity FAILS" "$T/identity.txt" || { tk_dump "identity.txt: $(cat "$T/identity.txt")"; false; }
+}
+
+@test "an -o that cannot be written: one line, exit 1, before any work" {
+	tk_run upfbench floor --floor-mib 16 -o "$T/no/such/dir/floor.json"
+	expect_status 1
+	expect_one_line_stderr
+	expect_stderr "upfbench: --output: cannot write $T/no/such/dir/floor.json: No such file or directory"
+	[[ $stderr != *"memory floor"* ]]
 }
 
 @test "lookup takes a list of tables; other commands take one" {
@@ -229,7 +371,10 @@ field() { printf '%s\n' "$output" | jq -r ".$1"; }
 	tk_run upfbench run --tables own
 	expect_status 2
 	expect_one_line_stderr
-	expect_stderr "upfbench: --tables: only for lookup (sweep takes a list in --table)"
+	expect_stderr "upfbench: unknown option '--tables' (see --help)"
+	tk_run upfbench lookup --tables own,rte_hash,own,own,own,own,own,own,own,own,own,own,own,own,own,own,own
+	expect_status 2
+	expect_stderr "upfbench: --tables: more than 16 values"
 }
 
 @test "rte_hash: lookups compared with the project's table, and runs that count exactly" {

@@ -27,6 +27,7 @@ struct settings {
 	enum rec_format fmt;
 	bool fmt_given;
 	int calls;
+	char maybe[64];         /* each --maybe's value, '-' for none */
 };
 
 static int count_call(void *cfg, const char *opt, const char *val)
@@ -35,6 +36,16 @@ static int count_call(void *cfg, const char *opt, const char *val)
 
 	(void)opt;
 	s->calls += val && !strcmp(val, "x");
+	return 0;
+}
+
+static int maybe_call(void *cfg, const char *opt, const char *val)
+{
+	struct settings *s = cfg;
+	size_t n = strlen(s->maybe);
+
+	(void)opt;
+	snprintf(s->maybe + n, sizeof(s->maybe) - n, "%s%s", n ? " " : "", val ? val : "-");
 	return 0;
 }
 
@@ -54,6 +65,7 @@ static const struct opt table[] = {
 	OPT_E_CHOICE("pick", 0, "C", pick, picks, "a choice"),
 	OPT_E_FORMAT(fmt, fmt_given),
 	OPT_E_CALL("call", 0, "V", count_call, "calls back"),
+	OPT_E_CALL_OPTIONAL("maybe", 'm', "on|off", maybe_call, "a value or none"),
 	OPT_E_STANDARD,
 	OPT_E_END,
 };
@@ -101,6 +113,22 @@ static void test_u64_to_max(void **state)
 	assert_true(s.big == UINT64_MAX);
 }
 
+/* an optional value: "--maybe", "--maybe=V", "--maybe V", never an option or "--" */
+static void test_optional_value(void **state)
+{
+	char *argv[] = { "t", "--maybe", "--maybe=a", "--maybe", "b", "--maybe", "-F", "-m", "-mc",
+			 "-m", "d", "--maybe", "--", "ARG", NULL };
+	struct settings s = { 0 };
+	int first;
+	(void)state;
+
+	first = opt_parse(&cli, (int)ARRAY_SIZE(argv) - 1, argv, &s);
+	assert_string_equal(s.maybe, "- a b - - c d -");
+	assert_true(s.flag);
+	assert_string_equal(argv[first], "ARG");
+	assert_int_equal(first, (int)ARRAY_SIZE(argv) - 2);
+}
+
 /* --help's lines: the head, the help text at its column, continuations indented */
 static void test_usage_lines(void **state)
 {
@@ -115,6 +143,7 @@ static void test_usage_lines(void **state)
 	assert_non_null(strstr(buf, "\n  -F, --flag              a flag\n"));
 	assert_non_null(strstr(buf, "\n      --ratio R           a ratio\n                          second line\n"));
 	assert_non_null(strstr(buf, "\n  -d, --duration SECONDS  how long\n"));
+	assert_non_null(strstr(buf, "\n  -m, --maybe [on|off]    a value or none\n"));
 	assert_non_null(strstr(buf, "\n  -V, --version           print the version\nFooter.\n"));
 	free(buf);
 }
@@ -168,6 +197,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_values_land),
+		cmocka_unit_test(test_optional_value),
 		cmocka_unit_test(test_usage_lines),
 		cmocka_unit_test(test_first_operand),
 		cmocka_unit_test(test_parse_after_scan),
