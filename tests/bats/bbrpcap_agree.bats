@@ -36,22 +36,28 @@ teardown_file() {
 
 # the data flow of the iperf3 test on PORT, from bbrpcap flows: "id a b"
 data_flow() {
-	bbrpcap flows --format csv "$1" | awk -F, -v p=":$2" 'NR > 1 && $3 ~ p"$" && $9 + $17 > 1000000 { print $1, $2, $3 }'
+	bbrpcap flows -f json "$1" | jq -r --arg p ":$2" 'select(.type == "flow" and (.b | endswith($p)) and
+		.data_bytes_ab + .data_bytes_ba > 1000000) | "\(.flow) \(.a) \(.b)"'
+}
+
+# each flow of bbrpcap flows FILE as one line: the fields named, in order
+flow_lines() {
+	local f=$1
+	shift
+	bbrpcap flows -f json "$f" | jq -r --argjson k "$(printf '%s\n' "$@" | jq -R . | jq -s .)" \
+		'select(.type == "flow") | [.[$k[]]] | map(tostring) | join(" ")'
 }
 
 @test "flows: packets and bytes per direction equal tshark's io,stat, every flow, at both ends" {
 	requires tshark
-	local csv=$D/flows.csv n f
+	local n f
 	for f in snd rcv; do
 		n=0
-		bbrpcap flows --format csv "$D/$f.pcap" > "$csv"
-		while IFS=, read -r id a b _ _ pab bab _ _ _ _ _ _ pba bba _; do
-			[ "$id" = flow ] && continue
-			[ "$id" = file ] && break
+		while read -r id a b pab bab pba bba; do
 			[ "$(pc_tshark_dir "$D/$f.pcap" "${a##*:}" "${b##*:}")" = "$pab $bab" ]
 			[ "$(pc_tshark_dir "$D/$f.pcap" "${b##*:}" "${a##*:}")" = "$pba $bba" ]
 			n=$((n + 1))
-		done < "$csv"
+		done < <(flow_lines "$D/$f.pcap" flow a b pkts_ab wire_bytes_ab pkts_ba wire_bytes_ba)
 		[ "$n" -eq 4 ] # two iperf3 tests: control and data each
 	done
 }
@@ -60,9 +66,7 @@ data_flow() {
 	requires tshark
 	local conv=$D/conv.txt
 	tshark -r "$D/snd.pcap" -q -z conv,tcp 2>/dev/null > "$conv"
-	bbrpcap flows --format csv "$D/snd.pcap" | while IFS=, read -r id a b _ _ pab bab _ _ _ _ _ _ pba bba _; do
-		[ "$id" = flow ] && continue
-		[ "$id" = file ] && break
+	flow_lines "$D/snd.pcap" flow a b pkts_ab wire_bytes_ab pkts_ba wire_bytes_ba | while read -r id a b pab bab pba bba; do
 		# tshark: A <-> B | frames bytes (B to A) | frames bytes (A to B) | total ...
 		local line want
 		line=$(grep -F "$a " "$conv" | grep -F "$b ")
@@ -84,9 +88,7 @@ data_flow() {
 		/throughput:/ { t1[c] = $2; t2[c] = $5 }
 		END { for (i = 1; i <= c; i++) print port[i, 1], port[i, 2], tp1[i], tp2[i], u1[i], u2[i], d1[i], d2[i], t1[i], t2[i] }' > "$tt"
 	[ "$(wc -l < "$tt")" -eq 4 ]
-	while IFS=, read -r id a b _ _ pab _ _ dab uab _ _ tab pba _ _ dba uba _ _ tba _; do
-		[ "$id" = flow ] && continue
-		[ "$id" = file ] && break
+	while read -r id a b pab dab uab tab pba dba uba tba; do
 		read -r _ _ tp1 tp2 u1 u2 d1 d2 t1 t2 < <(grep "^${a##*:} ${b##*:} " "$tt")
 		[ "$pab $pba $uab $uba $dab $dba" = "$tp1 $tp2 $u1 $u2 $d1 $d2" ] ||
 			{ echo "# flow $id: tcptrace $tp1 $tp2 $u1 $u2 $d1 $d2, bbrpcap $pab $pba $uab $uba $dab $dba"; false; }
@@ -94,7 +96,8 @@ data_flow() {
 		awk -v o="$tab" -v t="$t1" 'BEGIN { e = o / 8 - t; if (e < 0) e = -e; exit !(e <= t / 100 + 1) }'
 		awk -v o="$tba" -v t="$t2" 'BEGIN { e = o / 8 - t; if (e < 0) e = -e; exit !(e <= t / 100 + 1) }'
 		n=$((n + 1))
-	done < <(bbrpcap flows --format csv "$D/snd.pcap")
+	done < <(flow_lines "$D/snd.pcap" flow a b pkts_ab data_bytes_ab unique_bytes_ab throughput_ab_bps \
+		pkts_ba data_bytes_ba unique_bytes_ba throughput_ba_bps)
 	[ "$n" -eq 4 ]
 }
 
@@ -149,7 +152,7 @@ check_bins() {
 	bbrpcap throughput --format csv --flow "$id" "$D/snd.pcap" | awk -F, -v s="$a" 'NR == 1 || $2 == s' > "$csv"
 	local acked unique
 	acked=$(awk -F, -v c="$(pc_csv_col "$csv" acked_bytes)" 'NR > 1 { n += $c } END { print n }' "$csv")
-	unique=$(bbrpcap flows --format csv --flow "$id" "$D/snd.pcap" | awk -F, 'NR == 2 { print $10 }')
+	unique=$(bbrpcap flows -f json --flow "$id" "$D/snd.pcap" | jq 'select(.type == "flow") | .unique_bytes_ab')
 	# iperf3's 37-byte cookie, then what it says it sent; every byte is ACKed in the capture
 	[ "$unique" -eq $(($(jq .end.sum_sent.bytes "$D/fwd.json") + 37)) ] || { echo "# unique $unique"; false; }
 	[ "$acked" -eq "$unique" ] || { echo "# acked $acked, unique $unique"; false; }
@@ -157,24 +160,27 @@ check_bins() {
 
 @test "acks: an Ethernet capture at the sender says sender (from the TTLs of a routed path)" {
 	read -r id a _ < <(data_flow "$D/snd.pcap" 42001)
-	tk_run bbrpcap acks --format csv --flow "$id" "$D/snd.pcap"
+	tk_run bbrpcap acks -f json --flow "$id" "$D/snd.pcap"
 	expect_status 0
-	expect_output "flow,sender,receiver,side,side_basis,"
-	printf '%s\n' "$output" | grep -q "^$id,$a,10.202.2.2:42001,sender,ttl," || { tk_dump "not sender/ttl"; false; }
+	jq -e --argjson id "$id" --arg a "$a" 'select(.type == "ack_summary") | .flow == $id and .sender == $a and
+		.receiver == "10.202.2.2:42001" and .side == "sender" and .side_basis == "ttl"' <<<"$output" ||
+		{ tk_dump "not sender/ttl"; false; }
 }
 
 @test "acks: a cooked capture at the receiver says receiver (from the packet types)" {
 	read -r id a _ < <(data_flow "$D/rcv.pcap" 42001)
-	tk_run bbrpcap acks --format csv --flow "$id" "$D/rcv.pcap"
+	tk_run bbrpcap acks -f json --flow "$id" "$D/rcv.pcap"
 	expect_status 0
-	printf '%s\n' "$output" | grep -q "^$id,$a,10.202.2.2:42001,receiver,packet_type," ||
+	jq -e --argjson id "$id" --arg a "$a" 'select(.type == "ack_summary") | .flow == $id and .sender == $a and
+		.receiver == "10.202.2.2:42001" and .side == "receiver" and .side_basis == "packet_type"' <<<"$output" ||
 		{ tk_dump "not receiver/packet_type"; false; }
 }
 
 @test "acks --side overrides the detection and says so" {
 	read -r id a _ < <(data_flow "$D/rcv.pcap" 42001)
-	tk_run bbrpcap acks --format csv --side sender --flow "$id" "$D/rcv.pcap"
-	printf '%s\n' "$output" | grep -q "^$id,$a,10.202.2.2:42001,sender,option,"
+	tk_run bbrpcap acks -f json --side sender --flow "$id" "$D/rcv.pcap"
+	jq -e --argjson id "$id" 'select(.type == "ack_summary") | .flow == $id and .side == "sender" and
+		.side_basis == "option"' <<<"$output"
 }
 
 @test "acks: the ACK delay is shorter at the receiver than at the sender (no round trip)" {
