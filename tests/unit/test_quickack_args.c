@@ -309,7 +309,7 @@ static void test_operands_refused(void **state)
 	refused("", "missing command: show, on, off, rto-min, congctl, restore or status (see --help)");
 	refused("-v", "missing command: show, on, off, rto-min, congctl, restore or status (see --help)");
 	refused("frob", "command: 'frob' is not one of show|on|off|rto-min|congctl|restore|status");
-	refused("on", "on: missing PREFIX (or --all-dev DEV)");
+	refused("on", "on: missing PREFIX (or --to ADDR, or --all-dev DEV)");
 	refused("on 10.0.1.0/24 10.0.2.0/24", "on: unexpected argument '10.0.2.0/24'");
 	refused("on 10.0.1.0/24 --all-dev d0", "on: a PREFIX ('10.0.1.0/24') and --all-dev exclude each other");
 	refused("on --all-dev d0 --dev d1", "--all-dev and --dev exclude each other");
