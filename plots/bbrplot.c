@@ -33,6 +33,7 @@ struct env {
 	enum plot_kind kind;
 	const char *input;      /* dwell/upf/sweep */
 	const char *trace, *pcap, *out, *title, *keep;
+	char out_abs[PATH_MAX + 256]; /* -o, absolute (for gnuplot and plot.sh) */
 	const char *sender;
 	bool have_cookie;
 	uint64_t cookie;
@@ -252,7 +253,8 @@ static pid_t start_bbrpcap(const struct env *e, const struct pd_dip_info *info, 
 }
 
 /* bbrpcap throughput on the capture, read into tput.dat: *bins of them; a TK_EXIT_* code */
-static int capture_throughput(const struct env *e, const struct pd_dip_info *info, double offset_s, long *bins)
+static int capture_throughput(const struct env *e, struct pd_dip_info *info, double offset_s, long *bins,
+			      double *first_s)
 {
 	char err[256] = "out of memory";
 	int status;
@@ -267,7 +269,7 @@ static int capture_throughput(const struct env *e, const struct pd_dip_info *inf
 	pid = start_bbrpcap(e, info, &in);
 	if (pid < 0)
 		return TK_EXIT_FAIL;
-	*bins = in ? pd_dip_tput(in, info, offset_s, data_dir, err, sizeof(err)) : PD_ERR_SYSTEM;
+	*bins = in ? pd_dip_tput(in, info, offset_s, data_dir, first_s, err, sizeof(err)) : PD_ERR_SYSTEM;
 	if (in)
 		fclose(in);
 	while (waitpid(pid, &status, 0) < 0)
@@ -319,10 +321,13 @@ static int no_capture(void)
 	return fclose(t) ? TK_EXIT_FAIL : TK_EXIT_OK;
 }
 
-/* the capture's throughput on the trace's clock: *bins of it; a TK_EXIT_* code */
-static int dip_capture(const struct env *e, const struct pd_dip_info *info, long *bins)
+/* the capture's throughput on the trace's clock: *bins of it; time 0 moves to
+ * the capture's first frame when that came before the trace's first sample;
+ * a TK_EXIT_* code */
+static int dip_capture(const struct env *e, struct pd_dip_info *info, long *bins)
 {
-	double offset_s = 0;
+	double offset_s = 0, first_s = 0;
+	char err[512];
 	int rc;
 
 	*bins = 0;
@@ -338,23 +343,49 @@ static int dip_capture(const struct env *e, const struct pd_dip_info *info, long
 		     e->trace);
 		return TK_EXIT_DATA;
 	}
-	rc = capture_throughput(e, info, offset_s, bins);
+	rc = capture_throughput(e, info, offset_s, bins, &first_s);
 	if (rc != TK_EXIT_OK)
 		return rc;
+	if (*bins > 0 && (rc = pd_dip_shift(data_dir, info, first_s, err, sizeof(err)))) {
+		elog("%s", err);
+		return pd_exit(rc);
+	}
 	if (*bins == 0)
 		wlog("%s holds no data of %s:%u -> %s:%u", e->pcap, info->saddr, info->sport, info->daddr, info->dport);
 	vlog("capture: %ld bins; clock offset %.3f ms", *bins, offset_s * 1e3);
 	return TK_EXIT_OK;
 }
 
-/* the variables every template takes: the data, the picture, its title and size */
+/* the variables every template takes: the data, the picture, its title and
+ * size; paths absolute, so that a kept plot.sh redraws from anywhere */
 static void gp_common(FILE *v, const struct env *e, const char *title)
 {
 	gp_str(v, "data", data_dir);
-	gp_str(v, "out", e->out);
+	gp_str(v, "out", e->out_abs);
 	gp_str(v, "term", e->svg ? "svg" : "pngcairo");
 	gp_str(v, "ptitle", title);
 	fprintf(v, "width=%u; height=%u; ", e->width, e->height);
+}
+
+/* the rate axis' floor: a decade below the lowest rate drawn, at least PD_FLOOR_MBPS */
+static double rate_floor(const struct pd_dip_info *info)
+{
+	double f = info->min_mbps > 0 ? pow(10, floor(log10(info->min_mbps))) : PD_FLOOR_MBPS;
+
+	return f > PD_FLOOR_MBPS ? f : PD_FLOOR_MBPS;
+}
+
+/* --from/--to must show some of what the plot covers; say what that is */
+static int check_zoom(const struct env *e, const struct pd_dip_info *info)
+{
+	double from = isnan(e->from) ? 0 : e->from, to = isnan(e->to) ? info->last_s : e->to;
+
+	if (from < info->last_s && to > 0)
+		return TK_EXIT_OK;
+	elog("--from %g --to %g is outside what the plot covers: 0 to %.3f s (from the trace's first sample "
+	     "or the capture's first frame, whichever came first)",
+	     from, to, info->last_s);
+	return TK_EXIT_USAGE;
 }
 
 static int plot_dip(const struct env *e, char *vars, size_t vlen)
@@ -382,6 +413,9 @@ static int plot_dip(const struct env *e, char *vars, size_t vlen)
 	rc = dip_capture(e, &info, &bins);
 	if (rc != TK_EXIT_OK)
 		return rc;
+	rc = check_zoom(e, &info);
+	if (rc != TK_EXIT_OK)
+		return rc;
 	if (e->title)
 		snprintf(title, sizeof(title), "%s", e->title);
 	else
@@ -392,12 +426,13 @@ static int plot_dip(const struct env *e, char *vars, size_t vlen)
 	if (!v)
 		return TK_EXIT_FAIL;
 	gp_common(v, e, title);
-	fprintf(v, "have_pcap=%d; bin_ms=%g; floor_mbps=%g; ", e->pcap && bins > 0, e->bin_ms, PD_FLOOR_MBPS);
+	fprintf(v, "have_pcap=%d; bin_ms=%g; floor_mbps=%g; interval_floor_us=%d; ", e->pcap && bins > 0,
+		e->bin_ms, rate_floor(&info), PD_INTERVAL_FLOOR_US);
 	gp_causes(v, info.collapses);
-	if (!isnan(e->from))
-		fprintf(v, "xfrom=%.9g; ", e->from);
-	if (!isnan(e->to))
-		fprintf(v, "xto=%.9g; ", e->to);
+	/* both panels on one explicit time axis: 0 is the earlier of the first
+	 * sample and the first frame */
+	fprintf(v, "xmin=%.9g; xmax=%.9g; ", isnan(e->from) ? 0 : e->from,
+		isnan(e->to) ? info.last_s : e->to);
 	if (fclose(v))
 		return TK_EXIT_FAIL;
 	return run_gnuplot(tmpl, vars) ? TK_EXIT_FAIL : TK_EXIT_OK;
@@ -677,6 +712,24 @@ static void check_args(struct env *e)
 		cli_usage_die("-o: '%s' must end in .png or .svg", e->out);
 }
 
+/* OUT's directory must exist: say which does not, before any work */
+static void check_out_dir(struct env *e)
+{
+	char dir[PATH_MAX], real[PATH_MAX];
+	const char *slash = strrchr(e->out, '/');
+
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - e->out) : 1, slash ? e->out : ".");
+	if (slash == e->out)
+		snprintf(dir, sizeof(dir), "/");
+	if (!realpath(dir, real)) {
+		elog("-o %s: the directory %s does not exist (%s)", e->out, dir, strerror(errno));
+		exit(TK_EXIT_FAIL);
+	}
+	if ((size_t)snprintf(e->out_abs, sizeof(e->out_abs), "%s/%s", strcmp(real, "/") ? real : "",
+			     slash ? slash + 1 : e->out) >= sizeof(e->out_abs))
+		cli_usage_die("-o %s: the path is too long", e->out);
+}
+
 static void parse_args(int argc, char **argv, struct env *e)
 {
 	char kinds[64];
@@ -693,6 +746,7 @@ static void parse_args(int argc, char **argv, struct env *e)
 		cli_usage_die("%s: unexpected argument '%s'", plots[e->kind].name, argv[first + 1]);
 	e->input = argv[first];
 	check_args(e);
+	check_out_dir(e);
 }
 
 /* --- the run ---------------------------------------------------------------------- */
@@ -707,7 +761,10 @@ static int make_data_dir(const struct env *e)
 			elog("%s: cannot create: %s", e->keep, strerror(errno));
 			return TK_EXIT_FAIL;
 		}
-		snprintf(data_dir, sizeof(data_dir), "%s", e->keep);
+		if (!realpath(e->keep, data_dir)) {
+			elog("%s: %s", e->keep, strerror(errno));
+			return TK_EXIT_FAIL;
+		}
 		return TK_EXIT_OK;
 	}
 	snprintf(data_dir, sizeof(data_dir), "%s/bbrplot.XXXXXX", tmp && *tmp ? tmp : "/tmp");

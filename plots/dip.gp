@@ -9,8 +9,10 @@
 #   bin_ms      the capture's bin width
 #   ncauses, cause_label[], cause_n[]   the collapse causes in bbrtrace's order
 #               (lib/trace.h), with their legend words and their counts
-#   floor_mbps  rates below it are drawn at it (log axis)
-#   xfrom, xto  the zoom, seconds; only set when asked for
+#   floor_mbps  the rate axis' floor: rates below it are drawn at it (log axis)
+#   interval_floor_us   intervals of 0 us are drawn at it (log axis)
+#   xmin, xmax  the time axis of both panels, seconds from time 0 (the earlier
+#               of the trace's first sample and the capture's first frame)
 #
 # samples.dat:   t_s bw_mbps pacing_mbps rcv_interval_us snd_interval_us app_limited
 # collapses.dat: one block per cause, in that order: t_s bw_mbps bw_prev_mbps
@@ -26,7 +28,7 @@ set termoption noenhanced
 set encoding utf8
 
 # colours: the wire in blues/greens, BBR's belief in black, causes as in bbrtrace's verdict
-c_sent   = "#4a90d9"
+c_sent   = "#9cc3ec"
 c_acked  = "#2ca02c"
 c_bw     = "#000000"
 c_pacing = "#8c564b"
@@ -42,9 +44,7 @@ set multiplot title ptitle font ",13"
 # both panels share the time axis: the same margins, the legends beside them
 set lmargin at screen 0.08
 set rmargin at screen 0.70
-if (exists("xfrom") && exists("xto")) { set xrange [xfrom:xto] }
-if (exists("xfrom") && !exists("xto")) { set xrange [xfrom:*] }
-if (!exists("xfrom") && exists("xto")) { set xrange [*:xto] }
+set xrange [xmin:xmax]
 set grid xtics ytics lc rgb "#e0e0e0"
 
 # --- upper panel: rates -----------------------------------------------------------------
@@ -60,10 +60,10 @@ set format x ""
 unset xlabel
 set key at screen 0.995, screen 0.92 right top vertical Left reverse box samplen 2 spacing 1.1 font ",9"
 plot \
-	data."/tput.dat" using 1:2 with steps lw 1.5 lc rgb c_sent \
+	data."/tput.dat" using 1:2 with steps lw 4 lc rgb c_sent \
 		title (have_pcap ? sprintf("wire: data sent (%g ms bins)", bin_ms) : ""), \
-	data."/tput.dat" using 1:3 with steps lw 1.2 lc rgb c_acked \
-		title (have_pcap ? "wire: data ACKed" : ""), \
+	data."/tput.dat" using 1:3 with steps lw 1.2 dt 3 lc rgb c_acked \
+		title (have_pcap ? "wire: data ACKed (dotted, over sent)" : ""), \
 	data."/samples.dat" using 1:3 with lines lw 1.2 dt 2 lc rgb c_pacing title "BBR pacing rate", \
 	data."/samples.dat" using 1:2 with steps lw 2.2 lc rgb c_bw title "BBR bw (max-bw filter)", \
 	for [c=1:ncauses] data."/collapses.dat" index (c - 1) using 1:2 with points pt cause_pt[c] ps 2.2 \
@@ -79,10 +79,12 @@ unset yrange
 set yrange [*:*]
 set ylabel "interval (us, log)"
 set format x "%g"
-set xlabel "time (s since the trace's first sample)"
+set xlabel "time (s since the trace's first sample or the capture's first frame, whichever came first)"
 set key at screen 0.995, screen 0.30 right top vertical Left reverse box samplen 2 font ",9"
 plot \
-	data."/samples.dat" using 1:4 with points pt 7 ps 0.45 lc rgb c_rcv title "rcv_interval_us", \
-	data."/samples.dat" using 1:5 with points pt 7 ps 0.45 lc rgb c_snd title "snd_interval_us"
+	data."/samples.dat" using 1:4 with points pt 7 ps 0.45 lc rgb c_rcv \
+		title sprintf("rcv_interval_us (0 drawn at %d)", interval_floor_us), \
+	data."/samples.dat" using 1:5 with points pt 7 ps 0.45 lc rgb c_snd \
+		title sprintf("snd_interval_us (0 drawn at %d)", interval_floor_us)
 
 unset multiplot

@@ -91,9 +91,17 @@ static double mbps(uint64_t bps, bool valid)
 	return valid && bps > 0 ? (double)bps * 1e-6 : NAN;
 }
 
-static double positive(double v)
+/* the lowest rate drawn above 0, for the rate axis' floor */
+static void note_rate(struct pd_dip_info *info, double mbps_v)
 {
-	return v > 0 ? v : NAN;
+	if (mbps_v > 0 && isfinite(mbps_v) && (info->min_mbps <= 0 || mbps_v < info->min_mbps))
+		info->min_mbps = mbps_v;
+}
+
+/* an interval on the log axis: 0 us (the usual snd_interval on a veth) at the floor */
+static double interval(uint32_t us)
+{
+	return us > 0 ? (double)us : PD_INTERVAL_FLOOR_US;
 }
 
 static int cmp_double(const void *x, const void *y)
@@ -237,14 +245,16 @@ static void note_offset(double **diffs, size_t *n, size_t *cap, double d)
 	(*diffs)[(*n)++] = d;
 }
 
-static void write_sample_row(FILE *f, double ts, const struct bt_sample *s)
+static void write_sample_row(FILE *f, double ts, const struct bt_sample *s, struct pd_dip_info *info)
 {
 	fprintf(f, "%.9f", ts);
 	put_num(f, mbps(s->bw_bps, true));
 	put_num(f, mbps(s->pacing_rate_bps, s->pacing_rate_valid));
-	put_num(f, positive(s->rcv_interval_us));
-	put_num(f, positive(s->snd_interval_us));
+	put_num(f, interval(s->rcv_interval_us));
+	put_num(f, interval(s->snd_interval_us));
 	fprintf(f, " %d\n", s->is_app_limited);
+	note_rate(info, mbps(s->bw_bps, true));
+	note_rate(info, mbps(s->pacing_rate_bps, s->pacing_rate_valid));
 }
 
 static void write_collapse_row(FILE *f, double ts, const struct bt_collapse *c)
@@ -282,7 +292,7 @@ static void write_series(struct trace_pass *p, const struct flow_key *chosen, FI
 		if (jl_u64(p->o, "frame_time_ns", &ft))
 			note_offset(&diffs, &ndiff, &capdiff, ((double)ft - (double)t) * 1e-9);
 		if (r.is_sample) {
-			write_sample_row(samples, ts, &r.c.ack);
+			write_sample_row(samples, ts, &r.c.ack, info);
 			info->samples++;
 			if (ts > info->last_s)
 				info->last_s = ts;
@@ -555,8 +565,8 @@ static int need_cols(const struct csv *c, const char *name, const char *const *c
 	return 0;
 }
 
-long pd_dip_tput(FILE *csv, const struct pd_dip_info *info, double offset_s, const char *dir, char *err,
-		 size_t errlen)
+long pd_dip_tput(FILE *csv, struct pd_dip_info *info, double offset_s, const char *dir, double *first_s,
+		 char *err, size_t errlen)
 {
 	static const char *const cols[] = { "src", "epoch_s", "data_bps", "acked_bps", "dip" };
 	struct csv c = { 0 };
@@ -589,12 +599,77 @@ long pd_dip_tput(FILE *csv, const struct pd_dip_info *info, double offset_s, con
 		put_num(out, sent > PD_FLOOR_MBPS ? sent : PD_FLOOR_MBPS);
 		put_num(out, acked > PD_FLOOR_MBPS ? acked : PD_FLOOR_MBPS);
 		fprintf(out, " %d\n", !strcmp(f[idx[4]], "1"));
+		note_rate(info, sent);
+		note_rate(info, acked);
+		if (!n || t < *first_s)
+			*first_s = t;
+		if (t > info->last_s)
+			info->last_s = t;
 		n++;
 	}
 	csv_free(&c);
 	if (close_out(out, "tput.dat", err, errlen))
 		return PD_ERR_SYSTEM;
 	return n;
+}
+
+/* adds shift to the first number of each row of DIR/name; "NaN" rows and
+ * comments stay as they are */
+static int shift_file(const char *dir, const char *name, double shift, char *err, size_t errlen)
+{
+	char path[4096], tmp[4200], *line = NULL;
+	size_t cap = 0;
+	FILE *in, *out;
+	int rc = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(tmp, sizeof(tmp), "%s.shift", path);
+	in = fopen(path, "r");
+	out = in ? fopen(tmp, "w") : NULL;
+	if (!in || !out) {
+		log_fmt(err, errlen, "%s: cannot rewrite: %s", path, strerror(errno));
+		if (in)
+			fclose(in);
+		return PD_ERR_SYSTEM;
+	}
+	while (getline(&line, &cap, in) > 0) {
+		char *end;
+		double t = strtod(line, &end);
+
+		if (line[0] == '#' || end == line || !isfinite(t)) {
+			fputs(line, out);
+		} else {
+			double v = t + shift;
+
+			/* the earliest row lands on 0, not on -0.000000000 from rounding */
+			fprintf(out, "%.9f%s", v < 0 && v > -1e-9 ? 0.0 : v, end);
+		}
+	}
+	free(line);
+	fclose(in);
+	if (close_out(out, name, err, errlen) || rename(tmp, path)) {
+		log_fmt(err, errlen, "%s: cannot rewrite: %s", path, strerror(errno));
+		rc = PD_ERR_SYSTEM;
+	}
+	return rc;
+}
+
+int pd_dip_shift(const char *dir, struct pd_dip_info *info, double first_s, char *err, size_t errlen)
+{
+	static const char *const files[] = { "samples.dat", "collapses.dat", "tput.dat" };
+	double shift = -first_s;
+
+	if (!(first_s < 0))
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		int rc = shift_file(dir, files[i], shift, err, errlen);
+
+		if (rc)
+			return rc;
+	}
+	info->origin_s -= shift;
+	info->last_s += shift;
+	return 0;
 }
 
 /* --- udpdwell ----------------------------------------------------------------------- */

@@ -42,8 +42,10 @@ struct pd_dip_info {
 	uint64_t flows;          /* flows in the trace */
 	uint64_t samples;        /* of the flow drawn */
 	uint64_t collapses[BT_NCAUSES]; /* by cause, lib/trace.h's order */
-	double origin_s;         /* time 0 of the plot: the trace's first record (wall clock if it has one) */
-	double last_s;           /* the last sample, relative to origin */
+	double origin_s;         /* time 0 of the plot: the trace's first sample, or the
+				  * capture's first frame if earlier (pd_dip_shift) */
+	double last_s;           /* the last sample or frame, relative to origin */
+	double min_mbps;         /* the lowest rate drawn that is above 0, for the axis' floor */
 	bool wall;               /* times are wall_ns (else t_ns) */
 	/* joined traces: capture time - trace time, the median over records with a frame */
 	bool have_offset;
@@ -60,14 +62,26 @@ struct pd_dip_info {
 int pd_dip_trace(const char *trace_path, const struct pd_flow_sel *sel, const char *dir,
 		 struct pd_dip_info *info, char *err, size_t errlen);
 
+/* rates are drawn on a log axis; intervals of 0 us at this floor */
+#define PD_INTERVAL_FLOOR_US 1
+
+/*
+ * Time 0 of the plot is the earlier of the trace's first sample and the
+ * capture's first frame: when the capture started first_s (< 0) before
+ * the trace, every data file's times move by -first_s, so that all of them
+ * start at 0 or later. 0, or a PD_ERR_*.
+ */
+int pd_dip_shift(const char *dir, struct pd_dip_info *info, double first_s, char *err, size_t errlen);
+
 /*
  * Reads `bbrpcap throughput --format csv` output and writes DIR/tput.dat
  * (t_s sent_mbps acked_mbps dip) for the trace flow's data direction, times
- * relative to the plot's origin (capture epoch - offset_s - origin_s).
- * Returns the number of bins written, or a PD_ERR_*.
+ * relative to the plot's origin (capture epoch - offset_s - origin_s); a bin
+ * before the trace's first sample has a negative time until pd_dip_shift.
+ * Returns the number of bins written, or a PD_ERR_*; first_s: the first bin's time.
  */
-long pd_dip_tput(FILE *csv, const struct pd_dip_info *info, double offset_s, const char *dir, char *err,
-		 size_t errlen);
+long pd_dip_tput(FILE *csv, struct pd_dip_info *info, double offset_s, const char *dir, double *first_s,
+		 char *err, size_t errlen);
 
 /*
  * udpdwell JSON lines: the socket records summed per socket (address, port)

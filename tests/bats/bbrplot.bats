@@ -15,7 +15,7 @@ setup() {
 }
 
 # the palette of plots/dip.gp (rrggbb)
-C_SENT=4a90d9 C_ACKED=2ca02c C_BW=000000 C_DA=d62728 C_SND=1f77b4
+C_SENT=9cc3ec C_ACKED=2ca02c C_BW=000000 C_DA=d62728 C_SND=1f77b4
 
 @test "bbrplot --help says what is drawn, with units, and the exit codes" {
 	tk_run bbrplot --help
@@ -26,6 +26,51 @@ C_SENT=4a90d9 C_ACKED=2ca02c C_BW=000000 C_DA=d62728 C_SND=1f77b4
 	expect_output "  5   bad input: a file missing, unreadable, damaged or not of the kind expected"
 	# bbrplot's help is the dip plot's
 	[ "$output" = "$(bbrplot dip --help)" ]
+}
+
+@test "dip plot: one time axis for both panels; a collapse at time T sits at x = T in both, even when the capture starts first" {
+	requires tshark jq
+	local svg=$BATS_TEST_TMPDIR/dip.svg d=$BATS_TEST_TMPDIR/data read first_sample first_frame origin t want
+	bbrplot --trace "$TRACE" --pcap "$PCAP" -o "$svg" --keep-data "$d"
+	# time 0, read independently: the earlier of the flow's first sample
+	# (the trace) and the capture's first frame (tshark)
+	first_sample=$(jq -s '[.[] | select(.type == "sample" and .dport == 43100) | .wall_ns] | min / 1e9' "$TRACE")
+	first_frame=$(tshark -r "$PCAP" -c 1 -T fields -e frame.time_epoch 2>/dev/null)
+	# this fixture's capture starts first: the case where the panels parted
+	awk -v f="$first_frame" -v s="$first_sample" 'BEGIN { exit !(f < s) }'
+	origin=$first_frame
+	t=$(jq -r "select(.type == \"collapse\" and .cause == \"delayed_ack\") | .wall_ns / 1e9 - $origin" "$TRACE")
+	/usr/bin/python3 "$TK_ROOT/tests/tools/dipsvg.py" "$svg" "rgb(214, 39, 40)" > "$BATS_TEST_TMPDIR/read"
+	cat "$BATS_TEST_TMPDIR/read" | grep -v marker
+	# the two panels' grid lines stand at the same pixels: one axis
+	[ "$(awk '$1 == "upper_grid" { $1 = ""; print }' "$BATS_TEST_TMPDIR/read")" = \
+	  "$(awk '$1 == "lower_grid" { $1 = ""; print }' "$BATS_TEST_TMPDIR/read")" ]
+	grep -q '^lower_ticks 0:' "$BATS_TEST_TMPDIR/read"
+	# the collapse marker in the upper panel, and the culprit's sample in the
+	# lower one, at T (half a pixel is 0.003 s here)
+	echo "# delayed-ACK collapse at T = $t s"
+	awk -v t="$t" '$1 == "marker" && $2 == "upper" { n++; if ($3 - t > 0.006 || t - $3 > 0.006) bad++ }
+		END { exit !(n == 1 && !bad) }' "$BATS_TEST_TMPDIR/read" ||
+		{ grep "marker upper" "$BATS_TEST_TMPDIR/read"; false; }
+	awk -v t="$t" '$1 == "marker" && $2 == "lower" && $3 - t < 0.006 && t - $3 < 0.006 { n++ } END { exit !n }' "$BATS_TEST_TMPDIR/read"
+	# every data file starts at 0 or later
+	for f in samples tput collapses; do
+		awk '!/^#/ && $1 != "NaN" && $1 + 0 < 0 { bad++ } END { exit bad > 0 }' "$d/$f.dat" ||
+			{ echo "# $f.dat has times before 0"; false; }
+	done
+	# and the kept plot.sh redraws from any directory
+	rm -f "$svg"
+	(cd / && "$d/plot.sh")
+	[ -s "$svg" ]
+}
+
+@test "dip plot: --from/--to outside the plot says what it covers; a missing output directory is named" {
+	tk_run bbrplot --trace "$TRACE" -o "$BATS_TEST_TMPDIR/x.png" --from 100 --to 200
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "--from 100 --to 200 is outside what the plot covers: 0 to 4."
+	tk_run bbrplot --trace "$TRACE" -o "$BATS_TEST_TMPDIR/nodir/x.png"
+	expect_status 1; expect_one_line_stderr
+	expect_stderr "-o $BATS_TEST_TMPDIR/nodir/x.png: the directory $BATS_TEST_TMPDIR/nodir does not exist"
 }
 
 @test "each plot's --help lists its own options, and only those" {
@@ -126,7 +171,7 @@ C_SENT=4a90d9 C_ACKED=2ca02c C_BW=000000 C_DA=d62728 C_SND=1f77b4
 	grep -q "<text>push to a paced receiver</text>" "$svg"
 	grep -q "<text>wire: data sent (100 ms bins)</text>" "$svg"
 	grep -q "<text>collapse: delayed ACK (1)</text>" "$svg"
-	grep -q "<text>rcv_interval_us</text>" "$svg"
+	grep -q "<text>rcv_interval_us (0 drawn at 1)</text>" "$svg"
 	grep -q "<text>rate (Mbit/s, log)</text>" "$svg"
 	grep -q "<text>interval (us, log)</text>" "$svg"
 	grep -qi "rgb(214,  39,  40)\|#d62728" "$svg"
