@@ -28,20 +28,25 @@
 /*
  * sk is a BTF pointer the verifier knows as struct sock, so reading UDP's
  * reader_queue needs a cast it accepts: bpf_rdonly_cast() (6.2+), which it
- * turns into a register move.
+ * turns into a register move. Kernels before 6.2 (Debian 12's 6.1) lack the
+ * kfunc: user space clears targ_rdonly_cast, the verifier drops the call as
+ * dead code (weak, so libbpf loads the object without it), and a probe read
+ * takes its place.
  */
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
-#define UD_UDP_SK(sk) \
-	((struct udp_sock *)bpf_rdonly_cast((sk), bpf_core_type_id_kernel(struct udp_sock)))
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+const volatile bool targ_rdonly_cast = true;
+#define UD_RDR_QLEN(sk)                                                                  \
+	(targ_rdonly_cast ? (__u32)((struct udp_sock *)bpf_rdonly_cast(                  \
+				  (sk), bpf_core_type_id_kernel(struct udp_sock)))        \
+				  ->reader_queue.qlen                                     \
+			  : (__u32)BPF_CORE_READ((struct udp_sock *)(sk), reader_queue.qlen))
 #else
-#define UD_UDP_SK(sk) ((struct udp_sock *)(sk))
+#define UD_RDR_QLEN(sk) ((__u32)UD_RD((struct udp_sock *)(sk), reader_queue.qlen))
 #endif
 
 #define UD_Q_RCV(q) ((__u32)UD_RD((struct sock *)(q), sk_receive_queue.qlen))
-#define UD_Q_RDR(q)                                                                      \
-	(bpf_core_field_exists(struct udp_sock, reader_queue)                            \
-		 ? (__u32)UD_RD(UD_UDP_SK((struct sock *)(q)), reader_queue.qlen)         \
-		 : 0)
+#define UD_Q_RDR(q) \
+	(bpf_core_field_exists(struct udp_sock, reader_queue) ? UD_RDR_QLEN((struct sock *)(q)) : 0)
 #include "dwell/fifo.h"
 
 char LICENSE[] SEC("license") = "GPL";

@@ -122,6 +122,15 @@ static bool have_func(const char *f)
 	return bpfu_func_nargs(f, module, sizeof(module)) >= 0;
 }
 
+/* the kfunc that reads UDP's reader_queue from a socket pointer for free (6.2+) */
+static bool have_rdonly_cast(void)
+{
+	if (have_func("bpf_rdonly_cast"))
+		return true;
+	vlog("no bpf_rdonly_cast kfunc (6.2+): reader_queue is read with bpf_probe_read_kernel");
+	return false;
+}
+
 static int load_err(int err, const char *what, char *why, size_t len)
 {
 	char buf[128];
@@ -149,6 +158,7 @@ static int open_fentry(const struct ud_bpf_opts *o, struct ud_bpf *b, char *why,
 		return load_err(-errno, "cannot open the BPF object", why, len);
 	UD_SETUP(s, o, legacy);
 	s->rodata->targ_recv_flags_arg = (__u32)flags_arg;
+	s->rodata->targ_rdonly_cast = have_rdonly_cast();
 	if (!have_func("udpv6_recvmsg"))
 		bpf_program__set_autoload(s->progs.ud_fexit_recvmsg6, false);
 	err = udpdwell_fentry_bpf__load(s);
@@ -248,6 +258,7 @@ static int open_tracepoint(const struct ud_bpf_opts *o, struct ud_bpf *b, char *
 	if (!s)
 		return load_err(-errno, "cannot open the BPF object", why, len);
 	UD_SETUP(s, o, legacy);
+	s->rodata->targ_rdonly_cast = have_rdonly_cast();
 	err = udpdwell_tp_bpf__load(s);
 	if (err) {
 		udpdwell_tp_bpf__destroy(s);
