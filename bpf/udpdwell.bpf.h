@@ -293,13 +293,16 @@ static __always_inline struct ud_sock *ud_state_of(struct sock *sk)
 	return ud_sock_get(sk, port, &where);
 }
 
-/* an enqueue happened (sk_data_ready, or a successful enqueue function) */
-static __always_inline void ud_enqueued(struct sock *sk)
+/*
+ * A datagram was enqueued at ts (sk_data_ready, or a successful enqueue
+ * function, dated at its start)
+ */
+static __always_inline void ud_enqueued(struct sock *sk, __u64 ts)
 {
 	struct ud_sock *st = ud_state_of(sk);
 
 	if (st)
-		ud_on_enqueue(st, bpf_ktime_get_ns(), sk);
+		ud_on_enqueue(st, ts, sk);
 }
 
 /* a read returned ret with these flags */
