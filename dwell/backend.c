@@ -278,6 +278,32 @@ static int open_tracepoint(const struct ud_bpf_opts *o, struct ud_bpf *b, char *
 	return 0;
 }
 
+/*
+ * The one line about the backend that runs: as asked, the first choice, or
+ * why auto passed over the others; and where drops cannot all be counted
+ */
+static void summarize(struct ud_bpf *b, enum ud_backend want, const struct ud_bpf_opts *o,
+		      char refusals[][256], int nref)
+{
+	size_t n = (size_t)snprintf(b->summary, sizeof(b->summary), "%s", ud_backend_names[b->kind]);
+
+	if (want != UD_BACKEND_AUTO) {
+		n += (size_t)snprintf(b->summary + n, sizeof(b->summary) - n, " (as asked)");
+	} else if (!nref) {
+		n += (size_t)snprintf(b->summary + n, sizeof(b->summary) - n, " (the first choice)");
+	} else {
+		for (int r = 0; r < nref && n < sizeof(b->summary); r++)
+			n += (size_t)snprintf(b->summary + n, sizeof(b->summary) - n, "%s%s",
+					      r ? "; " : " (", refusals[r]);
+		if (n < sizeof(b->summary))
+			n += (size_t)snprintf(b->summary + n, sizeof(b->summary) - n, ")");
+	}
+	if (b->legacy_drops && !o->legacy_drops && n < sizeof(b->summary))
+		snprintf(b->summary + n, sizeof(b->summary) - n,
+			 "; drops: full buffer and protocol memory only (udp:udp_fail_queue_rcv_skb), "
+			 "this kernel's skb:kfree_skb names no socket");
+}
+
 enum ud_open_result ud_bpf_open(enum ud_backend want, const struct ud_bpf_opts *o,
 				struct ud_bpf *b, char *why, size_t len)
 {
@@ -301,20 +327,7 @@ enum ud_open_result ud_bpf_open(enum ud_backend want, const struct ud_bpf_opts *
 		else
 			err = open_tracepoint(o, b, one, sizeof(one));
 		if (!err) {
-			size_t n = (size_t)snprintf(b->summary, sizeof(b->summary), "%s",
-						    ud_backend_names[k]);
-
-			if (want != UD_BACKEND_AUTO) {
-				snprintf(b->summary + n, sizeof(b->summary) - n, " (as asked)");
-			} else if (!nref) {
-				snprintf(b->summary + n, sizeof(b->summary) - n, " (the first choice)");
-			} else {
-				for (int r = 0; r < nref && n < sizeof(b->summary); r++)
-					n += (size_t)snprintf(b->summary + n, sizeof(b->summary) - n,
-							      "%s%s", r ? "; " : " (", refusals[r]);
-				if (n < sizeof(b->summary))
-					snprintf(b->summary + n, sizeof(b->summary) - n, ")");
-			}
+			summarize(b, want, o, refusals, nref);
 			return UD_OPEN_OK;
 		}
 		snprintf(refusals[nref++], sizeof(refusals[0]), "%s: %s", ud_backend_names[k], one);
