@@ -74,7 +74,8 @@ static const char usage[] =
 "Output (stdout, at exit or on SIGINT/SIGTERM):\n"
 "  {\"type\":\"receiver\",\"packets\":N,\"lost\":N,\"reordered\":N,\"jitter_ms\":X,\n"
 "   \"wait_avg_us\":X,\"wait_max_us\":X,\"kwait_avg_us\":X,\"kwait_max_us\":X,\n"
-"   \"kwait_pre_avg_us\":X,\"kwait_pre_max_us\":X,\n"
+"   \"kwait_max_seq\":N,\"kwait_pre_avg_us\":X,\"kwait_pre_max_us\":X,\n"
+"   \"kwait_pre_max_seq\":N,\n"
 "   \"stalls\":N,\"reads\":N,\"bad\":N,\"cpu_user_s\":S,\n"
 "   \"cpu_sys_s\":S}\n"
 "Exit status: 0 success, 1 runtime failure, 2 bad arguments.\n";
@@ -108,6 +109,7 @@ static uint64_t nreads, nstalls, nbad, last_arrival_ns;
 struct kwait {
 	uint64_t n, max_ns;
 	double sum_ns;
+	long max_seq; /* the sequence number of the datagram that waited longest */
 };
 static struct kwait kwait, kwait_pre;
 static uint64_t rng_state;
@@ -244,7 +246,8 @@ static void maybe_stall(void)
 	}
 }
 
-static void kwait_add(struct kwait *k, const struct timespec *ts, const struct timespec *now)
+static void kwait_add(struct kwait *k, const struct timespec *ts, const struct timespec *now,
+		      long seq)
 {
 	int64_t w = (int64_t)(now->tv_sec - ts->tv_sec) * 1000000000LL + (now->tv_nsec - ts->tv_nsec);
 
@@ -252,8 +255,10 @@ static void kwait_add(struct kwait *k, const struct timespec *ts, const struct t
 		w = 0;
 	k->n++;
 	k->sum_ns += (double)w;
-	if ((uint64_t)w > k->max_ns)
+	if ((uint64_t)w > k->max_ns) {
 		k->max_ns = (uint64_t)w;
+		k->max_seq = seq;
+	}
 }
 
 /*
@@ -261,7 +266,7 @@ static void kwait_add(struct kwait *k, const struct timespec *ts, const struct t
  * return of the read call (end) and to its start (start); under lock
  */
 static void add_kernel_wait(struct msghdr *m, const struct timespec *start,
-			    const struct timespec *end)
+			    const struct timespec *end, long seq)
 {
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
 		struct timespec ts;
@@ -269,18 +274,18 @@ static void add_kernel_wait(struct msghdr *m, const struct timespec *start,
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS)
 			continue;
 		memcpy(&ts, CMSG_DATA(c), sizeof(ts));
-		kwait_add(&kwait, &ts, end);
-		kwait_add(&kwait_pre, &ts, start);
+		kwait_add(&kwait, &ts, end, seq);
+		kwait_add(&kwait_pre, &ts, start, seq);
 	}
 }
 
 static void print_kwait(const char *name, const struct kwait *k)
 {
 	if (k->n)
-		printf("\"%s_avg_us\":%.1f,\"%s_max_us\":%.1f,", name, k->sum_ns / (double)k->n / 1e3,
-		       name, (double)k->max_ns / 1e3);
+		printf("\"%s_avg_us\":%.1f,\"%s_max_us\":%.1f,\"%s_max_seq\":%ld,", name,
+		       k->sum_ns / (double)k->n / 1e3, name, (double)k->max_ns / 1e3, name, k->max_seq);
 	else
-		printf("\"%s_avg_us\":null,\"%s_max_us\":null,", name, name);
+		printf("\"%s_avg_us\":null,\"%s_max_us\":null,\"%s_max_seq\":null,", name, name, name);
 }
 
 static void *reader(void *arg)
@@ -342,13 +347,14 @@ static void *reader(void *arg)
 			pthread_mutex_lock(&lock);
 			for (int i = 0; i < n; i++) {
 				struct rtp_pkt pkt;
+				bool ok = rtp_unpack(bufs[i], msgs[i].msg_len, &pkt);
 
-				if (rtp_unpack(bufs[i], msgs[i].msg_len, &pkt))
+				if (ok)
 					rtp_stats_add(&stats, &pkt, now);
 				else
 					nbad++;
 				if (o.kernel_ts)
-					add_kernel_wait(&msgs[i].msg_hdr, &call_start, &rt);
+					add_kernel_wait(&msgs[i].msg_hdr, &call_start, &rt, ok ? pkt.seq : -1);
 			}
 			last_arrival_ns = now;
 			pthread_mutex_unlock(&lock);
