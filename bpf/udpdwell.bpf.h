@@ -28,20 +28,25 @@
 /*
  * sk is a BTF pointer the verifier knows as struct sock, so reading UDP's
  * reader_queue needs a cast it accepts: bpf_rdonly_cast() (6.2+), which it
- * turns into a register move.
+ * turns into a register move. Kernels before 6.2 (Debian 12's 6.1) lack the
+ * kfunc: user space clears targ_rdonly_cast, the verifier drops the call as
+ * dead code (weak, so libbpf loads the object without it), and a probe read
+ * takes its place.
  */
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
-#define UD_UDP_SK(sk) \
-	((struct udp_sock *)bpf_rdonly_cast((sk), bpf_core_type_id_kernel(struct udp_sock)))
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+const volatile bool targ_rdonly_cast = true;
+#define UD_RDR_QLEN(sk)                                                                  \
+	(targ_rdonly_cast ? (__u32)((struct udp_sock *)bpf_rdonly_cast(                  \
+				  (sk), bpf_core_type_id_kernel(struct udp_sock)))        \
+				  ->reader_queue.qlen                                     \
+			  : (__u32)BPF_CORE_READ((struct udp_sock *)(sk), reader_queue.qlen))
 #else
-#define UD_UDP_SK(sk) ((struct udp_sock *)(sk))
+#define UD_RDR_QLEN(sk) ((__u32)UD_RD((struct udp_sock *)(sk), reader_queue.qlen))
 #endif
 
 #define UD_Q_RCV(q) ((__u32)UD_RD((struct sock *)(q), sk_receive_queue.qlen))
-#define UD_Q_RDR(q)                                                                      \
-	(bpf_core_field_exists(struct udp_sock, reader_queue)                            \
-		 ? (__u32)UD_RD(UD_UDP_SK((struct sock *)(q)), reader_queue.qlen)         \
-		 : 0)
+#define UD_Q_RDR(q) \
+	(bpf_core_field_exists(struct udp_sock, reader_queue) ? UD_RDR_QLEN((struct sock *)(q)) : 0)
 #include "dwell/fifo.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -219,60 +224,96 @@ static __always_inline struct ud_sock *ud_slot_claim(struct sock *sk, __u16 port
 	return NULL;
 }
 
-/* the slot a valid ref points at, or NULL */
+/* the slot a valid ref points at, or NULL; generation 0 is no slot's */
 static __always_inline struct ud_sock *ud_slot_of(const struct ud_sock_ref *ref)
 {
 	__u32 slot = ref->slot;
 	struct ud_sock *st = bpf_map_lookup_elem(&ud_state, &slot);
 
-	if (!st || UD_LOAD(st->gen) != ref->gen)
+	if (!st || !ref->gen || UD_LOAD(st->gen) != ref->gen)
 		return NULL;
 	if (!UD_LOAD(st->ref))
 		UD_STORE(st->ref, 1);
 	return st;
 }
 
+union ud_ref_word {
+	__u64 v;
+	struct ud_sock_ref r;
+};
+
 /*
- * The socket's state, given a slot on first sight (or after an eviction);
- * where says which slot and generation.
+ * The socket's state through its ref (socket-local storage, or the kprobe
+ * index): a slot is claimed on first sight or after an eviction. Two events
+ * of a new socket can race to claim one (a read on one CPU while the enqueue
+ * that woke the reader is still being handled on another: the function hooks
+ * run after the wake-up). The ref is published with one cmpxchg; the loser
+ * gives its slot back and uses the winner's, so a socket never has two.
  */
+static __always_inline struct ud_sock *ud_ref_resolve(struct ud_sock_ref *ref, struct sock *sk,
+						      __u16 port, struct ud_sock_ref *where)
+{
+	union ud_ref_word seen, mine;
+	struct ud_sock *st;
+
+	seen.v = UD_LOAD(*(__u64 *)ref);
+	st = ud_slot_of(&seen.r);
+	if (st) {
+		*where = seen.r;
+		return st;
+	}
+	st = ud_slot_claim(sk, port, &mine.r);
+	if (!st)
+		return NULL;
+	if (__sync_val_compare_and_swap((__u64 *)ref, seen.v, mine.v) == seen.v) {
+		*where = mine.r;
+		return st;
+	}
+	__sync_fetch_and_add(&st->gen, 1);
+	UD_STORE(st->owner, 0);
+	seen.v = UD_LOAD(*(__u64 *)ref);
+	st = ud_slot_of(&seen.r);
+	if (st)
+		*where = seen.r;
+	return st;
+}
+
+/* the socket's state; where says which slot and generation */
 static __always_inline struct ud_sock *ud_sock_get(struct sock *sk, __u16 port,
 						   struct ud_sock_ref *where)
 {
 	struct ud_sock_ref *ref;
-	struct ud_sock *st;
 
 #ifdef UD_TRUSTED_SK
 	ref = bpf_sk_storage_get(&ud_refs, sk, 0, 0);
-	if (ref && (st = ud_slot_of(ref))) {
-		*where = *ref;
-		return st;
-	}
 	if (!ref) {
 		ref = bpf_sk_storage_get(&ud_refs, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+		if (!ref) /* also when a racing event created it first */
+			ref = bpf_sk_storage_get(&ud_refs, sk, 0, 0);
 		if (!ref)
 			return NULL;
 	}
-	st = ud_slot_claim(sk, port, where);
-	if (st)
-		*ref = *where;
-	return st;
+	return ud_ref_resolve(ref, sk, port, where);
 #else
+	struct ud_sock_ref none = {};
 	__u64 key = (__u64)sk;
+	struct ud_sock *st;
 
 	ref = bpf_map_lookup_elem(&ud_index, &key);
-	if (ref && (st = ud_slot_of(ref))) {
-		if (st->port != port) {
-			/* the address of a closed socket, reused by a socket on another port */
-			ref->gen = ud_slot_reset(st, sk, port);
-			ud_count(UD_CNT_REUSED);
-		}
-		*where = *ref;
-		return st;
+	if (!ref) {
+		/* an entry with no slot yet; a racing event may add it first */
+		bpf_map_update_elem(&ud_index, &key, &none, BPF_NOEXIST);
+		ref = bpf_map_lookup_elem(&ud_index, &key);
+		if (!ref)
+			return NULL;
 	}
-	st = ud_slot_claim(sk, port, where);
-	if (st && bpf_map_update_elem(&ud_index, &key, where, BPF_ANY))
-		return NULL; /* unreachable: ud_index has room for every slot */
+	st = ud_ref_resolve(ref, sk, port, where);
+	if (st && st->port != port) {
+		/* the address of a closed socket, reused by a socket on another port */
+		where->gen = ud_slot_reset(st, sk, port);
+		ref->gen = where->gen;
+		ud_count(UD_CNT_REUSED);
+	}
 	return st;
 #endif
 }
@@ -288,13 +329,16 @@ static __always_inline struct ud_sock *ud_state_of(struct sock *sk)
 	return ud_sock_get(sk, port, &where);
 }
 
-/* an enqueue happened (sk_data_ready, or a successful enqueue function) */
-static __always_inline void ud_enqueued(struct sock *sk)
+/*
+ * A datagram was enqueued at ts (sk_data_ready, or a successful enqueue
+ * function, dated at its start)
+ */
+static __always_inline void ud_enqueued(struct sock *sk, __u64 ts)
 {
 	struct ud_sock *st = ud_state_of(sk);
 
 	if (st)
-		ud_on_enqueue(st, bpf_ktime_get_ns(), sk);
+		ud_on_enqueue(st, ts, sk);
 }
 
 /* a read returned ret with these flags */

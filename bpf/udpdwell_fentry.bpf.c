@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * udpdwell's fentry backend: fexit on the enqueue, counted only when it
- * succeeded, and fexit on the UDP read functions (IPv4 and IPv6 sockets).
+ * udpdwell's fentry backend: fentry and fexit on the enqueue, counted only
+ * when it succeeded, and fexit on the UDP read functions (IPv4 and IPv6
+ * sockets). The enqueue is dated at its start: its end comes after
+ * sk_data_ready() has woken the reader, which is no part of the dwell (a
+ * cross-CPU wake-up can take longer than the dwell itself).
  * Sees every enqueue, also on kernels that do not signal each one. On 6.18 a
  * successful __udp_enqueue_schedule_skb() may only have put the skb on a
  * per-NUMA list that another CPU drains: its return still pushes one stamp
@@ -15,11 +18,38 @@
 /* index of `flags` in udp_recvmsg(): 3 since 5.19, 4 before (noblock) */
 const volatile __u32 targ_recv_flags_arg = 3;
 
+/* the start of this CPU's enqueue (softirqs off: never nested) */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} ud_enq_start SEC(".maps");
+
+SEC("fentry/__udp_enqueue_schedule_skb")
+int BPF_PROG(ud_fentry_enqueue, struct sock *sk)
+{
+	__u32 zero = 0;
+	__u64 *start = bpf_map_lookup_elem(&ud_enq_start, &zero);
+	__u16 port;
+
+	if (start && ud_wanted(sk, &port))
+		*start = bpf_ktime_get_ns();
+	return 0;
+}
+
 SEC("fexit/__udp_enqueue_schedule_skb")
 int BPF_PROG(ud_fexit_enqueue, struct sock *sk, struct sk_buff *skb, int ret)
 {
+	__u32 zero = 0;
+	__u64 *start = bpf_map_lookup_elem(&ud_enq_start, &zero), ts;
+
+	if (!start)
+		return 0;
+	ts = *start;
+	*start = 0;
 	if (ret == 0)
-		ud_enqueued(sk);
+		ud_enqueued(sk, ts ?: bpf_ktime_get_ns());
 	return 0;
 }
 

@@ -4,8 +4,8 @@
  * trampolines: kprobe + kretprobe on the enqueue (counted only when it
  * returned 0) and on the UDP read functions. A kretprobe has no arguments,
  * so each entry saves them: per CPU for the enqueue (softirq, never sleeps),
- * per thread for the read (it sleeps and migrates). Pointers are read with
- * probe reads.
+ * per thread for the read (it sleeps and migrates). The enqueue is dated at
+ * its start, as in the fentry backend. Pointers are read with probe reads.
  */
 #define UD_RD(p, f) BPF_CORE_READ(p, f)
 #include "udpdwell.bpf.h"
@@ -13,12 +13,17 @@
 /* index of `flags` in udp_recvmsg(): 4th argument since 5.19, 5th before */
 const volatile __u32 targ_recv_flags_arg = 3;
 
+struct ud_enq_args {
+	__u64 sk; /* 0: not a socket of ours */
+	__u64 start_ns;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64);
-} ud_enq_sk SEC(".maps");
+	__type(value, struct ud_enq_args);
+} ud_enq SEC(".maps");
 
 struct ud_read_args {
 	__u64 sk;
@@ -36,10 +41,16 @@ SEC("kprobe/__udp_enqueue_schedule_skb")
 int BPF_KPROBE(ud_kp_enqueue, struct sock *sk)
 {
 	__u32 zero = 0;
-	__u64 *slot = bpf_map_lookup_elem(&ud_enq_sk, &zero);
+	struct ud_enq_args *a = bpf_map_lookup_elem(&ud_enq, &zero);
+	__u16 port;
 
-	if (slot)
-		*slot = (__u64)sk;
+	if (!a)
+		return 0;
+	a->sk = 0;
+	if (ud_wanted(sk, &port)) {
+		a->sk = (__u64)sk;
+		a->start_ns = bpf_ktime_get_ns();
+	}
 	return 0;
 }
 
@@ -47,15 +58,15 @@ SEC("kretprobe/__udp_enqueue_schedule_skb")
 int BPF_KRETPROBE(ud_krp_enqueue, int ret)
 {
 	__u32 zero = 0;
-	__u64 *slot = bpf_map_lookup_elem(&ud_enq_sk, &zero);
+	struct ud_enq_args *a = bpf_map_lookup_elem(&ud_enq, &zero);
 	struct sock *sk;
 
-	if (!slot)
+	if (!a)
 		return 0;
-	sk = (struct sock *)*slot;
-	*slot = 0;
+	sk = (struct sock *)a->sk;
+	a->sk = 0;
 	if (ret == 0 && sk)
-		ud_enqueued(sk);
+		ud_enqueued(sk, a->start_ns);
 	return 0;
 }
 

@@ -18,7 +18,7 @@
 SEC("tp_btf/sk_data_ready")
 int BPF_PROG(ud_tp_data_ready, struct sock *sk)
 {
-	ud_enqueued(sk);
+	ud_enqueued(sk, bpf_ktime_get_ns());
 	return 0;
 }
 

@@ -122,6 +122,15 @@ static bool have_func(const char *f)
 	return bpfu_func_nargs(f, module, sizeof(module)) >= 0;
 }
 
+/* the kfunc that reads UDP's reader_queue from a socket pointer for free (6.2+) */
+static bool have_rdonly_cast(void)
+{
+	if (have_func("bpf_rdonly_cast"))
+		return true;
+	vlog("no bpf_rdonly_cast kfunc (6.2+): reader_queue is read with bpf_probe_read_kernel");
+	return false;
+}
+
 static int load_err(int err, const char *what, char *why, size_t len)
 {
 	char buf[128];
@@ -149,6 +158,7 @@ static int open_fentry(const struct ud_bpf_opts *o, struct ud_bpf *b, char *why,
 		return load_err(-errno, "cannot open the BPF object", why, len);
 	UD_SETUP(s, o, legacy);
 	s->rodata->targ_recv_flags_arg = (__u32)flags_arg;
+	s->rodata->targ_rdonly_cast = have_rdonly_cast();
 	if (!have_func("udpv6_recvmsg"))
 		bpf_program__set_autoload(s->progs.ud_fexit_recvmsg6, false);
 	err = udpdwell_fentry_bpf__load(s);
@@ -248,6 +258,7 @@ static int open_tracepoint(const struct ud_bpf_opts *o, struct ud_bpf *b, char *
 	if (!s)
 		return load_err(-errno, "cannot open the BPF object", why, len);
 	UD_SETUP(s, o, legacy);
+	s->rodata->targ_rdonly_cast = have_rdonly_cast();
 	err = udpdwell_tp_bpf__load(s);
 	if (err) {
 		udpdwell_tp_bpf__destroy(s);
@@ -265,6 +276,32 @@ static int open_tracepoint(const struct ud_bpf_opts *o, struct ud_bpf *b, char *
 	UD_FILL(b, s, UD_BACKEND_TRACEPOINT);
 	b->legacy_drops = legacy;
 	return 0;
+}
+
+/*
+ * The one line about the backend that runs: as asked, the first choice, or
+ * why auto passed over the others; and where drops cannot all be counted
+ */
+static void summarize(struct ud_bpf *b, enum ud_backend want, const struct ud_bpf_opts *o,
+		      char refusals[][256], int nref)
+{
+	size_t n = (size_t)snprintf(b->summary, sizeof(b->summary), "%s", ud_backend_names[b->kind]);
+
+	if (want != UD_BACKEND_AUTO) {
+		n += (size_t)snprintf(b->summary + n, sizeof(b->summary) - n, " (as asked)");
+	} else if (!nref) {
+		n += (size_t)snprintf(b->summary + n, sizeof(b->summary) - n, " (the first choice)");
+	} else {
+		for (int r = 0; r < nref && n < sizeof(b->summary); r++)
+			n += (size_t)snprintf(b->summary + n, sizeof(b->summary) - n, "%s%s",
+					      r ? "; " : " (", refusals[r]);
+		if (n < sizeof(b->summary))
+			n += (size_t)snprintf(b->summary + n, sizeof(b->summary) - n, ")");
+	}
+	if (b->legacy_drops && !o->legacy_drops && n < sizeof(b->summary))
+		snprintf(b->summary + n, sizeof(b->summary) - n,
+			 "; drops: full buffer and protocol memory only (udp:udp_fail_queue_rcv_skb), "
+			 "this kernel's skb:kfree_skb names no socket");
 }
 
 enum ud_open_result ud_bpf_open(enum ud_backend want, const struct ud_bpf_opts *o,
@@ -290,20 +327,7 @@ enum ud_open_result ud_bpf_open(enum ud_backend want, const struct ud_bpf_opts *
 		else
 			err = open_tracepoint(o, b, one, sizeof(one));
 		if (!err) {
-			size_t n = (size_t)snprintf(b->summary, sizeof(b->summary), "%s",
-						    ud_backend_names[k]);
-
-			if (want != UD_BACKEND_AUTO) {
-				snprintf(b->summary + n, sizeof(b->summary) - n, " (as asked)");
-			} else if (!nref) {
-				snprintf(b->summary + n, sizeof(b->summary) - n, " (the first choice)");
-			} else {
-				for (int r = 0; r < nref && n < sizeof(b->summary); r++)
-					n += (size_t)snprintf(b->summary + n, sizeof(b->summary) - n,
-							      "%s%s", r ? "; " : " (", refusals[r]);
-				if (n < sizeof(b->summary))
-					snprintf(b->summary + n, sizeof(b->summary) - n, ")");
-			}
+			summarize(b, want, o, refusals, nref);
 			return UD_OPEN_OK;
 		}
 		snprintf(refusals[nref++], sizeof(refusals[0]), "%s: %s", ud_backend_names[k], one);

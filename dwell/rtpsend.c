@@ -50,7 +50,10 @@ static const char usage[] =
 "  -V, --version          print the version\n"
 "\n"
 "Output: {\"type\":\"sender\",\"sent\":N,\"emulated_loss\":N,\"echoes\":N,\n"
-"\"duration_s\":S,\"rate_pps\":R,\"cpu_user_s\":S,\"cpu_sys_s\":S}\n"
+"\"duration_s\":S,\"rate_pps\":R,\"send_avg_us\":X,\"send_max_us\":X,\"send_max_seq\":N,\n"
+"\"cpu_user_s\":S,"
+"\"cpu_sys_s\":S}; send_* time the send() calls, which on loopback carry each\n"
+"datagram through the receiving stack up to the server's socket queue\n"
 "Exit status: 0 success, 1 runtime failure (socket errors), 2 bad arguments.\n";
 
 struct opts {
@@ -69,12 +72,32 @@ struct opts {
 static volatile sig_atomic_t stop;
 static void on_signal(int sig) { (void)sig; stop = 1; }
 
+/* how long the send() calls took */
+static uint64_t send_n, send_max_ns;
+static long send_max_seq; /* the datagram whose send() took longest */
+static double send_sum_ns;
+
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static ssize_t timed_send(int fd, const void *buf, size_t len, long seq)
+{
+	uint64_t t0 = mono_ns(), d;
+	ssize_t r = send(fd, buf, len, 0);
+
+	d = mono_ns() - t0;
+	send_n++;
+	send_sum_ns += (double)d;
+	if (d > send_max_ns) {
+		send_max_ns = d;
+		send_max_seq = seq;
+	}
+	return r;
 }
 
 /* xorshift64*: reproducible, good enough for an emulated network */
@@ -293,7 +316,7 @@ int main(int argc, char **argv)
 			if (!emulate)
 				p.send_ns = mono_ns(); /* the truth, as late as possible */
 			rtp_pack(buf, &p);
-			if (send(fd, buf, o.size, 0) < 0 && errno != ECONNREFUSED && errno != ENOBUFS) {
+			if (timed_send(fd, buf, o.size, p.seq) < 0 && errno != ECONNREFUSED && errno != ENOBUFS) {
 				elog("send: %s", strerror(errno));
 				return TK_EXIT_FAIL;
 			}
@@ -322,9 +345,11 @@ int main(int argc, char **argv)
 	}
 	getrusage(RUSAGE_SELF, &ru);
 	printf("{\"type\":\"sender\",\"sent\":%llu,\"emulated_loss\":%llu,\"echoes\":%llu,"
-	       "\"duration_s\":%.3f,\"rate_pps\":%u,\"cpu_user_s\":%.3f,\"cpu_sys_s\":%.3f}\n",
+	       "\"duration_s\":%.3f,\"rate_pps\":%u,\"send_avg_us\":%.1f,\"send_max_us\":%.1f,\"send_max_seq\":%ld,"
+	       "\"cpu_user_s\":%.3f,\"cpu_sys_s\":%.3f}\n",
 	       (unsigned long long)sent, (unsigned long long)lost, (unsigned long long)echoes,
 	       (double)(mono_ns() - start) / 1e9, o.rate,
+	       send_n ? send_sum_ns / (double)send_n / 1e3 : 0.0, (double)send_max_ns / 1e3, send_max_seq,
 	       ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
 	       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
 	close(fd);

@@ -55,7 +55,11 @@ static const char usage[] =
 "      --no-echo          do not echo\n"
 "      --kernel-ts        also measure each datagram's wait from the kernel's own\n"
 "                         receive timestamp (SO_TIMESTAMPNS, taken when the stack\n"
-"                         received it) to the read: kwait_avg_us, kwait_max_us\n"
+"                         received it, just before the socket's enqueue) to the\n"
+"                         return of the read call that took it (kwait_avg_us,\n"
+"                         kwait_max_us) and to that call's start (kwait_pre_avg_us,\n"
+"                         kwait_pre_max_us): the two bracket the dequeue, which\n"
+"                         happens inside the call\n"
 "      --rt-prio N        run the readers SCHED_FIFO at priority N, 1..99, as\n"
 "                         real-time media servers do (default: normal scheduling)\n"
 "  -n, --count N          exit after N datagrams (default: until signalled)\n"
@@ -70,6 +74,8 @@ static const char usage[] =
 "Output (stdout, at exit or on SIGINT/SIGTERM):\n"
 "  {\"type\":\"receiver\",\"packets\":N,\"lost\":N,\"reordered\":N,\"jitter_ms\":X,\n"
 "   \"wait_avg_us\":X,\"wait_max_us\":X,\"kwait_avg_us\":X,\"kwait_max_us\":X,\n"
+"   \"kwait_max_seq\":N,\"kwait_pre_avg_us\":X,\"kwait_pre_max_us\":X,\n"
+"   \"kwait_pre_max_seq\":N,\n"
 "   \"stalls\":N,\"reads\":N,\"bad\":N,\"cpu_user_s\":S,\n"
 "   \"cpu_sys_s\":S}\n"
 "Exit status: 0 success, 1 runtime failure, 2 bad arguments.\n";
@@ -99,8 +105,13 @@ static volatile sig_atomic_t stop;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rtp_stats stats;
 static uint64_t nreads, nstalls, nbad, last_arrival_ns;
-static uint64_t kwait_n, kwait_max_ns;
-static double kwait_sum_ns;
+/* from the kernel's receive timestamp to the read call's return, and to its start */
+struct kwait {
+	uint64_t n, max_ns;
+	double sum_ns;
+	long max_seq; /* the sequence number of the datagram that waited longest */
+};
+static struct kwait kwait, kwait_pre;
 static uint64_t rng_state;
 
 static void on_signal(int sig) { (void)sig; stop = 1; }
@@ -235,24 +246,46 @@ static void maybe_stall(void)
 	}
 }
 
-/* the wait from the kernel's receive timestamp (CLOCK_REALTIME) to now; under lock */
-static void add_kernel_wait(struct msghdr *m, const struct timespec *now)
+static void kwait_add(struct kwait *k, const struct timespec *ts, const struct timespec *now,
+		      long seq)
+{
+	int64_t w = (int64_t)(now->tv_sec - ts->tv_sec) * 1000000000LL + (now->tv_nsec - ts->tv_nsec);
+
+	if (w < 0)
+		w = 0;
+	k->n++;
+	k->sum_ns += (double)w;
+	if ((uint64_t)w > k->max_ns) {
+		k->max_ns = (uint64_t)w;
+		k->max_seq = seq;
+	}
+}
+
+/*
+ * The wait from the kernel's receive timestamp (CLOCK_REALTIME) to the
+ * return of the read call (end) and to its start (start); under lock
+ */
+static void add_kernel_wait(struct msghdr *m, const struct timespec *start,
+			    const struct timespec *end, long seq)
 {
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
 		struct timespec ts;
-		int64_t w;
 
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS)
 			continue;
 		memcpy(&ts, CMSG_DATA(c), sizeof(ts));
-		w = (int64_t)(now->tv_sec - ts.tv_sec) * 1000000000LL + (now->tv_nsec - ts.tv_nsec);
-		if (w < 0)
-			w = 0;
-		kwait_n++;
-		kwait_sum_ns += (double)w;
-		if ((uint64_t)w > kwait_max_ns)
-			kwait_max_ns = (uint64_t)w;
+		kwait_add(&kwait, &ts, end, seq);
+		kwait_add(&kwait_pre, &ts, start, seq);
 	}
+}
+
+static void print_kwait(const char *name, const struct kwait *k)
+{
+	if (k->n)
+		printf("\"%s_avg_us\":%.1f,\"%s_max_us\":%.1f,\"%s_max_seq\":%ld,", name,
+		       k->sum_ns / (double)k->n / 1e3, name, (double)k->max_ns / 1e3, name, k->max_seq);
+	else
+		printf("\"%s_avg_us\":null,\"%s_max_us\":null,\"%s_max_seq\":null,", name, name, name);
 }
 
 static void *reader(void *arg)
@@ -266,6 +299,7 @@ static void *reader(void *arg)
 	(void)arg;
 	while (!done()) {
 		struct pollfd p = { sock, POLLIN, 0 };
+		struct timespec call_start;
 		int n, pr;
 
 		/* a bounded wait, so that a signal or the end is noticed */
@@ -292,6 +326,7 @@ static void *reader(void *arg)
 			if (recv(sock, tmp, sizeof(tmp), MSG_PEEK | MSG_DONTWAIT) < 0)
 				continue;
 		}
+		clock_gettime(CLOCK_REALTIME, &call_start);
 		if (o.batch == 1) {
 			ssize_t len = recvmsg(sock, &msgs[0].msg_hdr, MSG_DONTWAIT);
 
@@ -312,13 +347,14 @@ static void *reader(void *arg)
 			pthread_mutex_lock(&lock);
 			for (int i = 0; i < n; i++) {
 				struct rtp_pkt pkt;
+				bool ok = rtp_unpack(bufs[i], msgs[i].msg_len, &pkt);
 
-				if (rtp_unpack(bufs[i], msgs[i].msg_len, &pkt))
+				if (ok)
 					rtp_stats_add(&stats, &pkt, now);
 				else
 					nbad++;
 				if (o.kernel_ts)
-					add_kernel_wait(&msgs[i].msg_hdr, &rt);
+					add_kernel_wait(&msgs[i].msg_hdr, &call_start, &rt, ok ? pkt.seq : -1);
 			}
 			last_arrival_ns = now;
 			pthread_mutex_unlock(&lock);
@@ -419,11 +455,8 @@ int main(int argc, char **argv)
 	       (unsigned long long)stats.reordered, rtp_jitter_ms(&stats),
 	       stats.wait_n ? stats.wait_sum_ns / (double)stats.wait_n / 1e3 : 0.0,
 	       (double)stats.wait_max_ns / 1e3);
-	if (kwait_n)
-		printf("\"kwait_avg_us\":%.1f,\"kwait_max_us\":%.1f,", kwait_sum_ns / (double)kwait_n / 1e3,
-		       (double)kwait_max_ns / 1e3);
-	else
-		printf("\"kwait_avg_us\":null,\"kwait_max_us\":null,");
+	print_kwait("kwait", &kwait);
+	print_kwait("kwait_pre", &kwait_pre);
 	printf("\"stalls\":%llu,\"reads\":%llu,\"bad\":%llu,\"cpu_user_s\":%.3f,\"cpu_sys_s\":%.3f}\n",
 	       (unsigned long long)nstalls, (unsigned long long)nreads, (unsigned long long)nbad,
 	       ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
