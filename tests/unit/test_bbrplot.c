@@ -115,8 +115,9 @@ static void test_dip_trace_default_flow(void **state)
 	assert_true(fabs(info.last_s - 1.5) < 1e-9);
 	assert_int_equal(info.collapses[BT_CAUSE_DELAYED_ACK], 1);
 	assert_false(info.have_offset);
-	/* a zero interval cannot sit on a log axis: NaN; null pacing too */
-	assert_non_null(strstr(slurp("samples.dat"), "\n0.500000000 200 NaN NaN 30 1\n1.000000000 300 NaN 40000 100 1\n"));
+	/* a zero interval is drawn at the log axis' floor (PD_INTERVAL_FLOOR_US);
+	 * a null pacing rate is not drawn */
+	assert_non_null(strstr(slurp("samples.dat"), "\n0.500000000 200 NaN 1 30 1\n1.000000000 300 NaN 40000 100 1\n"));
 }
 
 static void test_dip_trace_collapse_blocks(void **state)
@@ -192,6 +193,7 @@ static void test_dip_tput(void **state)
 {
 	struct pd_dip_info info = { .sport = 2222, .origin_s = 100.0 };
 	char err[256];
+	double first = 0;
 	FILE *csv;
 	(void)state;
 
@@ -202,10 +204,34 @@ static void test_dip_tput(void **state)
 			     "1,10.0.0.2:5000,10.0.0.1:2222,0.0,100.5,3,999,999,0\n");
 	csv = fopen(path_of("tp.csv"), "r");
 	assert_non_null(csv);
-	assert_int_equal(pd_dip_tput(csv, &info, 0.25, dir, err, sizeof(err)), 2);
+	assert_int_equal(pd_dip_tput(csv, &info, 0.25, dir, &first, err, sizeof(err)), 2);
 	fclose(csv);
 	assert_string_equal(slurp("tput.dat"), "# t_s sent_mbps acked_mbps dip\nNaN NaN NaN 0\n"
 					     "0.250000000 8 4 0\n0.350000000 0.01 0.01 1\n");
+	assert_true(fabs(first - 0.25) < 1e-9);
+	assert_true(fabs(info.last_s - 0.35) < 1e-9);
+}
+
+/* a capture that started before the trace: every data file moves so that
+ * time 0 is the capture's first frame, none starts before 0 */
+static void test_dip_shift(void **state)
+{
+	struct pd_dip_info info = { .origin_s = 100, .last_s = 2 };
+	char err[256];
+	(void)state;
+
+	write_file("samples.dat", "# t_s bw\n0.5 10\n2 20\n");
+	write_file("collapses.dat", "# header\n# delayed_ack\nNaN NaN NaN\n1.5 0.2 10\n\n\n");
+	write_file("tput.dat", "# t_s sent\nNaN NaN NaN 0\n-0.25 8 4 0\n0.75 8 4 0\n");
+	assert_int_equal(pd_dip_shift(dir, &info, -0.25, err, sizeof(err)), 0);
+	assert_string_equal(slurp("samples.dat"), "# t_s bw\n0.750000000 10\n2.250000000 20\n");
+	assert_string_equal(slurp("collapses.dat"), "# header\n# delayed_ack\nNaN NaN NaN\n1.750000000 0.2 10\n\n\n");
+	assert_string_equal(slurp("tput.dat"), "# t_s sent\nNaN NaN NaN 0\n0.000000000 8 4 0\n1.000000000 8 4 0\n");
+	assert_true(info.origin_s == 99.75);
+	assert_true(info.last_s == 2.25);
+	/* a capture that starts after the trace moves nothing */
+	assert_int_equal(pd_dip_shift(dir, &info, 0.5, err, sizeof(err)), 0);
+	assert_string_equal(slurp("tput.dat"), "# t_s sent\nNaN NaN NaN 0\n0.000000000 8 4 0\n1.000000000 8 4 0\n");
 }
 
 /* bbrpcap found no frame of the flow: no CSV at all is no bins, not an error */
@@ -213,13 +239,14 @@ static void test_dip_tput_empty(void **state)
 {
 	struct pd_dip_info info = { .sport = 2222 };
 	char err[256];
+	double first = 0;
 	FILE *csv;
 	(void)state;
 
 	write_file("empty.csv", "");
 	csv = fopen(path_of("empty.csv"), "r");
 	assert_non_null(csv);
-	assert_int_equal(pd_dip_tput(csv, &info, 0, dir, err, sizeof(err)), 0);
+	assert_int_equal(pd_dip_tput(csv, &info, 0, dir, &first, err, sizeof(err)), 0);
 	fclose(csv);
 	assert_string_equal(slurp("tput.dat"), "# t_s sent_mbps acked_mbps dip\nNaN NaN NaN 0\n");
 }
@@ -359,6 +386,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dip_trace_chosen_flow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dip_trace_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dip_trace_offset_from_join, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dip_shift, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dip_tput, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dip_tput_empty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_input_or_system, setup, teardown),
