@@ -15,6 +15,7 @@
 #include "bbrtrace/guard.h"
 #include "bbrtrace/reorder.h"
 #include "bpfutil.h"
+#include "chooser.h"
 #include "common.h"
 #include "log.h"
 
@@ -144,21 +145,6 @@ static int finish_open(struct bt_backend *b, struct bpf_map *events, char *why, 
 		return -1;
 	}
 	return 0;
-}
-
-static void load_error(int err, const char *what, char *why, size_t len, int *code)
-{
-	char buf[128];
-
-	if (err == -EPERM || err == -EACCES) {
-		/* root was checked before: this is the kernel or a policy refusing */
-		snprintf(why, len, "the kernel refused to load the %s (%s)", what,
-			 err == -EPERM ? "EPERM" : "EACCES: rejected by the verifier; -vv shows its log");
-		*code = TK_EXIT_NOTSUP;
-		return;
-	}
-	snprintf(why, len, "loading the %s failed: %s", what, bpfu_strerror(err, buf, sizeof(buf)));
-	*code = TK_EXIT_FAIL;
 }
 
 /* --- struct_ops ------------------------------------------------------------------ */
@@ -372,7 +358,7 @@ static int register_struct_ops(struct bt_backend *b, struct bpf_map *map, bool u
 	do {                                                                             \
 		b->field = skname##__open();                                             \
 		if (!b->field) {                                                         \
-			load_error(-errno, "struct_ops object", why, len, code);          \
+			*code = tk_load_refusal(-errno, "struct_ops object", why, len);          \
 			return -1;                                                       \
 		}                                                                        \
 		BT_SET_RODATA(b->field, cfg);                                            \
@@ -384,7 +370,7 @@ static int register_struct_ops(struct bt_backend *b, struct bpf_map *map, bool u
 						       BPF_F_LINK);                      \
 		err = skname##__load(b->field);                                          \
 		if (err) {                                                               \
-			load_error(err, "struct_ops congestion control", why, len, code); \
+			*code = tk_load_refusal(err, "struct_ops congestion control", why, len); \
 			return -1;                                                       \
 		}                                                                        \
 		b->obj = b->field->obj;                                                  \
@@ -475,7 +461,7 @@ static int open_fentry(struct bt_backend *b, const struct bt_config *cfg, char *
 		return -1;
 	s = b->fe = bbrtrace_fentry_bpf__open();
 	if (!s) {
-		load_error(-errno, "fentry object", why, len, code);
+		*code = tk_load_refusal(-errno, "fentry object", why, len);
 		return -1;
 	}
 	bpf_program__set_autoload(s->progs.bt_fentry4, nargs == 4);
@@ -486,7 +472,7 @@ static int open_fentry(struct bt_backend *b, const struct bt_config *cfg, char *
 	bpf_map__set_max_entries(s->maps.events, cfg->ringbuf_bytes);
 	err = bbrtrace_fentry_bpf__load(s);
 	if (err) {
-		load_error(err, "fentry/fexit programs", why, len, code);
+		*code = tk_load_refusal(err, "fentry/fexit programs", why, len);
 		return -1;
 	}
 	return tap_attach(b, s->obj, s->skeleton, cfg, "fentry/fexit", why, len, code);
@@ -512,7 +498,7 @@ static int open_kprobe(struct bt_backend *b, const struct bt_config *cfg, char *
 		return -1;
 	s = b->kp = bbrtrace_kprobe_bpf__open();
 	if (!s) {
-		load_error(-errno, "kprobe object", why, len, code);
+		*code = tk_load_refusal(-errno, "kprobe object", why, len);
 		return -1;
 	}
 	BT_SET_RODATA(s, cfg);
@@ -520,7 +506,7 @@ static int open_kprobe(struct bt_backend *b, const struct bt_config *cfg, char *
 	bpf_map__set_max_entries(s->maps.events, cfg->ringbuf_bytes);
 	err = bbrtrace_kprobe_bpf__load(s);
 	if (err) {
-		load_error(err, "kprobe programs", why, len, code);
+		*code = tk_load_refusal(err, "kprobe programs", why, len);
 		return -1;
 	}
 	return tap_attach(b, s->obj, s->skeleton, cfg, "kprobes", why, len, code);

@@ -22,6 +22,7 @@
 #include "bbrtrace/sample.h"
 #include "bbrtrace/verdict.h"
 #include "bpfutil.h"
+#include "chooser.h"
 #include "cli.h"
 #include "common.h"
 #include "log.h"
@@ -391,38 +392,37 @@ static int probe_backends(const struct env *env)
 	return TK_EXIT_OK;
 }
 
+struct open_ctx {
+	const struct env *env;
+	struct run *r;
+	struct bt_backend *b;
+};
+
+/* the chooser's way to open one of bbrtrace's backends */
+static int open_one(int kind, void *p, char *why, size_t len)
+{
+	struct open_ctx *o = p;
+	int code = TK_EXIT_OK;
+
+	o->b = bt_backend_open((enum bt_backend_kind)kind, &o->env->cfg, on_event, o->r, why, len,
+			       &code);
+	return o->b ? TK_EXIT_OK : code;
+}
+
 static struct bt_backend *open_backend(const struct env *env, struct run *r, int *code)
 {
-	static const enum bt_backend_kind order[] = { BT_FENTRY, BT_KPROBE, BT_STRUCT_OPS };
-	char refused[1536] = "", why[512];
-	struct bt_backend *b;
-	int worst = TK_EXIT_NOTSUP;
+	static const int order[] = { BT_FENTRY, BT_KPROBE, BT_STRUCT_OPS };
+	struct open_ctx o = { env, r, NULL };
+	const struct tk_chooser ch = { bt_backend_names, order, ARRAY_SIZE(order), open_one, &o };
+	struct tk_choice c;
 
-	if (env->backend != BT_AUTO) {
-		b = bt_backend_open(env->backend, &env->cfg, on_event, r, why, sizeof(why), code);
-		if (!b)
-			elog("%s: %s", bt_backend_names[env->backend], why);
-		else
-			ilog("backend %s", bt_backend_names[env->backend]);
-		return b;
-	}
-	for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
-		b = bt_backend_open(order[i], &env->cfg, on_event, r, why, sizeof(why), code);
-		if (b) {
-			if (refused[0])
-				ilog("backend %s (%s)", bt_backend_names[order[i]], refused);
-			else
-				ilog("backend %s", bt_backend_names[order[i]]);
-			return b;
-		}
-		if (*code != TK_EXIT_NOTSUP)
-			worst = *code;
-		snprintf(refused + strlen(refused), sizeof(refused) - strlen(refused), "%s%s: %s",
-			 refused[0] ? "; " : "", bt_backend_names[order[i]], why);
-	}
-	elog("no backend works here: %s", refused);
-	*code = worst;
-	return NULL;
+	tk_choose(&ch, env->backend, &c);
+	if (c.kind < 0)
+		elog("%s", c.line);
+	else
+		ilog("%s", c.line);
+	*code = c.code;
+	return o.b;
 }
 
 /* bpf_stats per program: one record in the JSON output, and on stderr */

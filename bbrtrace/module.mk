@@ -12,3 +12,7 @@ bbrtrace_decode_SRCS := bbrtrace/sample.c bbrtrace/reorder.c
 
 UNIT_TESTS += test_bbrtrace_sample
 test_bbrtrace_sample_SRCS := bbrtrace/sample.c bbrtrace/reorder.c
+
+# the collapse classifier on recorded traces (tests/fixtures/detect/)
+UNIT_TESTS += test_detect
+test_detect_SRCS := bbrtrace/detect.c bbrtrace/verdict.c bbrtrace/sample.c

@@ -10,6 +10,8 @@
 #include <bpf/libbpf.h>
 
 #include "bpfutil.h"
+#include "chooser.h"
+#include "common.h"
 #include "log.h"
 #include "dwell/udpdwell.h"
 #include "backend.h"
@@ -131,14 +133,6 @@ static bool have_rdonly_cast(void)
 	return false;
 }
 
-static int load_err(int err, const char *what, char *why, size_t len)
-{
-	char buf[128];
-
-	snprintf(why, len, "%s: %s", what, bpfu_strerror(err, buf, sizeof(buf)));
-	return -1;
-}
-
 static int open_fentry(const struct ud_bpf_opts *o, struct ud_bpf *b, char *why, size_t len)
 {
 	struct udpdwell_fentry_bpf *s;
@@ -155,7 +149,7 @@ static int open_fentry(const struct ud_bpf_opts *o, struct ud_bpf *b, char *why,
 	}
 	s = udpdwell_fentry_bpf__open();
 	if (!s)
-		return load_err(-errno, "cannot open the BPF object", why, len);
+		return tk_load_refusal(-errno, "BPF object", why, len);
 	UD_SETUP(s, o, legacy);
 	s->rodata->targ_recv_flags_arg = (__u32)flags_arg;
 	s->rodata->targ_rdonly_cast = have_rdonly_cast();
@@ -164,12 +158,12 @@ static int open_fentry(const struct ud_bpf_opts *o, struct ud_bpf *b, char *why,
 	err = udpdwell_fentry_bpf__load(s);
 	if (err) {
 		udpdwell_fentry_bpf__destroy(s);
-		return load_err(err, "refused at load", why, len);
+		return tk_load_refusal(err, "programs", why, len);
 	}
 	err = udpdwell_fentry_bpf__attach(s);
 	if (err) {
 		udpdwell_fentry_bpf__destroy(s);
-		return load_err(err, "loaded but cannot attach", why, len);
+		return tk_attach_refusal(err, "programs", why, len);
 	}
 	if (map_state(b, s->maps.ud_state, why, len)) {
 		udpdwell_fentry_bpf__destroy(s);
@@ -203,7 +197,7 @@ static int open_kprobe(const struct ud_bpf_opts *o, struct ud_bpf *b, char *why,
 		return -1;
 	s = udpdwell_kprobe_bpf__open();
 	if (!s)
-		return load_err(-errno, "cannot open the BPF object", why, len);
+		return tk_load_refusal(-errno, "BPF object", why, len);
 	UD_SETUP(s, o, legacy);
 	bpf_map__set_max_entries(s->maps.ud_index, 2 * o->max_sockets);
 	s->rodata->targ_recv_flags_arg = (__u32)flags_arg;
@@ -214,7 +208,7 @@ static int open_kprobe(const struct ud_bpf_opts *o, struct ud_bpf *b, char *why,
 	err = udpdwell_kprobe_bpf__load(s);
 	if (err) {
 		udpdwell_kprobe_bpf__destroy(s);
-		return load_err(err, "refused at load", why, len);
+		return tk_load_refusal(err, "programs", why, len);
 	}
 	vlog("kprobe: the verifier accepted %d programs", count_loaded(s->obj));
 	err = udpdwell_kprobe_bpf__attach(s);
@@ -224,10 +218,10 @@ static int open_kprobe(const struct ud_bpf_opts *o, struct ud_bpf *b, char *why,
 		missing = bpfu_kprobe_missing();
 		udpdwell_kprobe_bpf__destroy(s);
 		if (missing) {
-			snprintf(why, len, "%d programs loaded but cannot attach: %s", n, missing);
-			return -1;
+			snprintf(why, len, "the %d programs loaded but cannot attach: %s", n, missing);
+			return TK_EXIT_NOTSUP;
 		}
-		return load_err(err, "loaded but cannot attach", why, len);
+		return tk_attach_refusal(err, "programs", why, len);
 	}
 	if (map_state(b, s->maps.ud_state, why, len)) {
 		udpdwell_kprobe_bpf__destroy(s);
@@ -256,18 +250,18 @@ static int open_tracepoint(const struct ud_bpf_opts *o, struct ud_bpf *b, char *
 		return -1;
 	s = udpdwell_tp_bpf__open();
 	if (!s)
-		return load_err(-errno, "cannot open the BPF object", why, len);
+		return tk_load_refusal(-errno, "BPF object", why, len);
 	UD_SETUP(s, o, legacy);
 	s->rodata->targ_rdonly_cast = have_rdonly_cast();
 	err = udpdwell_tp_bpf__load(s);
 	if (err) {
 		udpdwell_tp_bpf__destroy(s);
-		return load_err(err, "refused at load", why, len);
+		return tk_load_refusal(err, "programs", why, len);
 	}
 	err = udpdwell_tp_bpf__attach(s);
 	if (err) {
 		udpdwell_tp_bpf__destroy(s);
-		return load_err(err, "loaded but cannot attach", why, len);
+		return tk_attach_refusal(err, "programs", why, len);
 	}
 	if (map_state(b, s->maps.ud_state, why, len)) {
 		udpdwell_tp_bpf__destroy(s);
@@ -278,68 +272,46 @@ static int open_tracepoint(const struct ud_bpf_opts *o, struct ud_bpf *b, char *
 	return 0;
 }
 
-/*
- * The one line about the backend that runs: as asked, the first choice, or
- * why auto passed over the others; and where drops cannot all be counted
- */
-static void summarize(struct ud_bpf *b, enum ud_backend want, const struct ud_bpf_opts *o,
-		      char refusals[][256], int nref)
-{
-	size_t n = (size_t)snprintf(b->summary, sizeof(b->summary), "%s", ud_backend_names[b->kind]);
+struct open_ctx {
+	const struct ud_bpf_opts *o;
+	struct ud_bpf *b;
+};
 
-	if (want != UD_BACKEND_AUTO) {
-		n += (size_t)snprintf(b->summary + n, sizeof(b->summary) - n, " (as asked)");
-	} else if (!nref) {
-		n += (size_t)snprintf(b->summary + n, sizeof(b->summary) - n, " (the first choice)");
-	} else {
-		for (int r = 0; r < nref && n < sizeof(b->summary); r++)
-			n += (size_t)snprintf(b->summary + n, sizeof(b->summary) - n, "%s%s",
-					      r ? "; " : " (", refusals[r]);
-		if (n < sizeof(b->summary))
-			n += (size_t)snprintf(b->summary + n, sizeof(b->summary) - n, ")");
-	}
-	if (b->legacy_drops && !o->legacy_drops && n < sizeof(b->summary))
-		snprintf(b->summary + n, sizeof(b->summary) - n,
-			 "; drops: full buffer and protocol memory only (udp:udp_fail_queue_rcv_skb), "
-			 "this kernel's skb:kfree_skb names no socket");
+/* the chooser's way to open one of udpdwell's backends */
+static int open_one(int kind, void *p, char *why, size_t len)
+{
+	struct open_ctx *c = p;
+	int err;
+
+	memset(c->b, 0, sizeof(*c->b));
+	if (kind == UD_BACKEND_FENTRY)
+		err = open_fentry(c->o, c->b, why, len);
+	else if (kind == UD_BACKEND_KPROBE)
+		err = open_kprobe(c->o, c->b, why, len);
+	else
+		err = open_tracepoint(c->o, c->b, why, len);
+	return err < 0 ? TK_EXIT_NOTSUP : err;
 }
 
-enum ud_open_result ud_bpf_open(enum ud_backend want, const struct ud_bpf_opts *o,
-				struct ud_bpf *b, char *why, size_t len)
+int ud_bpf_open(enum ud_backend want, const struct ud_bpf_opts *o, struct ud_bpf *b)
 {
-	static const enum ud_backend order[] = { UD_BACKEND_FENTRY, UD_BACKEND_KPROBE,
-						 UD_BACKEND_TRACEPOINT };
-	char refusals[3][256];
-	int nref = 0;
+	static const int order[] = { UD_BACKEND_FENTRY, UD_BACKEND_KPROBE, UD_BACKEND_TRACEPOINT };
+	struct open_ctx c = { o, b };
+	const struct tk_chooser ch = { ud_backend_names, order, ARRAY_SIZE(order), open_one, &c };
+	struct tk_choice choice;
 
-	memset(b, 0, sizeof(*b));
-	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
-		enum ud_backend k = order[i];
-		char one[256] = "";
-		int err;
-
-		if (want != UD_BACKEND_AUTO && want != k)
-			continue;
-		if (k == UD_BACKEND_FENTRY)
-			err = open_fentry(o, b, one, sizeof(one));
-		else if (k == UD_BACKEND_KPROBE)
-			err = open_kprobe(o, b, one, sizeof(one));
-		else
-			err = open_tracepoint(o, b, one, sizeof(one));
-		if (!err) {
-			summarize(b, want, o, refusals, nref);
-			return UD_OPEN_OK;
-		}
-		snprintf(refusals[nref++], sizeof(refusals[0]), "%s: %s", ud_backend_names[k], one);
+	tk_choose(&ch, want, &choice);
+	if (choice.kind < 0) {
+		snprintf(b->summary, sizeof(b->summary), "%s", choice.line);
+		return choice.code;
 	}
-	{
-		size_t n = 0;
-
-		why[0] = '\0';
-		for (int r = 0; r < nref && n < len; r++)
-			n += (size_t)snprintf(why + n, len - n, "%s%s", r ? "; " : "", refusals[r]);
-	}
-	return UD_OPEN_NOTSUP;
+	if (b->legacy_drops && !o->legacy_drops)
+		snprintf(b->summary, sizeof(b->summary), "%s; drops: full buffer and protocol memory "
+			 "only (udp:udp_fail_queue_rcv_skb), this kernel's skb:kfree_skb names no socket",
+			 choice.line);
+	else
+		snprintf(b->summary, sizeof(b->summary), "%s", choice.line);
+	return TK_EXIT_OK;
 }
 
 bool ud_bpf_forget(struct ud_bpf *b, uint64_t key)

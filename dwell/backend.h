@@ -42,17 +42,16 @@ struct ud_bpf {
 	int counters_fd;
 	volatile __u64 *epoch;     /* the .bss variable ud_epoch, mmap'ed */
 	bool legacy_drops;         /* drops come from udp:udp_fail_queue_rcv_skb */
-	char summary[512];         /* "tracepoint (fentry: ...; kprobe: ...)" */
+	char summary[1792];        /* "backend tracepoint (fentry: ...; kprobe: ...)" */
 };
 
-enum ud_open_result { UD_OPEN_OK = 0, UD_OPEN_NOTSUP = 1, UD_OPEN_FAIL = 2 };
-
 /*
- * Opens, loads and attaches the backend asked for (or the best that works).
- * On failure, why holds one line naming each backend tried and its refusal.
+ * Opens, loads and attaches the backend asked for (or the best that works,
+ * through lib/chooser). Returns TK_EXIT_OK with b->summary the line that says
+ * which backend runs and why the others did not; else a TK_EXIT_* code, and
+ * b->summary says why none can.
  */
-enum ud_open_result ud_bpf_open(enum ud_backend want, const struct ud_bpf_opts *o,
-				struct ud_bpf *b, char *why, size_t len);
+int ud_bpf_open(enum ud_backend want, const struct ud_bpf_opts *o, struct ud_bpf *b);
 void ud_bpf_close(struct ud_bpf *b);
 
 /*

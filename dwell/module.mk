@@ -16,17 +16,10 @@ sfu_echo_SRCS := dwell/sfu_echo.c dwell/rtp.c
 # the FIFO uses cmpxchg and xchg (BPF ISA v3, kernel 5.12+)
 $(GEN)/udpdwell_%.bpf.o $(BPF_ARM64)/udpdwell_%.bpf.o: BPF_CFLAGS += -mcpu=v3
 
-UNIT_TESTS += test_udpdwell test_udpdwell_fifo test_prom
+UNIT_TESTS += test_udpdwell test_udpdwell_fifo
 test_udpdwell_SRCS := dwell/stats.c dwell/reasons.c dwell/snapshot.c dwell/owner.c dwell/rtp.c
 test_udpdwell_LIBS := $(BPF_LIBS)
 test_udpdwell_fifo_SRCS :=
-# lib/prom.c comes from libtoolkit.a
-test_prom_SRCS :=
-test_prom_LIBS := -lpthread
-
-FUZZ_TARGETS += fuzz_udpdwell_prom_request
-fuzz_udpdwell_prom_request_SRCS := lib/prom.c lib/log.c
-
 # what bpf_stats itself adds per program run, for bench/60-udpdwell.sh
 BENCH_PROGS += udpdwell_statcost
 udpdwell_statcost_BPF  := udpdwell_ref

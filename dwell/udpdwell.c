@@ -833,7 +833,7 @@ int main(int argc, char **argv)
 	struct udpdwell_ref_bpf *ref = NULL;
 	struct prom_server *prom = NULL;
 	struct itimerspec its = { 0 };
-	enum ud_open_result res;
+	int res;
 	int sfd = -1, tfd = -1, stats_fd = -1, rc = TK_EXIT_FAIL;
 	uint64_t intervals = 0;
 	const char *nobtf;
@@ -870,14 +870,11 @@ int main(int argc, char **argv)
 	bo.legacy_drops = o.legacy_drops;
 	bo.reason_rcvbuff = c.reason_rcvbuff;
 	bo.reason_proto_mem = c.reason_proto_mem;
-	res = ud_bpf_open(o.backend, &bo, &c.bpf, why, sizeof(why));
-	if (res != UD_OPEN_OK) {
-		if (o.backend == UD_BACKEND_AUTO)
-			elog("no backend works on this kernel: %s", why);
-		else
-			elog("backend %s", why);
+	res = ud_bpf_open(o.backend, &bo, &c.bpf);
+	if (res != TK_EXIT_OK) {
+		elog("%s", c.bpf.summary);
 		ud_reasons_free(&c.reasons);
-		return TK_EXIT_NOTSUP;
+		return res;
 	}
 	if (o.bpf_stats) {
 		stats_fd = bpfu_enable_stats();
@@ -895,7 +892,7 @@ int main(int argc, char **argv)
 		c.ref_obj = ref->obj;
 	}
 	/* once everything counts: scripts start their traffic at this line */
-	ilog("backend %s", c.bpf.summary);
+	ilog("%s", c.bpf.summary);
 	vlog("drops counted through %s", c.bpf.legacy_drops ? "udp:udp_fail_queue_rcv_skb"
 							      : "skb:kfree_skb (rx_sk)");
 	vlog("watching local ports %u-%u, at most %u sockets", o.port_lo, o.port_hi,

@@ -117,7 +117,7 @@ teardown() {
 	expect_status 0
 	local first=${stderr%%$'\n'*}
 	if tk_have_fentry; then
-		[ "$first" = "bbrtrace: backend fentry" ] || { tk_dump "auto picks fentry"; false; }
+		[ "$first" = "bbrtrace: backend fentry (the first choice)" ] || { tk_dump "auto picks fentry"; false; }
 	elif [ -e /sys/bus/event_source/devices/kprobe/type ]; then
 		[[ $first == "bbrtrace: backend kprobe (fentry: "*")" ]] || { tk_dump "auto picks kprobe"; false; }
 	else
@@ -150,7 +150,7 @@ teardown() {
 	tk_wait_for "grep -qw bbr_traced /proc/sys/net/ipv4/tcp_available_congestion_control" 10
 	tk_run bbrtrace -b struct_ops -d 1
 	expect_status 1
-	expect_stderr "bbrtrace: struct_ops: bbr_traced is already registered by pid $pid (bbrtrace); one struct_ops tracer runs at a time"
+	expect_stderr "bbrtrace: backend struct_ops: bbr_traced is already registered by pid $pid (bbrtrace); one struct_ops tracer runs at a time"
 	kill -INT "$pid"
 	wait "$pid"
 }
@@ -212,7 +212,7 @@ nothing_left() {
 	grep -qw bbr_traced /proc/sys/net/ipv4/tcp_available_congestion_control
 	tk_run bbrtrace -b struct_ops -d 1
 	expect_status 1
-	expect_stderr "bbrtrace: struct_ops: a stale bbr_traced is registered (struct_ops map id "
+	expect_stderr "bbrtrace: backend struct_ops: a stale bbr_traced is registered (struct_ops map id "
 	expect_stderr "remove it with: bbrtrace --cleanup"
 	tk_run bbrtrace --cleanup
 	expect_status 0

@@ -106,7 +106,7 @@ send_one() { ip netns exec "$NS" bash -c "printf 'x' > /dev/udp/127.0.0.1/$1"; }
 	else
 		expect_status 4; expect_one_line_stderr
 		# this build machine refuses fentry programs at load with EPERM
-		expect_stderr "udpdwell: backend fentry: refused at load: Operation not permitted"
+		expect_stderr "udpdwell: backend fentry: the kernel refused to load the programs (EPERM)"
 	fi
 }
 
@@ -118,7 +118,7 @@ send_one() { ip netns exec "$NS" bash -c "printf 'x' > /dev/udp/127.0.0.1/$1"; }
 	else
 		expect_status 4
 		expect_stderr "udpdwell: kprobe: the verifier accepted 7 programs"
-		expect_stderr "udpdwell: backend kprobe: 7 programs loaded but cannot attach: this kernel has no kprobe support (no kprobe PMU, no kprobe_events"
+		expect_stderr "udpdwell: backend kprobe: the 7 programs loaded but cannot attach: this kernel has no kprobe support (no kprobe PMU, no kprobe_events"
 	fi
 }
 
