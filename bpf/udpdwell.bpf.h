@@ -2,7 +2,7 @@
 /*
  * udpdwell's kernel side, shared by its three backends (tracepoint, fentry,
  * kprobe): the socket filter, the socket's slot in the state array, the
- * enqueue and read handlers around the FIFO of dwell/fifo.h, and drop
+ * enqueue and read handlers around the FIFO of bpf/contract/udpdwell_fifo.h, and drop
  * counting. Everything is aggregated here; nothing is sent to user space per
  * packet.
  *
@@ -44,10 +44,10 @@ const volatile bool targ_rdonly_cast = true;
 #define UD_RDR_QLEN(sk) ((__u32)UD_RD((struct udp_sock *)(sk), reader_queue.qlen))
 #endif
 
-#define UD_Q_RCV(q) ((__u32)UD_RD((struct sock *)(q), sk_receive_queue.qlen))
-#define UD_Q_RDR(q) \
-	(bpf_core_field_exists(struct udp_sock, reader_queue) ? UD_RDR_QLEN((struct sock *)(q)) : 0)
-#include "dwell/fifo.h"
+#define UD_Q_RCV(sk) ((__u32)UD_RD((struct sock *)(sk), sk_receive_queue.qlen))
+#define UD_Q_RDR(sk) \
+	(bpf_core_field_exists(struct udp_sock, reader_queue) ? UD_RDR_QLEN((struct sock *)(sk)) : 0)
+#include "bpf/contract/udpdwell_fifo.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -337,8 +337,23 @@ static __always_inline void ud_enqueued(struct sock *sk, __u64 ts)
 {
 	struct ud_sock *st = ud_state_of(sk);
 
-	if (st)
-		ud_on_enqueue(st, ts, sk);
+	/* reader_queue, the read side's line, only when the fast path fails */
+	if (st && !ud_enqueue_stamp(st, ts, UD_Q_RCV(sk)))
+		ud_enqueue_resync(st, ts, UD_Q_RCV(sk) + UD_Q_RDR(sk));
+}
+
+/*
+ * A read took a datagram at now: the socket's receive queue, the enqueue
+ * side's line, is read only for a full look
+ */
+static __always_inline void ud_read_matched(struct ud_sock *st, struct ud_sock_stats *stats,
+					    struct sock *sk, __u64 now)
+{
+	__u32 rdr = UD_Q_RDR(sk);
+
+	if (ud_read_must_check(st, now, rdr))
+		ud_read_resync(st, now, rdr, UD_Q_RCV(sk) + rdr);
+	ud_read_pop(st, stats, now, rdr, ud_epoch);
 }
 
 /* a read returned ret with these flags */
@@ -365,7 +380,7 @@ static __always_inline void ud_read_done(struct sock *sk, long ret, long flags)
 	if (!stats)
 		return;
 	ud_stats_claim(stats, where.gen);
-	ud_on_read(st, stats, bpf_ktime_get_ns(), sk, ud_epoch);
+	ud_read_matched(st, stats, sk, bpf_ktime_get_ns());
 	tgid = bpf_get_current_pid_tgid() >> 32;
 	if (st->tgid != tgid) {
 		st->tgid = tgid;

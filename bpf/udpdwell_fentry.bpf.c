@@ -9,7 +9,7 @@
  * successful __udp_enqueue_schedule_skb() may only have put the skb on a
  * per-NUMA list that another CPU drains: its return still pushes one stamp
  * when the receive queue holds datagrams, and otherwise the FIFO
- * (dwell/fifo.h) stamps it at the first read that finds it in reader_queue.
+ * (bpf/contract/udpdwell_fifo.h) stamps it at the first read that finds it in reader_queue.
  */
 #define UD_RD(p, f) ((p)->f)
 #define UD_TRUSTED_SK 1

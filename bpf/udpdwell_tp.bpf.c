@@ -8,7 +8,7 @@
  *                          recvmmsg fires it once per datagram
  * Drops: skb:kfree_skb or udp:udp_fail_queue_rcv_skb (udpdwell.bpf.h).
  * Kernels 6.10 to early 6.12 signal sk_data_ready only when the queue was
- * empty; the FIFO (dwell/fifo.h) stamps the unsignalled datagrams at the
+ * empty; the FIFO (bpf/contract/udpdwell_fifo.h) stamps the unsignalled datagrams at the
  * first read that finds them in reader_queue (lower bounds).
  */
 #define UD_RD(p, f) ((p)->f)

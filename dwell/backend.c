@@ -13,7 +13,7 @@
 #include "chooser.h"
 #include "common.h"
 #include "log.h"
-#include "dwell/udpdwell.h"
+#include "bpf/contract/udpdwell.h"
 #include "backend.h"
 
 #include "udpdwell_fentry.skel.h"

@@ -5,7 +5,7 @@
 
 #include <bpf/btf.h>
 
-#include "dwell/udpdwell.h"
+#include "bpf/contract/udpdwell.h"
 #include "reasons.h"
 
 #define PREFIX "SKB_DROP_REASON_"

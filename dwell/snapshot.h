@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dwell/udpdwell.h"
+#include "bpf/contract/udpdwell.h"
 #include "reasons.h"
 #include "stats.h"
 

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dwell/udpdwell.h"
+#include "bpf/contract/udpdwell.h"
 
 enum ud_state { UD_OK = 0, UD_WARN = 1, UD_ALERT = 2 };
 enum ud_state_on { UD_STATE_ON_P99 = 0, UD_STATE_ON_MAX = 1 };

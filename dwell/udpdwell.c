@@ -5,7 +5,7 @@
  * For every UDP socket in a port range, how long each datagram waits in the
  * socket's receive queue before the application reads it (dwell time), and
  * the datagrams the kernel drops for it, by reason. Aggregated in the kernel
- * (dwell/udpdwell.h, bpf/udpdwell.bpf.h); user space reads the maps once per
+ * (bpf/contract/udpdwell.h, bpf/udpdwell.bpf.h); user space reads the maps once per
  * interval and prints a top-like table, CSV or JSON lines, and serves
  * Prometheus metrics.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The per-socket FIFO of dwell/fifo.h, the code the BPF programs run,
+ * The per-socket FIFO of bpf/contract/udpdwell_fifo.h, the code the BPF programs run,
  * replayed against a model of the kernel's UDP receive path: datagrams are
  * queued on the receive queue, and a reader whose reader_queue is empty moves
  * the whole receive queue there at once before taking the first (as
@@ -46,9 +46,24 @@ static uint32_t kq_rdr(const void *q)
 	return k->split - k->head;
 }
 
-#define UD_Q_RCV(q) kq_rcv(q)
-#define UD_Q_RDR(q) kq_rdr(q)
-#include "dwell/fifo.h"
+#include "bpf/contract/udpdwell_fifo.h"
+
+/* the two steps of each event, composed as bpf/udpdwell.bpf.h composes them */
+static void on_enqueue(struct ud_sock *st, uint64_t now, struct kq *q)
+{
+	if (!ud_enqueue_stamp(st, now, kq_rcv(q)))
+		ud_enqueue_resync(st, now, kq_rcv(q) + kq_rdr(q));
+}
+
+static int64_t on_read(struct ud_sock *st, struct ud_sock_stats *s, uint64_t now, struct kq *q,
+		       uint64_t epoch)
+{
+	uint32_t rdr = kq_rdr(q);
+
+	if (ud_read_must_check(st, now, rdr))
+		ud_read_resync(st, now, rdr, kq_rcv(q) + rdr);
+	return ud_read_pop(st, s, now, rdr, epoch);
+}
 
 static unsigned int kq_len(const struct kq *q) { return q->tail - q->head; }
 static void kq_push(struct kq *q, uint64_t t) { q->t[q->tail++ % KQ_SIZE] = t; }
@@ -104,14 +119,14 @@ static void enqueue(struct fixture *f, uint64_t t, bool signal)
 {
 	kq_push(&f->q, t);
 	if (signal)
-		ud_on_enqueue(f->st, t, &f->q);
+		on_enqueue(f->st, t, &f->q);
 }
 
 /* the read event of a datagram already taken, on CPU cpu */
 static int64_t read_event(struct fixture *f, uint64_t t, int cpu)
 {
 	ud_stats_claim(&f->cpu[cpu], f->st->gen);
-	return ud_on_read(f->st, &f->cpu[cpu], t, &f->q, 0);
+	return on_read(f->st, &f->cpu[cpu], t, &f->q, 0);
 }
 
 /* a plain successful read at t; returns the dwell the FIFO reported */
@@ -333,9 +348,9 @@ static void test_batched_signals(void **state)
 	kq_push(&f->q, 5000);
 	kq_push(&f->q, 5000);
 	kq_push(&f->q, 5000);
-	ud_on_enqueue(f->st, 5000, &f->q);
-	ud_on_enqueue(f->st, 5010, &f->q);
-	ud_on_enqueue(f->st, 5020, &f->q);
+	on_enqueue(f->st, 5000, &f->q);
+	on_enqueue(f->st, 5010, &f->q);
+	on_enqueue(f->st, 5020, &f->q);
 	assert_int_equal(fifo_len(f), 3);
 	assert_int_equal(read_one(f, 6000), 1000);
 	assert_int_equal(read_one(f, 6000), 990);
@@ -353,7 +368,7 @@ static void test_reader_wins_race_against_signal(void **state)
 	assert_int_equal(read_one(f, 1500), 0); /* stamped at the read: a lower bound */
 	/* the late signal finds the receive queue empty, resynchronises, and
 	 * adds nothing */
-	ud_on_enqueue(f->st, 1600, &f->q);
+	on_enqueue(f->st, 1600, &f->q);
 	assert_int_equal(fifo_len(f), 0);
 	enqueue(f, 2000, true);
 	assert_int_equal(read_one(f, 2600), 600);
@@ -377,7 +392,7 @@ static void test_read_resync_leaves_signals_on_the_way(void **state)
 	assert_int_equal(f->st->read_checked_ns, t + 1000 + UD_CHECK_NS);
 	assert_int_equal(fifo_len(f), 0);
 	/* D2's signal stamps it, once */
-	ud_on_enqueue(f->st, t + 2000, &f->q);
+	on_enqueue(f->st, t + 2000, &f->q);
 	assert_int_equal(read_one(f, t + 2 * UD_CHECK_NS), 2 * UD_CHECK_NS - 2000);
 	assert_int_equal(f->st->resync_added + f->st->resync_dropped, 0);
 	assert_int_equal(f->st->excess_since_ns, 0);
@@ -478,7 +493,7 @@ static void test_large_unsignalled_backlog_in_steps(void **state)
 	 * reads, UD_MAX_STEP at a time */
 	for (int i = 0; i < 200; i++)
 		enqueue(f, 1000, false);
-	ud_on_enqueue(f->st, 2000, &f->q);
+	on_enqueue(f->st, 2000, &f->q);
 	assert_int_equal(fifo_len(f), 1);
 	read_one(f, 3000);
 	assert_int_equal(fifo_len(f), UD_MAX_STEP);
@@ -518,22 +533,22 @@ static void test_interval_maximum_by_epoch(void **state)
 
 	enqueue(f, 1, true);
 	kq_take(&f->q);
-	ud_on_read(f->st, s, 9001, &f->q, 4);
+	on_read(f->st, s, 9001, &f->q, 4);
 	enqueue(f, 10000, true);
 	kq_take(&f->q);
-	ud_on_read(f->st, s, 12000, &f->q, 4);
+	on_read(f->st, s, 12000, &f->q, 4);
 	assert_int_equal(s->max_epoch_tag[0], 4);
 	assert_int_equal(s->max_epoch_ns[0], 9000);
 	/* the next interval starts afresh in the other slot */
 	enqueue(f, 20000, true);
 	kq_take(&f->q);
-	ud_on_read(f->st, s, 21000, &f->q, 5);
+	on_read(f->st, s, 21000, &f->q, 5);
 	assert_int_equal(s->max_epoch_tag[1], 5);
 	assert_int_equal(s->max_epoch_ns[1], 1000);
 	/* and the one after reuses slot 0 without the old maximum */
 	enqueue(f, 30000, true);
 	kq_take(&f->q);
-	ud_on_read(f->st, s, 30500, &f->q, 6);
+	on_read(f->st, s, 30500, &f->q, 6);
 	assert_int_equal(s->max_epoch_tag[0], 6);
 	assert_int_equal(s->max_epoch_ns[0], 500);
 	assert_int_equal(s->max_ns, 9000);

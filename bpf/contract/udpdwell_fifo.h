@@ -1,16 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The per-socket FIFO of enqueue timestamps that matches each read with its
- * enqueue. Compiled twice: into the BPF programs, and into the unit tests,
- * which replay kernel behaviours against it.
+ * enqueue. Compiled twice: into the BPF programs (bpf/udpdwell.bpf.h), and
+ * into the unit tests, which replay kernel behaviours against it.
  *
- * The includer defines, for the opaque queue handle q it passes in:
- *   UD_Q_RCV(q)  datagrams in the socket's receive queue (sk_receive_queue)
- *   UD_Q_RDR(q)  datagrams in UDP's reader_queue (4.13+; 0 where it is absent)
+ * It knows two queue lengths, which its caller reads from the socket and
+ * passes in:
+ *   rcv  datagrams in the socket's receive queue (sk_receive_queue)
+ *   rdr  datagrams in UDP's reader_queue (4.13+; 0 where it is absent)
  * The enqueue side has just written the first; the read side has just
  * dequeued from the second. Each side's own queue is a cache line it holds;
  * the other side's is a cache miss, and so are the other side's FIFO index
- * and cache lines. The fast paths below avoid the misses they can.
+ * and cache lines. So each event is two steps, and the caller reads the
+ * other side's length only when the first step asks for it:
+ *   enqueue:  ud_enqueue_stamp(st, now, rcv), and only when it returns false,
+ *             ud_enqueue_resync(st, now, rcv + rdr);
+ *   read:     ud_read_must_check(st, now, rdr), and only when it returns true,
+ *             ud_read_resync(st, now, rdr, rcv + rdr); then ud_read_pop().
  *
  * The ring: slots [head, tail) hold stamps (nonzero), every other slot is 0.
  * A pop therefore needs no look at tail (the enqueue side's line): the slot
@@ -68,21 +74,12 @@
 #ifndef UD_FIFO_H
 #define UD_FIFO_H
 
-#include "dwell/udpdwell.h"
-
-#if !defined(UD_Q_RCV) || !defined(UD_Q_RDR)
-#error "define UD_Q_RCV(q) and UD_Q_RDR(q) before including dwell/fifo.h"
-#endif
+#include "udpdwell.h"
 
 #define UD_LOAD(x) (*(volatile __typeof__(x) *)&(x))
 #define UD_STORE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
 #define UD_SLOT(st, i) ((st)->ring[(i) & UD_RING_MASK])
 #define UD_SPIN 64 /* looks at a claimed slot before calling it unmatched */
-
-static __always_inline __u32 ud_fifo_qlen(const void *q)
-{
-	return UD_Q_RCV(q) + UD_Q_RDR(q);
-}
 
 /*
  * Bring the FIFO's count of stamps between lo and hi: stamps are added up to
@@ -226,58 +223,80 @@ static __always_inline int ud_read_kind(long ret, long flags)
 }
 
 /*
- * An enqueue signal on the socket whose queues q shows. When the receive
- * queue holds a datagram, the signalled one is still there (a reader moves
- * the whole receive queue at once): one stamp, from the enqueue side's own
- * lines. Otherwise a reader took it, or the kernel signals differently: the
- * FIFO is brought to the real queue length.
+ * An enqueue signal, the receive queue holding rcv datagrams. When it holds
+ * one, the signalled datagram is still there (a reader moves the whole
+ * receive queue at once): one stamp, from the enqueue side's own lines, and
+ * true. Otherwise (a reader took it, or the kernel signals differently, or
+ * the slot is taken) false: the caller brings the FIFO to the queue's length
+ * with ud_enqueue_resync().
  */
-static __always_inline void ud_on_enqueue(struct ud_sock *st, __u64 now, const void *q)
+static __always_inline bool ud_enqueue_stamp(struct ud_sock *st, __u64 now, __u32 rcv)
 {
 	__u64 t = UD_LOAD(st->tail);
 
-	__u32 qlen;
+	if (!rcv || UD_LOAD(UD_SLOT(st, t)) ||
+	    __sync_val_compare_and_swap(&st->tail, t, t + 1) != t)
+		return false;
+	UD_STORE(UD_SLOT(st, t), now);
+	UD_STORE(st->enq_event_ns, now);
+	return true;
+}
 
-	if (UD_Q_RCV(q) && !UD_LOAD(UD_SLOT(st, t)) &&
-	    __sync_val_compare_and_swap(&st->tail, t, t + 1) == t) {
-		UD_STORE(UD_SLOT(st, t), now);
-	} else {
-		qlen = ud_fifo_qlen(q);
-		ud_fifo_level(st, now, qlen, qlen, false);
-	}
+/* the enqueue signal's slow path: qlen datagrams wait in both queues */
+static __always_inline void ud_enqueue_resync(struct ud_sock *st, __u64 now, __u32 qlen)
+{
+	ud_fifo_level(st, now, qlen, qlen, false);
 	UD_STORE(st->enq_event_ns, now);
 }
 
+/* the datagrams after this one in reader_queue, as far as the ring can tell */
+static __always_inline __u32 ud_rdr_clamp(__u32 rdr)
+{
+	return rdr > UD_RING - 1 ? UD_RING - 1 : rdr;
+}
+
 /*
- * A read took one datagram; q shows the queues after it; s is this CPU's
- * figures. Returns the dwell time in ns or -1.
+ * A read took one datagram and left rdr in reader_queue. True when the read
+ * must look at the whole queue first (ud_read_resync): UD_CHECK_NS passed
+ * since the last full look, or the cheap check, from the read side's own
+ * lines, finds no stamp for this datagram or for the last one waiting.
  */
-static __always_inline __s64 ud_on_read(struct ud_sock *st, struct ud_sock_stats *s, __u64 now,
-					const void *q, __u64 epoch)
+static __always_inline bool ud_read_must_check(struct ud_sock *st, __u64 now, __u32 rdr)
 {
 	__u64 h = UD_LOAD(st->head);
-	__u32 rdr = UD_Q_RDR(q);
-	__s64 dwell;
 
-	if (rdr > UD_RING - 1)
-		rdr = UD_RING - 1;
-	if (now - UD_LOAD(st->read_checked_ns) >= UD_CHECK_NS || !UD_LOAD(UD_SLOT(st, h)) ||
-	    !UD_LOAD(UD_SLOT(st, h + rdr))) {
-		/*
-		 * Stamps only for the datagrams the reader holds: those still
-		 * on the receive queue may have a signal on its way, which
-		 * stamps them. The whole queue bounds the excess.
-		 */
-		UD_STORE(st->read_checked_ns, now);
-		ud_fifo_level(st, now, rdr + 1, ud_fifo_qlen(q) + 1, true);
-	}
-	dwell = ud_fifo_pop(st, now);
+	return now - UD_LOAD(st->read_checked_ns) >= UD_CHECK_NS || !UD_LOAD(UD_SLOT(st, h)) ||
+	       !UD_LOAD(UD_SLOT(st, h + ud_rdr_clamp(rdr)));
+}
+
+/*
+ * The full look, qlen datagrams in both queues after the read. Stamps only
+ * for the datagrams the reader holds: those still on the receive queue may
+ * have a signal on its way, which stamps them. The whole queue bounds the
+ * excess.
+ */
+static __always_inline void ud_read_resync(struct ud_sock *st, __u64 now, __u32 rdr, __u32 qlen)
+{
+	UD_STORE(st->read_checked_ns, now);
+	ud_fifo_level(st, now, ud_rdr_clamp(rdr) + 1, qlen + 1, true);
+}
+
+/*
+ * The read's dwell: the oldest stamp popped and accounted in s, this CPU's
+ * figures. Returns the dwell time in ns or -1.
+ */
+static __always_inline __s64 ud_read_pop(struct ud_sock *st, struct ud_sock_stats *s, __u64 now,
+					 __u32 rdr, __u64 epoch)
+{
+	__s64 dwell = ud_fifo_pop(st, now);
+
 	ud_account(s, dwell, epoch);
 	/*
 	 * An excess being timed must be seen by every look between: no stamp
 	 * past the datagrams reader_queue holds means none now.
 	 */
-	if (UD_LOAD(st->excess_since_ns) && !UD_LOAD(UD_SLOT(st, UD_LOAD(st->head) + rdr)))
+	if (UD_LOAD(st->excess_since_ns) &&
+	    !UD_LOAD(UD_SLOT(st, UD_LOAD(st->head) + ud_rdr_clamp(rdr))))
 		UD_STORE(st->excess_since_ns, 0);
 	UD_STORE(st->read_event_ns, now);
 	return dwell;

@@ -2,7 +2,7 @@
 /*
  * What udpdwell's kernel side keeps per UDP socket, shared by the BPF programs
  * and user space (fixed-size __u types only). The FIFO that matches each read
- * with its enqueue is in dwell/fifo.h.
+ * with its enqueue is in bpf/contract/udpdwell_fifo.h.
  *
  * Histogram edges follow Prometheus `le` semantics (upper-inclusive), written
  * down once here: bucket i holds the dwell times d with
