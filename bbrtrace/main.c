@@ -302,6 +302,16 @@ static int on_event(void *ctx, const struct bt_event *e)
 	return 0;
 }
 
+/*
+ * The metric names, in Prometheus's base units (bytes, seconds): BBR's
+ * estimate is in bit/s, so the gauge is it divided by 8
+ */
+#define METRIC_SAMPLES "bbrtrace_samples_total"
+#define METRIC_LOST "bbrtrace_lost_events_total"
+#define METRIC_EVICTED "bbrtrace_detector_flows_evicted_total"
+#define METRIC_COLLAPSES "bbrtrace_collapses_total"
+#define METRIC_FLOW_BW "bbrtrace_flow_bw_bytes_per_second"
+
 /* /metrics shows the flows seen in the last minute */
 #define METRICS_FLOW_AGE_NS (60 * TK_NSEC_PER_SEC)
 
@@ -323,24 +333,24 @@ static int render_metrics(struct prom_buf *pb, void *ctx)
 	n = bt_detect_flow_states(r->det, since, flows, r->max_flows);
 	pthread_mutex_unlock(&r->lock);
 
-	prom_family(pb, "bbrtrace_samples_total", PROM_COUNTER, "BBR rate samples traced");
-	prom_sample_u64(pb, "bbrtrace_samples_total", NULL, 0, st.samples);
-	prom_family(pb, "bbrtrace_lost_events_total", PROM_COUNTER,
+	prom_family(pb, METRIC_SAMPLES, PROM_COUNTER, "BBR rate samples traced");
+	prom_sample_u64(pb, METRIC_SAMPLES, NULL, 0, st.samples);
+	prom_family(pb, METRIC_LOST, PROM_COUNTER,
 		    "samples lost because the ring buffer was full");
-	prom_sample_u64(pb, "bbrtrace_lost_events_total", NULL, 0,
+	prom_sample_u64(pb, METRIC_LOST, NULL, 0,
 			bt_backend_counter(r->b, BT_CNT_LOST));
-	prom_family(pb, "bbrtrace_detector_flows_evicted_total", PROM_COUNTER,
+	prom_family(pb, METRIC_EVICTED, PROM_COUNTER,
 		    "flows dropped from the detector's full table (raise --max-flows)");
-	prom_sample_u64(pb, "bbrtrace_detector_flows_evicted_total", NULL, 0, st.flows_evicted);
-	prom_family(pb, "bbrtrace_collapses_total", PROM_COUNTER,
+	prom_sample_u64(pb, METRIC_EVICTED, NULL, 0, st.flows_evicted);
+	prom_family(pb, METRIC_COLLAPSES, PROM_COUNTER,
 		    "collapses of BBR's bandwidth estimate, by cause");
 	for (int i = 0; i < BT_NCAUSES; i++) {
 		struct prom_label l = { "cause", bt_cause_names[i] };
 
-		prom_sample_u64(pb, "bbrtrace_collapses_total", &l, 1, st.collapses[i]);
+		prom_sample_u64(pb, METRIC_COLLAPSES, &l, 1, st.collapses[i]);
 	}
-	prom_family(pb, "bbrtrace_flow_bw_bps", PROM_GAUGE,
-		    "BBR's current bandwidth estimate per flow seen in the last 60 s, bit/s");
+	prom_family(pb, METRIC_FLOW_BW, PROM_GAUGE,
+		    "BBR's current bandwidth estimate per flow seen in the last 60 s, bytes/s");
 	for (unsigned int i = 0; i < n; i++) {
 		char sa[48], da[48], sp[8], dp[8], ck[24];
 		struct prom_label l[] = { { "saddr", sa }, { "daddr", da }, { "sport", sp },
@@ -351,7 +361,7 @@ static int render_metrics(struct prom_buf *pb, void *ctx)
 		snprintf(sp, sizeof(sp), "%u", flows[i].sport);
 		snprintf(dp, sizeof(dp), "%u", flows[i].dport);
 		snprintf(ck, sizeof(ck), "%llu", (unsigned long long)flows[i].cookie);
-		prom_sample_u64(pb, "bbrtrace_flow_bw_bps", l, ARRAY_SIZE(l), flows[i].bw_bps);
+		prom_sample(pb, METRIC_FLOW_BW, l, ARRAY_SIZE(l), (double)flows[i].bw_bps / 8);
 	}
 	free(flows);
 	return pb->failed ? -1 : 0;

@@ -145,6 +145,14 @@ static __always_inline __u32 bt_bbr_max_bw(struct sock *sk)
 #endif
 }
 
+/* the ACK of a SYN-ACK (active open) or of the handshake's last ACK (passive) */
+static __always_inline bool bt_in_handshake(struct sock *sk)
+{
+	__u8 state = BT_RD(sk, __sk_common.skc_state);
+
+	return state == TCP_SYN_SENT || state == TCP_SYN_RECV;
+}
+
 static __always_inline void bt_fill_bbr(struct sock *sk, struct bt_event *e)
 {
 #ifdef BT_DIRECT_CA
@@ -162,6 +170,8 @@ static __always_inline void bt_fill_bbr(struct sock *sk, struct bt_event *e)
 	e->lt_use_bw = BPF_CORE_READ_BITFIELD(bbr, lt_use_bw);
 	e->pacing_gain = BPF_CORE_READ_BITFIELD(bbr, pacing_gain);
 	e->cwnd_gain = BPF_CORE_READ_BITFIELD(bbr, cwnd_gain);
+	if (bt_in_handshake(sk))
+		e->mode = BT_HANDSHAKE;
 }
 
 /* rs may point to the kernel's rate_sample (BTF-typed) or to a stack copy */
@@ -338,12 +348,14 @@ static __always_inline void bt_emit(struct sock *sk, struct tcp_sock *tp,
  * Socket cookies are assigned lazily, on first use. Backends that cannot
  * call bpf_get_socket_cookie() on the ACK path (struct_ops, kprobe) read
  * sk->skc_cookie directly, so this assigns one to every TCP socket as it
- * becomes established: a few calls per connection, none per ACK.
+ * enters the handshake (SYN_SENT when it connects, SYN_RECV when a listener
+ * creates it), whose last ACK already reaches bbr_main, or becomes
+ * established: a few calls per connection, none per ACK.
  */
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(bt_assign_cookie, struct sock *sk, int oldstate, int newstate)
 {
-	if (newstate == TCP_ESTABLISHED)
+	if (newstate == TCP_SYN_SENT || newstate == TCP_SYN_RECV || newstate == TCP_ESTABLISHED)
 		bpf_get_socket_cookie(sk);
 	return 0;
 }

@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "common.h"
 #include "trace.h"
+#include "bpf/contract/bbrtrace.h"
 
 #define BT_CAUSE_NAME(id, name, label) name,
 #define BT_CAUSE_LABEL(id, name, label) label,
@@ -18,11 +19,18 @@ int bt_cause_parse(const char *name)
 	return -1;
 }
 
-static const char *const mode_names[] = { "STARTUP", "DRAIN", "PROBE_BW", "PROBE_RTT" };
+/* indexed by enum bt_mode (bpf/contract/bbrtrace.h) */
+static const char *const mode_names[] = { "STARTUP", "DRAIN", "PROBE_BW", "PROBE_RTT", "HANDSHAKE" };
+_Static_assert(ARRAY_SIZE(mode_names) == BT_HANDSHAKE + 1, "a name for every enum bt_mode");
 
 const char *bt_mode_name(uint8_t mode)
 {
 	return mode < ARRAY_SIZE(mode_names) ? mode_names[mode] : "UNKNOWN";
+}
+
+bool bt_mode_is_handshake(uint8_t mode)
+{
+	return mode == BT_HANDSHAKE;
 }
 
 int bt_mode_parse(const char *name)

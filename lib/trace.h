@@ -63,11 +63,16 @@ extern const char *const bt_cause_labels[BT_NCAUSES];
 /* the cause of that name, or -1 */
 int bt_cause_parse(const char *name);
 
-/* --- BBR's modes (the kernel's enum bbr_mode: STARTUP 0 ... PROBE_RTT 3) ------------- */
+/*
+ * --- BBR's modes (the kernel's enum bbr_mode: STARTUP 0 ... PROBE_RTT 3), and
+ * HANDSHAKE (4): the handshake's ACK, which bbr_main() sees before bbr_init()
+ */
 
 const char *bt_mode_name(uint8_t mode);
-/* STARTUP/DRAIN/PROBE_BW/PROBE_RTT; -1 when unknown */
+/* STARTUP/DRAIN/PROBE_BW/PROBE_RTT/HANDSHAKE; -1 when unknown */
 int bt_mode_parse(const char *name);
+/* a handshake's sample: its BBR fields are not BBR's yet */
+bool bt_mode_is_handshake(uint8_t mode);
 
 /* --- what the records carry ---------------------------------------------------------- */
 

@@ -292,7 +292,9 @@ static void write_series(struct trace_pass *p, const struct flow_key *chosen, FI
 		if (jl_u64(p->o, "frame_time_ns", &ft))
 			note_offset(&diffs, &ndiff, &capdiff, ((double)ft - (double)t) * 1e-9);
 		if (r.is_sample) {
-			write_sample_row(samples, ts, &r.c.ack, info);
+			/* counted, not drawn: the handshake's sample holds no BBR state yet */
+			if (!bt_mode_is_handshake(r.c.ack.mode))
+				write_sample_row(samples, ts, &r.c.ack, info);
 			info->samples++;
 			if (ts > info->last_s)
 				info->last_s = ts;

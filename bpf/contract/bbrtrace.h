@@ -13,7 +13,12 @@
 #define BT_BW_SCALE 24 /* BBR keeps bw in packets per usec << 24 */
 #define BT_GAIN_UNIT 256
 
-enum bt_mode { BT_STARTUP = 0, BT_DRAIN = 1, BT_PROBE_BW = 2, BT_PROBE_RTT = 3 };
+/*
+ * BBR's modes (the kernel's enum bbr_mode), and one of bbrtrace's own: the
+ * handshake's ACK reaches bbr_main() before tcp_init_transfer() calls
+ * bbr_init(), so that sample's BBR state is not BBR's yet
+ */
+enum bt_mode { BT_STARTUP = 0, BT_DRAIN = 1, BT_PROBE_BW = 2, BT_PROBE_RTT = 3, BT_HANDSHAKE = 4 };
 
 /* Which kernel hook produced the event. */
 enum bt_source { BT_SRC_STRUCT_OPS = 1, BT_SRC_FENTRY = 2, BT_SRC_KPROBE = 3 };

@@ -222,6 +222,8 @@ struct tcp_congestion_ops {
 #define TCP_CONG_NON_RESTRICTED 0x1
 /* include/net/tcp_states.h */
 #define TCP_ESTABLISHED 1
+#define TCP_SYN_SENT 2
+#define TCP_SYN_RECV 3
 
 #ifndef AF_INET
 #define AF_INET 2

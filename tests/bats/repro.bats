@@ -152,7 +152,7 @@ free_port() {
 		curl -sSf --max-time 2 "http://$addr/metrics" >"$d.page" 2>"$d.curl" || { sleep 0.25; continue; }
 		mv -f "$d.page" "$d.metrics"
 		grep -qE '^bbrtrace_collapses_total\{cause="[a-z_]+"\} [1-9]' "$d.metrics" &&
-			grep -q '^bbrtrace_flow_bw_bps{' "$d.metrics" && { got=true; break; }
+			grep -q '^bbrtrace_flow_bw_bytes_per_second{' "$d.metrics" && { got=true; break; }
 		sleep 0.25
 	done
 	rc=0
@@ -167,7 +167,7 @@ free_port() {
 	tk_run promtool check metrics <"$d.metrics"
 	expect_status 0
 	grep -qx '# TYPE bbrtrace_collapses_total counter' "$d.metrics"
-	grep -qx '# TYPE bbrtrace_flow_bw_bps gauge' "$d.metrics"
+	grep -qx '# TYPE bbrtrace_flow_bw_bytes_per_second gauge' "$d.metrics"
 	# every cause has its counter, at most the final count (the page was live)
 	for c in delayed_ack rate_drop loss_policer other; do
 		scraped=$(sed -nE "s/^bbrtrace_collapses_total\\{cause=\"$c\"\\} ([0-9]+)\$/\\1/p" "$d.metrics")
@@ -176,15 +176,16 @@ free_port() {
 	done
 	echo "# page: $(grep '^bbrtrace_collapses_total' "$d.metrics" | tr '\n' ' ')" >&3
 	# the pusher's flow, with the estimate BBR had after one of its traced ACKs
-	line=$(grep -E '^bbrtrace_flow_bw_bps\{saddr="10\.77\.1\.2",daddr="10\.77\.2\.2",sport="[0-9]+",dport="43105",cookie="[0-9]+"\} [0-9]+$' "$d.metrics")
+	line=$(grep -E '^bbrtrace_flow_bw_bytes_per_second\{saddr="10\.77\.1\.2",daddr="10\.77\.2\.2",sport="[0-9]+",dport="43105",cookie="[0-9]+"\} [0-9.e+]+$' "$d.metrics")
 	[ -n "$line" ] || { sed 's/^/#   /' "$d.metrics"; return 1; }
 	[ "$(grep -c . <<<"$line")" -eq 1 ] || { echo "# more than one line for the flow: $line"; return 1; }
 	cookie=$(sed -E 's/.*cookie="([0-9]+)".*/\1/' <<<"$line")
 	bw=${line##* }
 	echo "# page: $line" >&3
-	[ "$bw" -gt 0 ]
+	# bytes/s on the page (Prometheus's base unit), bit/s in the trace
+	jq -e -n --argjson bw "$bw" '$bw > 0'
 	jq -e -s --argjson c "$cookie" --argjson bw "$bw" \
-		'[.[] | select(.type=="sample" and .cookie==$c and .bw_bps==$bw)] | length > 0' \
+		'[.[] | select(.type=="sample" and .cookie==$c and .bw_bps==($bw * 8))] | length > 0' \
 		"$d/trace.jsonl"
 }
 
