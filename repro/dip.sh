@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# repro/dip.sh: one run of the live-stream push reproduction (MISSION Story 1).
+# repro/dip.sh: one run of the live-stream push reproduction.
 #
 # Topology, three network namespaces joined by veth:
 #

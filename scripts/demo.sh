@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make demo: the live-stream push of MISSION Story 1, reproduced between
+# make demo: the live-stream push incident, reproduced between
 # network namespaces, twice: with the receiver's delayed ACKs (quickack off),
 # then with quickack on its route to the pusher. Prints the two verdicts side
 # by side with the paths of every output. Leaves nothing running and no
