@@ -496,7 +496,7 @@ static int housekeeping(struct env *env)
 	char why[512];
 	int removed, code;
 
-	if (bpfu_check_privileges(why, sizeof(why))) {
+	if (bpfu_check_privileges(true, why, sizeof(why))) {
 		elog("%s", why);
 		return TK_EXIT_NOPERM;
 	}

@@ -847,7 +847,7 @@ int main(int argc, char **argv)
 	c.tty = isatty(STDOUT_FILENO);
 	bpfu_setup_libbpf();
 
-	if (bpfu_check_privileges(why, sizeof(why))) {
+	if (bpfu_check_privileges(false, why, sizeof(why))) {
 		elog("%s", why);
 		return TK_EXIT_NOPERM;
 	}

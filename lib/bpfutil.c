@@ -55,14 +55,14 @@ static int has_cap(int cap)
 #define CAP_BPF 39
 #endif
 
-int bpfu_check_privileges(char *why, size_t len)
+int bpfu_check_privileges(bool net_admin, char *why, size_t len)
 {
 	if (geteuid() == 0 || has_cap(CAP_SYS_ADMIN))
 		return 0;
-	if (has_cap(CAP_BPF) && has_cap(CAP_PERFMON) && has_cap(CAP_NET_ADMIN))
+	if (has_cap(CAP_BPF) && has_cap(CAP_PERFMON) && (!net_admin || has_cap(CAP_NET_ADMIN)))
 		return 0;
-	snprintf(why, len, "loading BPF programs needs root (or CAP_BPF, CAP_PERFMON and "
-			   "CAP_NET_ADMIN); run with sudo");
+	snprintf(why, len, "loading BPF programs needs root (or %s); run with sudo",
+		 net_admin ? "CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN" : "CAP_BPF and CAP_PERFMON");
 	return -1;
 }
 

@@ -16,10 +16,11 @@ void bpfu_setup_libbpf(void);
 
 /*
  * 0 when this process may load BPF programs: root, or CAP_BPF with
- * CAP_PERFMON (tracing) and CAP_NET_ADMIN (struct_ops). Otherwise -1 and
- * `why` names what is missing.
+ * CAP_PERFMON (tracing), and CAP_NET_ADMIN when net_admin says the tool needs
+ * it too (struct_ops congestion controls, a namespace's default). Otherwise
+ * -1 and `why` names what is missing.
  */
-int bpfu_check_privileges(char *why, size_t len);
+int bpfu_check_privileges(bool net_admin, char *why, size_t len);
 
 /*
  * Where the kernel's BTF is read from: /sys/kernel/btf/vmlinux, or the file

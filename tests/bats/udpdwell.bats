@@ -87,7 +87,14 @@ send_one() { ip netns exec "$NS" bash -c "printf 'x' > /dev/udp/127.0.0.1/$1"; }
 @test "without privileges: exit 3 with what is missing" {
 	tk_run setpriv --reuid=65534 --regid=65534 --clear-groups "$BIN/udpdwell" --once
 	expect_status 3; expect_one_line_stderr
-	expect_stderr "udpdwell: loading BPF programs needs root (or CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN); run with sudo"
+	expect_stderr "udpdwell: loading BPF programs needs root (or CAP_BPF and CAP_PERFMON); run with sudo"
+}
+
+@test "CAP_BPF and CAP_PERFMON, as --help says, are enough: it runs as nobody with only those" {
+	tk_run setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all,+bpf,+perfmon \
+		--ambient-caps=-all,+bpf,+perfmon "$BIN/udpdwell" --once -f json
+	expect_status 0
+	jq -e 'select(.type=="interval") | .backend | length > 0' <<< "$output"
 }
 
 @test "without kernel BTF: exit 4 with the reason" {
