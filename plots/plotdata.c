@@ -400,7 +400,7 @@ int pd_csv_split(char *line, char **fields, int max)
 		char *w;
 
 		if (n == max)
-			return n;
+			return PD_CSV_TOO_WIDE; /* another field follows */
 		if (*p == '"') {
 			w = ++p;
 			fields[n++] = w;
@@ -468,6 +468,10 @@ static int csv_read(FILE *in, const char *name, struct csv *c, char *err, size_t
 		return PD_ERR_INPUT;
 	}
 	c->nhead = pd_csv_split(c->headline, c->head, MAX_COLS);
+	if (c->nhead == PD_CSV_TOO_WIDE) {
+		log_fmt(err, errlen, "%s:1: more than %d columns", name, MAX_COLS);
+		return PD_ERR_INPUT;
+	}
 	if (c->nhead < 2) {
 		log_fmt(err, errlen, "%s:1: not a CSV header", name);
 		return PD_ERR_INPUT;
@@ -498,7 +502,10 @@ static int csv_read(FILE *in, const char *name, struct csv *c, char *err, size_t
 		n = pd_csv_split(line, f, MAX_COLS);
 		if (n < 0) {
 			free(f);
-			log_fmt(err, errlen, "%s:%ld: unterminated quote", name, lineno);
+			if (n == PD_CSV_TOO_WIDE)
+				log_fmt(err, errlen, "%s:%ld: more than %d fields", name, lineno, MAX_COLS);
+			else
+				log_fmt(err, errlen, "%s:%ld: unterminated quote", name, lineno);
 			free(line);
 			return PD_ERR_INPUT;
 		}
