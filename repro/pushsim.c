@@ -44,9 +44,6 @@
 #define PS_FLAG_KEY 1u
 #define NS_PER_S 1000000000ull
 
-/* exit codes beyond lib/common.h */
-enum { PS_EXIT_NET = 10 /* connect/listen/accept/IO failed */ };
-
 enum ps_mode { MODE_PROMPT, MODE_PACED, MODE_APPACK };
 static const char *const mode_names[] = { "prompt", "paced", "app-ack", NULL };
 
@@ -184,7 +181,7 @@ static void usage(FILE *out)
 		"\n"
 		"Exit status: 0 ok, 1 failure, 2 bad arguments, %d network failure\n"
 		"(connect, listen, accept, read or write).\n",
-		PS_EXIT_NET);
+		TK_EXIT_NETWORK);
 }
 
 static int parse_hostport(const char *opt, const char *s, bool host_optional,
@@ -618,7 +615,7 @@ static int run_sender(const struct opts *o, struct stats *st)
 	if (fd < 0) {
 		elog("socket: %s", strerror(errno));
 		free(frame);
-		return PS_EXIT_NET;
+		return TK_EXIT_NETWORK;
 	}
 	if (o->cc && setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, o->cc, (socklen_t)strlen(o->cc))) {
 		elog("--cc: cannot use congestion control '%s': %s", o->cc, strerror(errno));
@@ -632,7 +629,7 @@ static int run_sender(const struct opts *o, struct stats *st)
 		elog("connect: %s", strerror(errno));
 		close(fd);
 		free(frame);
-		return PS_EXIT_NET;
+		return TK_EXIT_NETWORK;
 	}
 	sock_names(fd, st);
 	set_nonblock(fd);
@@ -699,7 +696,7 @@ static int run_sender(const struct opts *o, struct stats *st)
 			}
 			if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
 				elog("send: %s", strerror(errno));
-				rc = PS_EXIT_NET;
+				rc = TK_EXIT_NETWORK;
 				break;
 			}
 			pfd.events |= POLLOUT;
@@ -732,7 +729,7 @@ static int run_sender(const struct opts *o, struct stats *st)
 		if (poll(&pfd, 1, timeout_ms) > 0 && (pfd.revents & (POLLIN | POLLERR | POLLHUP))) {
 			if (drain_app_acks(fd, st, &ack_partial)) {
 				elog("the receiver closed the connection");
-				rc = PS_EXIT_NET;
+				rc = TK_EXIT_NETWORK;
 				break;
 			}
 		}
@@ -927,25 +924,25 @@ static int run_receiver(const struct opts *o, struct stats *st)
 	lfd = socket(o->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (lfd < 0) {
 		elog("socket: %s", strerror(errno));
-		return PS_EXIT_NET;
+		return TK_EXIT_NETWORK;
 	}
 	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(lfd, (struct sockaddr *)&o->addr, o->addrlen) || listen(lfd, 1)) {
 		elog("listen: %s", strerror(errno));
 		close(lfd);
-		return PS_EXIT_NET;
+		return TK_EXIT_NETWORK;
 	}
 	if (wait_readable(lfd, now_ns() + (uint64_t)o->accept_timeout_s * NS_PER_S) != 1) {
 		if (!stop_flag)
 			elog("nobody connected within %u s", o->accept_timeout_s);
 		close(lfd);
-		return stop_flag ? TK_EXIT_OK : PS_EXIT_NET;
+		return stop_flag ? TK_EXIT_OK : TK_EXIT_NETWORK;
 	}
 	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 	close(lfd);
 	if (fd < 0) {
 		elog("accept: %s", strerror(errno));
-		return PS_EXIT_NET;
+		return TK_EXIT_NETWORK;
 	}
 	sock_names(fd, st);
 	memset(&r, 0, sizeof(r));
@@ -959,7 +956,7 @@ static int run_receiver(const struct opts *o, struct stats *st)
 		int w = wait_readable(fd, deadline);
 
 		if (w < 0)
-			rc = PS_EXIT_NET;
+			rc = TK_EXIT_NETWORK;
 		t_first = now_ns();
 	}
 	while (!stop_flag && rc == TK_EXIT_OK) {
@@ -995,7 +992,7 @@ static int run_receiver(const struct opts *o, struct stats *st)
 
 		if (w <= 0) {
 			if (w < 0)
-				rc = PS_EXIT_NET;
+				rc = TK_EXIT_NETWORK;
 			break;
 		}
 		n = recv(fd, buf, want, MSG_DONTWAIT);
@@ -1007,7 +1004,7 @@ static int run_receiver(const struct opts *o, struct stats *st)
 			if (errno == EAGAIN || errno == EINTR)
 				continue;
 			elog("recv: %s", strerror(errno));
-			rc = PS_EXIT_NET;
+			rc = TK_EXIT_NETWORK;
 			break;
 		}
 		if (!t_first)
@@ -1023,7 +1020,7 @@ static int run_receiver(const struct opts *o, struct stats *st)
 				r.since_ack -= o->ack_bytes;
 				if (send_app_ack(&r, st)) {
 					elog("send: %s", strerror(errno));
-					rc = PS_EXIT_NET;
+					rc = TK_EXIT_NETWORK;
 					break;
 				}
 			}

@@ -131,11 +131,11 @@ sum() { jq -s "[.[] | select(.type==\"summary\")][0].$2" "$BATS_TEST_TMPDIR/$1.j
 	expect_stderr "pushsim: --jitter: 1.5 is out of range 0..0.9"
 }
 
-@test "pushsim: nobody listening gives a network error, exit 10" {
+@test "pushsim: nobody listening gives a network error, exit 20" {
 	requires root netns
 	tk_netns_pair "$NS"
 	tk_run ip netns exec "$NS-a" "$BIN/pushsim" send --connect 10.201.0.2:43205 --duration 1
-	expect_status 10
+	expect_status 20
 	expect_stderr "pushsim: connect: Connection refused"
 }
 
