@@ -19,7 +19,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <math.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -36,6 +35,7 @@
 #include "cli.h"
 #include "common.h"
 #include "log.h"
+#include "opt.h"
 #include "record.h"
 
 #define PS_MAGIC 0x50534831u /* "PSH1" */
@@ -63,6 +63,11 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
+static uint64_t s_to_ns(double s)
+{
+	return (uint64_t)llround(s * NS_PER_S);
+}
+
 static void put_u32(uint8_t *p, uint32_t v)
 {
 	for (int i = 0; i < 4; i++)
@@ -85,13 +90,45 @@ static uint64_t get_u64(const uint8_t *p)
 	return (uint64_t)get_u32(p) << 32 | get_u32(p + 4);
 }
 
-/* --- options ------------------------------------------------------------------- */
+/* --- the command line ------------------------------------------------------------ */
+
+#define XSTR(x) #x
+#define STR(x) XSTR(x)
+
+enum ps_cmd { CMD_SEND, CMD_RECV };
+static const char *const cmd_names[] = { "send", "recv", NULL };
+
+/* the sender's frames */
+#define BITRATE_KBPS_DEFAULT 4000
+#define BITRATE_KBPS_MAX 10000000   /* 10 Gbit/s */
+#define FPS_DEFAULT 30
+#define FPS_MAX 240
+#define GOP_DEFAULT 60              /* a keyframe every 2 s at 30 fps, as streaming services ask */
+#define GOP_MAX 1000
+#define KEY_FACTOR_DEFAULT 5
+#define KEY_FACTOR_MAX 50
+#define JITTER_DEFAULT 0.2
+#define JITTER_MAX 0.9
+#define FRAME_MAX 1048576           /* bytes: a larger frame is cut to this (1 MiB) */
+#define CHUNK_DEFAULT 4096          /* what RTMP pushers set with SetChunkSize */
+#define SEED_DEFAULT 1
+#define SEND_DURATION_DEFAULT 10
+#define CC_NAME_MAX 16              /* the kernel's TCP_CA_NAME_MAX, with the NUL */
+/* the receiver */
+#define PLAYOUT_MS_DEFAULT 100
+#define PLAYOUT_MS_MAX 10000
+#define ACK_BYTES_DEFAULT 4096
+#define ACK_BYTES_MAX 1073741824    /* 1 GiB */
+#define ACCEPT_TIMEOUT_DEFAULT 30
+#define ACCEPT_TIMEOUT_MIN 0.001
+#define ACCEPT_TIMEOUT_MAX 86400    /* a day */
 
 struct opts {
-	bool sender;
+	enum ps_cmd cmd;
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
-	uint64_t bitrate_bps;
+	bool have_addr;
+	uint64_t bitrate_kbps;
 	uint32_t fps;
 	uint32_t gop;
 	double key_factor;
@@ -99,319 +136,320 @@ struct opts {
 	uint32_t chunk;
 	const char *cc;
 	bool nodelay;
-	uint32_t duration_s;
 	uint64_t seed;
-	int mode;
+	double duration_s;        /* send: seconds to push; recv: 0 reads until the sender closes */
+	int mode;                 /* enum ps_mode */
 	uint32_t playout_ms;
 	uint32_t ack_bytes;
-	uint32_t accept_timeout_s;
+	double accept_timeout_s;
 	enum rec_format fmt;
 	bool fmt_set;
-	bool quiet_seconds;
+	const char *output;       /* -o FILE; NULL: stdout */
+	bool summary_only;
 };
 
-static void usage(FILE *out)
+static void defaults(enum ps_cmd cmd, struct opts *o)
 {
-	fprintf(out,
-		"Usage: pushsim send --connect ADDR:PORT [options]\n"
-		"       pushsim recv --listen [ADDR:]PORT [options]\n"
-		"\n"
-		"A live-stream push over TCP. The sender writes one video-like frame per\n"
-		"tick and idles until the next; the receiver reads like a real player or\n"
-		"media server. Both ends print one record per second and a summary.\n"
-		"\n"
-		"send options:\n"
-		"  --connect ADDR:PORT     receiver to push to (IPv6 as [ADDR]:PORT)\n"
-		"  --bitrate-kbps N        mean video bitrate in kbit/s (default 4000)\n"
-		"  --fps N                 frames per second, 1..240 (default 30)\n"
-		"  --gop N                 frames per group of pictures: one keyframe every\n"
-		"                          N frames, 1..1000 (default 60)\n"
-		"  --keyframe-factor X     keyframe size / other frame size, 1..50 (default 5)\n"
-		"  --jitter F              frame sizes vary uniformly by +-F, 0..0.9 (default 0.2)\n"
-		"                          (a size that is a multiple of the MSS gets one byte\n"
-		"                          more, as real encoders never align to it)\n"
-		"  --chunk-size N          write each frame in pieces of N bytes, one write\n"
-		"                          each, as RTMP pushers write chunks; 0: the whole\n"
-		"                          frame in one write, 0..1048576 (default 4096)\n"
-		"  --cc NAME               congestion control of the socket (default: the\n"
-		"                          namespace's net.ipv4.tcp_congestion_control)\n"
-		"  --nodelay               set TCP_NODELAY (as librtmp does); default: Nagle\n"
-		"                          on, as ffmpeg's RTMP pusher leaves it\n"
-		"  --seed N                seed of the frame-size jitter (default 1)\n"
-		"\n"
-		"recv options:\n"
-		"  --listen [ADDR:]PORT    where to accept the push (default address: any)\n"
-		"  --mode MODE             prompt | paced | app-ack (default prompt):\n"
-		"                          prompt   reads as soon as data arrives\n"
-		"                          paced    a decoder reading frame k at\n"
-		"                                   first arrival + playout + k/fps\n"
-		"                          app-ack  reads at once and sends a 16-byte\n"
-		"                                   application ACK every --ack-bytes\n"
-		"  --fps N                 paced: frames per second to read (default 30)\n"
-		"  --playout-ms N          paced: playout buffer in ms, 0..10000 (default 100)\n"
-		"  --ack-bytes N           app-ack: bytes between application ACKs,\n"
-		"                          1..1073741824 (default 4096)\n"
-		"  --accept-timeout S      give up when nobody connects within S seconds,\n"
-		"                          1..86400 (default 30)\n"
-		"\n"
-		"common options:\n"
-		"  --duration S            send: seconds to push; recv: seconds to read at\n"
-		"                          most (0: until the sender closes), 0..86400\n"
-		"                          (default 10 to send, 0 to receive)\n"
-		"  --format table|csv|json output format (default: table on a terminal,\n"
-		"                          JSON lines otherwise)\n"
-		"  --json                  the same as --format json\n"
-		"  --summary-only          print only the summary record\n"
-		"  -h, --help              this help\n"
-		"  -V, --version           print the version\n"
-		"\n"
-		"Records (fields in JSON and CSV):\n"
-		"  second   role, second, bytes, goodput_bps (sender: bytes ACKed by the\n"
-		"           peer in that second; receiver: bytes read), frames,\n"
-		"           late_frames, stalls, frame_latency_max_us\n"
-		"  summary  role, mode, cc, duration_s, frames, bytes, goodput_bps (mean),\n"
-		"           late_frames, stalls, longest_stall_ms, app_acks, mss,\n"
-		"           frame_latency_mean_us, frame_latency_max_us\n"
-		"A frame is late when the sender starts writing it more than a quarter of a\n"
-		"frame interval after its scheduled time. A stall is a frame interval at\n"
-		"whose end bytes written before it were still not sent (tcpi_notsent_bytes\n"
-		"> 0), i.e. a frame not fully written to the network within one interval.\n"
-		"Frame latency (receiver) is the time from the frame's scheduled send time\n"
-		"to the moment its last byte was read.\n"
-		"\n"
-		"Exit status: 0 ok, 1 failure, 2 bad arguments, %d network failure\n"
-		"(connect, listen, accept, read or write).\n",
-		TK_EXIT_NETWORK);
+	memset(o, 0, sizeof(*o));
+	o->cmd = cmd;
+	o->bitrate_kbps = BITRATE_KBPS_DEFAULT;
+	o->fps = FPS_DEFAULT;
+	o->gop = GOP_DEFAULT;
+	o->key_factor = KEY_FACTOR_DEFAULT;
+	o->jitter = JITTER_DEFAULT;
+	o->chunk = CHUNK_DEFAULT;
+	o->seed = SEED_DEFAULT;
+	o->duration_s = cmd == CMD_SEND ? SEND_DURATION_DEFAULT : 0;
+	o->mode = MODE_PROMPT;
+	o->playout_ms = PLAYOUT_MS_DEFAULT;
+	o->ack_bytes = ACK_BYTES_DEFAULT;
+	o->accept_timeout_s = ACCEPT_TIMEOUT_DEFAULT;
 }
 
-static int parse_hostport(const char *opt, const char *s, bool host_optional,
-			  struct sockaddr_storage *ss, socklen_t *len)
+/* "[ADDR]:PORT", "ADDR:PORT", or "PORT" when host_optional, into host and port_s */
+static int split_hostport(const char *opt, const char *s, bool host_optional, char *host, size_t hostlen,
+			  const char **port_s)
 {
-	char host[INET6_ADDRSTRLEN + 2] = "";
-	const char *port_s;
-	struct cli_addr a;
-	uint16_t port;
+	const char *colon = strrchr(s, ':');
 
-	memset(ss, 0, sizeof(*ss));
 	if (s[0] == '[') {
 		const char *end = strchr(s, ']');
 
-		if (!end || end[1] != ':' || (size_t)(end - s - 1) >= sizeof(host)) {
+		if (!end || end[1] != ':' || (size_t)(end - s - 1) >= hostlen) {
 			elog("%s: '%s' is not [ADDR]:PORT", opt, s);
 			return -1;
 		}
 		memcpy(host, s + 1, (size_t)(end - s - 1));
-		port_s = end + 2;
-	} else {
-		const char *colon = strrchr(s, ':');
-
-		if (!colon) {
-			if (!host_optional) {
-				elog("%s: '%s' is not ADDR:PORT", opt, s);
-				return -1;
-			}
-			port_s = s;
-		} else {
-			if (strchr(s, ':') != colon || (size_t)(colon - s) >= sizeof(host)) {
-				elog("%s: '%s' is not ADDR:PORT (write IPv6 as [ADDR]:PORT)", opt, s);
-				return -1;
-			}
-			memcpy(host, s, (size_t)(colon - s));
-			port_s = colon + 1;
-		}
-	}
-	if (cli_parse_port(opt, port_s, &port))
-		return -1;
-	if (port == 0) {
-		elog("%s: port 0 is not allowed", opt);
-		return -1;
-	}
-	if (!host[0]) {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
-
-		s6->sin6_family = AF_INET6;
-		s6->sin6_addr = in6addr_any;
-		s6->sin6_port = htons(port);
-		*len = sizeof(*s6);
+		*port_s = end + 2;
 		return 0;
 	}
-	if (cli_parse_addr(opt, host, &a))
+	if (!colon) {
+		if (!host_optional) {
+			elog("%s: '%s' is not ADDR:PORT", opt, s);
+			return -1;
+		}
+		*port_s = s;
+		return 0;
+	}
+	if (strchr(s, ':') != colon || (size_t)(colon - s) >= hostlen) {
+		elog("%s: '%s' is not ADDR:PORT (write IPv6 as [ADDR]:PORT)", opt, s);
 		return -1;
-	if (a.family == AF_INET) {
+	}
+	memcpy(host, s, (size_t)(colon - s));
+	*port_s = colon + 1;
+	return 0;
+}
+
+/* a socket address from an address (none: IPv6 any, which takes IPv4 too) and a port */
+static void fill_sockaddr(const struct cli_addr *a, uint16_t port, struct sockaddr_storage *ss, socklen_t *len)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (a && a->family == AF_INET) {
 		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
 
 		s4->sin_family = AF_INET;
-		memcpy(&s4->sin_addr, a.bytes, 4);
+		memcpy(&s4->sin_addr, a->bytes, sizeof(s4->sin_addr));
 		s4->sin_port = htons(port);
 		*len = sizeof(*s4);
 	} else {
 		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
 
 		s6->sin6_family = AF_INET6;
-		memcpy(&s6->sin6_addr, a.bytes, 16);
+		if (a)
+			memcpy(&s6->sin6_addr, a->bytes, sizeof(s6->sin6_addr));
+		else
+			s6->sin6_addr = in6addr_any;
 		s6->sin6_port = htons(port);
 		*len = sizeof(*s6);
 	}
+}
+
+static int parse_endpoint(struct opts *o, const char *opt, const char *val, bool host_optional)
+{
+	char host[INET6_ADDRSTRLEN + 2] = "";
+	const char *port_s;
+	struct cli_addr a;
+	uint16_t port;
+
+	if (split_hostport(opt, val, host_optional, host, sizeof(host), &port_s) ||
+	    cli_parse_port(opt, port_s, &port))
+		return -1;
+	if (port == 0) {
+		elog("%s: port 0 is not allowed", opt);
+		return -1;
+	}
+	if (host[0] && cli_parse_addr(opt, host, &a))
+		return -1;
+	fill_sockaddr(host[0] ? &a : NULL, port, &o->addr, &o->addrlen);
+	o->have_addr = true;
 	return 0;
 }
 
-enum {
-	OPT_CONNECT = 256, OPT_LISTEN, OPT_BITRATE, OPT_FPS, OPT_GOP, OPT_KEYF, OPT_JITTER, OPT_CC,
-	OPT_NAGLE, OPT_SEED, OPT_CHUNK, OPT_MODE, OPT_PLAYOUT, OPT_ACKB, OPT_ACCEPT_TO, OPT_DURATION,
-	OPT_FORMAT, OPT_JSON, OPT_SUMMARY_ONLY,
-};
-
-static const struct option long_opts[] = {
-	{ "connect", required_argument, NULL, OPT_CONNECT },
-	{ "listen", required_argument, NULL, OPT_LISTEN },
-	{ "bitrate-kbps", required_argument, NULL, OPT_BITRATE },
-	{ "fps", required_argument, NULL, OPT_FPS },
-	{ "gop", required_argument, NULL, OPT_GOP },
-	{ "keyframe-factor", required_argument, NULL, OPT_KEYF },
-	{ "jitter", required_argument, NULL, OPT_JITTER },
-	{ "cc", required_argument, NULL, OPT_CC },
-	{ "nodelay", no_argument, NULL, OPT_NAGLE },
-	{ "chunk-size", required_argument, NULL, OPT_CHUNK },
-	{ "seed", required_argument, NULL, OPT_SEED },
-	{ "mode", required_argument, NULL, OPT_MODE },
-	{ "playout-ms", required_argument, NULL, OPT_PLAYOUT },
-	{ "ack-bytes", required_argument, NULL, OPT_ACKB },
-	{ "accept-timeout", required_argument, NULL, OPT_ACCEPT_TO },
-	{ "duration", required_argument, NULL, OPT_DURATION },
-	{ "format", required_argument, NULL, OPT_FORMAT },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "summary-only", no_argument, NULL, OPT_SUMMARY_ONLY },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
-	{ NULL, 0, NULL, 0 },
-};
-
-/* options that belong to one role only */
-static const int send_only[] = { OPT_CONNECT, OPT_BITRATE, OPT_GOP, OPT_KEYF, OPT_JITTER,
-				 OPT_CC, OPT_NAGLE, OPT_SEED, OPT_CHUNK };
-static const int recv_only[] = { OPT_LISTEN, OPT_MODE, OPT_PLAYOUT, OPT_ACKB, OPT_ACCEPT_TO };
-
-static const char *opt_name(int c)
+static int set_connect(void *cfg, const char *opt, const char *val)
 {
-	for (const struct option *o = long_opts; o->name; o++)
-		if (o->val == c)
-			return o->name;
-	return "?";
+	return parse_endpoint(cfg, opt, val, false);
+}
+
+static int set_listen(void *cfg, const char *opt, const char *val)
+{
+	return parse_endpoint(cfg, opt, val, true);
+}
+
+static int set_cc(void *cfg, const char *opt, const char *val)
+{
+	struct opts *o = cfg;
+
+	if (!*val || strlen(val) >= CC_NAME_MAX) {
+		elog("%s: '%s' is not a congestion control name", opt, val);
+		return -1;
+	}
+	o->cc = val;
+	return 0;
+}
+
+static int set_json(void *cfg, const char *opt, const char *val)
+{
+	struct opts *o = cfg;
+
+	(void)opt;
+	(void)val;
+	o->fmt = REC_JSON;
+	o->fmt_set = true;
+	return 0;
+}
+
+#define TK_OPT_CFG struct opts
+
+/* what both commands write, and how */
+#define PS_E_OUTPUT                                                                          \
+	OPT_E_FORMAT(fmt, fmt_set),                                                          \
+	OPT_E_CALL("json", 0, NULL, set_json, "the same as -f json"),                        \
+	OPT_E_OUTPUT(output, "write the records to FILE instead of stdout"),                 \
+	OPT_E_FLAG("summary-only", 0, summary_only, "write only the summary record"),        \
+	OPT_E_STANDARD,                                                                      \
+	OPT_E_END
+
+static const struct opt send_opts[] = {
+	OPT_E_CALL("connect", 0, "ADDR:PORT", set_connect, "the receiver to push to (IPv6 as [ADDR]:PORT)"),
+	OPT_E_U64("bitrate-kbps", 0, "N", bitrate_kbps, 1, BITRATE_KBPS_MAX,
+		  "mean video bitrate in kbit/s, 1.." STR(BITRATE_KBPS_MAX) "\n(default " STR(BITRATE_KBPS_DEFAULT) ")"),
+	OPT_E_U32("fps", 0, "N", fps, 1, FPS_MAX,
+		  "frames per second, 1.." STR(FPS_MAX) " (default " STR(FPS_DEFAULT) ")"),
+	OPT_E_U32("gop", 0, "N", gop, 1, GOP_MAX,
+		  "frames per group of pictures: one keyframe every N\n"
+		  "frames, 1.." STR(GOP_MAX) " (default " STR(GOP_DEFAULT) ")"),
+	OPT_E_DOUBLE("keyframe-factor", 0, "X", key_factor, 1, KEY_FACTOR_MAX,
+		     "keyframe size / other frame size, 1.." STR(KEY_FACTOR_MAX) "\n"
+		     "(default " STR(KEY_FACTOR_DEFAULT) ")"),
+	OPT_E_DOUBLE("jitter", 0, "F", jitter, 0, JITTER_MAX,
+		     "frame sizes vary uniformly by +-F, 0.." STR(JITTER_MAX) " (default\n"
+		     STR(JITTER_DEFAULT) "); a size that is a multiple of the MSS gets\n"
+		     "one byte more, as real encoders never align to it"),
+	OPT_E_U32("chunk-size", 0, "N", chunk, 0, FRAME_MAX,
+		  "write each frame in pieces of N bytes, one write each,\n"
+		  "as RTMP pushers write chunks; 0: the whole frame in\n"
+		  "one write; 0.." STR(FRAME_MAX) " (default " STR(CHUNK_DEFAULT) ")"),
+	OPT_E_CALL("cc", 0, "NAME", set_cc, "congestion control of the socket (default: the\n"
+					    "namespace's net.ipv4.tcp_congestion_control)"),
+	OPT_E_FLAG("nodelay", 0, nodelay, "set TCP_NODELAY (as librtmp does); default: Nagle on,\n"
+					  "as ffmpeg's RTMP pusher leaves it"),
+	OPT_E_U64("seed", 0, "N", seed, 0, (double)UINT64_MAX,
+		  "seed of the frame-size jitter (default " STR(SEED_DEFAULT) ")"),
+	OPT_E_DURATION(duration_s, "seconds to push, decimals allowed (default "
+		       STR(SEND_DURATION_DEFAULT) ")"),
+	PS_E_OUTPUT,
+};
+
+static const struct opt recv_opts[] = {
+	OPT_E_CALL("listen", 0, "[ADDR:]PORT", set_listen, "where to accept the push (default address: any)"),
+	OPT_E_CHOICE("mode", 0, "MODE", mode, mode_names,
+		     "prompt | paced | app-ack (default prompt):\n"
+		     "prompt   reads as soon as data arrives\n"
+		     "paced    a decoder reading frame k at\n"
+		     "         first arrival + playout + k/fps\n"
+		     "app-ack  reads at once and sends a 16-byte\n"
+		     "         application ACK every --ack-bytes"),
+	OPT_E_U32("fps", 0, "N", fps, 1, FPS_MAX,
+		  "paced: frames per second to read, 1.." STR(FPS_MAX) "\n(default " STR(FPS_DEFAULT) ")"),
+	OPT_E_U32("playout-ms", 0, "N", playout_ms, 0, PLAYOUT_MS_MAX,
+		  "paced: playout buffer in ms, 0.." STR(PLAYOUT_MS_MAX) " (default\n"
+		  STR(PLAYOUT_MS_DEFAULT) ")"),
+	OPT_E_U32("ack-bytes", 0, "N", ack_bytes, 1, ACK_BYTES_MAX,
+		  "app-ack: bytes between application ACKs,\n"
+		  "1.." STR(ACK_BYTES_MAX) " (default " STR(ACK_BYTES_DEFAULT) ")"),
+	OPT_E_DOUBLE("accept-timeout", 0, "SECONDS", accept_timeout_s, ACCEPT_TIMEOUT_MIN, ACCEPT_TIMEOUT_MAX,
+		     "give up when nobody connects within SECONDS,\n"
+		     STR(ACCEPT_TIMEOUT_MIN) ".." STR(ACCEPT_TIMEOUT_MAX) " (default " STR(ACCEPT_TIMEOUT_DEFAULT) ")"),
+	OPT_E_DURATION(duration_s, "read for SECONDS at most, decimals allowed\n"
+				   "(default: until the sender closes)"),
+	PS_E_OUTPUT,
+};
+
+static const struct opt top_opts[] = {
+	OPT_E_STANDARD,
+	OPT_E_END,
+};
+#undef TK_OPT_CFG
+
+static const char top_synopsis[] =
+"Usage: pushsim [OPTIONS] COMMAND [OPTIONS]\n"
+"A live-stream push over TCP, both ends. The sender writes one video-like frame\n"
+"per tick and idles until the next; the receiver reads like a real player or\n"
+"media server. Both ends write one record per second and a summary.\n"
+"\n";
+
+static const char send_synopsis[] =
+"Usage: pushsim send --connect ADDR:PORT [OPTIONS]\n"
+"Pushes video-like frames to a receiver: one frame per tick (bitrate / fps on\n"
+"average, a keyframe every GOP, sizes jittered), then idle until the next tick.\n"
+"\n";
+
+static const char recv_synopsis[] =
+"Usage: pushsim recv --listen [ADDR:]PORT [OPTIONS]\n"
+"Accepts one push and reads it the way a player or a media server does.\n"
+"\n";
+
+static const char records_help[] =
+"\n"
+"Records (fields in JSON and CSV):\n"
+"  second   role, second, bytes, goodput_bps (sender: bytes ACKed by the\n"
+"           peer in that second; receiver: bytes read), frames,\n"
+"           late_frames, stalls, frame_latency_max_us\n"
+"  summary  role, mode, cc, duration_s, frames, bytes, goodput_bps (mean),\n"
+"           late_frames, stalls, longest_stall_ms, app_acks, mss,\n"
+"           frame_latency_mean_us, frame_latency_max_us\n"
+"A frame is late when the sender starts writing it more than a quarter of a\n"
+"frame interval after its scheduled time. A stall is a frame interval at\n"
+"whose end bytes written before it were still not sent (tcpi_notsent_bytes\n"
+"> 0), i.e. a frame not fully written to the network within one interval.\n"
+"Frame latency (receiver) is the time from the frame's scheduled send time\n"
+"to the moment its last byte was read.\n";
+
+static void top_footer(FILE *f)
+{
+	fprintf(f,
+		"\n"
+		"Commands:\n"
+		"  %s --connect ADDR:PORT      push frames to a receiver\n"
+		"  %s --listen [ADDR:]PORT     accept one push and read it as a player would\n"
+		"Each command takes its own options (pushsim COMMAND --help).\n",
+		cmd_names[CMD_SEND], cmd_names[CMD_RECV]);
+	fputs(records_help, f);
+}
+
+static const int send_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NOTSUP, TK_EXIT_NETWORK, -1 };
+static const int recv_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_DATA, TK_EXIT_NETWORK, -1 };
+static const int all_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NOTSUP, TK_EXIT_DATA,
+				 TK_EXIT_NETWORK, -1 };
+
+static const struct opt_cli top_cli = { top_synopsis, top_opts, NULL, top_footer, all_exits };
+static const struct opt_cli clis[] = {
+	[CMD_SEND] = { send_synopsis, send_opts, records_help, NULL, send_exits },
+	[CMD_RECV] = { recv_synopsis, recv_opts, records_help, NULL, recv_exits },
+};
+
+/* what the options say together */
+static void check_args(const struct opts *o)
+{
+	if (!o->have_addr)
+		cli_usage_die(o->cmd == CMD_SEND ? "--connect: missing (where to push)"
+						 : "--listen: missing (where to accept the push)");
+}
+
+/* pushsim's own options, then the command: its index in cmd_names; argv[*first] is its name */
+static enum ps_cmd find_command(int argc, char **argv, int *first)
+{
+	int i = 1;
+
+	/* one at a time, so that the command's options are left to it */
+	while (i < argc && argv[i][0] == '-' && argv[i][1]) {
+		char *one[] = { argv[0], argv[i], NULL };
+
+		opt_parse(&top_cli, 2, one, NULL);
+		i++;
+	}
+	if (i == argc)
+		cli_usage_die("missing command: %s or %s (see --help)", cmd_names[CMD_SEND], cmd_names[CMD_RECV]);
+	for (int k = 0; cmd_names[k]; k++)
+		if (!strcmp(argv[i], cmd_names[k])) {
+			*first = i;
+			return (enum ps_cmd)k;
+		}
+	cli_usage_die("'%s' is not a command: use %s or %s", argv[i], cmd_names[CMD_SEND], cmd_names[CMD_RECV]);
 }
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	bool have_addr = false, have_duration = false;
-	int c;
+	int at, first;
+	enum ps_cmd cmd = find_command(argc, argv, &at);
 
-	memset(o, 0, sizeof(*o));
-	o->bitrate_bps = 4000000;
-	o->fps = 30;
-	o->gop = 60;
-	o->key_factor = 5;
-	o->jitter = 0.2;
-	o->seed = 1;
-	o->chunk = 4096;
-	o->mode = MODE_PROMPT;
-	o->playout_ms = 100;
-	o->ack_bytes = 4096;
-	o->accept_timeout_s = 30;
-	o->fmt = rec_format_default(stdout);
-
-	if (argc < 2)
-		cli_usage_die("missing command: send or recv (see --help)");
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		usage(stdout);
-		exit(TK_EXIT_OK);
-	}
-	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
-		cli_print_version();
-		exit(TK_EXIT_OK);
-	}
-	if (!strcmp(argv[1], "send"))
-		o->sender = true;
-	else if (strcmp(argv[1], "recv"))
-		cli_usage_die("'%s' is not a command: use send or recv", argv[1]);
-	o->duration_s = o->sender ? 10 : 0;
-
-	optind = 2;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "hV", long_opts, NULL)) != -1) {
-		uint64_t u;
-		int rc = 0;
-
-		for (size_t i = 0; i < ARRAY_SIZE(send_only); i++)
-			if (c == send_only[i] && !o->sender)
-				cli_usage_die("--%s: only for pushsim send", opt_name(c));
-		for (size_t i = 0; i < ARRAY_SIZE(recv_only); i++)
-			if (c == recv_only[i] && o->sender)
-				cli_usage_die("--%s: only for pushsim recv", opt_name(c));
-		switch (c) {
-		case OPT_CONNECT:
-			rc = parse_hostport("--connect", optarg, false, &o->addr, &o->addrlen);
-			have_addr = true;
-			break;
-		case OPT_LISTEN:
-			rc = parse_hostport("--listen", optarg, true, &o->addr, &o->addrlen);
-			have_addr = true;
-			break;
-		case OPT_BITRATE:
-			rc = cli_parse_u64("--bitrate-kbps", optarg, 1, 10000000, &u);
-			o->bitrate_bps = u * 1000;
-			break;
-		case OPT_FPS: rc = cli_parse_u32("--fps", optarg, 1, 240, &o->fps); break;
-		case OPT_GOP: rc = cli_parse_u32("--gop", optarg, 1, 1000, &o->gop); break;
-		case OPT_KEYF:
-			rc = cli_parse_double("--keyframe-factor", optarg, 1, 50, &o->key_factor);
-			break;
-		case OPT_JITTER: rc = cli_parse_double("--jitter", optarg, 0, 0.9, &o->jitter); break;
-		case OPT_CC:
-			if (!*optarg || strlen(optarg) >= 16)
-				cli_usage_die("--cc: '%s' is not a congestion control name", optarg);
-			o->cc = optarg;
-			break;
-		case OPT_NAGLE: o->nodelay = true; break;
-		case OPT_CHUNK: rc = cli_parse_u32("--chunk-size", optarg, 0, 1u << 20, &o->chunk); break;
-		case OPT_SEED: rc = cli_parse_u64("--seed", optarg, 0, UINT64_MAX, &o->seed); break;
-		case OPT_MODE: rc = cli_parse_choice("--mode", optarg, mode_names, &o->mode); break;
-		case OPT_PLAYOUT:
-			rc = cli_parse_u32("--playout-ms", optarg, 0, 10000, &o->playout_ms);
-			break;
-		case OPT_ACKB:
-			rc = cli_parse_u32("--ack-bytes", optarg, 1, 1u << 30, &o->ack_bytes);
-			break;
-		case OPT_ACCEPT_TO:
-			rc = cli_parse_u32("--accept-timeout", optarg, 1, 86400, &o->accept_timeout_s);
-			break;
-		case OPT_DURATION:
-			rc = cli_parse_u32("--duration", optarg, o->sender ? 1 : 0, 86400,
-					   &o->duration_s);
-			have_duration = true;
-			break;
-		case OPT_FORMAT:
-			rc = rec_format_parse("--format", optarg, &o->fmt);
-			o->fmt_set = true;
-			break;
-		case OPT_JSON: o->fmt = REC_JSON; break;
-		case OPT_SUMMARY_ONLY: o->quiet_seconds = true; break;
-		case 'h': usage(stdout); exit(TK_EXIT_OK);
-		case 'V': cli_print_version(); exit(TK_EXIT_OK);
-		default:
-			if (optopt >= OPT_CONNECT)
-				cli_usage_die("--%s: needs a value", opt_name(optopt));
-			cli_usage_die("%s: unknown option (see --help)", argv[optind - 1]);
-		}
-		if (rc)
-			exit(TK_EXIT_USAGE);
-	}
-	if (optind < argc)
-		cli_usage_die("'%s': unexpected argument", argv[optind]);
-	if (!have_addr)
-		cli_usage_die(o->sender ? "--connect: missing (where to push)"
-					: "--listen: missing (where to accept the push)");
-	(void)have_duration;
+	defaults(cmd, o);
+	/* the command's name stands where the program's was */
+	first = opt_parse(&clis[cmd], argc - at, argv + at, o);
+	if (first < argc - at)
+		cli_usage_die("unexpected argument '%s' (see --help)", argv[at + first]);
+	check_args(o);
 }
-
 /* --- records ------------------------------------------------------------------ */
 
 static const struct rec_field second_fields[] = {
@@ -516,6 +554,20 @@ static void emit_summary(struct stats *st, const char *mode, uint64_t end_ns)
 		st->write_failed = true;
 }
 
+/* "10.0.0.1:1935" or "[fd00::1]:1935" */
+static const char *fmt_endpoint(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	char host[INET6_ADDRSTRLEN], port[8];
+
+	if (getnameinfo((const struct sockaddr *)ss, sizeof(*ss), host, sizeof(host), port, sizeof(port),
+			NI_NUMERICHOST | NI_NUMERICSERV))
+		snprintf(buf, len, "?");
+	else
+		snprintf(buf, len, ss->ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host, port);
+	return buf;
+}
+
+/* the connection's congestion control and MSS, for the records; with -v, on stderr */
 static void sock_names(int fd, struct stats *st)
 {
 	socklen_t len = sizeof(st->cc);
@@ -527,6 +579,16 @@ static void sock_names(int fd, struct stats *st)
 	st->cc[sizeof(st->cc) - 1] = '\0';
 	if (!getsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &mlen) && mss > 0)
 		st->mss = (uint32_t)mss;
+	if (log_get_level() >= LOG_VERBOSE) {
+		struct sockaddr_storage local, peer;
+		socklen_t llen = sizeof(local), plen = sizeof(peer);
+		char a[INET6_ADDRSTRLEN + 8], b[INET6_ADDRSTRLEN + 8];
+
+		if (!getsockname(fd, (struct sockaddr *)&local, &llen) &&
+		    !getpeername(fd, (struct sockaddr *)&peer, &plen))
+			vlog("%s: %s -> %s, cc %s, mss %u", st->role, fmt_endpoint(&local, a, sizeof(a)),
+			     fmt_endpoint(&peer, b, sizeof(b)), st->cc, st->mss);
+	}
 }
 
 /* --- sender ------------------------------------------------------------------- */
@@ -544,7 +606,7 @@ static uint64_t rng_next(uint64_t *s)
 static size_t frame_size(const struct opts *o, uint64_t seq, uint64_t *rng, uint32_t mss)
 {
 	/* the mean over a GOP is bitrate / fps: (k + gop - 1) * p = gop * mean */
-	double mean = (double)o->bitrate_bps / 8 / o->fps;
+	double mean = (double)o->bitrate_kbps * 1000 / 8 / o->fps;
 	double p = mean * o->gop / (o->key_factor + o->gop - 1);
 	double base = seq % o->gop == 0 ? p * o->key_factor : p;
 	double u = (double)(rng_next(rng) >> 11) / 9007199254740992.0; /* [0,1) */
@@ -600,7 +662,7 @@ static int run_sender(const struct opts *o, struct stats *st)
 {
 	uint64_t interval_ns = NS_PER_S / o->fps, rng = o->seed, ack_partial = 0;
 	uint64_t seq = 0, t_end, next_tick, acked_prev = 0, acked = 0;
-	size_t cap = 1 << 20, len = 0, off = 0;
+	size_t cap = FRAME_MAX, len = 0, off = 0;
 	uint8_t *frame = malloc(cap);
 	int one = 1, fd, rc = TK_EXIT_OK;
 	bool in_frame = false, stalled = false;
@@ -638,7 +700,7 @@ static int run_sender(const struct opts *o, struct stats *st)
 
 	st->t0_ns = now_ns();
 	next_tick = st->t0_ns;
-	t_end = st->t0_ns + (uint64_t)o->duration_s * NS_PER_S;
+	t_end = st->t0_ns + s_to_ns(o->duration_s);
 	while (!stop_flag) {
 		uint64_t t = now_ns();
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
@@ -932,9 +994,9 @@ static int run_receiver(const struct opts *o, struct stats *st)
 		close(lfd);
 		return TK_EXIT_NETWORK;
 	}
-	if (wait_readable(lfd, now_ns() + (uint64_t)o->accept_timeout_s * NS_PER_S) != 1) {
+	if (wait_readable(lfd, now_ns() + s_to_ns(o->accept_timeout_s)) != 1) {
 		if (!stop_flag)
-			elog("nobody connected within %u s", o->accept_timeout_s);
+			elog("nobody connected within %g s", o->accept_timeout_s);
 		close(lfd);
 		return stop_flag ? TK_EXIT_OK : TK_EXIT_NETWORK;
 	}
@@ -949,7 +1011,7 @@ static int run_receiver(const struct opts *o, struct stats *st)
 	r.fd = fd;
 	st->t0_ns = now_ns();
 	if (o->duration_s)
-		deadline = st->t0_ns + (uint64_t)o->duration_s * NS_PER_S;
+		deadline = st->t0_ns + s_to_ns(o->duration_s);
 
 	if (o->mode == MODE_PACED) {
 		/* the playout clock starts when the first byte arrives */
@@ -1035,36 +1097,74 @@ static int run_receiver(const struct opts *o, struct stats *st)
 	return rc;
 }
 
-int main(int argc, char **argv)
-{
-	struct opts o;
-	struct stats st;
-	struct sigaction sa;
-	int rc, rc_out;
+/* --- the run ------------------------------------------------------------------------ */
 
-	log_init(argv[0]);
-	parse_args(argc, argv, &o);
+/* where the records go, and their writer, in the format asked or the default for it */
+static int open_output(struct opts *o, struct stats *st, FILE **out)
+{
+	*out = stdout;
+	if (o->output && !(*out = fopen(o->output, "w"))) {
+		elog("%s: cannot create: %s", o->output, strerror(errno));
+		return TK_EXIT_FAIL;
+	}
+	if (!o->fmt_set)
+		o->fmt = rec_format_default(*out);
+	st->w = rec_writer_new(o->fmt, *out);
+	if (!st->w) {
+		elog("out of memory");
+		return TK_EXIT_FAIL;
+	}
+	/* CSV: the file's one header covers every record type it may hold */
+	if (!o->summary_only)
+		rec_writer_declare(st->w, &second_schema);
+	rec_writer_declare(st->w, &summary_schema);
+	return TK_EXIT_OK;
+}
+
+static int setup(struct opts *o, struct stats *st, FILE **out)
+{
+	struct sigaction sa;
+
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	memset(&st, 0, sizeof(st));
-	st.role = o.sender ? "send" : "recv";
-	st.quiet_seconds = o.quiet_seconds;
-	st.w = rec_writer_new(o.fmt, stdout);
-	if (!st.w) {
-		elog("out of memory");
-		return TK_EXIT_FAIL;
-	}
-	rc = o.sender ? run_sender(&o, &st) : run_receiver(&o, &st);
-	if (st.t0_ns)
-		emit_summary(&st, o.sender ? "push" : mode_names[o.mode], now_ns());
-	rc_out = rec_writer_free(st.w);
-	if ((rc_out || st.write_failed) && rc == TK_EXIT_OK) {
-		elog("writing the output failed: %s", strerror(errno));
+	memset(st, 0, sizeof(*st));
+	st->role = cmd_names[o->cmd];
+	st->quiet_seconds = o->summary_only;
+	return open_output(o, st, out);
+}
+
+/* the writer and the file closed; a failed write turns success into a failure */
+static int teardown(const struct opts *o, struct stats *st, FILE *out, int rc)
+{
+	bool failed = st->w && rec_writer_free(st->w);
+
+	if (out && out != stdout && fclose(out))
+		failed = true;
+	if ((failed || st->write_failed) && rc == TK_EXIT_OK) {
+		elog("%s: write failed: %s", o->output ? o->output : "stdout", strerror(errno ? errno : EIO));
 		rc = TK_EXIT_FAIL;
 	}
 	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct stats st;
+	FILE *out = NULL;
+	int rc;
+
+	log_init(argv[0]);
+	parse_args(argc, argv, &o);
+	rc = setup(&o, &st, &out);
+	if (rc == TK_EXIT_OK) {
+		rc = o.cmd == CMD_SEND ? run_sender(&o, &st) : run_receiver(&o, &st);
+		if (st.t0_ns)
+			emit_summary(&st, o.cmd == CMD_SEND ? "push" : mode_names[o.mode], now_ns());
+	}
+	return teardown(&o, &st, out, rc);
 }
