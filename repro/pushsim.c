@@ -42,7 +42,9 @@
 #define PS_HDR_LEN 24
 #define PS_ACK_LEN 16
 #define PS_FLAG_KEY 1u
-#define NS_PER_S 1000000000ull
+#define NS_PER_S TK_NSEC_PER_SEC
+#define NS_PER_MS 1000000ull
+#define NS_PER_US 1000ull
 
 enum ps_mode { MODE_PROMPT, MODE_PACED, MODE_APPACK };
 static const char *const mode_names[] = { "prompt", "paced", "app-ack", NULL };
@@ -369,21 +371,7 @@ static const char recv_synopsis[] =
 "Accepts one push and reads it the way a player or a media server does.\n"
 "\n";
 
-static const char records_help[] =
-"\n"
-"Records (fields in JSON and CSV):\n"
-"  second   role, second, bytes, goodput_bps (sender: bytes ACKed by the\n"
-"           peer in that second; receiver: bytes read), frames,\n"
-"           late_frames, stalls, frame_latency_max_us\n"
-"  summary  role, mode, cc, duration_s, frames, bytes, goodput_bps (mean),\n"
-"           late_frames, stalls, longest_stall_ms, app_acks, mss,\n"
-"           frame_latency_mean_us, frame_latency_max_us\n"
-"A frame is late when the sender starts writing it more than a quarter of a\n"
-"frame interval after its scheduled time. A stall is a frame interval at\n"
-"whose end bytes written before it were still not sent (tcpi_notsent_bytes\n"
-"> 0), i.e. a frame not fully written to the network within one interval.\n"
-"Frame latency (receiver) is the time from the frame's scheduled send time\n"
-"to the moment its last byte was read.\n";
+static void records_help(FILE *f);
 
 static void top_footer(FILE *f)
 {
@@ -394,7 +382,7 @@ static void top_footer(FILE *f)
 		"  %s --listen [ADDR:]PORT     accept one push and read it as a player would\n"
 		"Each command takes its own options (pushsim COMMAND --help).\n",
 		cmd_names[CMD_SEND], cmd_names[CMD_RECV]);
-	fputs(records_help, f);
+	records_help(f);
 }
 
 static const int send_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NOTSUP, TK_EXIT_NETWORK, -1 };
@@ -404,8 +392,8 @@ static const int all_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXI
 
 static const struct opt_cli top_cli = { top_synopsis, top_opts, NULL, top_footer, all_exits };
 static const struct opt_cli clis[] = {
-	[CMD_SEND] = { send_synopsis, send_opts, records_help, NULL, send_exits },
-	[CMD_RECV] = { recv_synopsis, recv_opts, records_help, NULL, recv_exits },
+	[CMD_SEND] = { send_synopsis, send_opts, NULL, records_help, send_exits },
+	[CMD_RECV] = { recv_synopsis, recv_opts, NULL, records_help, recv_exits },
 };
 
 /* what the options say together */
@@ -450,70 +438,90 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		cli_usage_die("unexpected argument '%s' (see --help)", argv[at + first]);
 	check_args(o);
 }
-/* --- records ------------------------------------------------------------------ */
+/* --- records ------------------------------------------------------------------------- */
 
-static const struct rec_field second_fields[] = {
-	{ "role", REC_STR, 0, "role", -4 },
-	{ "second", REC_U64, 0, "sec", 5 },
-	{ "bytes", REC_U64, 0, "bytes", 10 },
-	{ "goodput_bps", REC_U64, 0, "goodput Mb/s", 12, 1e-6, 2 },
-	{ "frames", REC_U64, 0, "frames", 6 },
-	{ "late_frames", REC_U64, 0, "late", 5 },
-	{ "stalls", REC_U64, 0, "stalls", 6 },
-	{ "frame_latency_max_us", REC_U64, 0, "lat max ms", 10, 1e-3, 1 },
-};
-static const struct rec_schema second_schema = { "second", second_fields,
-						 ARRAY_SIZE(second_fields) };
-
-static const struct rec_field summary_fields[] = {
-	{ "role", REC_STR, 0, "role", -4 },
-	{ "mode", REC_STR, 0, "mode", -7 },
-	{ "cc", REC_STR, 0, "cc", -10 },
-	{ "duration_s", REC_F64, 3, "secs", 6, 0, 1 },
-	{ "frames", REC_U64, 0, "frames", 6 },
-	{ "bytes", REC_U64, 0, "bytes", 10 },
-	{ "goodput_bps", REC_U64, 0, "goodput Mb/s", 12, 1e-6, 2 },
-	{ "late_frames", REC_U64, 0, "late", 5 },
-	{ "stalls", REC_U64, 0, "stalls", 6 },
-	{ "longest_stall_ms", REC_U64, 0, "stall ms", 8 },
-	{ "app_acks", REC_U64, 0, "appacks", 7 },
-	{ "mss", REC_U64, 0, "mss", 5 },
-	{ "frame_latency_mean_us", REC_U64, 0, "lat ms", 7, 1e-3, 1 },
-	{ "frame_latency_max_us", REC_U64, 0, "lat max ms", 10, 1e-3, 1 },
-};
-static const struct rec_schema summary_schema = { "summary", summary_fields,
-						  ARRAY_SIZE(summary_fields) };
+/*
+ * Every time carries its unit in its key: times and durations in seconds
+ * (_s), latencies and intervals in microseconds (_us); the table shows the
+ * latter in ms.
+ */
+#define MBIT_PER_BIT 1e-6
+#define MS_PER_US 1e-3
 
 struct stats {
-	const char *role;
-	uint64_t t0_ns;
+	const char *role;           /* the command's name */
+	bool receiver;
+	const char *mode;           /* "push", or the receiver's --mode */
+	uint64_t t0_ns;             /* when the connection was up; 0 before */
 	/* this second */
 	uint64_t sec_index, sec_bytes, sec_frames, sec_late, sec_stalls, sec_lat_max_ns;
 	/* whole run */
 	uint64_t frames, bytes, late, stalls, app_acks, lat_sum_ns, lat_max_ns, lat_n;
 	uint64_t stall_start_ns, longest_stall_ns;
 	uint32_t mss;
-	char cc[16];
+	char cc[CC_NAME_MAX];
 	struct rec_writer *w;
-	bool quiet_seconds;
+	bool summary_only;
 	bool write_failed;
 };
 
+/* a count only the sender keeps (the receiver cannot see its socket's backlog) */
+static struct rec_value sender_only(const struct stats *st, uint64_t v)
+{
+	return st->receiver ? rv_null() : rv_u64(v);
+}
+
+/* a latency only the receiver measures, in us; none before its first frame */
+static struct rec_value latency_us(const struct stats *st, bool have, uint64_t ns)
+{
+	return st->receiver && have ? rv_u64(ns / NS_PER_US) : rv_null();
+}
+
+/* one second of the run, st's sec_* counters */
+#define SECOND_FIELDS(X)                                                                          \
+	X("role", REC_STR, 0, REC_COL("role", -4, 0, 0), rv_str(st->role))                        \
+	X("t_s", REC_U64, 0, REC_COL("t s", 5, 0, 0), rv_u64(st->sec_index))                      \
+	X("bytes", REC_U64, 0, REC_COL("bytes", 10, 0, 0), rv_u64(st->sec_bytes))                 \
+	X("goodput_bps", REC_U64, 0, REC_COL("goodput Mb/s", 12, MBIT_PER_BIT, 2),                \
+	  rv_u64(st->sec_bytes * 8))                                                               \
+	X("frames", REC_U64, 0, REC_COL("frames", 6, 0, 0), rv_u64(st->sec_frames))               \
+	X("late_frames", REC_U64, 0, REC_COL("late", 5, 0, 0), rv_u64(st->sec_late))              \
+	X("stalls", REC_U64, 0, REC_COL("stalls", 6, 0, 0), rv_u64(st->sec_stalls))               \
+	X("frame_latency_max_us", REC_U64, 0, REC_COL("lat max ms", 10, MS_PER_US, 1),            \
+	  latency_us(st, st->sec_frames && st->lat_n, st->sec_lat_max_ns))
+static const struct rec_field second_fields[] = { SECOND_FIELDS(REC_FIELD) };
+static const struct rec_schema second_schema = { "second", second_fields, ARRAY_SIZE(second_fields) };
+
+/* the whole run, st's totals over secs seconds; longest_stall_ms is
+ * longest_stall_us in whole ms, for the readers of older records */
+#define SUMMARY_FIELDS(X)                                                                         \
+	X("role", REC_STR, 0, REC_COL("role", -4, 0, 0), rv_str(st->role))                        \
+	X("mode", REC_STR, 0, REC_COL("mode", -7, 0, 0), rv_str(st->mode))                        \
+	X("cc", REC_STR, 0, REC_COL("cc", -10, 0, 0), rv_str(st->cc[0] ? st->cc : NULL))          \
+	X("duration_s", REC_F64, 3, REC_COL("dur s", 6, 0, 1), rv_f64(secs))                      \
+	X("frames", REC_U64, 0, REC_COL("frames", 6, 0, 0), rv_u64(st->frames))                   \
+	X("bytes", REC_U64, 0, REC_COL("bytes", 10, 0, 0), rv_u64(st->bytes))                     \
+	X("goodput_bps", REC_U64, 0, REC_COL("goodput Mb/s", 12, MBIT_PER_BIT, 2),                \
+	  rv_u64(secs > 0 ? (uint64_t)((double)st->bytes * 8 / secs) : 0))                        \
+	X("late_frames", REC_U64, 0, REC_COL("late", 5, 0, 0), rv_u64(st->late))                  \
+	X("stalls", REC_U64, 0, REC_COL("stalls", 6, 0, 0), sender_only(st, st->stalls))          \
+	X("longest_stall_us", REC_U64, 0, REC_COL("stall ms", 8, MS_PER_US, 1),                   \
+	  sender_only(st, st->longest_stall_ns / NS_PER_US))                                       \
+	X("longest_stall_ms", REC_U64, 0, REC_NOCOL, sender_only(st, st->longest_stall_ns / NS_PER_MS)) \
+	X("app_acks", REC_U64, 0, REC_COL("appacks", 7, 0, 0), rv_u64(st->app_acks))              \
+	X("mss", REC_U64, 0, REC_COL("mss", 5, 0, 0), rv_u64(st->mss))                            \
+	X("frame_latency_mean_us", REC_U64, 0, REC_COL("lat ms", 7, MS_PER_US, 1),                \
+	  latency_us(st, st->lat_n, st->lat_n ? st->lat_sum_ns / st->lat_n : 0))                   \
+	X("frame_latency_max_us", REC_U64, 0, REC_COL("lat max ms", 10, MS_PER_US, 1),            \
+	  latency_us(st, st->lat_n, st->lat_max_ns))
+static const struct rec_field summary_fields[] = { SUMMARY_FIELDS(REC_FIELD) };
+static const struct rec_schema summary_schema = { "summary", summary_fields, ARRAY_SIZE(summary_fields) };
+
 static void emit_second(struct stats *st)
 {
-	struct rec_value v[ARRAY_SIZE(second_fields)];
+	if (!st->summary_only) {
+		const struct rec_value v[] = { SECOND_FIELDS(REC_VALUE) };
 
-	if (!st->quiet_seconds) {
-		v[0] = rv_str(st->role);
-		v[1] = rv_u64(st->sec_index);
-		v[2] = rv_u64(st->sec_bytes);
-		v[3] = rv_u64(st->sec_bytes * 8);
-		v[4] = rv_u64(st->sec_frames);
-		v[5] = rv_u64(st->sec_late);
-		v[6] = rv_u64(st->sec_stalls);
-		v[7] = st->sec_frames && st->lat_n ? rv_u64(st->sec_lat_max_ns / 1000) : rv_null();
-		if (strcmp(st->role, "recv"))
-			v[7] = rv_null();
 		if (rec_write(st->w, &second_schema, v))
 			st->write_failed = true;
 		rec_writer_flush(st->w);
@@ -529,30 +537,62 @@ static void advance_seconds(struct stats *st, uint64_t t)
 		emit_second(st);
 }
 
-static void emit_summary(struct stats *st, const char *mode, uint64_t end_ns)
+static void emit_summary(struct stats *st, uint64_t end_ns)
 {
-	struct rec_value v[ARRAY_SIZE(summary_fields)];
-	double secs = st->t0_ns && end_ns > st->t0_ns ? (double)(end_ns - st->t0_ns) / 1e9 : 0;
-	bool recv = !strcmp(st->role, "recv");
+	double secs = st->t0_ns && end_ns > st->t0_ns ? (double)(end_ns - st->t0_ns) / NS_PER_S : 0;
+	const struct rec_value v[] = { SUMMARY_FIELDS(REC_VALUE) };
 
-	v[0] = rv_str(st->role);
-	v[1] = rv_str(mode);
-	v[2] = st->cc[0] ? rv_str(st->cc) : rv_null();
-	v[3] = rv_f64(secs);
-	v[4] = rv_u64(st->frames);
-	v[5] = rv_u64(st->bytes);
-	v[6] = rv_u64(secs > 0 ? (uint64_t)((double)st->bytes * 8 / secs) : 0);
-	v[7] = rv_u64(st->late);
-	v[8] = recv ? rv_null() : rv_u64(st->stalls);
-	v[9] = recv ? rv_null() : rv_u64(st->longest_stall_ns / 1000000);
-	v[10] = rv_u64(st->app_acks);
-	v[11] = rv_u64(st->mss);
-	v[12] = recv && st->lat_n ? rv_u64(st->lat_sum_ns / st->lat_n / 1000) : rv_null();
-	v[13] = recv && st->lat_n ? rv_u64(st->lat_max_ns / 1000) : rv_null();
-	rec_writer_reset_header(st->w);
+	rec_writer_reset_header(st->w); /* the table: the summary under its own header */
 	if (rec_write(st->w, &summary_schema, v))
 		st->write_failed = true;
 }
+
+#define HELP_WIDTH 79
+#define HELP_INDENT 11
+
+/* "  second   key, key, ...", wrapped under the first key */
+static void help_keys(FILE *f, const struct rec_schema *s)
+{
+	int col = fprintf(f, "  %-*s", HELP_INDENT - 2, s->type);
+
+	for (unsigned int i = 0; i < s->nfields; i++) {
+		const char *name = s->fields[i].name;
+		/* the name and the comma after it */
+		int len = (int)strlen(name) + 1;
+
+		if (i && col + 2 + len > HELP_WIDTH) {
+			fputs(",\n", f);
+			col = fprintf(f, "%*s", HELP_INDENT, "");
+		} else if (i) {
+			col += fprintf(f, ", ");
+		}
+		col += fprintf(f, "%s", name);
+	}
+	fputc('\n', f);
+}
+
+/* --help's part on the records: their keys from their schemas, what they mean */
+static void records_help(FILE *f)
+{
+	fputs("\nRecords (keys in JSON and CSV; the table shows the latencies in ms):\n", f);
+	help_keys(f, &second_schema);
+	help_keys(f, &summary_schema);
+	fputs("Units: every time carries its unit in its key: times and durations in\n"
+	      "seconds (_s), latencies and intervals in microseconds (_us); rates in bit/s\n"
+	      "(_bps); the one key in ms is the longest stall again, in whole ms, kept for\n"
+	      "older readers. A second's time is when it began, since the connection; its\n"
+	      "bytes are, at the sender, the bytes the peer ACKed in that second, at the\n"
+	      "receiver the bytes it read; the summary's goodput is the mean over the run.\n"
+	      "A frame is late when the sender starts writing it more than a quarter of a\n"
+	      "frame interval after its scheduled time. A stall is a frame interval at\n"
+	      "whose end bytes written before it were still not sent (tcpi_notsent_bytes\n"
+	      "> 0), i.e. a frame not fully written to the network within one interval.\n"
+	      "Frame latency (receiver) is the time from the frame's scheduled send time\n"
+	      "to the moment its last byte was read.\n",
+	      f);
+}
+
+/* --- the connection -------------------------------------------------------------- */
 
 /* "10.0.0.1:1935" or "[fd00::1]:1935" */
 static const char *fmt_endpoint(const struct sockaddr_storage *ss, char *buf, size_t len)
@@ -1133,7 +1173,9 @@ static int setup(struct opts *o, struct stats *st, FILE **out)
 
 	memset(st, 0, sizeof(*st));
 	st->role = cmd_names[o->cmd];
-	st->quiet_seconds = o->summary_only;
+	st->receiver = o->cmd == CMD_RECV;
+	st->mode = o->cmd == CMD_SEND ? "push" : mode_names[o->mode];
+	st->summary_only = o->summary_only;
 	return open_output(o, st, out);
 }
 
@@ -1164,7 +1206,7 @@ int main(int argc, char **argv)
 	if (rc == TK_EXIT_OK) {
 		rc = o.cmd == CMD_SEND ? run_sender(&o, &st) : run_receiver(&o, &st);
 		if (st.t0_ns)
-			emit_summary(&st, o.cmd == CMD_SEND ? "push" : mode_names[o.mode], now_ns());
+			emit_summary(&st, now_ns());
 	}
 	return teardown(&o, &st, out, rc);
 }

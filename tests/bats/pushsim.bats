@@ -47,6 +47,29 @@ sum() { jq -s "[.[] | select(.type==\"summary\")][0].$2" "$BATS_TEST_TMPDIR/$1.j
 	[ "$b" -gt 1300000 ] && [ "$b" -lt 1700000 ]
 	[ "$(jq -s '[.[] | select(.type=="second")] | length' "$BATS_TEST_TMPDIR/send.jsonl")" -ge 3 ]
 	[ "$(sum recv mode)" = '"prompt"' ]
+	# one record per second, each with the time it began: 0, 1, 2, ...
+	jq -e -s '[.[] | select(.type=="second") | .t_s] | . == [range(length)]' "$BATS_TEST_TMPDIR/send.jsonl"
+}
+
+@test "every time in pushsim's records carries its unit: seconds or microseconds, one unit per quantity" {
+	requires root netns jq
+	tk_netns_pair "$NS"
+	push 2 paced 43210 --playout-ms 200
+	[ "$SEND_RC" -eq 0 ] && [ "$RECV_RC" -eq 0 ]
+	local f keys
+	for f in send recv; do
+		keys=$(jq -s -r '[.[] | keys[]] | unique | .[]' "$BATS_TEST_TMPDIR/$f.jsonl" | tr '\n' ' ')
+		[ "$keys" = "app_acks bytes cc duration_s frame_latency_max_us frame_latency_mean_us frames goodput_bps late_frames longest_stall_ms longest_stall_us mode mss role stalls t_s type " ] ||
+			{ echo "# $f: $keys"; return 1; }
+	done
+	# the latencies in us: a 200 ms playout buffer is 200000 and more
+	[ "$(sum recv frame_latency_max_us)" -ge 200000 ]
+	[ "$(jq -s '[.[] | select(.type=="second") | .frame_latency_max_us] | min' "$BATS_TEST_TMPDIR/recv.jsonl")" -ge 190000 ]
+	# the old key is the new one in whole ms
+	us=$(sum send longest_stall_us)
+	[ "$(sum send longest_stall_ms)" -eq $((us / 1000)) ] || { echo "# $us us, $(sum send longest_stall_ms) ms"; return 1; }
+	# the receiver has no stalls to report, the sender no latencies
+	[ "$(sum recv longest_stall_us)" = null ] && [ "$(sum send frame_latency_max_us)" = null ]
 }
 
 @test "paced receiver: frames are read one playout buffer late" {
@@ -241,7 +264,7 @@ sum() { jq -s "[.[] | select(.type==\"summary\")][0].$2" "$BATS_TEST_TMPDIR/$1.j
 	[ "$(jq -s '[.[] | select(.type=="summary")][0].frames' "$d/send.jsonl")" -eq 45 ]
 	jq -e -s '[.[] | select(.type=="summary")][0].duration_s | . >= 1.5 and . < 1.7' "$d/send.jsonl"
 	# CSV: one header, a type column first, then both record types' rows
-	[ "$(head -1 "$d/recv.csv" | cut -d, -f1-3)" = "type,role,second" ] || { head -3 "$d/recv.csv" | sed 's/^/# /'; return 1; }
+	[ "$(head -1 "$d/recv.csv" | cut -d, -f1-3)" = "type,role,t_s" ] || { head -3 "$d/recv.csv" | sed 's/^/# /'; return 1; }
 	[ "$(grep -c '^type,' "$d/recv.csv")" -eq 1 ]
 	[ "$(grep -c '^second,recv,' "$d/recv.csv")" -ge 1 ]
 	[ "$(grep -c '^summary,recv,' "$d/recv.csv")" -eq 1 ]
