@@ -38,13 +38,26 @@
 #include "opt.h"
 #include "record.h"
 
-#define PS_MAGIC 0x50534831u /* "PSH1" */
-#define PS_HDR_LEN 24
-#define PS_ACK_LEN 16
-#define PS_FLAG_KEY 1u
-#define NS_PER_S TK_NSEC_PER_SEC
 #define NS_PER_MS 1000000ull
 #define NS_PER_US 1000ull
+
+/* a frame's header, big-endian: where each field starts */
+enum {
+	HDR_MAGIC = 0,       /* PS_MAGIC */
+	HDR_SEQ = 4,         /* the frame's number, from 0 */
+	HDR_PAYLOAD = 8,     /* bytes after the header */
+	HDR_FLAGS = 12,      /* PS_FLAG_KEY */
+	HDR_SCHED_NS = 16,   /* the scheduled send time, CLOCK_MONOTONIC ns */
+	PS_HDR_LEN = 24,
+};
+#define PS_MAGIC 0x50534831u /* "PSH1" */
+#define PS_FLAG_KEY 1u
+
+/* an application ACK (as RTMP's Acknowledgement): a tag, the bytes read so
+ * far, the ACKs sent before this one */
+enum { ACK_TAG = 0, ACK_BYTES = 4, ACK_COUNT = 12 };
+#define PS_ACK_LEN 16
+static const uint8_t ack_tag[ACK_BYTES] = { 'A', 'C', 'K', '1' };
 
 enum ps_mode { MODE_PROMPT, MODE_PACED, MODE_APPACK };
 static const char *const mode_names[] = { "prompt", "paced", "app-ack", NULL };
@@ -57,17 +70,22 @@ static void on_signal(int sig)
 	stop_flag = 1;
 }
 
-static uint64_t now_ns(void)
+static uint64_t s_to_ns(double s)
+{
+	return (uint64_t)llround(s * TK_NSEC_PER_SEC);
+}
+
+/* sleeps until t on CLOCK_MONOTONIC (deadline first, when it comes sooner), or a signal */
+static void sleep_until(uint64_t t, uint64_t deadline)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t s_to_ns(double s)
-{
-	return (uint64_t)llround(s * NS_PER_S);
+	if (deadline && t > deadline)
+		t = deadline;
+	ts.tv_sec = (time_t)(t / TK_NSEC_PER_SEC);
+	ts.tv_nsec = (long)(t % TK_NSEC_PER_SEC);
+	while (!stop_flag && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
 }
 
 static void put_u32(uint8_t *p, uint32_t v)
@@ -329,7 +347,7 @@ static const struct opt recv_opts[] = {
 		     "prompt   reads as soon as data arrives\n"
 		     "paced    a decoder reading frame k at\n"
 		     "         first arrival + playout + k/fps\n"
-		     "app-ack  reads at once and sends a 16-byte\n"
+		     "app-ack  reads at once and sends a " STR(PS_ACK_LEN) "-byte\n"
 		     "         application ACK every --ack-bytes"),
 	OPT_E_U32("fps", 0, "N", fps, 1, FPS_MAX,
 		  "paced: frames per second to read, 1.." STR(FPS_MAX) "\n(default " STR(FPS_DEFAULT) ")"),
@@ -530,16 +548,22 @@ static void emit_second(struct stats *st)
 	st->sec_bytes = st->sec_frames = st->sec_late = st->sec_stalls = st->sec_lat_max_ns = 0;
 }
 
+/* when the second being counted ends */
+static uint64_t second_end(const struct stats *st)
+{
+	return st->t0_ns + (st->sec_index + 1) * TK_NSEC_PER_SEC;
+}
+
 /* closes every full second up to `t` */
 static void advance_seconds(struct stats *st, uint64_t t)
 {
-	while (t >= st->t0_ns + (st->sec_index + 1) * NS_PER_S)
+	while (t >= second_end(st))
 		emit_second(st);
 }
 
 static void emit_summary(struct stats *st, uint64_t end_ns)
 {
-	double secs = st->t0_ns && end_ns > st->t0_ns ? (double)(end_ns - st->t0_ns) / NS_PER_S : 0;
+	double secs = st->t0_ns && end_ns > st->t0_ns ? (double)(end_ns - st->t0_ns) / TK_NSEC_PER_SEC : 0;
 	const struct rec_value v[] = { SUMMARY_FIELDS(REC_VALUE) };
 
 	rec_writer_reset_header(st->w); /* the table: the summary under its own header */
@@ -631,7 +655,29 @@ static void sock_names(int fd, struct stats *st)
 	}
 }
 
-/* --- sender ------------------------------------------------------------------- */
+/* --- sender ------------------------------------------------------------------------ */
+
+#define LATE_DIVISOR 4             /* late: more than 1/4 of a frame interval after its time */
+#define END_WAIT_NS (2 * TK_NSEC_PER_SEC) /* at the end, for the last frames, then the last ACKs */
+#define END_POLL_US 1000
+#define EXACT_SLEEP_NS (2 * NS_PER_MS) /* a tick closer than this is slept to, not polled (ms) */
+#define APP_ACK_READ 4096          /* bytes of application ACKs read at once */
+
+/* one push: the connection, the frame being written, the frame clock */
+struct sender {
+	const struct opts *o;
+	struct stats *st;
+	int fd;
+	uint8_t *frame;            /* FRAME_MAX bytes; the header rewritten for each frame */
+	size_t len, off;           /* the frame being written: its size, the bytes written */
+	bool in_frame;
+	uint64_t seq;              /* frames started */
+	uint64_t next_tick, t_end, interval_ns;
+	uint64_t rng;
+	uint64_t acked;            /* tcpi_bytes_acked, as far as counted */
+	uint64_t ack_partial;      /* bytes of an application ACK not complete yet */
+	bool stalled;
+};
 
 /* splitmix64: a small, seedable generator; frame sizes must be reproducible */
 static uint64_t rng_next(uint64_t *s)
@@ -649,13 +695,13 @@ static size_t frame_size(const struct opts *o, uint64_t seq, uint64_t *rng, uint
 	double mean = (double)o->bitrate_kbps * 1000 / 8 / o->fps;
 	double p = mean * o->gop / (o->key_factor + o->gop - 1);
 	double base = seq % o->gop == 0 ? p * o->key_factor : p;
-	double u = (double)(rng_next(rng) >> 11) / 9007199254740992.0; /* [0,1) */
+	double u = (double)(rng_next(rng) >> 11) / 0x1p53; /* 53 random bits: [0,1) */
 	double sz = base * (1 + o->jitter * (2 * u - 1));
 	size_t total = sz < PS_HDR_LEN + 1 ? PS_HDR_LEN + 1 : (size_t)llround(sz);
 
 	if (mss && total % mss == 0)
 		total++;
-	return total;
+	return total < FRAME_MAX ? total : FRAME_MAX;
 }
 
 static int set_nonblock(int fd)
@@ -665,31 +711,45 @@ static int set_nonblock(int fd)
 	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
-static uint32_t notsent_bytes(int fd, uint64_t *acked)
+static int tcp_info_of(int fd, struct tcp_info *ti)
+{
+	socklen_t len = sizeof(*ti);
+
+	memset(ti, 0, sizeof(*ti));
+	return getsockopt(fd, IPPROTO_TCP, TCP_INFO, ti, &len);
+}
+
+static uint32_t notsent_bytes(int fd)
 {
 	struct tcp_info ti;
-	socklen_t len = sizeof(ti);
 
-	memset(&ti, 0, sizeof(ti));
-	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len))
-		return 0;
-	if (acked)
-		*acked = ti.tcpi_bytes_acked;
-	return ti.tcpi_notsent_bytes;
+	return tcp_info_of(fd, &ti) ? 0 : ti.tcpi_notsent_bytes;
+}
+
+/* the bytes the peer ACKed since the last call: the second's and the run's goodput */
+static void count_acked(struct sender *s)
+{
+	struct tcp_info ti;
+
+	if (tcp_info_of(s->fd, &ti) || ti.tcpi_bytes_acked <= s->acked)
+		return;
+	s->st->sec_bytes += ti.tcpi_bytes_acked - s->acked;
+	s->st->bytes += ti.tcpi_bytes_acked - s->acked;
+	s->acked = ti.tcpi_bytes_acked;
 }
 
 /* reads and counts the receiver's application ACKs; -1 on EOF or error */
-static int drain_app_acks(int fd, struct stats *st, uint64_t *partial)
+static int drain_app_acks(struct sender *s)
 {
-	uint8_t buf[4096];
+	uint8_t buf[APP_ACK_READ];
 
 	for (;;) {
-		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		ssize_t n = recv(s->fd, buf, sizeof(buf), MSG_DONTWAIT);
 
 		if (n > 0) {
-			*partial += (uint64_t)n;
-			st->app_acks += *partial / PS_ACK_LEN;
-			*partial %= PS_ACK_LEN;
+			s->ack_partial += (uint64_t)n;
+			s->st->app_acks += s->ack_partial / PS_ACK_LEN;
+			s->ack_partial %= PS_ACK_LEN;
 			continue;
 		}
 		if (n == 0)
@@ -698,204 +758,290 @@ static int drain_app_acks(int fd, struct stats *st, uint64_t *partial)
 	}
 }
 
-static int run_sender(const struct opts *o, struct stats *st)
+/* a TK_EXIT code for a --cc the kernel refused */
+static int cc_refused(const char *cc, int err)
 {
-	uint64_t interval_ns = NS_PER_S / o->fps, rng = o->seed, ack_partial = 0;
-	uint64_t seq = 0, t_end, next_tick, acked_prev = 0, acked = 0;
-	size_t cap = FRAME_MAX, len = 0, off = 0;
-	uint8_t *frame = malloc(cap);
-	int one = 1, fd, rc = TK_EXIT_OK;
-	bool in_frame = false, stalled = false;
+	elog("--cc: cannot use congestion control '%s': %s", cc, strerror(err));
+	return err == ENOENT ? TK_EXIT_NOTSUP : TK_EXIT_FAIL;
+}
 
-	if (!frame) {
-		elog("out of memory");
-		return TK_EXIT_FAIL;
-	}
-	for (size_t i = 0; i < cap; i++)
-		frame[i] = (uint8_t)(i * 131 + 7);
-	fd = socket(o->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+/* the connection to the receiver, non-blocking, with --cc and --nodelay */
+static int connect_push(const struct opts *o, struct stats *st, int *fdp)
+{
+	int one = 1, fd = socket(o->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
 	if (fd < 0) {
 		elog("socket: %s", strerror(errno));
-		free(frame);
 		return TK_EXIT_NETWORK;
 	}
 	if (o->cc && setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, o->cc, (socklen_t)strlen(o->cc))) {
-		elog("--cc: cannot use congestion control '%s': %s", o->cc, strerror(errno));
+		int rc = cc_refused(o->cc, errno);
+
 		close(fd);
-		free(frame);
-		return errno == ENOENT ? TK_EXIT_NOTSUP : TK_EXIT_FAIL;
+		return rc;
 	}
 	if (o->nodelay)
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (connect(fd, (struct sockaddr *)&o->addr, o->addrlen)) {
 		elog("connect: %s", strerror(errno));
 		close(fd);
-		free(frame);
 		return TK_EXIT_NETWORK;
 	}
 	sock_names(fd, st);
 	set_nonblock(fd);
+	*fdp = fd;
+	return TK_EXIT_OK;
+}
+
+static int sender_open(struct sender *s, const struct opts *o, struct stats *st)
+{
+	struct tcp_info ti;
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	s->o = o;
+	s->st = st;
+	s->fd = -1;
+	s->rng = o->seed;
+	s->interval_ns = TK_NSEC_PER_SEC / o->fps;
+	s->frame = malloc(FRAME_MAX);
+	if (!s->frame) {
+		elog("out of memory");
+		return TK_EXIT_FAIL;
+	}
+	/* a payload that does not repeat within a segment */
+	for (size_t i = 0; i < FRAME_MAX; i++)
+		s->frame[i] = (uint8_t)(i * 131 + 7);
+	rc = connect_push(o, st, &s->fd);
+	if (rc)
+		return rc;
 	/* the SYN counts in tcpi_bytes_acked: start from what is acked now */
-	notsent_bytes(fd, &acked_prev);
+	if (!tcp_info_of(s->fd, &ti))
+		s->acked = ti.tcpi_bytes_acked;
+	st->t0_ns = tk_mono_ns();
+	s->next_tick = st->t0_ns;
+	s->t_end = st->t0_ns + s_to_ns(o->duration_s);
+	return TK_EXIT_OK;
+}
 
-	st->t0_ns = now_ns();
-	next_tick = st->t0_ns;
-	t_end = st->t0_ns + s_to_ns(o->duration_s);
-	while (!stop_flag) {
-		uint64_t t = now_ns();
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		int timeout_ms;
+static void sender_close(struct sender *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s->frame);
+}
 
-		advance_seconds(st, t);
-		if (!in_frame && t >= next_tick) {
-			if (next_tick >= t_end)
-				break;
-			/* end of an interval: was everything written before it sent? */
-			if (seq > 0 && notsent_bytes(fd, &acked) > 0) {
-				st->stalls++;
-				st->sec_stalls++;
-				if (!stalled)
-					st->stall_start_ns = next_tick;
-				stalled = true;
-			} else if (stalled) {
-				stalled = false;
-				if (next_tick - st->stall_start_ns > st->longest_stall_ns)
-					st->longest_stall_ns = next_tick - st->stall_start_ns;
-			}
-			if (t - next_tick > interval_ns / 4) {
-				st->late++;
-				st->sec_late++;
-			}
-			len = frame_size(o, seq, &rng, st->mss);
-			if (len > cap)
-				len = cap;
-			put_u32(frame, PS_MAGIC);
-			put_u32(frame + 4, (uint32_t)seq);
-			put_u32(frame + 8, (uint32_t)(len - PS_HDR_LEN));
-			put_u32(frame + 12, seq % o->gop == 0 ? PS_FLAG_KEY : 0);
-			put_u64(frame + 16, next_tick);
-			off = 0;
-			in_frame = true;
-			seq++;
-			next_tick = st->t0_ns + seq * NS_PER_S / o->fps;
+static void end_stall(struct sender *s, uint64_t t)
+{
+	struct stats *st = s->st;
+
+	s->stalled = false;
+	if (t - st->stall_start_ns > st->longest_stall_ns)
+		st->longest_stall_ns = t - st->stall_start_ns;
+}
+
+/* the end of a frame interval: was everything written before it sent? */
+static void interval_end(struct sender *s)
+{
+	struct stats *st = s->st;
+
+	if (s->seq > 0 && notsent_bytes(s->fd) > 0) {
+		st->stalls++;
+		st->sec_stalls++;
+		if (!s->stalled)
+			st->stall_start_ns = s->next_tick;
+		s->stalled = true;
+	} else if (s->stalled) {
+		end_stall(s, s->next_tick);
+	}
+}
+
+/* the next frame, at time t: its size, its header, and the tick after it */
+static void start_frame(struct sender *s, uint64_t t)
+{
+	struct stats *st = s->st;
+	uint8_t *h = s->frame;
+
+	if (t - s->next_tick > s->interval_ns / LATE_DIVISOR) {
+		st->late++;
+		st->sec_late++;
+	}
+	s->len = frame_size(s->o, s->seq, &s->rng, st->mss);
+	put_u32(h + HDR_MAGIC, PS_MAGIC);
+	put_u32(h + HDR_SEQ, (uint32_t)s->seq);
+	put_u32(h + HDR_PAYLOAD, (uint32_t)(s->len - PS_HDR_LEN));
+	put_u32(h + HDR_FLAGS, s->seq % s->o->gop == 0 ? PS_FLAG_KEY : 0);
+	put_u64(h + HDR_SCHED_NS, s->next_tick);
+	s->off = 0;
+	s->in_frame = true;
+	s->seq++;
+	s->next_tick = st->t0_ns + s->seq * TK_NSEC_PER_SEC / s->o->fps;
+}
+
+/* one write of the frame (up to the end of its --chunk-size chunk): 1 bytes
+ * went, 0 the socket is full, -1 it failed */
+static int write_piece(struct sender *s)
+{
+	size_t piece = s->len - s->off;
+	uint32_t chunk = s->o->chunk;
+	ssize_t n;
+
+	if (chunk && piece > chunk - s->off % chunk)
+		piece = chunk - s->off % chunk;
+	n = send(s->fd, s->frame + s->off, piece, MSG_NOSIGNAL);
+	if (n > 0) {
+		s->off += (size_t)n;
+		if (s->off == s->len) {
+			s->in_frame = false;
+			s->st->frames++;
+			s->st->sec_frames++;
 		}
-		if (in_frame) {
-			size_t piece = len - off;
-			ssize_t n;
+		return 1;
+	}
+	if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+		elog("send: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
 
-			if (o->chunk && piece > o->chunk - off % o->chunk)
-				piece = o->chunk - off % o->chunk;
-			n = send(fd, frame + off, piece, MSG_NOSIGNAL);
+/* idle at time t: poll()'s timeout up to the next tick or the end of the
+ * second (to report it on time), or -1 after sleeping to a tick too close
+ * for poll()'s milliseconds */
+static int idle_timeout_ms(struct sender *s, uint64_t t)
+{
+	uint64_t to_tick = s->next_tick - t, to_second = second_end(s->st) - t;
+	uint64_t wait = to_second < to_tick ? to_second : to_tick;
 
-			if (n > 0) {
-				off += (size_t)n;
-				if (off == len) {
-					in_frame = false;
-					st->frames++;
-					st->sec_frames++;
-				}
-				continue;
-			}
-			if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-				elog("send: %s", strerror(errno));
-				rc = TK_EXIT_NETWORK;
+	if (wait == to_tick && wait < EXACT_SLEEP_NS) {
+		sleep_until(s->next_tick, 0);
+		return -1;
+	}
+	return (int)((wait + NS_PER_MS - 1) / NS_PER_MS);
+}
+
+/* frames at their ticks until --duration; a TK_EXIT code */
+static int push_frames(struct sender *s)
+{
+	while (!stop_flag) {
+		uint64_t t = tk_mono_ns();
+		struct pollfd pfd = { .fd = s->fd, .events = POLLIN };
+		int timeout_ms = 1, w;
+
+		advance_seconds(s->st, t);
+		if (!s->in_frame && t >= s->next_tick) {
+			if (s->next_tick >= s->t_end)
 				break;
-			}
+			interval_end(s);
+			start_frame(s, t);
+		}
+		if (s->in_frame) {
+			w = write_piece(s);
+			if (w > 0)
+				continue;
+			if (w < 0)
+				return TK_EXIT_NETWORK;
 			pfd.events |= POLLOUT;
 		}
-		notsent_bytes(fd, &acked);
-		if (acked > acked_prev) {
-			st->sec_bytes += acked - acked_prev;
-			st->bytes += acked - acked_prev;
-			acked_prev = acked;
-		}
-		timeout_ms = 1;
-		if (!in_frame && next_tick > t) {
-			uint64_t wait = next_tick - t;
-			uint64_t to_sec = st->t0_ns + (st->sec_index + 1) * NS_PER_S - t;
-
-			if (to_sec < wait)
-				wait = to_sec;
-			timeout_ms = (int)((wait + 999999) / 1000000);
-			if (wait < 2000000) {
-				/* poll() has ms granularity; sleep to the tick exactly */
-				struct timespec ts = { (time_t)(next_tick / NS_PER_S),
-						       (long)(next_tick % NS_PER_S) };
-
-				if (wait == next_tick - t) {
-					clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-					continue;
-				}
-			}
-		}
-		if (poll(&pfd, 1, timeout_ms) > 0 && (pfd.revents & (POLLIN | POLLERR | POLLHUP))) {
-			if (drain_app_acks(fd, st, &ack_partial)) {
-				elog("the receiver closed the connection");
-				rc = TK_EXIT_NETWORK;
-				break;
-			}
+		count_acked(s);
+		if (!s->in_frame && s->next_tick > t && (timeout_ms = idle_timeout_ms(s, t)) < 0)
+			continue;
+		if (poll(&pfd, 1, timeout_ms) > 0 && (pfd.revents & (POLLIN | POLLERR | POLLHUP)) &&
+		    drain_app_acks(s)) {
+			elog("the receiver closed the connection");
+			return TK_EXIT_NETWORK;
 		}
 	}
-	/* let the last frames reach the receiver before closing (2 s at most) */
-	for (int i = 0; i < 2000 && rc == TK_EXIT_OK && !stop_flag; i++) {
-		struct tcp_info ti;
-		socklen_t l = sizeof(ti);
+	return TK_EXIT_OK;
+}
 
-		memset(&ti, 0, sizeof(ti));
-		if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &l) ||
-		    (ti.tcpi_notsent_bytes == 0 && ti.tcpi_unacked == 0))
+/* lets the last frames reach the receiver before closing (END_WAIT_NS at most) */
+static void flush_frames(struct sender *s)
+{
+	uint64_t until = tk_mono_ns() + END_WAIT_NS;
+	struct tcp_info ti;
+
+	while (!stop_flag && tk_mono_ns() < until) {
+		if (tcp_info_of(s->fd, &ti) || (ti.tcpi_notsent_bytes == 0 && ti.tcpi_unacked == 0))
 			break;
-		advance_seconds(st, now_ns());
-		usleep(1000);
+		advance_seconds(s->st, tk_mono_ns());
+		usleep(END_POLL_US);
 	}
-	notsent_bytes(fd, &acked);
-	if (acked > acked_prev) {
-		st->sec_bytes += acked - acked_prev;
-		st->bytes += acked - acked_prev;
-	}
-	/*
-	 * The receiver sends its last application ACKs after reading the last
-	 * bytes, which can be after TCP acknowledged them: say we are done and
-	 * count ACKs until it closes (2 s at most).
-	 */
-	if (rc == TK_EXIT_OK && !stop_flag && !shutdown(fd, SHUT_WR)) {
-		uint64_t until = now_ns() + 2 * NS_PER_S;
-		struct pollfd dp = { .fd = fd, .events = POLLIN };
+	count_acked(s);
+}
 
-		for (int i = 0; i < 4000; i++) {
-			uint64_t t = now_ns();
+/*
+ * The receiver sends its last application ACKs after reading the last
+ * bytes, which can be after TCP acknowledged them: say we are done and
+ * count ACKs until it closes (END_WAIT_NS at most).
+ */
+static void count_last_acks(struct sender *s)
+{
+	uint64_t until = tk_mono_ns() + END_WAIT_NS;
+	struct pollfd pfd = { .fd = s->fd, .events = POLLIN };
 
-			if (t >= until || stop_flag)
-				break;
-			if (poll(&dp, 1, (int)((until - t) / 1000000) + 1) > 0 &&
-			    drain_app_acks(fd, st, &ack_partial))
-				break;
-		}
-	} else {
-		drain_app_acks(fd, st, &ack_partial);
+	if (shutdown(s->fd, SHUT_WR)) {
+		drain_app_acks(s);
+		return;
 	}
-	if (stalled && now_ns() - st->stall_start_ns > st->longest_stall_ns)
-		st->longest_stall_ns = now_ns() - st->stall_start_ns;
-	if (st->sec_frames || st->sec_bytes)
-		emit_second(st);
-	close(fd);
-	free(frame);
+	for (uint64_t t = tk_mono_ns(); t < until && !stop_flag; t = tk_mono_ns())
+		if (poll(&pfd, 1, (int)((until - t) / NS_PER_MS) + 1) > 0 && drain_app_acks(s))
+			break;
+}
+
+static int run_sender(const struct opts *o, struct stats *st)
+{
+	struct sender s;
+	int rc = sender_open(&s, o, st);
+
+	if (rc == TK_EXIT_OK)
+		rc = push_frames(&s);
+	if (rc == TK_EXIT_OK && !stop_flag) {
+		flush_frames(&s);
+		count_last_acks(&s);
+	} else if (s.fd >= 0) {
+		count_acked(&s);
+		drain_app_acks(&s);
+	}
+	if (s.fd >= 0) {
+		if (s.stalled)
+			end_stall(&s, tk_mono_ns());
+		if (st->sec_frames || st->sec_bytes)
+			emit_second(st);
+	}
+	sender_close(&s);
 	return rc;
 }
 
-/* --- receiver ----------------------------------------------------------------- */
+/* --- receiver ---------------------------------------------------------------------- */
 
+#define RECV_BUF 65536             /* bytes read at once at most */
+#define POLL_SLICE_MS 1000         /* a wait wakes this often to see a signal */
+#define ACK_BLOCKED_WAIT_MS 100    /* an application ACK that does not fit waits this long */
+
+/* where the stream stands: the frame header being read, or the payload left */
 struct rx {
-	int fd;
 	uint8_t hdr[PS_HDR_LEN];
 	size_t hdr_have;
 	uint64_t payload_left;
-	uint64_t sched_ns;
-	uint64_t since_ack;
-	bool bad;
+	uint64_t sched_ns;         /* the frame's scheduled send time */
 };
 
-static void frame_done(struct stats *st, struct rx *r, uint64_t t)
+/* one push received: the connection, the stream, the playout clock */
+struct receiver {
+	const struct opts *o;
+	struct stats *st;
+	int fd;
+	struct rx r;
+	uint64_t deadline;         /* --duration's end; 0: none */
+	uint64_t t_first;          /* the first byte's arrival: the playout clock's start */
+	uint64_t paced_k;          /* frames the paced decoder has taken */
+	uint64_t interval_ns;
+	uint64_t since_ack;        /* bytes read since the last application ACK */
+	uint8_t buf[RECV_BUF];
+};
+
+static void frame_done(struct stats *st, const struct rx *r, uint64_t t)
 {
 	uint64_t lat = t > r->sched_ns ? t - r->sched_ns : 0;
 
@@ -909,64 +1055,74 @@ static void frame_done(struct stats *st, struct rx *r, uint64_t t)
 		st->sec_lat_max_ns = lat;
 }
 
-/* accounts `n` bytes just read at time t, walking the frame structure */
+/* up to n bytes of a frame header from p; how many it took, or -1 for a header not ours */
+static long take_header(struct stats *st, struct rx *r, const uint8_t *p, size_t n, uint64_t t)
+{
+	size_t take = PS_HDR_LEN - r->hdr_have;
+
+	if (take > n)
+		take = n;
+	memcpy(r->hdr + r->hdr_have, p, take);
+	r->hdr_have += take;
+	if (r->hdr_have < PS_HDR_LEN)
+		return (long)take;
+	if (get_u32(r->hdr + HDR_MAGIC) != PS_MAGIC)
+		return -1;
+	r->payload_left = get_u32(r->hdr + HDR_PAYLOAD);
+	r->sched_ns = get_u64(r->hdr + HDR_SCHED_NS);
+	if (r->payload_left == 0) {
+		r->hdr_have = 0;
+		frame_done(st, r, t);
+	}
+	return (long)take;
+}
+
+/* accounts n bytes just read at time t, walking the frame structure; -1 when
+ * the stream is not a pushsim stream */
 static int account(struct stats *st, struct rx *r, const uint8_t *p, size_t n, uint64_t t)
 {
 	st->bytes += n;
 	st->sec_bytes += n;
 	while (n) {
-		if (r->payload_left == 0 && r->hdr_have < PS_HDR_LEN) {
-			size_t take = PS_HDR_LEN - r->hdr_have;
+		size_t take;
 
-			if (take > n)
-				take = n;
-			memcpy(r->hdr + r->hdr_have, p, take);
-			r->hdr_have += take;
-			p += take;
-			n -= take;
-			if (r->hdr_have < PS_HDR_LEN)
-				break;
-			if (get_u32(r->hdr) != PS_MAGIC) {
-				r->bad = true;
+		if (r->payload_left == 0) {
+			long h = take_header(st, r, p, n, t);
+
+			if (h < 0)
 				return -1;
-			}
-			r->payload_left = get_u32(r->hdr + 8);
-			r->sched_ns = get_u64(r->hdr + 16);
+			take = (size_t)h;
+		} else {
+			take = r->payload_left < n ? (size_t)r->payload_left : n;
+			r->payload_left -= take;
 			if (r->payload_left == 0) {
 				r->hdr_have = 0;
 				frame_done(st, r, t);
 			}
-			continue;
 		}
-		size_t take = r->payload_left < n ? (size_t)r->payload_left : n;
-
-		r->payload_left -= take;
 		p += take;
 		n -= take;
-		if (r->payload_left == 0) {
-			r->hdr_have = 0;
-			frame_done(st, r, t);
-		}
 	}
 	return 0;
 }
 
-static int send_app_ack(struct rx *r, struct stats *st)
+static int send_app_ack(int fd, struct stats *st)
 {
-	uint8_t ack[PS_ACK_LEN] = { 'A', 'C', 'K', '1' };
+	uint8_t ack[PS_ACK_LEN];
 	size_t off = 0;
 
-	put_u64(ack + 4, st->bytes);
-	put_u32(ack + 12, (uint32_t)st->app_acks);
+	memcpy(ack + ACK_TAG, ack_tag, sizeof(ack_tag));
+	put_u64(ack + ACK_BYTES, st->bytes);
+	put_u32(ack + ACK_COUNT, (uint32_t)st->app_acks);
 	while (off < sizeof(ack)) {
-		ssize_t n = send(r->fd, ack + off, sizeof(ack) - off, MSG_NOSIGNAL);
+		ssize_t n = send(fd, ack + off, sizeof(ack) - off, MSG_NOSIGNAL);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			struct pollfd pfd = { .fd = r->fd, .events = POLLOUT };
+			struct pollfd pfd = { .fd = fd, .events = POLLOUT };
 
-			poll(&pfd, 1, 100);
+			poll(&pfd, 1, ACK_BLOCKED_WAIT_MS);
 			continue;
 		}
 		if (n <= 0)
@@ -977,53 +1133,32 @@ static int send_app_ack(struct rx *r, struct stats *st)
 	return 0;
 }
 
-/* waits until fd is readable or `deadline` passes; 1 readable, 0 timeout */
+/* waits until fd is readable or `deadline` (0: none) passes; 1 readable, 0
+ * the deadline or a signal, -1 poll failed */
 static int wait_readable(int fd, uint64_t deadline)
 {
 	for (;;) {
-		uint64_t t = now_ns();
+		uint64_t t = tk_mono_ns();
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		int ms, n;
+		int ms = POLL_SLICE_MS, n;
 
-		if (stop_flag)
+		if (stop_flag || (deadline && t >= deadline))
 			return 0;
-		if (deadline && t >= deadline)
-			return 0;
-		ms = deadline ? (int)((deadline - t + 999999) / 1000000) : 1000;
-		if (ms > 1000)
-			ms = 1000;
+		if (deadline && (deadline - t + NS_PER_MS - 1) / NS_PER_MS < (uint64_t)ms)
+			ms = (int)((deadline - t + NS_PER_MS - 1) / NS_PER_MS);
 		n = poll(&pfd, 1, ms);
 		if (n > 0)
 			return 1;
 		if (n < 0 && errno != EINTR)
 			return -1;
-		if (!deadline)
-			continue;
 	}
 }
 
-static int sleep_until(uint64_t t, uint64_t deadline)
+/* the one connection of the push, on --listen; a TK_EXIT code */
+static int accept_push(const struct opts *o, struct stats *st, int *fdp)
 {
-	struct timespec ts;
+	int one = 1, fd, lfd = socket(o->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
-	if (deadline && t > deadline)
-		t = deadline;
-	ts.tv_sec = (time_t)(t / NS_PER_S);
-	ts.tv_nsec = (long)(t % NS_PER_S);
-	while (!stop_flag && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
-	return 0;
-}
-
-static int run_receiver(const struct opts *o, struct stats *st)
-{
-	int lfd, fd, one = 1, rc = TK_EXIT_OK;
-	uint8_t buf[65536];
-	struct rx r;
-	uint64_t deadline = 0, t_first = 0, paced_k = 0;
-	uint64_t interval_ns = NS_PER_S / o->fps;
-
-	lfd = socket(o->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (lfd < 0) {
 		elog("socket: %s", strerror(errno));
 		return TK_EXIT_NETWORK;
@@ -1034,7 +1169,7 @@ static int run_receiver(const struct opts *o, struct stats *st)
 		close(lfd);
 		return TK_EXIT_NETWORK;
 	}
-	if (wait_readable(lfd, now_ns() + s_to_ns(o->accept_timeout_s)) != 1) {
+	if (wait_readable(lfd, tk_mono_ns() + s_to_ns(o->accept_timeout_s)) != 1) {
 		if (!stop_flag)
 			elog("nobody connected within %g s", o->accept_timeout_s);
 		close(lfd);
@@ -1047,93 +1182,148 @@ static int run_receiver(const struct opts *o, struct stats *st)
 		return TK_EXIT_NETWORK;
 	}
 	sock_names(fd, st);
-	memset(&r, 0, sizeof(r));
-	r.fd = fd;
-	st->t0_ns = now_ns();
-	if (o->duration_s)
-		deadline = st->t0_ns + s_to_ns(o->duration_s);
+	*fdp = fd;
+	return TK_EXIT_OK;
+}
 
-	if (o->mode == MODE_PACED) {
+/*
+ * The paced decoder: between frames, the next one is taken at its playout
+ * time, not before. 0: read now, *want bytes at most (the rest of this
+ * frame's header or payload); 1: it slept, look again; -1: --duration is over.
+ */
+static int paced_turn(struct receiver *rv, size_t *want)
+{
+	struct stats *st = rv->st;
+	struct rx *r = &rv->r;
+	uint64_t due = rv->t_first + (uint64_t)rv->o->playout_ms * NS_PER_MS + rv->paced_k * rv->interval_ns;
+
+	if (r->payload_left == 0 && r->hdr_have == 0) {
+		advance_seconds(st, tk_mono_ns());
+		if (tk_mono_ns() < due) {
+			uint64_t sec_end = second_end(st);
+
+			sleep_until(due < sec_end ? due : sec_end, rv->deadline);
+			return rv->deadline && tk_mono_ns() >= rv->deadline ? -1 : 1;
+		}
+		if (tk_mono_ns() - due > rv->interval_ns / LATE_DIVISOR) {
+			st->late++;
+			st->sec_late++;
+		}
+		rv->paced_k++;
+	}
+	*want = r->payload_left ? r->payload_left : PS_HDR_LEN - r->hdr_have;
+	if (*want > sizeof(rv->buf))
+		*want = sizeof(rv->buf);
+	return 0;
+}
+
+/* app-ack: one application ACK per --ack-bytes read; a TK_EXIT code */
+static int answer_app_acks(struct receiver *rv, size_t n)
+{
+	rv->since_ack += n;
+	while (rv->since_ack >= rv->o->ack_bytes) {
+		rv->since_ack -= rv->o->ack_bytes;
+		if (send_app_ack(rv->fd, rv->st)) {
+			elog("send: %s", strerror(errno));
+			return TK_EXIT_NETWORK;
+		}
+	}
+	return TK_EXIT_OK;
+}
+
+enum rx_step { RX_DATA, RX_AGAIN, RX_END };
+
+/* up to `want` bytes, accounted; at the end, *rc says why (TK_EXIT_OK: the
+ * sender closed, --duration is over, or a signal) */
+static enum rx_step read_some(struct receiver *rv, size_t want, size_t *got, int *rc)
+{
+	int w = wait_readable(rv->fd, rv->deadline);
+	ssize_t n;
+	uint64_t t;
+
+	if (w <= 0) {
+		*rc = w < 0 ? TK_EXIT_NETWORK : TK_EXIT_OK;
+		return RX_END;
+	}
+	n = recv(rv->fd, rv->buf, want, MSG_DONTWAIT);
+	t = tk_mono_ns();
+	advance_seconds(rv->st, t);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return RX_AGAIN;
+	if (n <= 0) {
+		if (n < 0)
+			elog("recv: %s", strerror(errno));
+		*rc = n < 0 ? TK_EXIT_NETWORK : TK_EXIT_OK;
+		return RX_END;
+	}
+	if (!rv->t_first)
+		rv->t_first = t;
+	if (account(rv->st, &rv->r, rv->buf, (size_t)n, t)) {
+		elog("the stream is not a pushsim stream (bad frame header)");
+		*rc = TK_EXIT_DATA;
+		return RX_END;
+	}
+	*got = (size_t)n;
+	return RX_DATA;
+}
+
+/* reads the push the way --mode says, until it ends; a TK_EXIT code */
+static int receive_stream(struct receiver *rv)
+{
+	int rc = TK_EXIT_OK;
+
+	if (rv->o->mode == MODE_PACED) {
 		/* the playout clock starts when the first byte arrives */
-		int w = wait_readable(fd, deadline);
-
-		if (w < 0)
-			rc = TK_EXIT_NETWORK;
-		t_first = now_ns();
+		if (wait_readable(rv->fd, rv->deadline) < 0)
+			return TK_EXIT_NETWORK;
+		rv->t_first = tk_mono_ns();
 	}
 	while (!stop_flag && rc == TK_EXIT_OK) {
-		size_t want = sizeof(buf);
-		ssize_t n;
-		uint64_t t;
+		size_t want = sizeof(rv->buf), got = 0;
+		enum rx_step step;
 
-		if (o->mode == MODE_PACED) {
-			/* a decoder: the next frame is read at its playout time, not before */
-			uint64_t due = t_first + (uint64_t)o->playout_ms * 1000000 + paced_k * interval_ns;
+		if (rv->o->mode == MODE_PACED) {
+			int turn = paced_turn(rv, &want);
 
-			if (r.payload_left == 0 && r.hdr_have == 0) {
-				advance_seconds(st, now_ns());
-				if (now_ns() < due) {
-					uint64_t sec_end = st->t0_ns + (st->sec_index + 1) * NS_PER_S;
-
-					sleep_until(due < sec_end ? due : sec_end, deadline);
-					if (deadline && now_ns() >= deadline)
-						break;
-					continue;
-				}
-				if (now_ns() - due > interval_ns / 4) {
-					st->late++;
-					st->sec_late++;
-				}
-				paced_k++;
-			}
-			want = r.payload_left ? r.payload_left : PS_HDR_LEN - r.hdr_have;
-			if (want > sizeof(buf))
-				want = sizeof(buf);
-		}
-		int w = wait_readable(fd, deadline);
-
-		if (w <= 0) {
-			if (w < 0)
-				rc = TK_EXIT_NETWORK;
-			break;
-		}
-		n = recv(fd, buf, want, MSG_DONTWAIT);
-		t = now_ns();
-		advance_seconds(st, t);
-		if (n == 0)
-			break;
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EINTR)
-				continue;
-			elog("recv: %s", strerror(errno));
-			rc = TK_EXIT_NETWORK;
-			break;
-		}
-		if (!t_first)
-			t_first = t;
-		if (account(st, &r, buf, (size_t)n, t)) {
-			elog("the stream is not a pushsim stream (bad frame header)");
-			rc = TK_EXIT_DATA;
-			break;
-		}
-		if (o->mode == MODE_APPACK) {
-			r.since_ack += (uint64_t)n;
-			while (r.since_ack >= o->ack_bytes) {
-				r.since_ack -= o->ack_bytes;
-				if (send_app_ack(&r, st)) {
-					elog("send: %s", strerror(errno));
-					rc = TK_EXIT_NETWORK;
-					break;
-				}
-			}
-			if (rc)
+			if (turn < 0)
 				break;
+			if (turn > 0)
+				continue;
 		}
+		step = read_some(rv, want, &got, &rc);
+		if (step == RX_END)
+			break;
+		if (step == RX_DATA && rv->o->mode == MODE_APPACK)
+			rc = answer_app_acks(rv, got);
 	}
-	advance_seconds(st, now_ns());
-	if (st->sec_frames || st->sec_bytes)
-		emit_second(st);
-	close(fd);
+	return rc;
+}
+
+static int run_receiver(const struct opts *o, struct stats *st)
+{
+	struct receiver *rv = calloc(1, sizeof(*rv));
+	int rc;
+
+	if (!rv) {
+		elog("out of memory");
+		return TK_EXIT_FAIL;
+	}
+	rv->o = o;
+	rv->st = st;
+	rv->fd = -1;
+	rv->interval_ns = TK_NSEC_PER_SEC / o->fps;
+	rc = accept_push(o, st, &rv->fd);
+	if (rc == TK_EXIT_OK && rv->fd >= 0) {
+		st->t0_ns = tk_mono_ns();
+		if (o->duration_s)
+			rv->deadline = st->t0_ns + s_to_ns(o->duration_s);
+		rc = receive_stream(rv);
+		advance_seconds(st, tk_mono_ns());
+		if (st->sec_frames || st->sec_bytes)
+			emit_second(st);
+		close(rv->fd);
+	}
+	free(rv);
 	return rc;
 }
 
@@ -1206,7 +1396,7 @@ int main(int argc, char **argv)
 	if (rc == TK_EXIT_OK) {
 		rc = o.cmd == CMD_SEND ? run_sender(&o, &st) : run_receiver(&o, &st);
 		if (st.t0_ns)
-			emit_summary(&st, now_ns());
+			emit_summary(&st, tk_mono_ns());
 	}
 	return teardown(&o, &st, out, rc);
 }
