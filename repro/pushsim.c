@@ -403,9 +403,10 @@ static void top_footer(FILE *f)
 	records_help(f);
 }
 
-static const int send_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NOTSUP, TK_EXIT_NETWORK, -1 };
+static const int send_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NOPERM, TK_EXIT_NOTSUP,
+				  TK_EXIT_NETWORK, -1 };
 static const int recv_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_DATA, TK_EXIT_NETWORK, -1 };
-static const int all_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NOTSUP, TK_EXIT_DATA,
+static const int all_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NOPERM, TK_EXIT_NOTSUP, TK_EXIT_DATA,
 				 TK_EXIT_NETWORK, -1 };
 
 static const struct opt_cli top_cli = { top_synopsis, top_opts, NULL, top_footer, all_exits };
@@ -762,7 +763,10 @@ static int drain_app_acks(struct sender *s)
 static int cc_refused(const char *cc, int err)
 {
 	elog("--cc: cannot use congestion control '%s': %s", cc, strerror(err));
-	return err == ENOENT ? TK_EXIT_NOTSUP : TK_EXIT_FAIL;
+	if (err == ENOENT)
+		return TK_EXIT_NOTSUP;
+	/* not in net.ipv4.tcp_allowed_congestion_control, without CAP_NET_ADMIN */
+	return err == EPERM ? TK_EXIT_NOPERM : TK_EXIT_FAIL;
 }
 
 /* the connection to the receiver, non-blocking, with --cc and --nodelay */

@@ -135,6 +135,7 @@ sum() { jq -s "[.[] | select(.type==\"summary\")][0].$2" "$BATS_TEST_TMPDIR/$1.j
 	expect_output "-f, --format FMT"
 	expect_output "-o, --output FILE"
 	expect_output "--keyframe-factor X"
+	expect_output "  3   a missing privilege"
 	expect_output "  4   the kernel lacks a needed feature"
 	expect_output "  20  a connection or network I/O failed"
 	[[ $output != *"--mode"* && $output != *"--playout-ms"* && $output != *"  5   "* ]] || { tk_dump "recv's options or codes"; false; }
@@ -322,4 +323,19 @@ sum() { jq -s "[.[] | select(.type==\"summary\")][0].$2" "$BATS_TEST_TMPDIR/$1.j
 	tk_run ip netns exec "$NS-a" "$BIN/pushsim" send --connect 10.201.0.2:43206 --cc nosuchcc --duration 1
 	expect_status 4
 	expect_stderr "pushsim: --cc: cannot use congestion control 'nosuchcc': No such file or directory"
+}
+
+@test "pushsim --cc: a congestion control this user may not choose is a missing privilege, exit 3" {
+	requires root netns
+	local cc
+	# available, but not in net.ipv4.tcp_allowed_congestion_control: only CAP_NET_ADMIN may choose it
+	cc=$(comm -23 <(tr ' ' '\n' </proc/sys/net/ipv4/tcp_available_congestion_control | sort) \
+		<(tr ' ' '\n' </proc/sys/net/ipv4/tcp_allowed_congestion_control | sort) | head -1)
+	[ -n "$cc" ] || skip "every available congestion control is allowed to every user here"
+	tk_netns_pair "$NS"
+	tk_run ip netns exec "$NS-a" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$BIN/pushsim" send --connect 10.201.0.2:43211 --cc "$cc" -d 1
+	expect_status 3
+	expect_one_line_stderr
+	expect_stderr "pushsim: --cc: cannot use congestion control '$cc': Operation not permitted"
 }
