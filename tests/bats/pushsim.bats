@@ -339,3 +339,16 @@ sum() { jq -s "[.[] | select(.type==\"summary\")][0].$2" "$BATS_TEST_TMPDIR/$1.j
 	expect_one_line_stderr
 	expect_stderr "pushsim: --cc: cannot use congestion control '$cc': Operation not permitted"
 }
+
+@test "pushsim recv: a stream that is not a pushsim stream is bad input, exit 5" {
+	requires root netns
+	tk_netns_pair "$NS"
+	ip netns exec "$NS-b" "$BIN/pushsim" recv --listen 10.201.0.2:43212 --accept-timeout 5 \
+		>"$BATS_TEST_TMPDIR/recv.out" 2>"$BATS_TEST_TMPDIR/recv.err" &
+	local rpid=$! rc=0
+	tk_wait_listen 43212 5 "$NS-b"
+	ip netns exec "$NS-a" bash -c 'exec 3<>/dev/tcp/10.201.0.2/43212 && printf "GET / HTTP/1.1\r\nHost: x\r\n\r\n" >&3 && sleep 0.5'
+	wait $rpid || rc=$?
+	[ "$rc" -eq 5 ] || { echo "# status $rc"; cat "$BATS_TEST_TMPDIR/recv.err"; return 1; }
+	grep -q "pushsim: the stream is not a pushsim stream (bad frame header)" "$BATS_TEST_TMPDIR/recv.err"
+}
