@@ -221,7 +221,8 @@ static int split_hostport(const char *opt, const char *s, bool host_optional, ch
 }
 
 /* a socket address from an address (none: IPv6 any, which takes IPv4 too) and a port */
-static void fill_sockaddr(const struct cli_addr *a, uint16_t port, struct sockaddr_storage *ss, socklen_t *len)
+static void fill_sockaddr(const struct cli_addr *a, uint16_t port, struct sockaddr_storage *ss,
+			  socklen_t *len)
 {
 	memset(ss, 0, sizeof(*ss));
 	if (a && a->family == AF_INET) {
@@ -312,7 +313,8 @@ static int set_json(void *cfg, const char *opt, const char *val)
 static const struct opt send_opts[] = {
 	OPT_E_CALL("connect", 0, "ADDR:PORT", set_connect, "the receiver to push to (IPv6 as [ADDR]:PORT)"),
 	OPT_E_U64("bitrate-kbps", 0, "N", bitrate_kbps, 1, BITRATE_KBPS_MAX,
-		  "mean video bitrate in kbit/s, 1.." STR(BITRATE_KBPS_MAX) "\n(default " STR(BITRATE_KBPS_DEFAULT) ")"),
+		  "mean video bitrate in kbit/s, 1.." STR(BITRATE_KBPS_MAX) "\n"
+		  "(default " STR(BITRATE_KBPS_DEFAULT) ")"),
 	OPT_E_U32("fps", 0, "N", fps, 1, FPS_MAX,
 		  "frames per second, 1.." STR(FPS_MAX) " (default " STR(FPS_DEFAULT) ")"),
 	OPT_E_U32("gop", 0, "N", gop, 1, GOP_MAX,
@@ -359,7 +361,8 @@ static const struct opt recv_opts[] = {
 		  "1.." STR(ACK_BYTES_MAX) " (default " STR(ACK_BYTES_DEFAULT) ")"),
 	OPT_E_DOUBLE("accept-timeout", 0, "SECONDS", accept_timeout_s, ACCEPT_TIMEOUT_MIN, ACCEPT_TIMEOUT_MAX,
 		     "give up when nobody connects within SECONDS,\n"
-		     STR(ACCEPT_TIMEOUT_MIN) ".." STR(ACCEPT_TIMEOUT_MAX) " (default " STR(ACCEPT_TIMEOUT_DEFAULT) ")"),
+		     STR(ACCEPT_TIMEOUT_MIN) ".." STR(ACCEPT_TIMEOUT_MAX)
+		     " (default " STR(ACCEPT_TIMEOUT_DEFAULT) ")"),
 	OPT_E_DURATION(duration_s, "read for SECONDS at most, decimals allowed\n"
 				   "(default: until the sender closes)"),
 	PS_E_OUTPUT,
@@ -405,9 +408,10 @@ static void top_footer(FILE *f)
 
 static const int send_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NOPERM, TK_EXIT_NOTSUP,
 				  TK_EXIT_NETWORK, -1 };
-static const int recv_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_DATA, TK_EXIT_NETWORK, -1 };
-static const int all_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NOPERM, TK_EXIT_NOTSUP, TK_EXIT_DATA,
-				 TK_EXIT_NETWORK, -1 };
+static const int recv_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_DATA, TK_EXIT_NETWORK,
+				  -1 };
+static const int all_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NOPERM, TK_EXIT_NOTSUP,
+				 TK_EXIT_DATA, TK_EXIT_NETWORK, -1 };
 
 static const struct opt_cli top_cli = { top_synopsis, top_opts, NULL, top_footer, all_exits };
 static const struct opt_cli clis[] = {
@@ -436,13 +440,15 @@ static enum ps_cmd find_command(int argc, char **argv, int *first)
 		i++;
 	}
 	if (i == argc)
-		cli_usage_die("missing command: %s or %s (see --help)", cmd_names[CMD_SEND], cmd_names[CMD_RECV]);
+		cli_usage_die("missing command: %s or %s (see --help)", cmd_names[CMD_SEND],
+			      cmd_names[CMD_RECV]);
 	for (int k = 0; cmd_names[k]; k++)
 		if (!strcmp(argv[i], cmd_names[k])) {
 			*first = i;
 			return (enum ps_cmd)k;
 		}
-	cli_usage_die("'%s' is not a command: use %s or %s", argv[i], cmd_names[CMD_SEND], cmd_names[CMD_RECV]);
+	cli_usage_die("'%s' is not a command: use %s or %s", argv[i], cmd_names[CMD_SEND],
+		      cmd_names[CMD_RECV]);
 }
 
 static void parse_args(int argc, char **argv, struct opts *o)
