@@ -809,8 +809,11 @@ int main(int argc, char **argv)
 		return code;
 	}
 	pthread_mutex_init(&r.lock, NULL);
+	/* each stops the trace cleanly, even during start-up: a closed terminal
+	 * (SIGHUP) too; a closed pipe is a write error (EPIPE) */
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
 	signal(SIGPIPE, SIG_IGN);
 	code = open_output(&env, &r);
 	if (code == TK_EXIT_OK)
