@@ -49,7 +49,10 @@ Options:
   --policer MBIT       a policer on the router instead: tbf with a 16 KB bucket
                        and no queue beyond it, so excess packets are dropped
   --collapse-ratio R   passed to bbrtrace (default 0.30)
-  --backend NAME       bbrtrace backend (default auto; struct_ops here)
+  --backend NAME       bbrtrace backend: auto (default: the first of fentry,
+                       kprobe, struct_ops that works here), fentry, kprobe or
+                       struct_ops. The push runs kernel bbr; struct_ops runs it
+                       as bbr_traced in the pusher's namespace while tracing.
   --prometheus ADDR:PORT
                        bbrtrace also serves /metrics there while it runs
                        (collapses by cause, the current bw per flow)
@@ -134,6 +137,7 @@ if [ -n "$policer" ]; then
 	is_uint "$policer" && [ "$policer" -ge 1 ] || die_usage "--policer: '$policer' is not a positive integer (Mbit/s)"
 	[ -z "$rate" ] || die_usage "--policer: use either --rate or --policer"
 fi
+case $backend in auto | fentry | kprobe | struct_ops) ;; *) die_usage "--backend: '$backend' is not one of auto|fentry|kprobe|struct_ops" ;; esac
 [[ $collapse_ratio =~ ^0?\.[0-9]+$ ]] || die_usage "--collapse-ratio: '$collapse_ratio' is not a fraction such as 0.30"
 is_uint "$port" && [ "$port" -ge 43000 ] && [ "$port" -le 43999 ] || die_usage "--port: '$port' is not in 43000..43999"
 [[ $id =~ ^[A-Za-z0-9]{1,12}$ ]] || die_usage "--id: '$id' is not 1 to 12 letters or digits"
@@ -216,6 +220,13 @@ ip -n "$PUSH" link add eth0 type veth peer name p0 netns "$RTR" &&
 	ip -n "$RECV" route add "$PUSHER_NET" via 10.77.2.1 ||
 	fail "cannot build the topology"
 
+# --- the push runs kernel BBR, whichever backend traces it ---------------------
+# A new namespace starts with the host's default congestion control (cubic on
+# many kernels). fentry and kprobe trace flows on bbr; struct_ops switches
+# this namespace to bbr_traced while it runs and back to bbr at exit.
+ip netns exec "$PUSH" sysctl -qw net.ipv4.tcp_congestion_control=bbr 2>/dev/null ||
+	fail "TCP BBR is not available in this kernel: load it (modprobe tcp_bbr) or build it in (CONFIG_TCP_CONG_BBR)"
+
 # --- the router's egress towards the receiver: bottleneck, policer, delay ------
 netem_parent="root"
 if [ -n "$rate" ]; then
@@ -243,20 +254,24 @@ fi
 	fail "quickack $quickack $PUSHER_NET failed in $RECV"
 quickack_applied=true
 
-# --- bbrtrace: the pusher's namespace uses bbr_traced while it runs -------------
-# Only one bbr_traced can be registered on a machine: when another bbrtrace
-# holds it, wait and retry (up to DIP_BBRTRACE_WAIT seconds, default 300).
+# --- bbrtrace: fentry or kprobe on bbr_main, or bbr_traced in the pusher's namespace
+# struct_ops (also when auto comes to it) makes bbr_traced the pusher's
+# default while it runs. Only one bbr_traced can be registered on a machine:
+# when another bbrtrace holds it, wait and retry (up to DIP_BBRTRACE_WAIT
+# seconds, default 300).
+bt_args=(-b "$backend" -f json -o "$out/trace.jsonl" --dport "$port" --detect
+	--collapse-ratio "$collapse_ratio" -d $((duration + 30)))
+case $backend in auto | struct_ops) bt_args+=(--set-default-in "$PUSH") ;; esac
+[ -z "$prometheus" ] || bt_args+=(--prometheus "$prometheus")
 bt_wait=${DIP_BBRTRACE_WAIT:-300}
 bt_deadline=$((SECONDS + bt_wait))
 while :; do
-	"$BIN/bbrtrace" -b "$backend" -f json -o "$out/trace.jsonl" --set-default-in "$PUSH" \
-		--dport "$port" --detect --collapse-ratio "$collapse_ratio" \
-		${prometheus:+--prometheus "$prometheus"} \
-		-d $((duration + 30)) 2>"$out/bbrtrace.log" &
+	"$BIN/bbrtrace" "${bt_args[@]}" 2>"$out/bbrtrace.log" &
 	bt_pid=$!
 	pids+=("$bt_pid")
 	ready=false
-	for _ in $(seq 200); do
+	# loading takes seconds on an emulated CPU: wait up to a minute
+	for _ in $(seq 600); do
 		if ! kill -0 "$bt_pid" 2>/dev/null; then
 			break
 		fi
@@ -340,21 +355,25 @@ trap - INT TERM
 # --- verdict --------------------------------------------------------------------------
 netem_note=""
 [ "$rtt" != native ] && [ "$rtt_effective" = native ] && netem_note=" (netem missing: $rtt not applied)"
+bt_used=$(jq -r 'select(.type=="summary") | .backend' "$out/trace.jsonl")
+push_cc=$(jq -r 'select(.type=="summary") | .cc' "$out/send.jsonl")
 jq -c --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" \
 	--arg recv "$receiver" --argjson dur "$duration" --argjson fps "$fps" \
-	--arg rate "$rate" --arg rc "$rate_change" --arg pol "$policer" \
+	--arg rate "$rate" --arg rc "$rate_change" --arg pol "$policer" --arg bt "$bt_used" \
 	--slurpfile ps "$out/pushsim.json" \
 	'select(.type=="verdict") + {scenario: {rtt: $rtt, rtt_effective: $rtt_eff, quickack: $qa,
 	  receiver: $recv, duration_s: $dur, fps: $fps, htb_mbit: $rate, rate_change: $rc,
-	  policer_mbit: $pol},
+	  policer_mbit: $pol, backend: $bt},
 	  push: ($ps | map(select(.type=="summary")) | map({(.role): .}) | add)}' \
 	"$out/trace.jsonl" >"$out/verdict.json" || fail "no verdict in $out/trace.jsonl"
 [ -s "$out/verdict.json" ] || fail "bbrtrace wrote no verdict record (see $out/bbrtrace.log)"
 {
 	jq -r .text "$out/verdict.json"
-	echo "scenario: receiver $receiver, quickack $quickack, RTT $rtt_effective$netem_note, $fps fps, $duration s${rate:+, htb $rate Mbit/s}${rate_change:+ then $change_to Mbit/s at $change_at s}${policer:+, policer $policer Mbit/s}"
+	echo "scenario: receiver $receiver, quickack $quickack, RTT $rtt_effective$netem_note, $fps fps, $duration s${rate:+, htb $rate Mbit/s}${rate_change:+ then $change_to Mbit/s at $change_at s}${policer:+, policer $policer Mbit/s}, $push_cc traced by $bt_used"
 	jq -r '.push.send | "push: \(.frames) frames, \(.stalls) stalls (longest \(.longest_stall_ms) ms), \(.late_frames) late, mean goodput \(.goodput_bps/1e6*100|round/100) Mbit/s"' "$out/verdict.json"
 } >"$out/verdict.txt"
+[ "$(jq .samples "$out/verdict.json")" -gt 0 ] ||
+	fail "bbrtrace ($bt_used) saw no BBR rate sample of the push, which ran $push_cc: see $out/bbrtrace.log"
 
 # the dip plot: capture throughput, BBR's estimate and each collapse
 plot=""
