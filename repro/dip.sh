@@ -197,6 +197,21 @@ fail() {
 	exit 1
 }
 
+# tcpdump lags behind on a slow (e.g. emulated) CPU, and packets it has not
+# written when stopped are lost: wait until it has written or counted as
+# dropped every packet the kernel gave it (its SIGUSR1 line), at most 20 s
+capture_drain() {
+	local line
+	for _ in $(seq 100); do
+		kill -USR1 "$td_pid" 2>/dev/null || return 0
+		sleep 0.2
+		line=$(grep -E '^tcpdump: [0-9]+ packets? captured, ' "$out/tcpdump.log" | tail -n 1)
+		[[ $line =~ ([0-9]+)\ packets?\ captured,\ ([0-9]+)\ packets?\ received\ by\ filter,\ ([0-9]+)\ packets?\ dropped ]] &&
+			[ $((BASH_REMATCH[1] + BASH_REMATCH[3])) -ge "${BASH_REMATCH[2]}" ] && return 0
+	done
+	echo "$PROG: warning: tcpdump had not written every packet after 20 s: the capture may lack its tail ($line)" >&2
+}
+
 mkdir -p "$out" || fail "cannot create $out"
 out=$(cd "$out" && pwd)
 rm -f "$out"/{trace.jsonl,capture.pcap,pushsim.json,verdict.txt,verdict.json,quickack.journal}
@@ -298,7 +313,8 @@ done
 # end loses none still sitting in the kernel's capture buffer
 ip netns exec "$PUSH" tcpdump -i eth0 -s 128 -U --immediate-mode -w "$out/capture.pcap" "tcp port $port" \
 	2>"$out/tcpdump.log" &
-pids+=("$!")
+td_pid=$!
+pids+=("$td_pid")
 for _ in $(seq 100); do grep -q 'listening on' "$out/tcpdump.log" && break; sleep 0.05; done
 grep -q 'listening on' "$out/tcpdump.log" || fail "tcpdump did not start: $(tail -1 "$out/tcpdump.log")"
 
@@ -344,6 +360,7 @@ reaped "$recv_pid"
 cat "$out/send.jsonl" "$out/recv.jsonl" >"$out/pushsim.json"
 
 # stop the capture and bbrtrace; bbrtrace writes its summary and verdict at exit
+capture_drain
 kill -INT "$bt_pid" 2>/dev/null
 wait "$bt_pid"
 bt_rc=$?
