@@ -44,6 +44,9 @@ struct bt_sample {
 	uint32_t min_rtt_us;
 	bool lt_use_bw;
 	uint64_t lt_bw_bps;
+	/* this ACK covers the sender's FIN: the stream is over (for the
+	 * detector; not in the sample record, whose fields are fixed) */
+	bool fin_acked;
 };
 
 /* packets per usec << 24 (BBR's unit) to bit/s for a given MSS */

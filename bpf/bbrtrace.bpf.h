@@ -180,9 +180,19 @@ static __always_inline void bt_fill_rs(const struct rate_sample *rs, struct bt_e
 	e->is_ack_delayed = rs->is_ack_delayed;
 }
 
+/* TCP states after the sender's FIN went out (include/net/tcp_states.h) */
+#define BT_TCP_FIN_WAIT1 4
+#define BT_TCP_LAST_ACK 9
+#define BT_TCP_CLOSING 11
+
 static __always_inline void bt_fill_tcp(struct sock *sk, struct tcp_sock *tp, struct bt_event *e)
 {
+	__u8 state = BT_RD(sk, __sk_common.skc_state);
+
 	e->snd_una = BT_RD(tp, snd_una);
+	/* write_seq counts the FIN: all of it is acknowledged, FIN included */
+	e->fin_acked = (state == BT_TCP_FIN_WAIT1 || state == BT_TCP_LAST_ACK ||
+			state == BT_TCP_CLOSING) && e->snd_una == BT_RD(tp, write_seq);
 	e->snd_nxt = BT_RD(tp, snd_nxt);
 	e->mss = BT_RD(tp, mss_cache);
 	e->cwnd = BT_RD(tp, snd_cwnd);

@@ -118,6 +118,7 @@ struct tcp_sock {
 	u32 srtt_us;
 	u32 delivered;
 	u32 app_limited;
+	u32 write_seq;
 };
 
 struct rate_sample {
