@@ -57,6 +57,7 @@ Options:
                        bbrtrace also serves /metrics there while it runs
                        (collapses by cause, the current bw per flow)
   --port N             TCP port of the push, 43000..43999 (default 43100)
+  --no-plot            no dip.png (bbrplot takes seconds on a slow CPU)
   --id ID              suffix of the namespace names (default: this PID)
   -h, --help           this help
 
@@ -66,6 +67,7 @@ Outputs in DIR:
   pushsim.json    pushsim's records, sender then receiver (JSON lines)
   verdict.txt     the verdict sentence and the scenario
   verdict.json    the verdict record plus the scenario (one JSON object)
+  dip.png         capture throughput, BBR's estimate and each collapse
   *.log           each tool's stderr (the quickack journal is emptied
                   when the route is restored at the end)
 
@@ -83,7 +85,7 @@ need_value() { [ $# -ge 2 ] && [ -n "$2" ] || die_usage "$1 needs a value"; }
 
 rtt=native quickack=off receiver=app-ack duration=20 out="" fps=20 bitrate_kbps=4000
 ack_bytes=65536 playout_ms=100 rate="" rate_change="" policer="" collapse_ratio=0.30
-backend=auto port=43100 id=$$ prometheus=""
+backend=auto port=43100 id=$$ prometheus="" plot_wanted=true
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rtt) need_value "$@"; rtt=$2; shift ;;
@@ -103,6 +105,7 @@ while [ $# -gt 0 ]; do
 	--prometheus) need_value "$@"; prometheus=$2; shift ;;
 	--port) need_value "$@"; port=$2; shift ;;
 	--id) need_value "$@"; id=$2; shift ;;
+	--no-plot) plot_wanted=false ;;
 	-h | --help) usage; exit 0 ;;
 	*) die_usage "unknown option '$1' (see --help)" ;;
 	esac
@@ -214,7 +217,7 @@ capture_drain() {
 
 mkdir -p "$out" || fail "cannot create $out"
 out=$(cd "$out" && pwd)
-rm -f "$out"/{trace.jsonl,capture.pcap,pushsim.json,verdict.txt,verdict.json,quickack.journal}
+rm -f "$out"/{trace.jsonl,capture.pcap,pushsim.json,verdict.txt,verdict.json,quickack.journal,dip.png}
 
 # --- topology -----------------------------------------------------------------
 for ns in "$PUSH" "$RTR" "$RECV"; do
@@ -285,13 +288,13 @@ while :; do
 	bt_pid=$!
 	pids+=("$bt_pid")
 	ready=false
-	# loading takes seconds on an emulated CPU: wait up to a minute
+	# ready: it traces bbr_main, or has switched the pusher to bbr_traced (its
+	# log says which). Loading takes seconds on an emulated CPU: up to a minute.
 	for _ in $(seq 600); do
-		if ! kill -0 "$bt_pid" 2>/dev/null; then
-			break
-		fi
-		if [ "$(ip netns exec "$PUSH" sysctl -n net.ipv4.tcp_congestion_control)" = bbr_traced ] ||
-			grep -qE "^bbrtrace: backend (fentry|kprobe)" "$out/bbrtrace.log"; then
+		kill -0 "$bt_pid" 2>/dev/null || break
+		bt_log=$(<"$out/bbrtrace.log")
+		if [[ $bt_log =~ (^|$'\n')"bbrtrace: backend "(fentry|kprobe) ||
+			$bt_log == *"default congestion control in $PUSH: "*" -> bbr_traced"* ]]; then
 			ready=true
 			break
 		fi
@@ -394,12 +397,14 @@ jq -c --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" \
 
 # the dip plot: capture throughput, BBR's estimate and each collapse
 plot=""
-if [ -x "$BIN/bbrplot" ] && "$BIN/bbrplot" --trace "$out/trace.jsonl" --pcap "$out/capture.pcap" \
-	-o "$out/dip.png" --title "quickack $quickack, $receiver receiver, RTT $rtt_effective" \
-	2>"$out/bbrplot.log"; then
-	plot=",dip.png"
-else
-	echo "$PROG: no plot: $(tail -1 "$out/bbrplot.log" 2>/dev/null)" >&2
+if $plot_wanted; then
+	if [ -x "$BIN/bbrplot" ] && "$BIN/bbrplot" --trace "$out/trace.jsonl" --pcap "$out/capture.pcap" \
+		-o "$out/dip.png" --title "quickack $quickack, $receiver receiver, RTT $rtt_effective" \
+		2>"$out/bbrplot.log"; then
+		plot=",dip.png"
+	else
+		echo "$PROG: no plot: $(tail -1 "$out/bbrplot.log" 2>/dev/null)" >&2
+	fi
 fi
 
 cat "$out/verdict.txt"

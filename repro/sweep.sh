@@ -19,6 +19,7 @@ Options:
   --receiver MODE   prompt | paced | app-ack (default app-ack)
   --duration S      seconds per run (default 30)
   --out DIR         where runs and results go (default build/sweep)
+  --no-plot         no dip.png per run (bbrplot takes seconds on a slow CPU)
   -h, --help        this help
 
 Outputs: DIR/RTT-quickack-on|off/ (each dip.sh run), DIR/sweep.txt (the
@@ -45,13 +46,14 @@ Exit status: 0 ok, 1 a run failed, 2 bad arguments, 130 interrupted.
 EOF
 }
 
-rtts="native 60us 200us 1ms" receiver=app-ack duration=30 out=$ROOT/build/sweep
+rtts="native 60us 200us 1ms" receiver=app-ack duration=30 out=$ROOT/build/sweep dip_opts=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rtts) [ $# -ge 2 ] || { echo "$PROG: --rtts needs a value" >&2; exit 2; }; rtts=$2; shift ;;
 	--receiver) [ $# -ge 2 ] || { echo "$PROG: --receiver needs a value" >&2; exit 2; }; receiver=$2; shift ;;
 	--duration) [ $# -ge 2 ] || { echo "$PROG: --duration needs a value" >&2; exit 2; }; duration=$2; shift ;;
 	--out) [ $# -ge 2 ] || { echo "$PROG: --out needs a value" >&2; exit 2; }; out=$2; shift ;;
+	--no-plot) dip_opts+=(--no-plot) ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "$PROG: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
@@ -92,7 +94,7 @@ for r in $rtts; do
 		d=$out/$r-quickack-$qa
 		echo "$PROG: rtt $r, quickack $qa ..."
 		"$ROOT/repro/dip.sh" --rtt "$r" --quickack "$qa" --receiver "$receiver" \
-			--duration "$duration" --out "$d" >"$d.log" 2>&1
+			--duration "$duration" --out "$d" "${dip_opts[@]}" >"$d.log" 2>&1
 		rc=$?
 		if [ $rc -eq 130 ]; then
 			echo "$PROG: interrupted" >&2
