@@ -66,7 +66,8 @@ Outputs in DIR:
   capture.pcap    the push as the pusher's interface saw it (128-byte snaplen)
   pushsim.json    pushsim's records, sender then receiver (JSON lines)
   verdict.txt     the verdict sentence and the scenario
-  verdict.json    the verdict record plus the scenario (one JSON object)
+  verdict.json    the verdict record plus the scenario, both push summaries
+                  and receiver_delayed_acks (one JSON object)
   dip.png         capture throughput, BBR's estimate and each collapse
   *.log           each tool's stderr (the quickack journal is emptied
                   when the route is restored at the end)
@@ -200,21 +201,6 @@ fail() {
 	exit 1
 }
 
-# tcpdump lags behind on a slow (e.g. emulated) CPU, and packets it has not
-# written when stopped are lost: wait until it has written or counted as
-# dropped every packet the kernel gave it (its SIGUSR1 line), at most 20 s
-capture_drain() {
-	local line
-	for _ in $(seq 100); do
-		kill -USR1 "$td_pid" 2>/dev/null || return 0
-		sleep 0.2
-		line=$(grep -E '^tcpdump: [0-9]+ packets? captured, ' "$out/tcpdump.log" | tail -n 1)
-		[[ $line =~ ([0-9]+)\ packets?\ captured,\ ([0-9]+)\ packets?\ received\ by\ filter,\ ([0-9]+)\ packets?\ dropped ]] &&
-			[ $((BASH_REMATCH[1] + BASH_REMATCH[3])) -ge "${BASH_REMATCH[2]}" ] && return 0
-	done
-	echo "$PROG: warning: tcpdump had not written every packet after 20 s: the capture may lack its tail ($line)" >&2
-}
-
 mkdir -p "$out" || fail "cannot create $out"
 out=$(cd "$out" && pwd)
 rm -f "$out"/{trace.jsonl,capture.pcap,pushsim.json,verdict.txt,verdict.json,quickack.journal,dip.png}
@@ -223,20 +209,33 @@ rm -f "$out"/{trace.jsonl,capture.pcap,pushsim.json,verdict.txt,verdict.json,qui
 for ns in "$PUSH" "$RTR" "$RECV"; do
 	ip netns add "$ns" || fail "cannot create namespace $ns"
 	made_ns+=("$ns")
-	ip -n "$ns" link set lo up
 done
-ip -n "$PUSH" link add eth0 type veth peer name p0 netns "$RTR" &&
-	ip -n "$RECV" link add eth0 type veth peer name v0 netns "$RTR" &&
-	ip -n "$PUSH" addr add 10.77.1.2/24 dev eth0 &&
-	ip -n "$RTR" addr add 10.77.1.1/24 dev p0 &&
-	ip -n "$RTR" addr add 10.77.2.1/24 dev v0 &&
-	ip -n "$RECV" addr add 10.77.2.2/24 dev eth0 &&
-	ip -n "$PUSH" link set eth0 up && ip -n "$RTR" link set p0 up &&
-	ip -n "$RTR" link set v0 up && ip -n "$RECV" link set eth0 up &&
-	ip netns exec "$RTR" sysctl -qw net.ipv4.ip_forward=1 &&
-	ip -n "$PUSH" route add 10.77.2.0/24 via 10.77.1.1 &&
-	ip -n "$RECV" route add "$PUSHER_NET" via 10.77.2.1 ||
-	fail "cannot build the topology"
+# one ip process per namespace: a process costs about 0.3 s on an emulated CPU
+build_topology() {
+	ip -n "$PUSH" -batch - <<-EOF || return
+		link set lo up
+		link add eth0 type veth peer name p0 netns $RTR
+		addr add 10.77.1.2/24 dev eth0
+		link set eth0 up
+		route add 10.77.2.0/24 via 10.77.1.1
+	EOF
+	ip -n "$RECV" -batch - <<-EOF || return
+		link set lo up
+		link add eth0 type veth peer name v0 netns $RTR
+		addr add 10.77.2.2/24 dev eth0
+		link set eth0 up
+		route add $PUSHER_NET via 10.77.2.1
+	EOF
+	ip -n "$RTR" -batch - <<-EOF || return
+		link set lo up
+		addr add 10.77.1.1/24 dev p0
+		addr add 10.77.2.1/24 dev v0
+		link set p0 up
+		link set v0 up
+	EOF
+	ip netns exec "$RTR" sysctl -qw net.ipv4.ip_forward=1
+}
+build_topology || fail "cannot build the topology"
 
 # --- the push runs kernel BBR, whichever backend traces it ---------------------
 # A new namespace starts with the host's default congestion control (cubic on
@@ -361,9 +360,16 @@ reaped "$recv_pid"
 [ $send_rc -eq 0 ] || fail "pushsim send failed ($send_rc): $(tail -1 "$out/send.log")"
 [ $recv_rc -eq 0 ] || fail "pushsim recv failed ($recv_rc): $(tail -1 "$out/recv.log")"
 cat "$out/send.jsonl" "$out/recv.jsonl" >"$out/pushsim.json"
+# the receiver's kernel counts the ACKs its delayed-ACK timer sent
+# (TcpExtDelayedACKs): the ground truth beside the detector's delayed_ack
+recv_delacks=$(ip netns exec "$RECV" awk '$1 == "TcpExt:" { if (!col) { for (i = 2; i <= NF; i++)
+	if ($i == "DelayedACKs") col = i } else print $col }' /proc/net/netstat)
+[[ $recv_delacks =~ ^[0-9]+$ ]] || fail "cannot read TcpExtDelayedACKs in $RECV from /proc/net/netstat"
 
 # stop the capture and bbrtrace; bbrtrace writes its summary and verdict at exit
-capture_drain
+# tcpdump lags behind on a slow CPU: what it has not written when stopped is lost
+"$ROOT/scripts/tcpdump-drain.sh" "$td_pid" "$out/tcpdump.log" 10 ||
+	echo "$PROG: warning: the capture may lack its tail" >&2
 kill -INT "$bt_pid" 2>/dev/null
 wait "$bt_pid"
 bt_rc=$?
@@ -375,24 +381,28 @@ trap - INT TERM
 # --- verdict --------------------------------------------------------------------------
 netem_note=""
 [ "$rtt" != native ] && [ "$rtt_effective" = native ] && netem_note=" (netem missing: $rtt not applied)"
-bt_used=$(jq -r 'select(.type=="summary") | .backend' "$out/trace.jsonl")
-push_cc=$(jq -r 'select(.type=="summary") | .cc' "$out/send.jsonl")
-jq -c --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" \
+# one jq per output (each costs about 0.4 s on an emulated CPU)
+jq -c -n --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" \
 	--arg recv "$receiver" --argjson dur "$duration" --argjson fps "$fps" \
-	--arg rate "$rate" --arg rc "$rate_change" --arg pol "$policer" --arg bt "$bt_used" \
-	--slurpfile ps "$out/pushsim.json" \
-	'select(.type=="verdict") + {scenario: {rtt: $rtt, rtt_effective: $rtt_eff, quickack: $qa,
-	  receiver: $recv, duration_s: $dur, fps: $fps, htb_mbit: $rate, rate_change: $rc,
-	  policer_mbit: $pol, backend: $bt},
-	  push: ($ps | map(select(.type=="summary")) | map({(.role): .}) | add)}' \
+	--arg rate "$rate" --arg rc "$rate_change" --arg pol "$policer" \
+	--argjson delacks "$recv_delacks" --slurpfile ps "$out/pushsim.json" \
+	'[inputs | select(.type == "verdict" or .type == "summary")] as $r
+	| ($r | map(select(.type == "verdict")) | first) + {scenario: {rtt: $rtt,
+	  rtt_effective: $rtt_eff, quickack: $qa, receiver: $recv, duration_s: $dur, fps: $fps,
+	  htb_mbit: $rate, rate_change: $rc, policer_mbit: $pol,
+	  backend: ($r | map(select(.type == "summary")) | first | .backend)},
+	  push: ($ps | map(select(.type == "summary")) | map({(.role): .}) | add),
+	  receiver_delayed_acks: $delacks}
+	| select(.type == "verdict")' \
 	"$out/trace.jsonl" >"$out/verdict.json" || fail "no verdict in $out/trace.jsonl"
 [ -s "$out/verdict.json" ] || fail "bbrtrace wrote no verdict record (see $out/bbrtrace.log)"
-{
-	jq -r .text "$out/verdict.json"
-	echo "scenario: receiver $receiver, quickack $quickack, RTT $rtt_effective$netem_note, $fps fps, $duration s${rate:+, htb $rate Mbit/s}${rate_change:+ then $change_to Mbit/s at $change_at s}${policer:+, policer $policer Mbit/s}, $push_cc traced by $bt_used"
-	jq -r '.push.send | "push: \(.frames) frames, \(.stalls) stalls (longest \(.longest_stall_ms) ms), \(.late_frames) late, mean goodput \(.goodput_bps/1e6*100|round/100) Mbit/s"' "$out/verdict.json"
-} >"$out/verdict.txt"
-[ "$(jq .samples "$out/verdict.json")" -gt 0 ] ||
+read -r samples bt_used push_cc < <(jq -r '"\(.samples) \(.scenario.backend) \(.push.send.cc)"' "$out/verdict.json")
+jq -r --arg sc "scenario: receiver $receiver, quickack $quickack, RTT $rtt_effective$netem_note, $fps fps, $duration s${rate:+, htb $rate Mbit/s}${rate_change:+ then $change_to Mbit/s at $change_at s}${policer:+, policer $policer Mbit/s}, $push_cc traced by $bt_used" \
+	'.text, $sc,
+	(.push.send | "push: \(.frames) frames, \(.stalls) stalls (longest \(.longest_stall_ms) ms), \(.late_frames) late, mean goodput \(.goodput_bps/1e6*100|round/100) Mbit/s"),
+	"receiver: its delayed-ACK timer sent \(.receiver_delayed_acks) ACKs (TcpExtDelayedACKs)"' \
+	"$out/verdict.json" >"$out/verdict.txt"
+[ "$samples" -gt 0 ] ||
 	fail "bbrtrace ($bt_used) saw no BBR rate sample of the push, which ran $push_cc: see $out/bbrtrace.log"
 
 # the dip plot: capture throughput, BBR's estimate and each collapse
