@@ -17,7 +17,8 @@
 
 bats_require_minimum_version 1.5.0
 
-TK_ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+# this file is tests/bats/helpers.bash, whichever directory loads it
+TK_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BIN=$TK_ROOT/bin
 export PATH="$BIN:$PATH"
 TK_STATE_DIR=${BATS_FILE_TMPDIR:-/tmp}
