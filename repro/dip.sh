@@ -319,6 +319,9 @@ td_pid=$!
 pids+=("$td_pid")
 for _ in $(seq 100); do grep -q 'listening on' "$out/tcpdump.log" && break; sleep 0.05; done
 grep -q 'listening on' "$out/tcpdump.log" || fail "tcpdump did not start: $(tail -1 "$out/tcpdump.log")"
+# what reached the capture before its filter: never written, so not waited for
+"$ROOT/scripts/tcpdump-drain.sh" mark "$td_pid" "$out/tcpdump.log" 5 ||
+	echo "$PROG: warning: tcpdump gave no count: the capture may lack its tail" >&2
 
 # --- the push ----------------------------------------------------------------------
 ip netns exec "$RECV" "$BIN/pushsim" recv --listen "10.77.2.2:$port" --mode "$receiver" \
@@ -368,7 +371,7 @@ recv_delacks=$(ip netns exec "$RECV" awk '$1 == "TcpExt:" { if (!col) { for (i =
 
 # stop the capture and bbrtrace; bbrtrace writes its summary and verdict at exit
 # tcpdump lags behind on a slow CPU: what it has not written when stopped is lost
-"$ROOT/scripts/tcpdump-drain.sh" "$td_pid" "$out/tcpdump.log" 10 ||
+"$ROOT/scripts/tcpdump-drain.sh" wait "$td_pid" "$out/tcpdump.log" 10 ||
 	echo "$PROG: warning: the capture may lack its tail" >&2
 kill -INT "$bt_pid" 2>/dev/null
 wait "$bt_pid"

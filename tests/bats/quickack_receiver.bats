@@ -50,6 +50,7 @@ transfer() {
 	ip netns exec "$NS-b" tcpdump --immediate-mode -s 128 -B 16384 -i veth1 -w "$pcap" -U "tcp port $port" 2>"$BATS_TEST_TMPDIR/td.err" &
 	td=$!
 	for ((i = 0; i < 100; i++)); do grep -q listening "$BATS_TEST_TMPDIR/td.err" && break; sleep 0.05; done
+	"$TK_ROOT/scripts/tcpdump-drain.sh" mark "$td" "$BATS_TEST_TMPDIR/td.err" 5
 	ip netns exec "$NS-b" timeout 60 /usr/bin/python3 "$TRICKLE" recv "$addr" "$port" "$TOTAL" 50 > "$BATS_TEST_TMPDIR/rx.out" &
 	rx=$!
 	tk_wait_listen "$port" 10 "$NS-b"
@@ -57,7 +58,7 @@ transfer() {
 	wait "$rx"
 	[ "$(cat "$BATS_TEST_TMPDIR/rx.out")" = "$TOTAL" ] || { echo "# the receiver got $(cat "$BATS_TEST_TMPDIR/rx.out") bytes"; return 1; }
 	sleep 0.3
-	"$TK_ROOT/scripts/tcpdump-drain.sh" "$td" "$BATS_TEST_TMPDIR/td.err" 10
+	"$TK_ROOT/scripts/tcpdump-drain.sh" wait "$td" "$BATS_TEST_TMPDIR/td.err" 10
 	kill -INT "$td"
 	wait "$td" || true
 	# the capture must hold the whole transfer, or its counts mean nothing (a
