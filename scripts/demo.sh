@@ -12,6 +12,8 @@ cd "$(dirname "$0")/.."
 OUT=${DEMO_OUT:-build/demo}
 DUR=${DEMO_DURATION:-30}
 RTT=${DEMO_RTT:-native}
+where="at the native veth RTT"
+[ "$RTT" = native ] || where="with netem adding $RTT on the router"
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "demo: needs root (network namespaces and BPF)" >&2
@@ -23,8 +25,7 @@ mkdir -p "$OUT" || exit 1
 cat <<EOF
 demo: a live push (pushsim: 4 Mbit/s, 20 fps, Nagle on, 4 KB RTMP-like chunks)
       to a receiver that sends application ACKs (ping-pong mode, as RTMP),
-      over pusher -- router -- receiver namespaces, RTT: $RTT (native: the
-      veth's own; otherwise netem on the router).
+      over pusher -- router -- receiver namespaces $where.
       bbrtrace --detect watches BBR on the pusher; tcpdump captures the push.
       Run 1: quickack off (the kernel's delayed ACKs). Run 2: quickack on the
       receiver's route to the pusher. $DUR s each.

@@ -23,7 +23,7 @@ teardown_file() {
 	tk_run env DEMO_OUT="$out" DEMO_DURATION=12 DEMO_RTT=1ms "$TK_ROOT/scripts/demo.sh"
 	expect_status 0
 	printf '%s\n' "$output" | sed -n '/^QUICKACK OFF/,$p' | sed 's/^/# /' >&3
-	expect_output "RTT: 1ms"
+	expect_output "with netem adding 1ms on the router"
 	expect_output "QUICKACK OFF"
 	expect_output "QUICKACK ON"
 	off=$out/quickack-off/verdict.json on=$out/quickack-on/verdict.json
