@@ -20,7 +20,7 @@ teardown_file() {
 
 @test "demo with netem 1ms: delayed_ack collapses and held ACKs with quickack off, none with it on, and the fix named" {
 	local out=$BATS_FILE_TMPDIR/demo off on
-	tk_run env DEMO_OUT="$out" DEMO_DURATION=12 DEMO_RTT=1ms "$TK_ROOT/scripts/demo.sh"
+	tk_run env DEMO_OUT="$out" DEMO_DURATION=15 DEMO_RTT=1ms "$TK_ROOT/scripts/demo.sh"
 	expect_status 0
 	printf '%s\n' "$output" | sed -n '/^QUICKACK OFF/,$p' | sed 's/^/# /' >&3
 	expect_output "with netem adding 1ms on the router"
