@@ -39,7 +39,7 @@ teardown_file() {
 	jq -e '.receiver_delayed_acks > 0 and .collapses_by_cause.delayed_ack > 0' "$off" > /dev/null ||
 		{ jq -c '{receiver_delayed_acks, collapses_by_cause}' "$off"; return 1; }
 	delayed_ack_records_ok "$out/quickack-off/trace.jsonl"
-	jq -e '.text | test("caused by delayed ACKs") and test("quickack on <pusher-prefix>")' "$off" > /dev/null
+	jq -e '.text | test("caused by delayed ACKs") and test("`quickack on --to 10.77.1.2`")' "$off" > /dev/null
 	# quickack on: no held ACK, no delayed_ack collapse, no receiver fix proposed
 	jq -e '.receiver_delayed_acks == 0 and .collapses_by_cause.delayed_ack == 0' "$on" > /dev/null ||
 		{ jq -c '{receiver_delayed_acks, collapses_by_cause}' "$on"; return 1; }
