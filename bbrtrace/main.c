@@ -63,6 +63,8 @@ struct run {
 	uint64_t t0_ns;
 	int64_t mono_to_wall_ns;
 	bool write_failed;
+	int write_errno;          /* why the first failed write failed */
+	const char *out_name;     /* the output, for messages */
 	/* --detect: the collapse detector; lock guards it against the /metrics thread */
 	struct bt_detect *det;
 	pthread_mutex_t lock;
@@ -281,6 +283,13 @@ static int64_t mono_to_wall_offset(void)
 	return best;
 }
 
+static void write_failed(struct run *r)
+{
+	if (!r->write_failed)
+		r->write_errno = errno;
+	r->write_failed = true;
+}
+
 static int on_event(void *ctx, const struct bt_event *e)
 {
 	struct run *r = ctx;
@@ -288,7 +297,7 @@ static int on_event(void *ctx, const struct bt_event *e)
 
 	bt_sample_decode(&s, e, r->mono_to_wall_ns);
 	if (bt_sample_write(r->w, &s, r->t0_ns))
-		r->write_failed = true;
+		write_failed(r);
 	r->samples++;
 	if (r->det) {
 		struct bt_collapse c;
@@ -298,7 +307,7 @@ static int on_event(void *ctx, const struct bt_event *e)
 		hit = bt_detect_feed(r->det, &s, &c);
 		pthread_mutex_unlock(&r->lock);
 		if (hit && bt_collapse_write(r->w, &c, r->t0_ns))
-			r->write_failed = true;
+			write_failed(r);
 	}
 	return 0;
 }
@@ -537,6 +546,7 @@ static void declare_records(const struct env *env, struct rec_writer *w)
 static int open_output(struct env *env, struct run *r)
 {
 	r->out = stdout;
+	r->out_name = env->output ? env->output : "stdout";
 	if (env->output) {
 		r->out = fopen(env->output, "w");
 		if (!r->out) {
@@ -646,7 +656,8 @@ static int trace_loop(const struct env *env, struct run *r)
 			break;
 		}
 		if (r->write_failed || rec_writer_flush(r->w)) {
-			elog("writing records failed: %s", strerror(errno));
+			elog("writing records to %s failed: %s", r->out_name,
+			     strerror(r->write_failed ? r->write_errno : errno));
 			code = TK_EXIT_FAIL;
 			break;
 		}
@@ -779,7 +790,7 @@ static int stop_tracing(const struct env *env, struct run *r, int code)
 	/* everything is undone: the guardian need not act */
 	bt_guard_release(env->cfg.guard);
 	if (r->w && rec_writer_free(r->w) && code == TK_EXIT_OK) {
-		elog("writing records failed: %s", strerror(errno));
+		elog("writing records to %s failed: %s", r->out_name, strerror(errno));
 		code = TK_EXIT_FAIL;
 	}
 	if (r->out && r->out != stdout)

@@ -46,6 +46,29 @@ nothing_left() {
 	tk_wait_for "! pgrep -x bbrtrace-guard" 5
 }
 
+# start_tracer ERR ARGS...: bbrtrace on $NS-a's flows in the background
+# ($TRACER), returning once it traces; $TRACED_CC is what a flow must use to
+# be traced (struct_ops: the namespace's default, switched to bbr_traced;
+# fentry, kprobe: kernel bbr)
+start_tracer() {
+	local err=$1
+	shift
+	bbrtrace --set-default-in "$NS-a" "$@" 2> "$err" &
+	TRACER=$!
+	tk_wait_for "grep -q 'bbrtrace: backend' '$err'" 30 || { cat "$err"; return 1; }
+	if grep -q 'backend struct_ops' "$err"; then
+		TRACED_CC=bbr_traced
+		tk_wait_for "[ \$(ip netns exec $NS-a sysctl -n net.ipv4.tcp_congestion_control) = bbr_traced ]" 10
+	else
+		TRACED_CC=bbr
+	fi
+}
+
+# send BYTES to the sink on PORT in $NS-b, as a traced flow
+traced_send() {
+	ip netns exec "$NS-a" "$TK_ROOT/tests/tools/tcpflow.py" send 10.201.0.2 "$1" --bytes "$2" --cc "$TRACED_CC" > /dev/null
+}
+
 # a JSON-lines file whose every line is a whole record
 whole_lines() {
 	local f=$1
@@ -81,16 +104,22 @@ whole_lines() {
 @test "output to a pipe that closes (| head -1): bbrtrace stops at its next write, says why, and leaves nothing" {
 	ip netns exec "$NS-b" "$TK_ROOT/tests/tools/tcpflow.py" sink 5401 &
 	tk_wait_listen 5401 5 "$NS-b"
-	local err=$BATS_TEST_TMPDIR/err first=$BATS_TEST_TMPDIR/first rc
-	{ bbrtrace --set-default-in "$NS-a" -f json 2> "$err"; echo $? > "$BATS_TEST_TMPDIR/rc"; } | head -n 1 > "$first" &
-	local pipeline=$!
-	tk_wait_for "grep -q 'bbrtrace: backend' '$err'" 30
-	tk_wait_for "[ \$(ip netns exec $NS-a sysctl -n net.ipv4.tcp_congestion_control) = bbr_traced ] || ! grep -q struct_ops '$err'" 10
-	# samples: the first closes the pipe, a later one finds it closed
-	ip netns exec "$NS-a" "$TK_ROOT/tests/tools/tcpflow.py" send 10.201.0.2 5401 --bytes 2000000 --cc bbr > /dev/null 2>&1 ||
-		ip netns exec "$NS-a" "$TK_ROOT/tests/tools/tcpflow.py" send 10.201.0.2 5401 --bytes 2000000 > /dev/null
-	wait "$pipeline"
-	rc=$(cat "$BATS_TEST_TMPDIR/rc")
+	local err=$BATS_TEST_TMPDIR/err first=$BATS_TEST_TMPDIR/first fifo=$BATS_TEST_TMPDIR/fifo rc i
+	mkfifo "$fifo"
+	head -n 1 < "$fifo" > "$first" &
+	local head=$!
+	start_tracer "$err" -f json > "$fifo"
+	# flows until head has its line and bbrtrace has written into the
+	# closed pipe: each flow's samples are a later write
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		kill -0 "$TRACER" 2> /dev/null || break
+		traced_send 5401 1000000 2> /dev/null || true
+		sleep 0.3
+	done
+	tk_wait_for "! kill -0 $TRACER 2>/dev/null" 10 || { kill -INT "$TRACER"; echo "# still running after 10 flows"; }
+	rc=0
+	wait "$TRACER" || rc=$?
+	wait "$head" || true
 	echo "# exit $rc; stderr: $(tr '\n' ' ' < "$err")"
 	jq -e '.type == "sample"' "$first"
 	# a write error, named, not a silent death by SIGPIPE
@@ -104,23 +133,20 @@ whole_lines() {
 	mount -t tmpfs -o size=64k tmpfs "$BATS_TEST_TMPDIR/full"
 	ip netns exec "$NS-b" "$TK_ROOT/tests/tools/tcpflow.py" sink 5402 &
 	tk_wait_listen 5402 5 "$NS-b"
-	local out=$BATS_TEST_TMPDIR/full/trace.jsonl err=$BATS_TEST_TMPDIR/err rc=0
-	bbrtrace --set-default-in "$NS-a" -f json -o "$out" 2> "$err" &
-	local pid=$!
-	tk_wait_for "grep -q 'bbrtrace: backend' '$err'" 30
-	tk_wait_for "[ \$(ip netns exec $NS-a sysctl -n net.ipv4.tcp_congestion_control) = bbr_traced ] || ! grep -q struct_ops '$err'" 10
-	# 64 KiB hold a few hundred samples; this flow makes thousands
-	local i
+	local out=$BATS_TEST_TMPDIR/full/trace.jsonl err=$BATS_TEST_TMPDIR/err rc=0 i
+	start_tracer "$err" -f json -o "$out"
+	# 64 KiB hold a few hundred samples; these flows make thousands (a
+	# flow that starts as bbrtrace stops finds bbr_traced gone)
 	for i in 1 2 3; do
-		kill -0 "$pid" 2> /dev/null || break
-		ip netns exec "$NS-a" "$TK_ROOT/tests/tools/tcpflow.py" send 10.201.0.2 5402 --bytes 20000000 > /dev/null
+		kill -0 "$TRACER" 2> /dev/null || break
+		traced_send 5402 20000000 2> /dev/null || true
 	done
-	tk_wait_for "! kill -0 $pid 2>/dev/null" 10 || kill -INT "$pid"
-	wait "$pid" || rc=$?
+	tk_wait_for "! kill -0 $TRACER 2>/dev/null" 10 || kill -INT "$TRACER"
+	wait "$TRACER" || rc=$?
 	echo "# exit $rc; stderr: $(tr '\n' ' ' < "$err")"
 	[ "$rc" -eq 1 ]
 	grep -q "No space left on device" "$err"
-	grep -q "$out" "$err"
+	grep -qF "$out" "$err"
 	whole_lines "$out"
 	[ "$(jq -c 'select(.type=="sample")' "$out" | wc -l)" -gt 10 ]
 	nothing_left
@@ -129,20 +155,21 @@ whole_lines() {
 @test "sockets closing all the time while traced: every sample counted, nothing lost unseen, exit 0" {
 	ip netns exec "$NS-b" "$TK_ROOT/tests/tools/tcpflow.py" sink 5403 &
 	tk_wait_listen 5403 5 "$NS-b"
-	local out=$BATS_TEST_TMPDIR/trace.jsonl err=$BATS_TEST_TMPDIR/err i
-	bbrtrace --set-default-in "$NS-a" --detect --max-flows 16 -f json -o "$out" 2> "$err" &
-	local pid=$!
-	tk_wait_for "grep -q 'bbrtrace: backend' '$err'" 30
-	tk_wait_for "[ \$(ip netns exec $NS-a sysctl -n net.ipv4.tcp_congestion_control) = bbr_traced ] || ! grep -q struct_ops '$err'" 10
+	local out=$BATS_TEST_TMPDIR/trace.jsonl err=$BATS_TEST_TMPDIR/err i j
+	start_tracer "$err" --detect --max-flows 16 -f json -o "$out"
 	# 60 connections, 20 at a time, each closed as soon as its data is out:
 	# more flows than the detector's table holds
-	for i in $(seq 1 60); do
-		ip netns exec "$NS-a" "$TK_ROOT/tests/tools/tcpflow.py" send 10.201.0.2 5403 --bytes 200000 > /dev/null &
-		[ $((i % 20)) -ne 0 ] || wait $(jobs -p | grep -v "^$pid\$" | tail -n 20) 2> /dev/null || true
+	for i in 1 2 3; do
+		local senders=()
+		for j in $(seq 1 20); do
+			traced_send 5403 200000 &
+			senders+=($!)
+		done
+		wait "${senders[@]}"
 	done
 	sleep 1
-	kill -INT "$pid"
-	wait "$pid"
+	kill -INT "$TRACER"
+	wait "$TRACER"
 	whole_lines "$out"
 	local n flows
 	n=$(jq -c 'select(.type=="sample")' "$out" | wc -l)
@@ -159,23 +186,16 @@ whole_lines() {
 	ip netns add "$gone"
 	printf '%s\n' "$gone" >> "$TK_STATE_DIR/netns.list"
 	local out=$BATS_TEST_TMPDIR/trace.jsonl err=$BATS_TEST_TMPDIR/err
-	bbrtrace --set-default-in "$gone" --set-default-in "$NS-a" -f json -o "$out" 2> "$err" &
-	local pid=$!
-	tk_wait_for "grep -q 'bbrtrace: backend' '$err'" 30
+	start_tracer "$err" --set-default-in "$gone" -f json -o "$out"
 	sleep 0.5
 	ip netns del "$gone"
 	# still tracing: a flow in the namespace that remains is recorded
 	ip netns exec "$NS-b" "$TK_ROOT/tests/tools/tcpflow.py" sink 5404 &
 	tk_wait_listen 5404 5 "$NS-b"
-	if grep -q 'backend struct_ops' "$err"; then
-		tk_wait_for "[ \$(ip netns exec $NS-a sysctl -n net.ipv4.tcp_congestion_control) = bbr_traced ]" 10
-		ip netns exec "$NS-a" "$TK_ROOT/tests/tools/tcpflow.py" send 10.201.0.2 5404 --bytes 2000000 > /dev/null
-	else
-		ip netns exec "$NS-a" "$TK_ROOT/tests/tools/tcpflow.py" send 10.201.0.2 5404 --bytes 2000000 --cc bbr > /dev/null
-	fi
-	kill -0 "$pid"
-	kill -INT "$pid"
-	wait "$pid"
+	traced_send 5404 2000000
+	kill -0 "$TRACER"
+	kill -INT "$TRACER"
+	wait "$TRACER"
 	echo "# stderr: $(tr '\n' ' ' < "$err")"
 	jq -e -s '[.[] | select(.type=="sample" and .dport==5404)] | length > 10' "$out"
 	[ "$(tail -n 1 "$out" | jq -r .type)" = summary ]
