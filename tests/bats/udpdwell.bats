@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # udpdwell's command line: help, errors, privileges, the three backends and
 # their refusals, the output formats, owners found through /proc, and the
-# bounded (LRU) socket map. Also the demo helpers' command lines.
+# bounded (LRU) socket map. (The demo helpers' command lines are in
+# rtpsend_sfu_echo.bats.)
 
 load helpers
 load ../fixtures/udpdwell/helpers
@@ -269,32 +270,4 @@ time.sleep(0.5)' &
 	grep -q "\"prog\":\"$enq\"" "$BATS_TEST_TMPDIR/progs" || { cat "$BATS_TEST_TMPDIR/progs"; false; }
 	[ "$(jq "select(.prog==\"$read\") | .run_cnt" "$BATS_TEST_TMPDIR/progs")" -ge 500 ] ||
 		{ cat "$BATS_TEST_TMPDIR/progs"; false; }
-}
-
-@test "rtpsend and sfu_echo: help, version, and one-line errors" {
-	for t in rtpsend sfu_echo; do
-		tk_run "$t" --help
-		expect_status 0
-		tk_run "$t" --version
-		expect_status 0
-		[[ $output =~ ^$t\ [^\ ]+$ ]] || { tk_dump "version"; false; }
-	done
-	tk_run rtpsend --rate 5
-	expect_status 2; expect_one_line_stderr
-	expect_stderr "rtpsend: --to: missing; where should the datagrams go? (see --help)"
-	tk_run rtpsend --to 127.0.0.1:9 --rate 0
-	expect_status 2; expect_one_line_stderr
-	expect_stderr "rtpsend: --rate: 0 is out of range 1..2000000"
-	tk_run rtpsend --to 127.0.0.1:9 --loss 101
-	expect_status 2; expect_one_line_stderr
-	expect_stderr "rtpsend: --loss: 101 is out of range 0..100"
-	tk_run sfu_echo --listen 127.0.0.1:9 --stall-ms 50-20
-	expect_status 2; expect_one_line_stderr
-	expect_stderr "sfu_echo: --stall-ms: '50-20' has MIN above MAX"
-	tk_run sfu_echo --listen 127.0.0.1:9 --peek --batch 8
-	expect_status 2; expect_one_line_stderr
-	expect_stderr "sfu_echo: --peek: works with one datagram per read, not with --batch"
-	tk_run sfu_echo --listen localhost:9
-	expect_status 2; expect_one_line_stderr
-	expect_stderr "sfu_echo: --listen: 'localhost' is not an IPv4 address"
 }
