@@ -914,10 +914,11 @@ static int arm_timer(struct run *r, uint64_t now)
 	return timerfd_settime(r->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
-/* signals as a descriptor, and the interval timer, from now */
-static int start_clock(struct ud_ctx *c, struct run *r)
+/* SIGINT and SIGTERM as a descriptor; blocked before any thread starts (the
+ * Prometheus server's), which would otherwise take them and die of them.
+ * Ctrl-C while the backend loads is read once it runs: one interval, exit 0 */
+static int catch_signals(struct run *r)
 {
-	const struct options *o = c->o;
 	sigset_t mask;
 
 	signal(SIGPIPE, SIG_IGN);
@@ -926,12 +927,24 @@ static int start_clock(struct ud_ctx *c, struct run *r)
 	sigaddset(&mask, SIGTERM);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	r->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (r->sig_fd < 0) {
+		elog("cannot catch signals: %s", strerror(errno));
+		return TK_EXIT_FAIL;
+	}
+	return TK_EXIT_OK;
+}
+
+/* the interval timer, from now */
+static int start_clock(struct ud_ctx *c, struct run *r)
+{
+	const struct options *o = c->o;
+
 	r->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	r->start_ns = tk_mono_ns();
 	r->period_ns = (uint64_t)llround(o->interval_s * 1e9);
 	r->end_ns = o->duration_s > 0 ? r->start_ns + (uint64_t)llround(o->duration_s * 1e9) : 0;
 	c->interval_start_ns = r->start_ns;
-	if (r->sig_fd < 0 || r->timer_fd < 0 || arm_timer(r, r->start_ns)) {
+	if (r->timer_fd < 0 || arm_timer(r, r->start_ns)) {
 		elog("cannot set up the timer: %s", strerror(errno));
 		return TK_EXIT_FAIL;
 	}
@@ -947,6 +960,10 @@ static int setup(struct ud_ctx *c, struct run *r)
 
 	if (code == TK_EXIT_OK)
 		code = ud_output_open(&o->out);
+	/* before the line that says which backend runs: a script may stop us
+	 * as soon as it reads it */
+	if (code == TK_EXIT_OK)
+		code = catch_signals(r);
 	if (code == TK_EXIT_OK)
 		code = open_bpf(c, r);
 	if (code != TK_EXIT_OK)
