@@ -126,7 +126,7 @@ run_scenario() {
 	shift
 	snd_args=("$@")
 
-	timeout -s INT $((SECONDS_PER + 120)) "$BIN/udpdwell" -p "$PORT" -i 3600 -f json \
+	timeout -s INT $((SECONDS_PER + 120)) "$BIN/udpdwell" -p "$PORT" --interval 3600 -f json \
 		> "$WORK/$name.ud" 2> "$WORK/$name.ud.err" &
 	ud_pid=$!
 	PIDS+=("$ud_pid")
