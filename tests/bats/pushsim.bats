@@ -182,7 +182,7 @@ sum() { jq -s "[.[] | select(.type==\"summary\")][0].$2" "$BATS_TEST_TMPDIR/$1.j
 		expect_stderr "pushsim: --fps: 241 is out of range 1..240"
 		tk_run "$BIN/pushsim" $cmd -d 0
 		expect_status 2
-		expect_stderr "pushsim: -d: 0 is out of range 0.001.."
+		expect_stderr "pushsim: -d: 0 is out of range 0.001..31536000"
 		tk_run "$BIN/pushsim" $cmd -f xml
 		expect_status 2
 		expect_stderr "pushsim: -f: 'xml' is not one of table|csv|json"
