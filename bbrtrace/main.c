@@ -806,6 +806,13 @@ int main(int argc, char **argv)
 	int code;
 
 	log_init(argv[0]);
+	/* first of all: each stops the trace cleanly, even during start-up (it
+	 * is read once tracing runs); a closed terminal (SIGHUP) too; a closed
+	 * pipe is a write error (EPIPE) */
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+	signal(SIGPIPE, SIG_IGN);
 	parse_args(argc, argv, &env);
 	bpfu_setup_libbpf();
 	/* the guardian process is forked only when a change needs undoing
@@ -821,12 +828,6 @@ int main(int argc, char **argv)
 		return code;
 	}
 	pthread_mutex_init(&r.lock, NULL);
-	/* each stops the trace cleanly, even during start-up: a closed terminal
-	 * (SIGHUP) too; a closed pipe is a write error (EPIPE) */
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGHUP, on_signal);
-	signal(SIGPIPE, SIG_IGN);
 	code = open_output(&env, &r);
 	if (code == TK_EXIT_OK)
 		code = start_tracing(&env, &r);

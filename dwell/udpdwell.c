@@ -108,7 +108,7 @@ struct run {
 	struct udpdwell_ref_bpf *ref;
 	struct prom_server *prom;
 	int stats_fd;            /* --bpf-stats */
-	int sig_fd;              /* SIGINT and SIGTERM */
+	int sig_fd;              /* SIGINT, SIGTERM and SIGHUP */
 	int timer_fd;
 	uint64_t start_ns, period_ns;
 	uint64_t end_ns;         /* --duration's end; 0: none */
@@ -161,7 +161,7 @@ static void footer(FILE *f)
 	fprintf(f, "  exactly %g us is in the first.\n"
 		   "  Drop reasons are the kernel's enum skb_drop_reason names, read from its BTF.\n"
 		   "\n"
-		   "Ctrl-C (or SIGTERM) prints the interval in progress, then exits 0. Needs root\n"
+		   "Ctrl-C (or SIGTERM, SIGHUP) prints the interval in progress, then exits 0. Needs root\n"
 		   "(or CAP_BPF and CAP_PERFMON) and kernel BTF.\n",
 		ud_le_us[0]);
 }
@@ -914,7 +914,7 @@ static int arm_timer(struct run *r, uint64_t now)
 	return timerfd_settime(r->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
-/* SIGINT and SIGTERM as a descriptor; blocked before any thread starts (the
+/* SIGINT, SIGTERM and SIGHUP (a closed terminal) as a descriptor; blocked before any thread starts (the
  * Prometheus server's), which would otherwise take them and die of them.
  * Ctrl-C while the backend loads is read once it runs: one interval, exit 0 */
 static int catch_signals(struct run *r)
@@ -925,6 +925,7 @@ static int catch_signals(struct run *r)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	r->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (r->sig_fd < 0) {
@@ -960,10 +961,6 @@ static int setup(struct ud_ctx *c, struct run *r)
 
 	if (code == TK_EXIT_OK)
 		code = ud_output_open(&o->out);
-	/* before the line that says which backend runs: a script may stop us
-	 * as soon as it reads it */
-	if (code == TK_EXIT_OK)
-		code = catch_signals(r);
 	if (code == TK_EXIT_OK)
 		code = open_bpf(c, r);
 	if (code != TK_EXIT_OK)
@@ -1048,6 +1045,10 @@ int main(int argc, char **argv)
 	int code;
 
 	log_init(argv[0]);
+	/* first of all: a signal at any moment of start-up is read once the
+	 * intervals run (one interval, exit 0), never a death half set up */
+	if (catch_signals(&r))
+		return TK_EXIT_FAIL;
 	parse_args(argc, argv, &o);
 	bpfu_setup_libbpf();
 	code = setup(&c, &r);

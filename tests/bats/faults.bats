@@ -181,7 +181,7 @@ whole_lines() {
 	nothing_left
 }
 
-@test "the traced namespace deleted under bbrtrace: it keeps tracing, stops cleanly, says its default is gone with it" {
+@test "the traced namespace deleted under bbrtrace: it keeps tracing the others and stops cleanly, exit 0" {
 	local gone=$NS-gone
 	ip netns add "$gone"
 	printf '%s\n' "$gone" >> "$TK_STATE_DIR/netns.list"
@@ -200,4 +200,23 @@ whole_lines() {
 	jq -e -s '[.[] | select(.type=="sample" and .dport==5404)] | length > 10' "$out"
 	[ "$(tail -n 1 "$out" | jq -r .type)" = summary ]
 	nothing_left
+}
+
+@test "udpdwell: SIGTERM and SIGHUP at any moment of start-up: exit 0, no program left" {
+	local sig delay rc out err
+	for sig in TERM HUP; do
+		for delay in 0.001 0.02 0.05 0.1 0.2 0.4 0.8; do
+			out=$BATS_TEST_TMPDIR/ud-$sig-$delay.jsonl err=$BATS_TEST_TMPDIR/ud-$sig-$delay.err
+			udpdwell -f json -o "$out" 2> "$err" &
+			local pid=$!
+			sleep "$delay"
+			kill -"$sig" "$pid"
+			rc=0
+			wait "$pid" || rc=$?
+			echo "# SIG$sig after ${delay}s: exit $rc; $(tr '\n' ' ' < "$err" | cut -c1-120)"
+			[ "$rc" -eq 0 ] || { cat "$err"; return 1; }
+			whole_lines "$out"
+			tk_wait_for "! bpftool prog show | grep -qE 'name ud_'" 10
+		done
+	done
 }
