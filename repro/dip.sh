@@ -64,7 +64,9 @@ Options:
 Outputs in DIR:
   trace.jsonl     bbrtrace records: samples, collapses, summary, verdict
   capture.pcap    the push as the pusher's interface saw it (128-byte snaplen)
-  pushsim.json    pushsim's records, sender then receiver (JSON lines)
+  send.jsonl      pushsim send's records (per second, then its summary)
+  recv.jsonl      pushsim recv's records (per second, then its summary)
+  pushsim.json    the two above, sender then receiver (JSON lines)
   verdict.txt     the verdict sentence and the scenario
   verdict.json    the verdict record plus the scenario, both push summaries
                   and receiver_delayed_acks (one JSON object)
@@ -203,7 +205,7 @@ fail() {
 
 mkdir -p "$out" || fail "cannot create $out"
 out=$(cd "$out" && pwd)
-rm -f "$out"/{trace.jsonl,capture.pcap,pushsim.json,verdict.txt,verdict.json,quickack.journal,dip.png}
+rm -f "$out"/{trace.jsonl,capture.pcap,send.jsonl,recv.jsonl,pushsim.json,verdict.txt,verdict.json,quickack.journal,dip.png}
 
 # --- topology -----------------------------------------------------------------
 for ns in "$PUSH" "$RTR" "$RECV"; do
@@ -421,5 +423,5 @@ if $plot_wanted; then
 fi
 
 cat "$out/verdict.txt"
-echo "outputs: $out/{trace.jsonl,capture.pcap,pushsim.json,verdict.txt,verdict.json$plot}"
+echo "outputs: $out/{trace.jsonl,capture.pcap,send.jsonl,recv.jsonl,pushsim.json,verdict.txt,verdict.json$plot}"
 exit 0

@@ -98,6 +98,11 @@ free_port() {
 	# the receiver got every byte the sender's peer ACKed
 	jq -e -s '([.[] | select(.type=="summary" and .role=="send")][0].bytes) == ([.[] | select(.type=="summary" and .role=="recv")][0].bytes)' "$d/pushsim.json"
 	jq -e '.type == "verdict" and .scenario.quickack == "off" and .scenario.receiver == "app-ack"' "$d/verdict.json"
+	# every output --help lists is there, and nothing else
+	local listed present
+	listed=$("$TK_ROOT/repro/dip.sh" --help | sed -n '/^Outputs in DIR:/,/^$/p' | awk '/^  [a-z]/ {print $1}' | grep -v '^\*' | sort)
+	present=$(cd "$d" && ls | grep -v '\.log$' | sort)
+	[ "$listed" = "$present" ] || { echo "# --help lists: $(echo $listed)"; echo "# the run left: $(echo $present)"; return 1; }
 }
 
 @test "dip.sh leaves nothing behind: namespaces, bbr_traced, default congestion control" {
@@ -105,7 +110,7 @@ free_port() {
 	[ -s "$RP_OUT/on/trace.jsonl" ] || { echo "# the first test's run is missing"; return 1; }
 	run bash -c "ip netns list | grep -E '^rp-(push|rtr|recv)-${RP_ID}'"
 	[ -z "$output" ]
-	! grep -qw bbr_traced /proc/sys/net/ipv4/tcp_available_congestion_control
+	! grep -qw bbr_traced /proc/sys/net/ipv4/tcp_available_congestion_control || false
 	[ "$(sysctl -n net.ipv4.tcp_congestion_control)" != bbr_traced ]
 }
 
@@ -130,11 +135,11 @@ free_port() {
 	grep -q 'interrupted, cleaning up' "$RP_OUT/int.log"
 	# the route was restored from the journal before the namespace went
 	[ ! -s "$RP_OUT/int/quickack.journal" ]
-	! grep -q 'quickack restore failed' "$RP_OUT/int.log"
+	! grep -q 'quickack restore failed' "$RP_OUT/int.log" || false
 	run bash -c "ip netns list | grep -E '^rp-(push|rtr|recv)-${RP_ID}i'"
 	[ -z "$output" ]
-	! grep -qw bbr_traced /proc/sys/net/ipv4/tcp_available_congestion_control
-	! pgrep -f -- '10.77.2.2:43103|port 43103|--dport 43103' >/dev/null
+	! grep -qw bbr_traced /proc/sys/net/ipv4/tcp_available_congestion_control || false
+	! pgrep -f -- '10.77.2.2:43103|port 43103|--dport 43103' >/dev/null || false
 }
 
 @test "bbrtrace --prometheus during a run: promtool accepts the page, collapses by cause, the flow's current bw" {
