@@ -222,9 +222,10 @@ static const struct opt options[] = {
 					"evidence, and end with a verdict (default: off)"),
 	OPT_E_DOUBLE("collapse-ratio", 0, "R", collapse_ratio, 0.01, 0.99,
 		     "the drop that counts as a collapse, 0.01..0.99\n"
-		     "(default 0.30: the estimate fell by 30% or more)"),
+		     "(default " TK_STR(BT_COLLAPSE_RATIO_DEFAULT) ": the estimate fell by that\n"
+		     "fraction or more)"),
 	OPT_E_U32("max-flows", 0, "N", max_flows, 16, 1048576,
-		  "--detect: flows tracked at once (default 256); when the\n"
+		  "--detect: flows tracked at once (default " TK_STR(BT_DETECT_FLOWS) "); when the\n"
 		  "table is full a new flow evicts the least recent, and\n"
 		  "evictions are counted in the summary and /metrics"),
 	OPT_E_CALL("prometheus", 0, "ADDR:PORT", set_prometheus,

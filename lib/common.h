@@ -42,6 +42,10 @@ enum tk_exit {
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/* a macro's value as a string, for help texts that quote a default */
+#define TK_STR_(x) #x
+#define TK_STR(x) TK_STR_(x)
+
 #define TK_NSEC_PER_SEC 1000000000ULL
 
 /* CLOCK_MONOTONIC in nanoseconds: the time base of every tool and of the

@@ -4,10 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common.h"
 #include "jsonl.h"
-
-#define STRINGIFY_(x) #x
-#define STRINGIFY(x) STRINGIFY_(x)
 
 struct cur {
 	char *p;
@@ -231,7 +229,7 @@ int jl_parse(char *line, struct jl_obj *o, char *err, size_t errlen)
 
 		/* the toolkit's records have fewer: a line with more is not one */
 		if (o->n == JL_MAX_FIELDS)
-			return fail(&c, "more than " STRINGIFY(JL_MAX_FIELDS) " fields");
+			return fail(&c, "more than " TK_STR(JL_MAX_FIELDS) " fields");
 		ws(&c);
 		if (*c.p != '"')
 			return fail(&c, "expected a key");

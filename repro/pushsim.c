@@ -112,9 +112,6 @@ static uint64_t get_u64(const uint8_t *p)
 
 /* --- the command line ------------------------------------------------------------ */
 
-#define XSTR(x) #x
-#define STR(x) XSTR(x)
-
 enum ps_cmd { CMD_SEND, CMD_RECV };
 static const char *const cmd_names[] = { "send", "recv", NULL };
 
@@ -313,32 +310,32 @@ static int set_json(void *cfg, const char *opt, const char *val)
 static const struct opt send_opts[] = {
 	OPT_E_CALL("connect", 0, "ADDR:PORT", set_connect, "the receiver to push to (IPv6 as [ADDR]:PORT)"),
 	OPT_E_U64("bitrate-kbps", 0, "N", bitrate_kbps, 1, BITRATE_KBPS_MAX,
-		  "mean video bitrate in kbit/s, 1.." STR(BITRATE_KBPS_MAX) "\n"
-		  "(default " STR(BITRATE_KBPS_DEFAULT) ")"),
+		  "mean video bitrate in kbit/s, 1.." TK_STR(BITRATE_KBPS_MAX) "\n"
+		  "(default " TK_STR(BITRATE_KBPS_DEFAULT) ")"),
 	OPT_E_U32("fps", 0, "N", fps, 1, FPS_MAX,
-		  "frames per second, 1.." STR(FPS_MAX) " (default " STR(FPS_DEFAULT) ")"),
+		  "frames per second, 1.." TK_STR(FPS_MAX) " (default " TK_STR(FPS_DEFAULT) ")"),
 	OPT_E_U32("gop", 0, "N", gop, 1, GOP_MAX,
 		  "frames per group of pictures: one keyframe every N\n"
-		  "frames, 1.." STR(GOP_MAX) " (default " STR(GOP_DEFAULT) ")"),
+		  "frames, 1.." TK_STR(GOP_MAX) " (default " TK_STR(GOP_DEFAULT) ")"),
 	OPT_E_DOUBLE("keyframe-factor", 0, "X", key_factor, 1, KEY_FACTOR_MAX,
-		     "keyframe size / other frame size, 1.." STR(KEY_FACTOR_MAX) "\n"
-		     "(default " STR(KEY_FACTOR_DEFAULT) ")"),
+		     "keyframe size / other frame size, 1.." TK_STR(KEY_FACTOR_MAX) "\n"
+		     "(default " TK_STR(KEY_FACTOR_DEFAULT) ")"),
 	OPT_E_DOUBLE("jitter", 0, "F", jitter, 0, JITTER_MAX,
-		     "frame sizes vary uniformly by +-F, 0.." STR(JITTER_MAX) " (default\n"
-		     STR(JITTER_DEFAULT) "); a size that is a multiple of the MSS gets\n"
+		     "frame sizes vary uniformly by +-F, 0.." TK_STR(JITTER_MAX) " (default\n"
+		     TK_STR(JITTER_DEFAULT) "); a size that is a multiple of the MSS gets\n"
 		     "one byte more, as real encoders never align to it"),
 	OPT_E_U32("chunk-size", 0, "N", chunk, 0, FRAME_MAX,
 		  "write each frame in pieces of N bytes, one write each,\n"
 		  "as RTMP pushers write chunks; 0: the whole frame in\n"
-		  "one write; 0.." STR(FRAME_MAX) " (default " STR(CHUNK_DEFAULT) ")"),
+		  "one write; 0.." TK_STR(FRAME_MAX) " (default " TK_STR(CHUNK_DEFAULT) ")"),
 	OPT_E_CALL("cc", 0, "NAME", set_cc, "congestion control of the socket (default: the\n"
 					    "namespace's net.ipv4.tcp_congestion_control)"),
 	OPT_E_FLAG("nodelay", 0, nodelay, "set TCP_NODELAY (as librtmp does); default: Nagle on,\n"
 					  "as ffmpeg's RTMP pusher leaves it"),
 	OPT_E_U64("seed", 0, "N", seed, 0, (double)UINT64_MAX,
-		  "seed of the frame-size jitter (default " STR(SEED_DEFAULT) ")"),
+		  "seed of the frame-size jitter (default " TK_STR(SEED_DEFAULT) ")"),
 	OPT_E_DURATION(duration_s, "seconds to push, decimals allowed (default "
-		       STR(SEND_DURATION_DEFAULT) ")"),
+		       TK_STR(SEND_DURATION_DEFAULT) ")"),
 	PS_E_OUTPUT,
 };
 
@@ -349,20 +346,20 @@ static const struct opt recv_opts[] = {
 		     "prompt   reads as soon as data arrives\n"
 		     "paced    a decoder reading frame k at\n"
 		     "         first arrival + playout + k/fps\n"
-		     "app-ack  reads at once and sends a " STR(PS_ACK_LEN) "-byte\n"
+		     "app-ack  reads at once and sends a " TK_STR(PS_ACK_LEN) "-byte\n"
 		     "         application ACK every --ack-bytes"),
 	OPT_E_U32("fps", 0, "N", fps, 1, FPS_MAX,
-		  "paced: frames per second to read, 1.." STR(FPS_MAX) "\n(default " STR(FPS_DEFAULT) ")"),
+		  "paced: frames per second to read, 1.." TK_STR(FPS_MAX) "\n(default " TK_STR(FPS_DEFAULT) ")"),
 	OPT_E_U32("playout-ms", 0, "N", playout_ms, 0, PLAYOUT_MS_MAX,
-		  "paced: playout buffer in ms, 0.." STR(PLAYOUT_MS_MAX) " (default\n"
-		  STR(PLAYOUT_MS_DEFAULT) ")"),
+		  "paced: playout buffer in ms, 0.." TK_STR(PLAYOUT_MS_MAX) " (default\n"
+		  TK_STR(PLAYOUT_MS_DEFAULT) ")"),
 	OPT_E_U32("ack-bytes", 0, "N", ack_bytes, 1, ACK_BYTES_MAX,
 		  "app-ack: bytes between application ACKs,\n"
-		  "1.." STR(ACK_BYTES_MAX) " (default " STR(ACK_BYTES_DEFAULT) ")"),
+		  "1.." TK_STR(ACK_BYTES_MAX) " (default " TK_STR(ACK_BYTES_DEFAULT) ")"),
 	OPT_E_DOUBLE("accept-timeout", 0, "SECONDS", accept_timeout_s, ACCEPT_TIMEOUT_MIN, ACCEPT_TIMEOUT_MAX,
 		     "give up when nobody connects within SECONDS,\n"
-		     STR(ACCEPT_TIMEOUT_MIN) ".." STR(ACCEPT_TIMEOUT_MAX)
-		     " (default " STR(ACCEPT_TIMEOUT_DEFAULT) ")"),
+		     TK_STR(ACCEPT_TIMEOUT_MIN) ".." TK_STR(ACCEPT_TIMEOUT_MAX)
+		     " (default " TK_STR(ACCEPT_TIMEOUT_DEFAULT) ")"),
 	OPT_E_DURATION(duration_s, "read for SECONDS at most, decimals allowed\n"
 				   "(default: until the sender closes)"),
 	PS_E_OUTPUT,
