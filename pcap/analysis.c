@@ -725,6 +725,17 @@ int an_run(struct an *a, struct cap_file *c)
 	return rc < 0 ? -1 : 0;
 }
 
+int an_run_set(struct an *a, struct cap_set *s)
+{
+	struct cap_frame fr;
+	int rc;
+
+	while ((rc = cap_set_next(s, &fr)) == 1)
+		an_frame(a, &fr);
+	an_finish(a);
+	return rc < 0 ? -1 : 0;
+}
+
 /* a is less than b by AN_SIDE_RATIO at least (timestamps may go backwards: no proof then) */
 static bool clearly_less(int64_t a, int64_t b)
 {

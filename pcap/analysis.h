@@ -186,7 +186,7 @@ struct an {
 
 struct an *an_new(const struct an_config *cfg);
 void an_free(struct an *a);
-/* feed one frame; frames must come in file order */
+/* feed one frame; frames must come in file order (a set's: in its order) */
 void an_frame(struct an *a, const struct cap_frame *fr);
 /* after the last frame: side detection */
 void an_finish(struct an *a);
@@ -195,6 +195,9 @@ void an_finish(struct an *a);
  * damaged (message in c->err): a holds everything before the damage.
  */
 int an_run(struct an *a, struct cap_file *c);
+/* the same over a set of files read as one (capfile.h's cap_set); -1 when
+ * one is damaged or cannot be opened (message in s->err, file in s->err_path) */
+int an_run_set(struct an *a, struct cap_set *s);
 
 /* MSS used for a direction's data */
 uint32_t an_dir_mss(const struct an *a, const struct an_flow *f, int dir);
