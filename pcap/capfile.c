@@ -577,11 +577,17 @@ static int libpcap_next(struct cap_file *c, struct cap_frame *f)
 	return -1;
 }
 
-int cap_next(struct cap_file *c, struct cap_frame *f)
+/* inlined in both readers' loops: one call per frame, not two */
+static inline int next_frame(struct cap_file *c, struct cap_frame *f)
 {
 	if (c->reader == CAP_READER_LIBPCAP)
 		return libpcap_next(c, f);
 	return c->format == CAP_PCAPNG ? ng_next_frame(c, f) : pcap_next_frame(c, f);
+}
+
+int cap_next(struct cap_file *c, struct cap_frame *f)
+{
+	return next_frame(c, f);
 }
 
 void cap_close(struct cap_file *c)
@@ -741,7 +747,7 @@ static int next_member(struct cap_set *s)
 int cap_set_next(struct cap_set *s, struct cap_frame *f)
 {
 	while (s->open) {
-		int rc = cap_next(&s->c, f);
+		int rc = next_frame(&s->c, f);
 
 		if (rc == 1) {
 			f->no += s->base;
