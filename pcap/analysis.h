@@ -97,6 +97,7 @@ struct an_dir {
 	/* ACKs that the other side sent for this direction's data */
 	bool ack_init;
 	uint64_t acked_to;       /* highest cumulative ACK, unwrapped */
+	uint16_t ack_win;        /* the window field of the last ACK (as on the wire) */
 	uint64_t acks, acks_adv, dupacks;
 	int64_t last_adv_ns;
 	struct an_seg *segs;     /* ring, ordered by end */
@@ -142,8 +143,9 @@ struct an_ack {
 	uint32_t ack;            /* as on the wire */
 	uint64_t ack64;
 	bool advancing;          /* raises the highest cumulative ACK */
-	bool dupack;             /* a duplicate ACK: the same number again, with no data,
-	                          * SYN, FIN or RST (counted in an_dir.dupacks) */
+	bool dupack;             /* a duplicate ACK as RFC 5681 defines it: data outstanding,
+	                          * the highest number again, with no data, SYN, FIN or
+	                          * RST and the window unchanged (counted in an_dir.dupacks) */
 	uint64_t acked_bytes;
 	uint32_t acked_segs;     /* ceil(acked_bytes / mss) */
 	uint32_t covered_pkts;   /* data frames fully covered by this ACK */

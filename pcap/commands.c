@@ -377,9 +377,12 @@ static void acks_footer(FILE *f)
 {
 	footer(f);
 	fputs("\n"
-	      "dup (per ACK) and dupacks (the summary's count) are duplicate ACKs as tcptrace\n"
-	      "counts them: the cumulative ACK number again, with no data, SYN, FIN or RST.\n"
-	      "advancing says whether an ACK raised the cumulative ACK number.\n",
+	      "dup (per ACK) and dupacks (the summary's count) are the same duplicate ACKs, as\n"
+	      "RFC 5681 defines them: data outstanding, the highest cumulative ACK number\n"
+	      "again, no data, SYN, FIN or RST, and the window of the ACK before (a window\n"
+	      "update is not a duplicate). tcptrace -l -r counts the same, but for a FIN that\n"
+	      "repeats the number, which it counts too. advancing says whether an ACK raised\n"
+	      "the cumulative ACK number.\n",
 	      f);
 }
 

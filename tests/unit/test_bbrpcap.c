@@ -720,39 +720,47 @@ static void test_delayed_ack_candidate(void **state)
 	free(b);
 }
 
-/* a duplicate ACK (per ACK: dupack) is what the direction counts in dupacks:
- * the same number again with nothing else; data, a FIN or an advance is not */
+/* a duplicate ACK (per ACK: dupack) is what the direction counts in dupacks,
+ * as RFC 5681 defines it: data outstanding, the highest ACK number again,
+ * nothing else and the same window; a window update, data, a FIN, an advance,
+ * or the same ACK once nothing is outstanding is not */
 static void test_dupacks(void **state)
 {
 	struct buf *b = calloc(1, sizeof(*b));
-	struct seg segs[7] = {
+	struct seg segs[11] = {
 		{ .from_b = true, .seq = 1, .ack = 1, .flags = TCP_ACK }, /* the first: where ACKs start */
 		{ .seq = 1, .ack = 1, .flags = TCP_ACK, .len = 1000 },
+		{ .seq = 1001, .ack = 1, .flags = TCP_ACK, .len = 1000 },
 		{ .from_b = true, .seq = 1, .ack = 1001, .flags = TCP_ACK },
 		{ .from_b = true, .seq = 1, .ack = 1001, .flags = TCP_ACK },
-		{ .from_b = true, .seq = 1, .ack = 1001, .flags = TCP_ACK, .len = 100 },
-		{ .from_b = true, .seq = 101, .ack = 1001, .flags = TCP_ACK | TCP_FIN },
-		{ .from_b = true, .seq = 102, .ack = 1001, .flags = TCP_ACK },
+		{ .from_b = true, .seq = 1, .ack = 1001, .flags = TCP_ACK, .win = 1000 },
+		{ .from_b = true, .seq = 1, .ack = 1001, .flags = TCP_ACK, .win = 1000 },
+		{ .from_b = true, .seq = 1, .ack = 1001, .flags = TCP_ACK, .len = 100, .win = 1000 },
+		{ .from_b = true, .seq = 101, .ack = 1001, .flags = TCP_ACK | TCP_FIN, .win = 1000 },
+		{ .from_b = true, .seq = 102, .ack = 2001, .flags = TCP_ACK, .win = 1000 },
+		{ .from_b = true, .seq = 102, .ack = 2001, .flags = TCP_ACK, .win = 1000 },
 	};
-	static const bool dup[7] = { [3] = true, [6] = true }, adv[7] = { [2] = true };
-	uint64_t t[7] = { 0, 1, 2, 3, 4, 5, 6 };
+	static const bool dup[11] = { [4] = true, [6] = true }, adv[11] = { [3] = true, [9] = true };
+	uint64_t t[11] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
 	struct acks_seen seen = { 0 };
 	struct an_config cfg = { .acks = true, .delack_ns = 10000000, .on_ack = keep_ack, .ctx = &seen };
 	struct an *a;
-	int ndup = 0;
+	int ndup = 0, n = 0;
 	(void)state;
 
-	pcap_of(b, segs, t, 7);
+	pcap_of(b, segs, t, 11);
 	a = analyse(b, &cfg);
 	for (int i = 0; i < seen.n; i++) {
 		const struct an_ack *e = &seen.v[i];
 
 		if (e->data_dir != 1) /* B's first packet made it the flow's side A: d[1] is the data */
 			continue;
+		n++;
 		assert_int_equal(e->dupack, dup[e->frame - 1]);
 		assert_int_equal(e->advancing, adv[e->frame - 1]);
 		ndup += e->dupack;
 	}
+	assert_int_equal(n, 9);
 	assert_int_equal(ndup, 2);
 	assert_int_equal(a->flows[0]->d[1].dupacks, 2);
 	an_free(a);
