@@ -12,6 +12,8 @@ PKGS=(
   linux-libc-dev-arm64-cross
   # run and test
   iproute2 iperf3 tcpdump tshark tcptrace gnuplot-nox bats jq procps
+  # mergecap, editcap, capinfos: bbrpcap's tests over several capture files
+  wireshark-common
   python3-scapy prometheus afl++ valgrind curl
   # make install's man pages and bash completions, and their tests
   groff-base man-db bash-completion

@@ -172,6 +172,26 @@ all_matched() {
 	expect_status 0
 }
 
+@test "join over the capture cut into files, given newest first: the records and lines of the whole, frames numbered on" {
+	requires editcap
+	local d=$D/parts
+	mkdir -p "$d"
+	# an independent writer cuts the capture into files of 1000 frames
+	editcap -c 1000 "$D/snd.pcap" "$d/part.pcap"
+	local -a parts
+	mapfile -t parts < <(ls "$d"/part_*.pcap | sort -r)
+	echo "# ${#parts[@]} files"
+	[ "${#parts[@]}" -ge 3 ]
+	bbrpcap join "$D/trace.jsonl" "$D/snd.pcap" -o "$D/joined-whole.jsonl" > "$D/lines-whole.txt"
+	tk_run bbrpcap join "$D/trace.jsonl" "${parts[@]}" -o "$D/joined-parts.jsonl"
+	expect_status 0
+	diff "$D/joined-whole.jsonl" "$D/joined-parts.jsonl"
+	diff "$D/lines-whole.txt" <(printf '%s\n' "$output")
+	all_matched "$D/joined-parts.jsonl" "$D/snd.pcap" collapse
+	# frames from the last files too: numbered past the first files'
+	[ "$(jq -s 'map(.frame // 0) | max' "$D/joined-parts.jsonl")" -gt 2000 ]
+}
+
 @test "join: a malformed trace line is named; the records before it are still joined" {
 	head -20 "$D/trace.jsonl" > "$D/bad.jsonl"
 	echo '{"type":"sample","t_ns":' >> "$D/bad.jsonl"
