@@ -19,7 +19,7 @@
 	X(USAGE, 2, "bad arguments")                                                        \
 	X(NOPERM, 3, "a missing privilege")                                                 \
 	X(NOTSUP, 4, "the kernel lacks a needed feature")                                   \
-	X(DATA, 5, "bad input: a file missing, unreadable, damaged or not of the kind expected") \
+	X(DATA, 5, "bad input: missing, unreadable, damaged, or not what was expected") \
 	X(NODEV, 10, "no such network device")                                              \
 	X(NOTABLE, 11, "no such routing table")                                             \
 	X(NONETNS, 12, "no such network namespace")                                         \

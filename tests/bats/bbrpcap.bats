@@ -16,7 +16,7 @@ teardown() {
 	expect_output "Commands:"
 	expect_output "  throughput FILE... "
 	expect_output "bit/s (_bps"
-	expect_output "  5   bad input: a file missing, unreadable, damaged or not of the kind expected"
+	expect_output "  5   bad input: missing, unreadable, damaged, or not what was expected"
 	expect_output "  21  --strict: a record found no frame in the capture"
 	expect_output "  -V, --version"
 }
