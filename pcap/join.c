@@ -381,9 +381,9 @@ static unsigned int decimals(const struct jl_field *f)
  * capture; over `e` (the matched frame, or NULL) and the join `j` */
 #define JOIN_FIELDS(X)                                                                    \
 	X("frame", REC_U64, 0, REC_NOCOL, e ? rv_u64(e->frame) : rv_null())                \
-	X("frame_time", REC_F64, 6, REC_NOCOL, e ? rv_f64((double)e->ts_ns * 1e-9) : rv_null()) \
+	X("frame_time_s", REC_F64, 6, REC_NOCOL, e ? rv_f64((double)e->ts_ns * 1e-9) : rv_null()) \
 	X("frame_time_ns", REC_U64, 0, REC_NOCOL, e ? rv_u64((uint64_t)e->ts_ns) : rv_null())  \
-	X("frame_time_rel", REC_F64, 9, REC_NOCOL,                                         \
+	X("frame_time_rel_s", REC_F64, 9, REC_NOCOL,                                         \
 	  e ? rv_f64((double)(e->ts_ns - j->t0_ns) * 1e-9) : rv_null())                     \
 	X("ack_delay_us", REC_F64, 3, REC_NOCOL,                                           \
 	  e && e->delay_ns >= 0 ? rv_f64((double)e->delay_ns * 1e-3) : rv_null())
@@ -554,8 +554,8 @@ static const struct opt_cli cli = {
 	"told apart.\n"
 	"\n"
 	"Output: the trace's records, in order, as JSON lines (the trace's own format),\n"
-	"with frame (Wireshark's frame number), frame_time (s since the epoch, us\n"
-	"precision), frame_time_ns, frame_time_rel (s since the first frame, Wireshark's\n"
+	"with frame (Wireshark's frame number), frame_time_s (since the epoch, us\n"
+	"precision), frame_time_ns, frame_time_rel_s (since the first frame, Wireshark's\n"
 	"default time) and ack_delay_us (how long after the newest data it covers the ACK\n"
 	"was captured: from a sender-side capture this includes the round trip); null when\n"
 	"no frame matched. Other records pass through unchanged. For each collapse one line:\n"

@@ -404,7 +404,7 @@ jq -c -n --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" \
 read -r samples bt_used push_cc < <(jq -r '"\(.samples) \(.scenario.backend) \(.push.send.cc)"' "$out/verdict.json")
 jq -r --arg sc "scenario: receiver $receiver, quickack $quickack, RTT $rtt_effective$netem_note, $fps fps, $duration s${rate:+, htb $rate Mbit/s}${rate_change:+ then $change_to Mbit/s at $change_at s}${policer:+, policer $policer Mbit/s}, $push_cc traced by $bt_used" \
 	'.text, $sc,
-	(.push.send | "push: \(.frames) frames, \(.stalls) stalls (longest \(.longest_stall_ms) ms), \(.late_frames) late, mean goodput \(.goodput_bps/1e6*100|round/100) Mbit/s"),
+	(.push.send | "push: \(.frames) frames, \(.stalls) stalls (longest \(.longest_stall_us / 1000 | round) ms), \(.late_frames) late, mean goodput \(.goodput_bps/1e6*100|round/100) Mbit/s"),
 	"receiver: its delayed-ACK timer sent \(.receiver_delayed_acks) ACKs (TcpExtDelayedACKs)"' \
 	"$out/verdict.json" >"$out/verdict.txt"
 [ "$samples" -gt 0 ] ||

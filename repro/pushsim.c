@@ -514,8 +514,7 @@ static struct rec_value latency_us(const struct stats *st, bool have, uint64_t n
 static const struct rec_field second_fields[] = { SECOND_FIELDS(REC_FIELD) };
 static const struct rec_schema second_schema = { "second", second_fields, ARRAY_SIZE(second_fields) };
 
-/* the whole run, st's totals over secs seconds; longest_stall_ms is
- * longest_stall_us in whole ms, for the readers of older records */
+/* the whole run, st's totals over secs seconds */
 #define SUMMARY_FIELDS(X)                                                                         \
 	X("role", REC_STR, 0, REC_COL("role", -4, 0, 0), rv_str(st->role))                        \
 	X("mode", REC_STR, 0, REC_COL("mode", -7, 0, 0), rv_str(st->mode))                        \
@@ -529,7 +528,6 @@ static const struct rec_schema second_schema = { "second", second_fields, ARRAY_
 	X("stalls", REC_U64, 0, REC_COL("stalls", 6, 0, 0), sender_only(st, st->stalls))          \
 	X("longest_stall_us", REC_U64, 0, REC_COL("stall ms", 8, MS_PER_US, 1),                   \
 	  sender_only(st, st->longest_stall_ns / NS_PER_US))                                       \
-	X("longest_stall_ms", REC_U64, 0, REC_NOCOL, sender_only(st, st->longest_stall_ns / NS_PER_MS)) \
 	X("app_acks", REC_U64, 0, REC_COL("appacks", 7, 0, 0), rv_u64(st->app_acks))              \
 	X("mss", REC_U64, 0, REC_COL("mss", 5, 0, 0), rv_u64(st->mss))                            \
 	X("frame_latency_mean_us", REC_U64, 0, REC_COL("lat ms", 7, MS_PER_US, 1),                \
