@@ -17,8 +17,8 @@ $(info upf: pkg-config finds no libdpdk: building upfbench without the rte_hash 
 endif
 $(OBJ)/upf/table_rte.o: CFLAGS += $(UPF_DPDK_CFLAGS)
 
-UPF_CORE := upf/gtpu.c upf/hw.c upf/table.c upf/table_rte.c upf/session.c upf/traffic.c \
-            upf/path.c upf/floor.c
+UPF_CORE := upf/gtpu.c upf/hw.c upf/table.c upf/table_rte.c upf/session.c upf/inline.c \
+            upf/teid.c upf/traffic.c upf/path.c upf/floor.c
 UPF_LIBS := -lpcap -lpthread $(UPF_DPDK_LIBS)
 
 TOOLS += upfbench

@@ -272,27 +272,22 @@ static int write_pcap_out(const struct up_args *a, const struct up_traffic *t,
 {
 	char err[256];
 	struct up_pcap_out *po = up_pcap_open(a->pcap_out, err, sizeof(err));
-	uint64_t kw[UP_MAX_WORKERS] = { 0 };
 	uint8_t frame[UP_PCAP_FRAME_MAX];
+	struct up_walk wk;
 
 	if (!po) {
 		elog("%s", err);
 		return -1;
 	}
+	up_walk_init(&wk, t, c);
 	for (uint64_t g = 0; g < c->packets; g++) {
-		uint32_t pos = (uint32_t)(g % t->len);
-		uint64_t k = g;
+		uint32_t pos;
+		uint64_t k;
 		size_t len;
 
 		/* the packet the receive context of g built: template k mod UP_NTPL */
-		if (c->design == UP_GLOBAL) {
-			k = g / c->workers;
-		} else if (c->design == UP_STEERED) {
-			uint32_t teid = t->from_pcap ? 0 : __builtin_bswap32(t->spec[pos].teid_be);
-
-			k = kw[up_steer(teid, c->workers)]++;
-		}
-		len = up_traffic_frame(t, k, pos, frame, sizeof(frame));
+		up_walk_next(&wk, &pos, &k);
+		len = up_traffic_frame(t, up_run_teids(c), k, pos, frame, sizeof(frame));
 		up_pcap_write(po, frame, len, PCAP_OUT_T0_NS + g * PCAP_OUT_GAP_NS);
 	}
 	if (up_pcap_close(po)) {

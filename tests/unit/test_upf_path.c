@@ -246,7 +246,7 @@ static void test_generator(void **state)
 	for (unsigned int k = 0; k < UP_NTPL; k++) {
 		struct gtpu_pkt p;
 		uint8_t f[UP_FRAME_MAX];
-		size_t n = up_traffic_frame(&t, k, k, f, sizeof(f));
+		size_t n = up_traffic_frame(&t, UP_TEIDS_HASHED, k, k, f, sizeof(f));
 
 		assert_int_equal(gtpu_parse_frame(f, n, &p, NULL), GTPU_OK);
 		assert_int_equal(p.teid, t.sess[t.sidx[k]].teid);
@@ -357,7 +357,7 @@ static void test_pcap_roundtrip(void **state)
 	po = up_pcap_open(path, err, sizeof(err));
 	assert_non_null(po);
 	for (uint64_t g = 0; g < 5000; g++) {
-		size_t n = up_traffic_frame(&t, g, (uint32_t)(g % t.len), f, sizeof(f));
+		size_t n = up_traffic_frame(&t, UP_TEIDS_HASHED, g, (uint32_t)(g % t.len), f, sizeof(f));
 
 		assert_int_equal(up_pcap_write(po, f, n, g * 1000), 0);
 	}
