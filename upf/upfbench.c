@@ -138,6 +138,8 @@ struct run_rec {
 	X("session_bytes", REC_U64, 0, REC_NOCOL, rv_u64(r->session_bytes))                     \
 	X("cpu_share", REC_F64, 3, REC_NOCOL, rv_f64(r->cpu_share))                             \
 	X("cpu_cycles_per_pkt", REC_F64, 1, REC_NOCOL, rv_f64(r->cpu_cycles_per_pkt))           \
+	X("teid_check", REC_BOOL, 0, REC_NOCOL,                                                 \
+	  r->cfg.table == UP_TABLE_SLOT ? rv_bool(r->cfg.teid_check) : rv_null())               \
 	/* the table says "n/a" for counters perf_event_open does not have */                  \
 	X(NULL, REC_STR, 0, REC_COL("LLC/pkt", 7, 0, 0), rv_str(llc))                           \
 	X(NULL, REC_STR, 0, REC_COL("dTLB/pkt", 8, 0, 0), rv_str(dtlb))
@@ -466,9 +468,18 @@ static void sweep_product(const struct up_args *a, struct sweep *s)
 			}
 		}
 		up_check_workers(&c);
+		if (up_cfg_refused(&c)) {
+			char label[48];
+
+			up_label(&c, label, sizeof(label));
+			wlog("sweep: leaving out %s: %s", label, up_cfg_refused(&c));
+			continue;
+		}
 		s->labels[s->n] = NULL;
 		s->cfgs[s->n++] = c;
 	}
+	if (!s->n)
+		cli_usage_die("sweep: no design left to run (see the lines above)");
 }
 
 /* the presets (--presets, or sweep's default ones), or the product of the knobs' lists */
