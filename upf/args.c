@@ -38,20 +38,20 @@ static const char *const onoff_names[] = { "off", "on", NULL };
 const struct up_preset up_presets[] = {
 	{ "before", UP_GLOBAL, UP_LAYOUT_FAT, 1, false, false, UP_TABLE_OWN, true, true, "the incident's design" },
 	{ "affinity", UP_STEERED, UP_LAYOUT_FAT, 1, false, false, UP_TABLE_OWN, true, true,
-	  "flow affinity, owned sessions" },
-	{ "batched", UP_STEERED, UP_LAYOUT_FAT, 8, true, false, UP_TABLE_OWN, true, true, "+ batch 8 and prefetch" },
+	  "+ flow affinity" },
+	{ "batched", UP_STEERED, UP_LAYOUT_FAT, 8, true, false, UP_TABLE_OWN, true, true, "+ batch 8, prefetch" },
 	{ "split", UP_STEERED, UP_LAYOUT_SPLIT, 8, true, false, UP_TABLE_OWN, true, true, "+ hot/cold split" },
 	{ "best", UP_STEERED, UP_LAYOUT_SPLIT, 8, true, true, UP_TABLE_OWN, true, true, "+ huge pages" },
-	{ "sharded", UP_SHARDED, UP_LAYOUT_SPLIT, 8, true, true, UP_TABLE_OWN, true, true, "best with a dispatcher" },
+	{ "sharded", UP_SHARDED, UP_LAYOUT_SPLIT, 8, true, true, UP_TABLE_OWN, true, true, "best, a dispatcher" },
 	{ "rte", UP_STEERED, UP_LAYOUT_SPLIT, 8, true, true, UP_TABLE_RTE, true, true, "best with rte_hash" },
 	{ "before-rte", UP_GLOBAL, UP_LAYOUT_FAT, 1, false, false, UP_TABLE_RTE, true, false,
-	  "before with rte_hash: the incident" },
+	  "before with rte_hash" },
 	{ "inline", UP_STEERED, UP_LAYOUT_INLINE, 8, true, true, UP_TABLE_OWN, true, true,
-	  "best with the hot part in the table's bucket" },
+	  "best, inline hot part" },
 	{ "slot", UP_STEERED, UP_LAYOUT_SPLIT, 8, true, true, UP_TABLE_SLOT, true, true,
-	  "best with slot-encoded TEIDs: no table" },
+	  "best, TEID names slot" },
 	{ "slot-unchecked", UP_STEERED, UP_LAYOUT_SPLIT, 8, true, true, UP_TABLE_SLOT, false, false,
-	  "slot without its TEID check: the check's cost" },
+	  "slot, TEID not checked" },
 };
 const unsigned int up_npresets = ARRAY_SIZE(up_presets);
 
@@ -668,7 +668,7 @@ static void presets_help(FILE *f, bool swept)
 
 		up_preset_apply(&c, &up_presets[i]);
 		up_label(&c, label, sizeof(label));
-		fprintf(f, "  %c %-10s %-30s %s\n", swept && up_presets[i].swept ? '*' : ' ',
+		fprintf(f, "  %c %-14s %-37s %s\n", swept && up_presets[i].swept ? '*' : ' ',
 			up_presets[i].name, label, up_presets[i].what);
 	}
 	fprintf(f, "Batch 8 measured best on the build machine: bigger bursts put more prefetches\n"

@@ -300,7 +300,7 @@ static int write_pcap_out(const struct up_args *a, const struct up_traffic *t,
 }
 
 #define COUNTER_FIELDS(X)                                                            \
-	X("teid", REC_U64, 0, REC_COL("teid", 10, 0, 0), rv_u64(t->sess[s].teid))     \
+	X("teid", REC_U64, 0, REC_COL("teid", 10, 0, 0), rv_u64(up_traffic_teid(t, teids, s))) \
 	X("pkts", REC_U64, 0, REC_COL("pkts", 10, 0, 0), rv_u64(c->pkts[s]))          \
 	X("bytes", REC_U64, 0, REC_COL("bytes", 12, 0, 0), rv_u64(c->bytes[s]))       \
 	X("drop_pkts", REC_U64, 0, REC_COL("drop_pkts", 10, 0, 0), rv_u64(c->drops[s]))
@@ -308,7 +308,9 @@ static int write_pcap_out(const struct up_args *a, const struct up_traffic *t,
 static const struct rec_field counter_fields[] = { COUNTER_FIELDS(REC_FIELD) };
 static const struct rec_schema counter_schema = { NULL, counter_fields, ARRAY_SIZE(counter_fields) };
 
-static int write_counters(const char *path, const struct up_traffic *t, const struct up_counters *c)
+/* every session's counters, under the TEID the run gave it */
+static int write_counters(const char *path, const struct up_traffic *t, enum up_teids teids,
+			  const struct up_counters *c)
 {
 	FILE *f = fopen(path, "w");
 	struct rec_writer *w;
@@ -390,7 +392,7 @@ static int run_report(const struct up_args *a, struct run_job *j)
 		return TK_EXIT_FAIL;
 	}
 	j->out = NULL;
-	if (a->counters_out && write_counters(a->counters_out, &j->t, &j->cnt))
+	if (a->counters_out && write_counters(a->counters_out, &j->t, up_run_teids(&a->run), &j->cnt))
 		return TK_EXIT_FAIL;
 	if (a->run.verify && !j->x.r.verify_ok) {
 		elog("counters are not exact: %s", j->x.r.verify_msg);
@@ -447,6 +449,20 @@ struct sweep {
 	unsigned int done;
 };
 
+/* whether the sweep has this design already (the same label) */
+static bool sweep_has(const struct sweep *s, const struct up_run_cfg *c)
+{
+	char label[48], other[48];
+
+	up_label(c, label, sizeof(label));
+	for (unsigned int i = 0; i < s->n; i++) {
+		up_label(&s->cfgs[i], other, sizeof(other));
+		if (!strcmp(label, other))
+			return true;
+	}
+	return false;
+}
+
 /* the product of the knobs' lists, the last knob varying fastest */
 static void sweep_product(const struct up_args *a, struct sweep *s)
 {
@@ -475,6 +491,9 @@ static void sweep_product(const struct up_args *a, struct sweep *s)
 			wlog("sweep: leaving out %s: %s", label, up_cfg_refused(&c));
 			continue;
 		}
+		/* --teid-check on,off makes the tables' designs twice: once is enough */
+		if (sweep_has(s, &c))
+			continue;
 		s->labels[s->n] = NULL;
 		s->cfgs[s->n++] = c;
 	}
