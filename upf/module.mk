@@ -27,7 +27,7 @@ upfbench_LIBS := $(UPF_LIBS)
 
 UNIT_TESTS += test_gtpu test_upf_table test_upf_path test_upf_args
 test_gtpu_SRCS := upf/gtpu.c
-test_upf_table_SRCS := upf/table.c upf/hw.c
+test_upf_table_SRCS := upf/table.c upf/hw.c upf/inline.c upf/session.c upf/teid.c
 test_upf_path_SRCS := $(UPF_CORE)
 test_upf_path_LIBS := $(UPF_LIBS)
 test_upf_args_SRCS := upf/args.c $(UPF_CORE)
