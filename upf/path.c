@@ -558,6 +558,8 @@ lookup_settle(struct up_worker *w, struct burst *x, const enum path k)
 
 		x->idx[i] = upi_probe(w->pool, x->idx[i], x->m[i]->pkt.teid);
 	}
+	/* while a ring is empty the bursts turn without passing lookup_inline_home() */
+	x->probe = 0;
 }
 
 /* what the rules need of a session's hot part, wherever that part lives */
