@@ -172,7 +172,8 @@ rx_generated(struct up_rx *rx, struct up_mbuf **m, unsigned int n, const bool da
 			uint8_t kind = bad[pos];
 
 			d->len = kind == UP_BAD_CUT ? UP_BAD_CUT_LEN : d->frame_len;
-			f[d->teid_off - 4] = (uint8_t)(d->gtp_flags ^ (kind == UP_BAD_VERSION ? UP_BAD_VERSION_XOR : 0));
+			f[d->teid_off - 4] = (uint8_t)(d->gtp_flags ^
+						       (kind == UP_BAD_VERSION ? UP_BAD_VERSION_XOR : 0));
 		}
 		m[j] = d;
 		/* the NIC has written these by now: bring the headers of a later burst in */
@@ -501,7 +502,8 @@ lookup_inline_home(struct up_worker *w, struct burst *x)
 
 	for (unsigned int i = 0; i < x->n; i++) {
 		const struct up_mbuf *m = x->m[i];
-		uint32_t home = x->idx[i], teid = m->pkt.teid, next = home + 1 == pool->lines ? 0 : home + 1;
+		uint32_t home = x->idx[i], teid = m->pkt.teid;
+		uint32_t next = home + 1 == pool->lines ? 0 : home + 1;
 		unsigned int hit = upi_match(pool, home, teid), valid = m->status == GTPU_OK && teid != 0;
 		bool found = valid && hit, on = valid && !hit && !upi_ends(pool, home);
 
@@ -513,19 +515,17 @@ lookup_inline_home(struct up_worker *w, struct burst *x)
 }
 
 /*
- * Lookup, second half: each packet's line, for the two tables. The inline
- * table and the slots have nothing to do here when prefetching: their one
- * line is wanted two bursts after its prefetch (lookup_settle), not one.
+ * Lookup, second half: each packet's line. The tables compare their
+ * buckets (in cache by now) and prefetch the sessions. Without prefetching
+ * every path does its whole lookup here; with it, the inline table and the
+ * slots read their line two steps after its prefetch, not one
+ * (lookup_inline_home(), lookup_settle()).
  */
 static inline __attribute__((always_inline)) void
 lookup_finish(struct up_worker *w, struct burst *x, const enum path k, const bool prefetch)
 {
 	if (k != PATH_INLINE && !path_slot(k)) {
 		lookup_table(w, x, k, prefetch);
-		return;
-	}
-	if (prefetch && k == PATH_INLINE) {
-		lookup_inline_home(w, x);
 		return;
 	}
 	if (prefetch)

@@ -8,8 +8,8 @@
  *   bits S-1..0  slot: 1..n, the session's index + 1 (0 is never given out,
  *                so no TEID is 0)
  *
- * S is the fewest bits that hold n + 1, so slots beyond n exist (2.2M
- * sessions: S = 22, 10 check bits). The slot's line keeps the whole TEID
+ * S is the fewest bits that hold slot n and one beyond it, so an
+ * out-of-range slot exists (2.2M sessions: S = 22, 10 check bits). The slot's line keeps the whole TEID
  * it was given; a packet whose TEID differs there is no session's. The
  * generation changes each time the slot is given out, so a TEID of a
  * released session is refused until its slot has been reused 2^(32-S)
