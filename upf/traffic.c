@@ -214,10 +214,16 @@ static int build_templates(struct up_traffic *t, char *err, size_t errlen)
 	return 0;
 }
 
-/* session i: its hashed TEID, its slot-encoded one (a random generation: slots have been reused), UE, rules */
-static void sessions_gen(struct up_traffic *t, uint64_t *rs)
+/*
+ * Session i: its hashed TEID, its slot-encoded one (at a random generation:
+ * slots have been reused), UE, rules. The generations come from a stream of
+ * their own, so that a seed draws the same sessions and packet stream as
+ * before slot-encoded TEIDs existed.
+ */
+static void sessions_gen(struct up_traffic *t)
 {
 	const struct up_gen_opts *o = &t->opt;
+	uint64_t gs = rng_seed(o->seed ^ 0x6e6e6e6e6e6eull);
 
 	up_teid_plan_init(&t->plan, t->n_sess, rng_seed(o->seed ^ 0x51075107u));
 	for (uint32_t i = 0; i < t->n_sess; i++) {
@@ -229,7 +235,7 @@ static void sessions_gen(struct up_traffic *t, uint64_t *rs)
 		d->rules = i % 8 == 7 ? UP_RULES_IOT : UP_RULES_INTERNET;
 		d->gnb_ip4 = __builtin_bswap32(0xac100002u | (i % 16) << 8);
 		d->mbr_bps = o->mbr_bps;
-		t->slot_gen[i] = (uint32_t)(rng_next(rs) >> 32);
+		t->slot_gen[i] = (uint32_t)(rng_next(&gs) >> 32);
 		t->slot_teid[i] = up_teid_make(&t->plan, i, t->slot_gen[i]);
 	}
 }
@@ -346,7 +352,7 @@ int up_traffic_gen(struct up_traffic *t, const struct up_gen_opts *o, char *err,
 	t->sidx = malloc((size_t)t->len * sizeof(*t->sidx));
 	if (!t->sess || !t->slot_teid || !t->slot_gen || !t->spec || !t->slot_spec || !t->sidx)
 		goto nomem;
-	sessions_gen(t, &rs);
+	sessions_gen(t);
 	if (o->dist == UP_DIST_ZIPF) {
 		if (stream_zipf(t, &rs))
 			goto nomem;
