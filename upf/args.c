@@ -14,8 +14,6 @@
 #include "floor.h"
 #include "table_rte.h"
 
-#define XSTR(x) #x
-#define STR(x) XSTR(x)
 
 #define DEFAULT_BATCH 32
 #define DEFAULT_SESSIONS 100000
@@ -423,11 +421,11 @@ static int set_outer(void *cfg, const char *opt, const char *val)
 #define H_PREFETCH "prefetch each burst's table buckets, then its sessions"
 #define H_HUGE "transparent huge pages (madvise) for sessions and\n" \
 	       "table; what was obtained is reported"
-#define H_WORKERS "worker threads, 1.." STR(UP_MAX_WORKERS) ", pinned to the allowed CPUs in\n" \
+#define H_WORKERS "worker threads, 1.." TK_STR(UP_MAX_WORKERS) ", pinned to the allowed CPUs in\n" \
 		  "turn; sharded adds a dispatcher thread (default 1)"
 #define H_FLOOR "buffer for the memory floor, MiB; 0 skips it (default:\n" \
-		STR(UP_FLOOR_L3_TIMES) " x the L3, within " STR(UP_FLOOR_MIN_MIB) ".." \
-		STR(UP_FLOOR_MAX_MIB) " MiB)"
+		TK_STR(UP_FLOOR_L3_TIMES) " x the L3, within " TK_STR(UP_FLOOR_MIN_MIB) ".." \
+		TK_STR(UP_FLOOR_MAX_MIB) " MiB)"
 #define H_VERIFY "after the run, check each session's packet and byte\n" \
 		 "counters against what was sent to it"
 
@@ -441,7 +439,7 @@ static int set_outer(void *cfg, const char *opt, const char *val)
 	OPT_E_DOUBLE("zipf-s", 0, "S", gen.zipf_s, 0.1, 3.0, "Zipf exponent, 0.1..3 (default 0.99)"), \
 	OPT_E_CALL("pkt-size", 0, "S", set_pkt_size,                                        \
 		   "inner IP packet bytes: imix (7:4:1 of 60/576/1400) or\n"                 \
-		   STR(PKT_SIZE_MIN) ".." STR(PKT_SIZE_MAX) " (default imix)"),              \
+		   TK_STR(PKT_SIZE_MIN) ".." TK_STR(PKT_SIZE_MAX) " (default imix)"),              \
 	OPT_E_CALL("outer", 0, "V", set_outer, "ipv4 | ipv6 outer header (default ipv4)"),  \
 	OPT_E_CALL("mbr-bps", 0, "N", set_mbr,                                              \
 		   "each session's QER maximum bit rate, bit/s; k, M, G\n"                   \
@@ -461,7 +459,7 @@ static const struct opt run_options[] = {
 	OPT_E_CALL("table", 0, "T", set_table, H_TABLE),
 	OPT_E_CALL("layout", 0, "L", set_layout, H_LAYOUT),
 	OPT_E_CALL("batch", 0, "N", set_batch,
-		   "packets per burst, 1.." STR(UP_MAX_BATCH) " (default " STR(DEFAULT_BATCH) ")"),
+		   "packets per burst, 1.." TK_STR(UP_MAX_BATCH) " (default " TK_STR(DEFAULT_BATCH) ")"),
 	OPT_E_CALL_OPTIONAL("prefetch", 0, "on|off", set_prefetch, H_PREFETCH "\n(default on)"),
 	OPT_E_CALL("no-prefetch", 0, NULL, set_no_prefetch, "the same as --prefetch off"),
 	OPT_E_CALL_OPTIONAL("hugepages", 0, "on|off", set_huge, H_HUGE " (default off)"),
@@ -496,7 +494,7 @@ static const struct opt sweep_options[] = {
 	OPT_E_CALL("design", 0, "LIST", set_design, "designs: global, sharded, steered"),
 	OPT_E_CALL("table", 0, "LIST", set_table, "tables: own, rte_hash, slot"),
 	OPT_E_CALL("layout", 0, "LIST", set_layout, "session layouts: fat, split, inline"),
-	OPT_E_CALL("batch", 0, "LIST", set_batch, "burst sizes, 1.." STR(UP_MAX_BATCH)),
+	OPT_E_CALL("batch", 0, "LIST", set_batch, "burst sizes, 1.." TK_STR(UP_MAX_BATCH)),
 	OPT_E_CALL_OPTIONAL("prefetch", 0, "LIST", set_prefetch, H_PREFETCH ":\non, off (alone: on)"),
 	OPT_E_CALL("no-prefetch", 0, NULL, set_no_prefetch, "the same as --prefetch off"),
 	OPT_E_CALL_OPTIONAL("hugepages", 0, "LIST", set_huge, H_HUGE ":\non, off (alone: on)"),
@@ -520,7 +518,7 @@ static const struct opt lookup_options[] = {
 		   "the tables to compare: own, rte_hash (default both,\n"
 		   "or own alone when rte_hash is not built in)"),
 	OPT_E_CALL("batch", 0, "LIST", set_batch,
-		   "burst sizes, 1.." STR(UP_MAX_BATCH) " (default " STR(DEFAULT_BATCH) "); 1 looks keys up one\n"
+		   "burst sizes, 1.." TK_STR(UP_MAX_BATCH) " (default " TK_STR(DEFAULT_BATCH) "); 1 looks keys up one\n"
 		   "at a time"),
 	OPT_E_CALL("sessions", 0, "N", set_sessions,
 		   "keys in the table, 1..4M; k and M suffixes (default\n100k)"),
@@ -541,8 +539,8 @@ static const struct opt lookup_options[] = {
 
 static const struct opt floor_options[] = {
 	OPT_E_U64("floor-mib", 0, "N", floor_mib, 1, MAX_FLOOR_MIB,
-		  "the buffer, MiB (default: " STR(UP_FLOOR_L3_TIMES) " x the L3, within\n"
-		  STR(UP_FLOOR_MIN_MIB) ".." STR(UP_FLOOR_MAX_MIB) " MiB)"),
+		  "the buffer, MiB (default: " TK_STR(UP_FLOOR_L3_TIMES) " x the L3, within\n"
+		  TK_STR(UP_FLOOR_MIN_MIB) ".." TK_STR(UP_FLOOR_MAX_MIB) " MiB)"),
 	OPT_E_FORMAT(fmt, fmt_set),
 	OPT_E_OUTPUT(output, "write the record to FILE instead of stdout"),
 	OPT_E_STANDARD,

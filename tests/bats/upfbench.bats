@@ -64,7 +64,7 @@ field() { printf '%s\n' "$output" | jq -r ".$1"; }
 	[[ $output != *"--sessions"* ]] || { tk_dump "floor has no sessions"; false; }
 	tk_run upfbench decode --help
 	expect_output "Usage: upfbench decode --pcap-in FILE [OPTIONS]"
-	expect_output "  5   bad input: a file missing"
+	expect_output "  5   bad input: missing, unreadable"
 	tk_run upfbench check-identity --help
 	expect_output "  before: 16 x 3.0e9 / 6000 = 8.0 Mpps, not 0.8"
 	expect_output "  after: 16 x 3.0e9 / 1100 = 43.6 Mpps, not 4.2"
