@@ -29,6 +29,7 @@
 	X(VERIFY, 16, "read back, a route is not what was asked")                           \
 	X(JOURNAL, 17, "the journal cannot be written, synced or locked; nothing applied")  \
 	X(UNSAFE, 18, "a matching route cannot be changed safely")                          \
+	X(STALE, 19, "the journal describes another boot, namespace or device; nothing applied") \
 	X(NETWORK, 20, "a connection or network I/O failed")                                \
 	X(UNMATCHED, 21, "--strict: a record found no frame in the capture")                \
 	X(IDENTITY, 22, "the figures fail the identity Mpps = workers x Hz / cycles")        \
