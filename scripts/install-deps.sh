@@ -15,6 +15,8 @@ PKGS=(
   # mergecap, editcap, capinfos: bbrpcap's tests over several capture files
   wireshark-common
   python3-scapy prometheus afl++ valgrind curl
+  # strace: fault injection (quickack killed between its journal and a change)
+  strace
   # make install's man pages and bash completions, and their tests
   groff-base man-db bash-completion
   # the kernel matrix: Debian's kernels booted under QEMU (tests/kernels/)

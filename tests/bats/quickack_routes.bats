@@ -377,17 +377,44 @@ expect_same() {
 	expect_same "ip -d route show table all" "$bt" "$(tdump)"
 }
 
-@test "a crash between the journal and the change: restore finds the routes as saved and leaves them" {
-	local bj bt
-	bj=$(jdump); bt=$(tdump)
-	tk_run quickack on fd00:1::/64 --table all --netns "$NS" --journal "$J"
-	expect_status 0
-	# as if quickack had died after syncing the journal, before sending: the routes never changed
-	ip -n "$NS" -6 route change fd00:1::/64 dev d0 mtu 1400 initcwnd 10 pref high proto static
-	ip -n "$NS" -6 route change fd00:1::/64 dev d1 metric 2048 table 100
-	expect_same "ip -d -j route show table all" "$bj" "$(jdump)"
+# quickack killed by SIGKILL at its route changes (one netlink sendto holds
+# them all), before the kernel sees them: strace stops it at that call's
+# entry, the call fails unsent and SIGKILL follows. The journal was synced
+# before.
+kill_before_changes() {
+	run strace -f -qq -o /dev/null -e trace=sendto -e inject=sendto:error=EINTR:signal=KILL:when=1 \
+		"$BIN/quickack" "$@"
+	[ "$status" -ne 0 ] || { echo "# quickack was not killed: $output"; return 1; }
+}
+
+@test "SIGKILL after the journal, before the changes: restore leaves every route exactly as before" {
+	requires strace
+	local bt
+	bt=$(tdump)
+	kill_before_changes on fd00:1::/64 --table all --netns "$NS" --journal "$J"
+	[ -s "$J" ]
+	expect_same "ip -d route show table all" "$bt" "$(tdump)"
 	tk_run quickack restore --netns "$NS" --journal "$J"
 	expect_status 0
 	expect_stderr "restore: 0 route(s) restored and verified, 2 already as saved; journal $J removed"
 	expect_same "ip -d route show table all" "$bt" "$(tdump)"
 }
+
+@test "SIGKILL after the changes, before they are verified: restore undoes them, exactly as before" {
+	requires strace
+	local bt pid
+	bt=$(tdump)
+	# the changes' sendto returns 3 s late: the kernel has them, quickack has
+	# not read its answer yet
+	strace -f -qq -o /dev/null -e trace=sendto -e inject=sendto:delay_exit=3000000:when=1 \
+		"$BIN/quickack" on fd00:1::/64 --table all --netns "$NS" --journal "$J" 2> /dev/null &
+	tk_wait_for "[ \$(ip -n $NS -6 -d route show table all | grep -c 'fd00:1::/64.*quickack 1') -eq 2 ]" 10
+	pid=$(pgrep -f -n "^$BIN/quickack on fd00:1::/64")
+	kill -9 "$pid"
+	wait || true
+	tk_run quickack restore --netns "$NS" --journal "$J"
+	expect_status 0
+	expect_stderr "restore: 2 route(s) restored and verified, 0 already as saved; journal $J removed"
+	expect_same "ip -d route show table all" "$bt" "$(tdump)"
+}
+
