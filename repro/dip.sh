@@ -164,6 +164,7 @@ PUSHER_NET=10.77.1.0/24
 pids=()
 made_ns=()
 quickack_applied=false
+cleanup_failed=false
 
 cleanup() {
 	local p ns
@@ -184,10 +185,23 @@ cleanup() {
 			echo "$PROG: quickack restore failed (journal $out/quickack.journal)" >&2
 	fi
 	for ns in "${made_ns[@]}"; do
+		delete_ns "$ns"
+	done
+}
+# ip netns del fails (EBUSY) while another mount namespace still holds the
+# namespace's file mounted: bounded retries, then the holders are named
+delete_ns() {
+	local ns=$1 p err holders
+	for _ in $(seq 25); do
 		p=$(ip netns pids "$ns" 2>/dev/null)
 		[ -n "$p" ] && kill -9 $p 2>/dev/null
-		ip netns del "$ns" 2>/dev/null
+		err=$(ip netns del "$ns" 2>&1) && return 0
+		[ -e "/run/netns/$ns" ] || return 0
+		sleep 0.2
 	done
+	holders=$(grep -l " /run/netns/$ns " /proc/[0-9]*/mountinfo 2>/dev/null | cut -d/ -f3 | tr '\n' ' ')
+	echo "$PROG: cannot delete namespace $ns: $err${holders:+ (mounted in the mount namespaces of PIDs $holders)}" >&2
+	cleanup_failed=true
 }
 trap cleanup EXIT
 # a process waited for leaves the list: its PID may be reused
@@ -382,6 +396,7 @@ reaped "$bt_pid"
 [ $bt_rc -eq 0 ] || fail "bbrtrace failed ($bt_rc): $(tail -1 "$out/bbrtrace.log")"
 cleanup
 trap - INT TERM
+$cleanup_failed && exit 1
 
 # --- verdict --------------------------------------------------------------------------
 netem_note=""
