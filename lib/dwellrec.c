@@ -127,8 +127,11 @@ static const struct ud_member bpf_members[] = { UD_BPF_FIELDS(UD_BP_MEMBER) };
 _Static_assert(ARRAY_SIZE(interval_fields) == UD_INTERVAL_NFIELDS, "one entry per interval field");
 _Static_assert(ARRAY_SIZE(socket_fields) == UD_SOCKET_NFIELDS, "one entry per socket field");
 _Static_assert(ARRAY_SIZE(bpf_fields) == UD_BPF_NFIELDS, "one entry per bpf_prog field");
-_Static_assert(UD_SOCKET_NFIELDS <= 32 && UD_INTERVAL_NFIELDS <= 32 && UD_BPF_NFIELDS <= 32,
-	       "struct ud_fieldset holds 32 bits");
+/* the fields a record type may have: struct ud_fieldset's bits */
+#define UD_MAX_FIELDS 32
+_Static_assert(UD_SOCKET_NFIELDS <= UD_MAX_FIELDS && UD_INTERVAL_NFIELDS <= UD_MAX_FIELDS &&
+		       UD_BPF_NFIELDS <= UD_MAX_FIELDS && sizeof(struct ud_fieldset) * 8 == UD_MAX_FIELDS,
+	       "struct ud_fieldset holds a bit per field");
 
 const struct rec_schema ud_interval_schema = { "interval", interval_fields, UD_INTERVAL_NFIELDS };
 const struct rec_schema ud_socket_schema = { "socket", socket_fields, UD_SOCKET_NFIELDS };
@@ -175,7 +178,7 @@ static struct rec_value value_of(const struct ud_member *m, const char *p, struc
 
 static int write_record(struct rec_writer *w, const struct ud_record *t, const void *rec)
 {
-	struct rec_value v[32];
+	struct rec_value v[UD_MAX_FIELDS];
 	struct rec_kv kv[UD_MAX_REASONS];
 
 	for (unsigned int i = 0; i < t->schema->nfields; i++)
