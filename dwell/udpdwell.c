@@ -28,6 +28,7 @@
 #include "bpfutil.h"
 #include "cli.h"
 #include "common.h"
+#include "dwellrec.h"
 #include "log.h"
 #include "opt.h"
 #include "prom.h"
@@ -143,7 +144,7 @@ static const char synopsis[] =
 "without rx_sk, from udp:udp_fail_queue_rcv_skb (buffer drops only).\n"
 "\n";
 
-/* the output, with the bucket edges from stats.c's names */
+/* the output, with the buckets' labels from lib/dwellrec.h */
 static void footer(FILE *f)
 {
 	fputs("\n"
@@ -157,7 +158,7 @@ static void footer(FILE *f)
 	      "  p50/p99 are estimated from the " STR(UD_NBUCKETS) " buckets by linear interpolation. The\n"
 	      "  buckets follow Prometheus le semantics (upper-inclusive):\n  ", f);
 	for (int i = 0; i < UD_NBUCKETS; i++)
-		fprintf(f, "%s%s", ud_bucket_names[i], i + 1 < UD_NBUCKETS ? ", " : ";\n");
+		fprintf(f, "%s%s", ud_bucket_name((unsigned int)i), i + 1 < UD_NBUCKETS ? ", " : ";\n");
 	fprintf(f, "  exactly %g us is in the first.\n"
 		   "  Drop reasons are the kernel's enum skb_drop_reason names, read from its BTF.\n"
 		   "\n"
@@ -246,7 +247,7 @@ static const struct opt options[] = {
 		   "serve Prometheus metrics at http://ADDR:PORT/metrics\n"
 		   "([::1]:PORT for IPv6): udp_socket_dwell_seconds\n"
 		   "(histogram), udp_socket_drops_total, udp_socket_state\n"
-		   "(0 OK, 1 WARN, 2 ALERT), udp_socket_queue_length"),
+		   "(" UD_STATE_LEGEND "), udp_socket_queue_length"),
 	OPT_E_U32("max-sockets", 0, "N", max_sockets, MIN_SOCKETS, MAX_SOCKETS,
 		  "sockets tracked at once, " STR(MIN_SOCKETS) ".." STR(MAX_SOCKETS) " (default "
 		  STR(UD_DEFAULT_SOCKETS) ";\n"
@@ -295,61 +296,15 @@ static void parse_args(int argc, char **argv, struct options *o)
 	check_args(o);
 }
 
-/* --- records ------------------------------------------------------------------ */
-
-/* one socket's row r, its drops named in kv */
-#define SOCKET_FIELDS(X)                                                                        \
-	X("port", REC_U64, 0, REC_COL("PORT", 5, 0, 0), rv_u64(r->port))                         \
-	X("addr", REC_STR, 0, REC_COL("ADDR", -20, 0, 0), rv_str(r->addr))                       \
-	X("pid", REC_U64, 0, REC_COL("PID", 7, 0, 0), r->pid ? rv_u64(r->pid) : rv_null())      \
-	X("comm", REC_STR, 0, REC_COL("COMM", -15, 0, 0), r->comm[0] ? rv_str(r->comm) : rv_null()) \
-	X("packets", REC_U64, 0, REC_COL("PKTS", 7, 0, 0), rv_u64(r->d.packets))                 \
-	X("avg_us", REC_F64, 1, REC_COL("AVG us", 9, 0, 1), f64_or_null(r->avg_us))              \
-	X("p50_us", REC_F64, 1, REC_COL("P50 us", 9, 0, 1), f64_or_null(r->p50_us))              \
-	X("p99_us", REC_F64, 1, REC_COL("P99 us", 9, 0, 1), f64_or_null(r->p99_us))              \
-	X("max_us", REC_F64, 1, REC_COL("MAX us", 10, 0, 1), f64_or_null(r->max_us))             \
-	X("queue_len", REC_U64, 0, REC_COL("QUEUE", 5, 0, 0), rv_u64(r->queue_len))              \
-	X("buckets", REC_U64_LIST, 0, REC_COL("<=10us/50/100/500us/1ms/5/10/50ms/>50ms", -40, 0, 0), \
-	  rv_list(r->d.buckets, UD_NBUCKETS))                                                      \
-	X("drops", REC_KV, 0, REC_COL("DROPS", -24, 0, 0), rv_kv(kv, r->ndrops))                  \
-	X("state", REC_STR, 0, REC_COL("STATE", -5, 0, 0), rv_str(ud_state_name(r->state)))
-static const struct rec_field socket_fields[] = { SOCKET_FIELDS(REC_FIELD) };
-static const struct rec_schema socket_schema = { "socket", socket_fields,
-						  ARRAY_SIZE(socket_fields) };
-
-/* one interval: its time (tbuf), length, totals (tot) and what was shown */
-#define INTERVAL_FIELDS(X)                                                                      \
-	X("time", REC_STR, 0, REC_COL("TIME (UTC)", -24, 0, 0), rv_str(tbuf))                    \
-	X("interval_s", REC_F64, 3, REC_COL("INTERVAL s", 10, 0, 1), rv_f64((double)(now - since) / 1e9)) \
-	X("backend", REC_STR, 0, REC_COL("BACKEND", -10, 0, 0), rv_str(ud_backend_names[c->bpf.kind])) \
-	X("sockets", REC_U64, 0, REC_COL("SOCKETS", 7, 0, 0), rv_u64(shown))                     \
-	X("tracked", REC_U64, 0, REC_COL("TRACKED", 7, 0, 0), rv_u64(c->prev.n))                 \
-	X("packets", REC_U64, 0, REC_COL("PKTS", 8, 0, 0), rv_u64(tot->packets))                 \
-	X("unmatched", REC_U64, 0, REC_COL("UNMATCHED", 9, 0, 0), rv_u64(tot->unmatched))        \
-	X("resync_added", REC_U64, 0, REC_COL("RESYNC+", 7, 0, 0), rv_u64(tot->resync_added))    \
-	X("resync_dropped", REC_U64, 0, REC_COL("RESYNC-", 7, 0, 0), rv_u64(tot->resync_dropped)) \
-	X("ring_full", REC_U64, 0, REC_COL("RINGFULL", 8, 0, 0), rv_u64(tot->ring_full))         \
-	X("evicted", REC_U64, 0, REC_COL("EVICTED", 7, 0, 0), rv_u64(c->evicted))
-static const struct rec_field interval_fields[] = { INTERVAL_FIELDS(REC_FIELD) };
-static const struct rec_schema interval_schema = { "interval", interval_fields,
-						    ARRAY_SIZE(interval_fields) };
-
-/* one BPF program's run-time statistics: t ns over n runs */
-#define BPF_FIELDS(X)                                                                           \
-	X("prog", REC_STR, 0, REC_COL("BPF PROGRAM", -22, 0, 0), rv_str(bpf_program__name(p)))   \
-	X("run_cnt", REC_U64, 0, REC_COL("RUNS", 12, 0, 0), rv_u64(n))                           \
-	X("run_time_ns", REC_U64, 0, REC_COL("TIME ns", 14, 0, 0), rv_u64(t))                    \
-	X("ns_per_run", REC_F64, 1, REC_COL("ns/RUN", 8, 0, 1), n ? rv_f64((double)t / (double)n) : rv_null())
-static const struct rec_field bpf_fields[] = { BPF_FIELDS(REC_FIELD) };
-static const struct rec_schema bpf_schema = { "bpf_prog", bpf_fields, ARRAY_SIZE(bpf_fields) };
+/* --- records (lib/dwellrec.h) ------------------------------------------------- */
 
 /* CSV: every record type the output may hold shares the file's one header */
 static void declare_records(const struct options *o, struct rec_writer *w)
 {
-	rec_writer_declare(w, &interval_schema);
-	rec_writer_declare(w, &socket_schema);
+	rec_writer_declare(w, &ud_interval_schema);
+	rec_writer_declare(w, &ud_socket_schema);
 	if (o->bpf_stats)
-		rec_writer_declare(w, &bpf_schema);
+		rec_writer_declare(w, &ud_bpf_schema);
 }
 
 static void iso_time(char *buf, size_t len)
@@ -364,19 +319,25 @@ static void iso_time(char *buf, size_t len)
 	snprintf(buf, len, "%s.%03dZ", base, (int)(ts.tv_nsec / 1000000) % 1000);
 }
 
-static struct rec_value f64_or_null(double d) { return isnan(d) ? rv_null() : rv_f64(d); }
-
+/* one socket's row r as its record, its drops named */
 static int write_socket(struct ud_ctx *c, const struct ud_row *r)
 {
-	struct rec_kv kv[UD_MAX_REASONS];
-	char names[UD_MAX_REASONS][32];
+	struct ud_socket_rec s = { .port = r->port, .pid = r->pid, .packets = r->d.packets,
+				   .avg_us = r->avg_us, .p50_us = r->p50_us, .p99_us = r->p99_us,
+				   .max_us = r->max_us, .queue_len = r->queue_len, .state = r->state };
+	char unknown[32];
 
+	snprintf(s.addr, sizeof(s.addr), "%s", r->addr);
+	snprintf(s.comm, sizeof(s.comm), "%.*s", (int)sizeof(r->comm), r->comm);
+	memcpy(s.buckets, r->d.buckets, sizeof(s.buckets));
 	for (unsigned int i = 0; i < r->ndrops; i++) {
-		kv[i].key = ud_reason_name(&c->reasons, r->drops[i].reason, names[i], sizeof(names[i]));
-		kv[i].val = r->drops[i].count;
+		struct ud_drop *d = &s.drops.v[s.drops.n++];
+
+		snprintf(d->reason, sizeof(d->reason), "%s",
+			 ud_reason_name(&c->reasons, r->drops[i].reason, unknown, sizeof(unknown)));
+		d->count = r->drops[i].count;
 	}
-	const struct rec_value v[] = { SOCKET_FIELDS(REC_VALUE) };
-	return rec_write(c->w, &socket_schema, v);
+	return ud_socket_write(c->w, &s);
 }
 
 static int write_bpf_stats(struct ud_ctx *c, struct bpf_object *obj)
@@ -386,13 +347,14 @@ static int write_bpf_stats(struct ud_ctx *c, struct bpf_object *obj)
 	if (!obj)
 		return 0;
 	bpf_object__for_each_program(p, obj) {
-		uint64_t t = 0, n = 0;
+		struct ud_bpf_rec b = { 0 };
 		int fd = bpf_program__fd(p);
 
-		if (fd < 0 || bpfu_prog_stats(fd, &t, &n))
+		if (fd < 0 || bpfu_prog_stats(fd, &b.run_time_ns, &b.run_cnt))
 			continue;
-		const struct rec_value v[] = { BPF_FIELDS(REC_VALUE) };
-		if (rec_write(c->w, &bpf_schema, v))
+		snprintf(b.prog, sizeof(b.prog), "%s", bpf_program__name(p));
+		b.ns_per_run = b.run_cnt ? (double)b.run_time_ns / (double)b.run_cnt : NAN;
+		if (ud_bpf_write(c->w, &b))
 			return -1;
 	}
 	return 0;
@@ -582,16 +544,19 @@ static unsigned int add_up(const struct ud_ctx *c, unsigned int nrows, struct ud
 static int write_interval(struct ud_ctx *c, unsigned int nrows, uint64_t since, uint64_t now)
 {
 	const struct options *o = c->o;
-	struct ud_cumul totals = { 0 }, *tot = &totals;
-	unsigned int shown = add_up(c, nrows, tot);
-	char tbuf[40];
+	struct ud_cumul tot = { 0 };
+	unsigned int shown = add_up(c, nrows, &tot);
+	struct ud_interval_rec iv = { .interval_s = (double)(now - since) / 1e9, .sockets = shown,
+				      .tracked = c->prev.n, .packets = tot.packets, .unmatched = tot.unmatched,
+				      .resync_added = tot.resync_added, .resync_dropped = tot.resync_dropped,
+				      .ring_full = tot.ring_full, .evicted = c->evicted };
 
 	/* a live table redraws the screen; a single interval is just printed */
 	if (c->tty && o->out.format == REC_TABLE && o->intervals != 1)
 		fputs("\033[H\033[J", o->out.f);
-	iso_time(tbuf, sizeof(tbuf));
-	const struct rec_value v[] = { INTERVAL_FIELDS(REC_VALUE) };
-	if (rec_write(c->w, &interval_schema, v))
+	iso_time(iv.time, sizeof(iv.time));
+	snprintf(iv.backend, sizeof(iv.backend), "%s", ud_backend_names[c->bpf.kind]);
+	if (ud_interval_write(c->w, &iv))
 		return -1;
 	for (unsigned int i = 0, k = 0; i < nrows && k < shown; i++) {
 		if (!is_shown(o, &c->rows[i]))
@@ -781,7 +746,7 @@ static int put_drops(struct prom_buf *b, const struct ud_ctx *c, const struct se
 static int put_gauges(struct prom_buf *b, const struct series *s, unsigned int n)
 {
 	int err = prom_family(b, "udp_socket_state", PROM_GAUGE,
-			      "The socket's state at the last interval: 0 OK, 1 WARN, 2 ALERT.");
+			      "The socket's state at the last interval: " UD_STATE_LEGEND ".");
 
 	for (unsigned int i = 0; i < n; i++) {
 		struct labels lb;
