@@ -59,6 +59,7 @@ void an_free(struct an *a)
 			free(f->d[k].segs);
 			free(f->d[k].delays);
 			free(f->d[k].bins);
+			free(f->d[k].holes);
 		}
 		free(f);
 	}
@@ -283,13 +284,25 @@ static struct an_bin *bin_at(struct an *a, struct an_dir *d, int64_t ts)
 	return &d->bins[lo ? lo - 1 : 0];
 }
 
+static void add_hole(struct an *a, struct an_dir *d, uint64_t start, uint64_t end)
+{
+	if (d->nholes == d->cap_holes &&
+	    !grow((void **)&d->holes, &d->cap_holes, d->nholes + 1, sizeof(*d->holes))) {
+		a->oom = true;
+		return;
+	}
+	d->holes[d->nholes].start = start;
+	d->holes[d->nholes].end = end;
+	d->nholes++;
+}
+
 /* newly covered bytes of [s, e); the rest was seen before (retransmission) */
-static uint64_t account_unique(struct an_dir *d, uint64_t s, uint64_t e)
+static uint64_t account_unique(struct an *a, struct an_dir *d, uint64_t s, uint64_t e)
 {
 	uint64_t fresh = 0;
 
 	/* holes below hi_end that this segment fills */
-	for (unsigned int i = 0; i < d->nholes && s < d->hi_end;) {
+	for (uint64_t i = 0; i < d->nholes && s < d->hi_end;) {
 		struct an_hole *h = &d->holes[i];
 		uint64_t lo = s > h->start ? s : h->start, hi = e < h->end ? e : h->end;
 
@@ -306,28 +319,18 @@ static uint64_t account_unique(struct an_dir *d, uint64_t s, uint64_t e)
 			h->start = hi;
 		} else if (hi == h->end) {
 			h->end = lo;
-		} else if (d->nholes < AN_MAX_HOLES) {
-			d->holes[d->nholes].start = hi;
-			d->holes[d->nholes].end = h->end;
-			d->nholes++;
-			h->end = lo;
 		} else {
-			h->end = lo; /* no room: the upper part is forgotten */
+			uint64_t upper_end = h->end;
+
+			h->end = lo;
+			add_hole(a, d, hi, upper_end); /* may move d->holes: h is not used after */
 		}
 		i++;
 	}
 	if (e > d->hi_end) {
-		if (s > d->hi_end) {
-			/* a gap: bytes the capture missed, which may come later */
-			if (d->nholes < AN_MAX_HOLES) {
-				d->holes[d->nholes].start = d->hi_end;
-				d->holes[d->nholes].end = s;
-				d->nholes++;
-			}
-			fresh += e - s;
-		} else {
-			fresh += e - d->hi_end;
-		}
+		if (s > d->hi_end) /* a gap: bytes the capture missed, which may come later */
+			add_hole(a, d, d->hi_end, s);
+		fresh += e - (s > d->hi_end ? s : d->hi_end);
 		d->hi_end = e;
 	}
 	return fresh;
@@ -459,7 +462,7 @@ static void data_segment(struct an *a, struct an_flow *f, int dir, const struct 
 	s = unwrap(d->hi_end, t->seq);
 	e = s + len;
 	old_hi = d->hi_end;
-	fresh = account_unique(d, s, e);
+	fresh = account_unique(a, d, s, e);
 	d->unique_bytes += fresh;
 	if (fresh < len) {
 		d->rexmt_pkts++;

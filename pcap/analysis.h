@@ -20,7 +20,6 @@
 #include "pcap/capfile.h"
 #include "pcap/decode.h"
 
-#define AN_MAX_HOLES 16
 #define AN_MAX_SEGS (4u << 20) /* segments awaiting an ACK; beyond, the oldest are forgotten */
 
 struct an_endpoint {
@@ -88,8 +87,8 @@ struct an_dir {
 	bool seq_init;
 	uint64_t hi_end;         /* highest data byte sent + 1 */
 	uint64_t data_start;     /* first data byte */
-	struct an_hole holes[AN_MAX_HOLES];
-	unsigned int nholes;
+	struct an_hole *holes;   /* bytes not seen yet below hi_end, as many as there are */
+	uint64_t nholes, cap_holes;
 	uint16_t mss_opt;        /* from this side's SYN */
 	bool ts_opt;
 	uint32_t mss_len[8], mss_cnt[8]; /* frequent payload lengths (no SYN seen) */

@@ -679,6 +679,35 @@ static void test_holes_and_retransmissions(void **state)
 	free(b);
 }
 
+/* more gaps at once than any fixed table would hold: each fill is unique, each repeat a retransmission */
+static void test_many_holes(void **state)
+{
+	enum { EVEN = 50, ODD = 49, SEG = 100, N = EVEN + 2 * ODD };
+	struct buf *b = calloc(1, sizeof(*b));
+	struct seg segs[N];
+	uint64_t t[N];
+	struct an_config cfg = { 0 };
+	struct an *a;
+	int n = 0;
+	(void)state;
+
+	for (int i = 0; i < EVEN; i++)
+		segs[n++] = (struct seg){ .seq = 1000 + (uint32_t)(2 * i) * SEG, .flags = TCP_ACK, .len = SEG };
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < ODD; i++)
+			segs[n++] = (struct seg){ .seq = 1000 + (uint32_t)(2 * i + 1) * SEG, .flags = TCP_ACK, .len = SEG };
+	for (int i = 0; i < N; i++)
+		t[i] = (uint64_t)i;
+	pcap_of(b, segs, t, N);
+	a = analyse(b, &cfg);
+	assert_int_equal(a->flows[0]->d[0].unique_bytes, (EVEN + ODD) * SEG);
+	assert_int_equal(a->flows[0]->d[0].rexmt_pkts, ODD);
+	assert_int_equal(a->flows[0]->d[0].rexmt_bytes, ODD * SEG);
+	assert_int_equal(a->flows[0]->d[0].nholes, 0);
+	an_free(a);
+	free(b);
+}
+
 /* Story 1: a full segment, then a runt; the ACK for both comes 40 ms later */
 static void test_delayed_ack_candidate(void **state)
 {
@@ -1245,6 +1274,7 @@ int main(void)
 		cmocka_unit_test(test_decode_cut_and_malformed),
 		cmocka_unit_test(test_sequence_wraparound),
 		cmocka_unit_test(test_holes_and_retransmissions),
+		cmocka_unit_test(test_many_holes),
 		cmocka_unit_test(test_delayed_ack_candidate),
 		cmocka_unit_test(test_dupacks),
 		cmocka_unit_test(test_ack_inside_super_segment),
