@@ -86,6 +86,8 @@ const char *ud_reason_name(const struct ud_reasons *r, uint32_t value, char *buf
 
 	if (f)
 		return f->name;
+	if (value == UD_REASON_OTHERS)
+		return UD_REASON_OTHERS_NAME;
 	snprintf(buf, len, "REASON_%u", value);
 	return buf;
 }

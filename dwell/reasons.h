@@ -12,6 +12,11 @@
 
 struct btf;
 
+/* a socket's last reason slot once more than UD_MAX_REASONS reasons dropped its
+ * datagrams: the sum of every further reason, named OTHER_REASONS */
+#define UD_REASON_OTHERS 0xfffffff0u
+#define UD_REASON_OTHERS_NAME "OTHER_REASONS"
+
 struct ud_reason {
 	uint32_t value;
 	char name[48];

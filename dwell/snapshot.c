@@ -90,12 +90,110 @@ static bool copy_slot(const struct ud_sock *live, struct ud_sock *copy)
 	return __atomic_load_n(&live->gen, __ATOMIC_ACQUIRE) == gen && copy->owner;
 }
 
+void ud_drops_add(struct ud_drop_count *v, unsigned int *n, uint32_t reason, uint64_t count)
+{
+	for (unsigned int i = 0; i < *n; i++) {
+		if (v[i].reason == reason) {
+			v[i].count += count;
+			return;
+		}
+	}
+	/* the last slot is kept for OTHER_REASONS: at most one append of it */
+	if (reason != UD_REASON_OTHERS && *n >= UD_MAX_REASONS - 1) {
+		ud_drops_add(v, n, UD_REASON_OTHERS, count);
+		return;
+	}
+	if (*n < UD_MAX_REASONS)
+		v[(*n)++] = (struct ud_drop_count){ reason, count };
+}
+
+bool ud_drops_has(const struct ud_drop_count *v, unsigned int n, uint32_t reason)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (v[i].reason == reason)
+			return true;
+	return false;
+}
+
+struct drop_pair {
+	uint64_t key;
+	uint32_t reason;
+	uint64_t count;
+};
+
+static int cmp_pair(const void *a, const void *b)
+{
+	const struct drop_pair *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->reason < y->reason ? -1 : x->reason > y->reason;
+}
+
+/* each socket's reasons in reason order (the same ones fold into UD_REASON_OTHERS every
+ * time); a pair seen twice by a restarted walk counts once, with its larger count */
+static void apply_drops(struct ud_snapshot *s, struct drop_pair *p, size_t n)
+{
+	qsort(p, n, sizeof(*p), cmp_pair);
+	for (size_t i = 0; i < n; i++) {
+		struct ud_entry *e;
+
+		if (i + 1 < n && !cmp_pair(&p[i], &p[i + 1])) {
+			if (p[i].count > p[i + 1].count)
+				p[i + 1].count = p[i].count;
+			continue;
+		}
+		e = ud_snapshot_find(s, p[i].key);
+		if (e)
+			ud_drops_add(e->drops, &e->ndrops, p[i].reason, p[i].count);
+	}
+}
+
+/* the (socket, reason) drop counters; those of sockets no longer in the snapshot are orphans */
+static int read_drops(struct ud_snapshot *s, const struct ud_source *src, bool delete_orphans)
+{
+	struct ud_drop_key dk, dnext, *dprev = NULL;
+	struct drop_pair *pairs = NULL;
+	size_t n = 0, cap = 0;
+	/* bounded: an LRU map changing under us may restart the iteration */
+	unsigned int bound = 4 * 65536, steps = 0;
+
+	while (steps++ < bound && bpf_map_get_next_key(src->drops_fd, dprev, &dnext) == 0) {
+		uint64_t count;
+
+		dk = dnext;
+		dprev = &dk;
+		if (bpf_map_lookup_elem(src->drops_fd, &dk, &count))
+			continue;
+		s->drop_entries++;
+		if (!ud_snapshot_find(s, ud_key(dk.slot, dk.gen))) {
+			s->orphan_drops++;
+			if (delete_orphans)
+				bpf_map_delete_elem(src->drops_fd, &dk);
+			continue;
+		}
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 256;
+			struct drop_pair *q = realloc(pairs, ncap * sizeof(*q));
+
+			if (!q) {
+				free(pairs);
+				return -ENOMEM;
+			}
+			pairs = q;
+			cap = ncap;
+		}
+		pairs[n++] = (struct drop_pair){ ud_key(dk.slot, dk.gen), dk.reason, count };
+	}
+	apply_drops(s, pairs, n);
+	free(pairs);
+	return 0;
+}
+
 int ud_snapshot_read(struct ud_snapshot *s, const struct ud_source *src, uint64_t epoch,
 		     bool delete_orphans)
 {
-	struct ud_drop_key dk, dnext, *dprev = NULL;
 	struct ud_sock *copy = malloc(sizeof(*copy));
-	unsigned int bound, steps = 0;
 	int err = 0;
 
 	if (!copy)
@@ -136,34 +234,7 @@ int ud_snapshot_read(struct ud_snapshot *s, const struct ud_source *src, uint64_
 	if (s->n)
 		qsort(s->e, s->n, sizeof(*s->e), cmp_entry);
 
-	/* bounded: an LRU map changing under us may restart the iteration */
-	bound = 4 * 65536;
-	while (steps++ < bound && bpf_map_get_next_key(src->drops_fd, dprev, &dnext) == 0) {
-		struct ud_entry *e;
-		uint64_t count;
-
-		dk = dnext;
-		dprev = &dk;
-		if (bpf_map_lookup_elem(src->drops_fd, &dk, &count))
-			continue;
-		s->drop_entries++;
-		e = ud_snapshot_find(s, ud_key(dk.slot, dk.gen));
-		if (!e) {
-			s->orphan_drops++;
-			if (delete_orphans)
-				bpf_map_delete_elem(src->drops_fd, &dk);
-			continue;
-		}
-		for (unsigned int i = 0; i < e->ndrops; i++) {
-			if (e->drops[i].reason == dk.reason) {
-				e->drops[i].count = count; /* a repeat of a restarted walk */
-				goto next;
-			}
-		}
-		if (e->ndrops < UD_MAX_REASONS)
-			e->drops[e->ndrops++] = (struct ud_drop_count){ dk.reason, count };
-next:;
-	}
+	err = read_drops(s, src, delete_orphans);
 out:
 	free(copy);
 	return err;

@@ -20,6 +20,10 @@ struct ud_drop_count {
 	uint64_t count;
 };
 
+/* adds count to reason's slot of v[0..*n), at most UD_MAX_REASONS of them */
+void ud_drops_add(struct ud_drop_count *v, unsigned int *n, uint32_t reason, uint64_t count);
+bool ud_drops_has(const struct ud_drop_count *v, unsigned int n, uint32_t reason);
+
 /* one socket as read from the kernel (the FIFO's ring is not copied) */
 struct ud_entry {
 	uint64_t key;              /* ud_key(slot, gen): one socket's tenure of a slot */

@@ -654,17 +654,8 @@ static void series_add(struct series *a, const struct series *x)
 	a->queue_len += x->queue_len;
 	if (x->state > a->state)
 		a->state = x->state;
-	for (unsigned int i = 0; i < x->ndrops; i++) {
-		unsigned int j;
-
-		for (j = 0; j < a->ndrops; j++)
-			if (a->drops[j].reason == x->drops[i].reason)
-				break;
-		if (j < a->ndrops)
-			a->drops[j].count += x->drops[i].count;
-		else if (a->ndrops < UD_MAX_REASONS)
-			a->drops[a->ndrops++] = x->drops[i];
-	}
+	for (unsigned int i = 0; i < x->ndrops; i++)
+		ud_drops_add(a->drops, &a->ndrops, x->drops[i].reason, x->drops[i].count);
 }
 
 /* sorts the n series and merges those with equal labels; returns how many are left */

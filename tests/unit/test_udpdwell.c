@@ -443,10 +443,50 @@ static void test_rtp_jitter_and_wait(void **state)
 	assert_int_equal(s.wait_max_ns, 11000000);
 }
 
+/* more drop reasons on one socket than it has slots: the rest add up in OTHER_REASONS */
+static void test_drops_fold_into_other_reasons(void **state)
+{
+	struct ud_drop_count v[UD_MAX_REASONS], w[UD_MAX_REASONS];
+	unsigned int n = 0, m = 0;
+	uint64_t total = 0, sum = 0, others = 0;
+	struct ud_reasons r = { 0 };
+	char buf[32];
+	(void)state;
+
+	for (uint32_t reason = 1; reason <= UD_MAX_REASONS + 6; reason++) {
+		ud_drops_add(v, &n, reason, reason * 10);
+		total += reason * 10;
+	}
+	ud_drops_add(v, &n, 2, 5); /* a reason with a slot keeps adding to it */
+	total += 5;
+	assert_int_equal(n, UD_MAX_REASONS);
+	for (unsigned int i = 0; i < n; i++) {
+		sum += v[i].count;
+		if (v[i].reason == UD_REASON_OTHERS)
+			others = v[i].count;
+	}
+	assert_int_equal(sum, total);
+	/* reasons 1..23 kept their slots; 24..30 went to the last one */
+	assert_int_equal(others, 10 * (24 + 25 + 26 + 27 + 28 + 29 + 30));
+	assert_true(ud_drops_has(v, n, 2) && v[1].count == 25);
+	assert_string_equal(ud_reason_name(&r, UD_REASON_OTHERS, buf, sizeof(buf)), "OTHER_REASONS");
+	/* merging two full sets: still UD_MAX_REASONS slots, nothing lost */
+	for (unsigned int i = 0; i < n; i++)
+		ud_drops_add(w, &m, v[i].reason, v[i].count);
+	for (unsigned int i = 0; i < n; i++)
+		ud_drops_add(w, &m, v[i].reason, v[i].count);
+	sum = 0;
+	for (unsigned int i = 0; i < m; i++)
+		sum += w[i].count;
+	assert_int_equal(m, UD_MAX_REASONS);
+	assert_int_equal(sum, 2 * total);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_quantile_interpolates_inside_bucket),
+		cmocka_unit_test(test_drops_fold_into_other_reasons),
 		cmocka_unit_test(test_quantile_spans_buckets),
 		cmocka_unit_test(test_quantile_open_last_bucket_ends_at_max),
 		cmocka_unit_test(test_quantile_empty_is_nan),
