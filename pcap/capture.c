@@ -351,7 +351,7 @@ static const struct opt_cli cli = {
 	"Usage: bbrpcap capture -i IFACE -w FILE [OPTIONS]\n"
 	"Captures TCP with libpcap: the filter runs in the kernel (classic BPF on the\n"
 	"socket), only the headers are kept (snaplen), timestamps are in nanoseconds.\n"
-	"Stops on SIGINT or SIGTERM (cleanly: the files are complete), after --duration or\n"
+	"Stops on SIGINT, SIGTERM or SIGHUP (cleanly: the files are complete), after --duration or\n"
 	"--count, and then writes a summary record with the kernel's drop count.\n"
 	"\n",
 	options,
@@ -441,8 +441,9 @@ static int open_live(const struct cap_opts *o, struct cap_run *r)
 	return TK_EXIT_OK;
 }
 
-/* SIGINT and SIGTERM stop the capture, and so does SIGALRM after --duration */
-static void arm_stop(double duration)
+/* SIGINT, SIGTERM and SIGHUP (a closed terminal) stop the capture, from the start: one
+ * that comes before the loop ends it before its first packet, with a summary */
+static void catch_stop_signals(void)
 {
 	struct sigaction sa = { 0 };
 
@@ -450,16 +451,22 @@ static void arm_stop(double duration)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGALRM, &sa, NULL);
-	if (duration > 0) {
-		struct itimerval it = { 0 };
+}
 
-		it.it_value.tv_sec = (time_t)duration;
-		it.it_value.tv_usec = (suseconds_t)((duration - floor(duration)) * 1e6);
-		if (!it.it_value.tv_sec && !it.it_value.tv_usec)
-			it.it_value.tv_usec = 1;
-		setitimer(ITIMER_REAL, &it, NULL);
-	}
+/* SIGALRM after --duration stops it too */
+static void arm_timer(double duration)
+{
+	struct itimerval it = { 0 };
+
+	if (duration <= 0)
+		return;
+	it.it_value.tv_sec = (time_t)duration;
+	it.it_value.tv_usec = (suseconds_t)((duration - floor(duration)) * 1e6);
+	if (!it.it_value.tv_sec && !it.it_value.tv_usec)
+		it.it_value.tv_usec = 1;
+	setitimer(ITIMER_REAL, &it, NULL);
 }
 
 static bool count_left(const struct cap_opts *o, const struct cap_run *r)
@@ -560,6 +567,7 @@ int bp_capture_main(int argc, char **argv)
 	struct cap_run r = { 0 };
 	int rc;
 
+	catch_stop_signals();
 	parse_args(argc, argv, &o, r.filter, sizeof(r.filter));
 	r.w = (struct writer){ .path = o.path, .pcapng = o.pcapng, .ring_files = o.ring,
 			       .ring_bytes = (uint64_t)o.ring_mb << 20, .ifname = o.iface };
@@ -570,7 +578,7 @@ int bp_capture_main(int argc, char **argv)
 	}
 	if (rc == TK_EXIT_OK) {
 		live = r.p;
-		arm_stop(o.duration);
+		arm_timer(o.duration);
 		rc = stop_capture(&o, &r, capture_loop(&o, &r));
 		if (write_summary(&o, &r) != TK_EXIT_OK)
 			rc = TK_EXIT_FAIL;

@@ -69,6 +69,18 @@ traced_send() {
 	ip netns exec "$NS-a" "$TK_ROOT/tests/tools/tcpflow.py" send 10.201.0.2 "$1" --bytes "$2" --cc "$TRACED_CC" > /dev/null
 }
 
+# the moment the background process $1 runs the tool $2 (its exec done): a
+# signal before that would stop the shell or ip, not the tool (bounded: 5 s)
+exec_done() {
+	local i
+	for i in $(seq 500); do
+		[ "$(cat /proc/"$1"/comm 2>/dev/null)" = "$2" ] && return 0
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.01
+	done
+	return 1
+}
+
 # a JSON-lines file whose every line is a whole record
 whole_lines() {
 	local f=$1
@@ -84,6 +96,7 @@ whole_lines() {
 			out=$BATS_TEST_TMPDIR/$sig-$delay.jsonl err=$BATS_TEST_TMPDIR/$sig-$delay.err
 			bbrtrace --set-default-in "$NS-a" -f json -o "$out" 2> "$err" &
 			local pid=$!
+			exec_done "$pid" bbrtrace
 			sleep "$delay"
 			kill -"$sig" "$pid"
 			rc=0
@@ -209,6 +222,7 @@ whole_lines() {
 			out=$BATS_TEST_TMPDIR/ud-$sig-$delay.jsonl err=$BATS_TEST_TMPDIR/ud-$sig-$delay.err
 			udpdwell -f json -o "$out" 2> "$err" &
 			local pid=$!
+			exec_done "$pid" udpdwell
 			sleep "$delay"
 			kill -"$sig" "$pid"
 			rc=0
@@ -217,6 +231,36 @@ whole_lines() {
 			[ "$rc" -eq 0 ] || { cat "$err"; return 1; }
 			whole_lines "$out"
 			tk_wait_for "! bpftool prog show | grep -qE 'name ud_'" 10
+		done
+	done
+}
+
+@test "bbrpcap capture: SIGTERM and SIGHUP at any moment, traffic or not: exit 0, a summary, a capture tcpdump reads whole" {
+	requires tcpdump
+	ip netns exec "$NS-b" "$TK_ROOT/tests/tools/tcpflow.py" sink 5405 &
+	tk_wait_listen 5405 5 "$NS-b"
+	local sig delay rc pcap sum err pkts
+	for sig in TERM HUP; do
+		for delay in 0.001 0.05 0.2 0.8 1.5; do
+			pcap=$BATS_TEST_TMPDIR/c-$sig-$delay.pcap sum=$BATS_TEST_TMPDIR/c-$sig-$delay.json
+			err=$BATS_TEST_TMPDIR/c-$sig-$delay.err
+			ip netns exec "$NS-a" bbrpcap capture -i veth0 -w "$pcap" -f json -o "$sum" 2> "$err" &
+			local pid=$!
+			exec_done "$pid" bbrpcap
+			ip netns exec "$NS-a" "$TK_ROOT/tests/tools/tcpflow.py" send 10.201.0.2 5405 --bytes 20000000 > /dev/null 2>&1 &
+			local sender=$!
+			sleep "$delay"
+			kill -"$sig" "$pid"
+			rc=0
+			wait "$pid" || rc=$?
+			wait "$sender" || true
+			pkts=$(tcpdump -r "$pcap" -nn 2> "$err.read" | wc -l)
+			echo "# SIG$sig after ${delay}s: exit $rc, $pkts packets; $(tr '\n' ' ' < "$err" | cut -c1-100)"
+			[ "$rc" -eq 0 ] || { cat "$err"; return 1; }
+			# a torn last record makes tcpdump say "truncated dump file"
+			! grep -q truncated "$err.read" || { cat "$err.read"; return 1; }
+			jq -e --argjson n "$pkts" '.written == $n' "$sum" ||
+				{ cat "$sum"; return 1; }
 		done
 	done
 }
