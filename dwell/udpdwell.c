@@ -693,6 +693,14 @@ static const struct prom_label *labels_of(const struct series *s, struct labels 
 }
 #define NLABELS ARRAY_SIZE(((struct labels *)0)->l)
 
+/* the metric names, in Prometheus's base units; monitoring/ names them too */
+#define METRIC_DWELL "udp_socket_dwell_seconds"
+#define METRIC_DROPS "udp_socket_drops_total"
+#define METRIC_STATE "udp_socket_state"
+#define METRIC_QUEUE "udp_socket_queue_length"
+#define METRIC_EVICTED "udpdwell_sockets_evicted_total"
+#define METRIC_TRACKED "udpdwell_sockets_tracked"
+
 static int put_dwell(struct prom_buf *b, const struct series *s, unsigned int n)
 {
 	double le_s[UD_NBUCKETS - 1];
@@ -700,13 +708,13 @@ static int put_dwell(struct prom_buf *b, const struct series *s, unsigned int n)
 
 	for (int i = 0; i < UD_NBUCKETS - 1; i++)
 		le_s[i] = ud_le_us[i] / 1e6;
-	err = prom_family(b, "udp_socket_dwell_seconds", PROM_HISTOGRAM,
+	err = prom_family(b, METRIC_DWELL, PROM_HISTOGRAM,
 			  "Time each datagram waited in the socket receive queue, from the "
 			  "kernel's enqueue to the application's read.");
 	for (unsigned int i = 0; i < n; i++) {
 		struct labels lb;
 
-		err |= prom_histogram(b, "udp_socket_dwell_seconds", labels_of(&s[i], &lb), NLABELS, le_s,
+		err |= prom_histogram(b, METRIC_DWELL, labels_of(&s[i], &lb), NLABELS, le_s,
 				      s[i].buckets, UD_NBUCKETS - 1, (double)s[i].sum_ns / 1e9);
 	}
 	return err;
@@ -714,7 +722,7 @@ static int put_dwell(struct prom_buf *b, const struct series *s, unsigned int n)
 
 static int put_drops(struct prom_buf *b, const struct ud_ctx *c, const struct series *s, unsigned int n)
 {
-	int err = prom_family(b, "udp_socket_drops_total", PROM_COUNTER,
+	int err = prom_family(b, METRIC_DROPS, PROM_COUNTER,
 			      "Datagrams the kernel dropped for the socket, by drop reason "
 			      "(enum skb_drop_reason of the running kernel).");
 
@@ -728,7 +736,7 @@ static int put_drops(struct prom_buf *b, const struct ud_ctx *c, const struct se
 			l[NLABELS] = (struct prom_label){
 				"reason", ud_reason_name(&c->reasons, s[i].drops[j].reason, rbuf, sizeof(rbuf))
 			};
-			err |= prom_sample_u64(b, "udp_socket_drops_total", l, NLABELS + 1, s[i].drops[j].count);
+			err |= prom_sample_u64(b, METRIC_DROPS, l, NLABELS + 1, s[i].drops[j].count);
 		}
 	}
 	return err;
@@ -736,20 +744,20 @@ static int put_drops(struct prom_buf *b, const struct ud_ctx *c, const struct se
 
 static int put_gauges(struct prom_buf *b, const struct series *s, unsigned int n)
 {
-	int err = prom_family(b, "udp_socket_state", PROM_GAUGE,
+	int err = prom_family(b, METRIC_STATE, PROM_GAUGE,
 			      "The socket's state at the last interval: " UD_STATE_LEGEND ".");
 
 	for (unsigned int i = 0; i < n; i++) {
 		struct labels lb;
 
-		err |= prom_sample(b, "udp_socket_state", labels_of(&s[i], &lb), NLABELS, (double)s[i].state);
+		err |= prom_sample(b, METRIC_STATE, labels_of(&s[i], &lb), NLABELS, (double)s[i].state);
 	}
-	err |= prom_family(b, "udp_socket_queue_length", PROM_GAUGE,
+	err |= prom_family(b, METRIC_QUEUE, PROM_GAUGE,
 			   "Datagrams waiting in the receive queue at the socket's last event.");
 	for (unsigned int i = 0; i < n; i++) {
 		struct labels lb;
 
-		err |= prom_sample_u64(b, "udp_socket_queue_length", labels_of(&s[i], &lb), NLABELS,
+		err |= prom_sample_u64(b, METRIC_QUEUE, labels_of(&s[i], &lb), NLABELS,
 				       s[i].queue_len);
 	}
 	return err;
@@ -757,12 +765,12 @@ static int put_gauges(struct prom_buf *b, const struct series *s, unsigned int n
 
 static int put_map(struct prom_buf *b, const struct ud_ctx *c)
 {
-	int err = prom_family(b, "udpdwell_sockets_evicted_total", PROM_COUNTER,
+	int err = prom_family(b, METRIC_EVICTED, PROM_COUNTER,
 			      "Sockets evicted from the bounded (LRU) socket map.");
 
-	err |= prom_sample_u64(b, "udpdwell_sockets_evicted_total", NULL, 0, c->evicted);
-	err |= prom_family(b, "udpdwell_sockets_tracked", PROM_GAUGE, "Sockets in the kernel's socket map.");
-	err |= prom_sample_u64(b, "udpdwell_sockets_tracked", NULL, 0, c->scrape.n);
+	err |= prom_sample_u64(b, METRIC_EVICTED, NULL, 0, c->evicted);
+	err |= prom_family(b, METRIC_TRACKED, PROM_GAUGE, "Sockets in the kernel's socket map.");
+	err |= prom_sample_u64(b, METRIC_TRACKED, NULL, 0, c->scrape.n);
 	return err;
 }
 
