@@ -238,7 +238,8 @@ man_entry    = 644:man/$(1).$(2):$(MANDIR)/man$(2)/$(1).$(2)
 INSTALL_LIST := $(foreach t,$(TOOLS),755:$(BIN)/$(t):$(call tool_dir,$(t))/$(t)) \
                 $(foreach t,$(TOOLS),$(call man_entry,$(t),$(call man_section,$(t)))) \
                 $(foreach t,$(TOOLS),644:completion/bbrkit.bash:$(COMPDIR)/$(t)) \
-                $(foreach g,$(sort $(wildcard plots/*.gp)),644:$(g):$(DATADIR)/plots/$(notdir $(g)))
+                $(foreach g,$(sort $(wildcard plots/*.gp)),644:$(g):$(DATADIR)/plots/$(notdir $(g))) \
+                $(foreach m,monitoring/bbrkit.rules.yml monitoring/bbrkit-dashboard.json,644:$(m):$(DATADIR)/$(m))
 install_mode = $(word 1,$(subst :, ,$(1)))
 install_src  = $(word 2,$(subst :, ,$(1)))
 install_dest = $(DESTDIR)$(word 3,$(subst :, ,$(1)))
@@ -253,7 +254,7 @@ install: $(foreach e,$(INSTALL_LIST),$(call install_src,$(e)))
 # DATADIR is ours alone: its directories go too, when nothing else is in them
 uninstall:
 	$(Q)rm -f $(foreach e,$(INSTALL_LIST),'$(call install_dest,$(e))')
-	$(Q)for d in '$(DESTDIR)$(DATADIR)/plots' '$(DESTDIR)$(DATADIR)'; do \
+	$(Q)for d in '$(DESTDIR)$(DATADIR)/plots' '$(DESTDIR)$(DATADIR)/monitoring' '$(DESTDIR)$(DATADIR)'; do \
 		[ ! -d "$$d" ] || rmdir --ignore-fail-on-non-empty "$$d"; done
 
 clean:

@@ -71,6 +71,9 @@ requires() {
 		scapy)
 			/usr/bin/python3 -c 'import scapy.all' 2>/dev/null ||
 				{ _tk_missing "python3-scapy (run ./scripts/install-deps.sh)"; return; } ;;
+		yaml)
+			/usr/bin/python3 -c 'import yaml' 2>/dev/null ||
+				{ _tk_missing "python3-yaml (run ./scripts/install-deps.sh)"; return; } ;;
 		*)
 			echo "requires: unknown word '$w'" >&2
 			return 1 ;;
