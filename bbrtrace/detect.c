@@ -27,6 +27,17 @@ struct hsample {
 	bool is_app_limited, is_retrans, is_ack_delayed, sample_valid;
 };
 
+/* the bytes ACKed so far, and how many samples were app-limited, at one moment */
+struct checkpoint {
+	uint64_t t_ns;
+	uint64_t acked_bytes;
+	uint64_t samples, app_limited;
+};
+
+/* a checkpoint at most every DEMAND_STEP_NS: DEMAND_SLOTS of them span the window */
+#define DEMAND_STEP_NS (10ull * 1000 * 1000)
+#define DEMAND_SLOTS (BT_DEMAND_WINDOW_MS / 10 + 16)
+
 struct flow {
 	bool used;
 	uint64_t key;
@@ -38,6 +49,16 @@ struct flow {
 	unsigned int n, head; /* hist[] is a ring of the last n samples, head = next slot */
 	struct hsample *hist; /* BT_DETECT_HISTORY entries, allocated on the flow's first sample */
 	struct bt_sample last;
+	/* demand: the flow's bytes ACKed (from snd_una) and its checkpoints */
+	bool una_seen;
+	uint32_t last_una;
+	uint64_t acked_bytes, samples, app_limited;
+	struct checkpoint *cp; /* DEMAND_SLOTS, a ring; allocated with hist */
+	unsigned int cp_n, cp_head;
+	/* a throttle in progress: since when, against which demand, and the pacing
+	 * that ends it (the demand x BT_THROTTLE_HEADROOM for an app-limited flow; a
+	 * bulk flow's, the estimate it had, back) */
+	uint64_t throttled_since_ns, throttle_demand_bps, throttle_end_bps;
 };
 
 struct vec {
@@ -73,6 +94,12 @@ struct bt_detect *bt_detect_new(const struct bt_detect_cfg *cfg)
 	return d;
 }
 
+static void flow_release(struct flow *f)
+{
+	free(f->hist);
+	free(f->cp);
+}
+
 static void vec_free(struct vec *v)
 {
 	free(v->v);
@@ -89,7 +116,7 @@ void bt_detect_free(struct bt_detect *d)
 	vec_free(&d->rate_bw_prev);
 	vec_free(&d->rate_bw);
 	for (unsigned int i = 0; i < d->cfg.max_flows; i++)
-		free(d->flows[i].hist);
+		flow_release(&d->flows[i]);
 	free(d->flows);
 	free(d);
 }
@@ -196,7 +223,7 @@ static struct flow *flow_get(struct bt_detect *d, const struct bt_sample *s, boo
 	early = s->cookie ? flow_find(d, tuple_key(s), &unused) : NULL;
 	if (early) {
 		if (victim != early) {
-			free(victim->hist);
+			flow_release(victim);
 			*victim = *early;
 			memset(early, 0, sizeof(*early));
 		}
@@ -207,10 +234,12 @@ static struct flow *flow_get(struct bt_detect *d, const struct bt_sample *s, boo
 	if (victim->used)
 		d->st.flows_evicted++; /* the least recent of its probe window */
 	d->st.flows++;
-	free(victim->hist);
+	flow_release(victim);
 	memset(victim, 0, sizeof(*victim));
-	/* without memory the flow keeps no history: culprits are then this ACK's only */
+	/* without memory the flow keeps no history: culprits are then this ACK's
+	 * only, and its demand is the estimate before each collapse */
 	victim->hist = calloc(BT_DETECT_HISTORY, sizeof(*victim->hist));
+	victim->cp = calloc(DEMAND_SLOTS, sizeof(*victim->cp));
 	victim->used = true;
 	victim->key = key;
 	*fresh = true;
@@ -338,6 +367,108 @@ static void classify(const struct bt_detect *d, const struct flow *f, struct bt_
 			 who, ms(rcv), ms(snd));
 }
 
+/* the pacing rate BBR allows after this ACK: its estimate x its pacing gain. PROBE_BW
+ * cycles its gain (1.25, 0.75, then 1 for six rounds): the cycle's mean, 1, is used */
+static uint64_t allowed_bps(const struct bt_sample *s)
+{
+	uint64_t est = s->lt_use_bw ? s->lt_bw_bps : s->bw_bps;
+	double gain = s->mode == BT_PROBE_BW || s->pacing_gain <= 0 ? 1.0 : s->pacing_gain;
+
+	return (uint64_t)((double)est * gain);
+}
+
+/* the flow's bytes ACKed and app-limited count, and a checkpoint of them now and then */
+static void demand_track(struct flow *f, const struct bt_sample *s)
+{
+	struct checkpoint *last;
+
+	if (f->una_seen && (int32_t)(s->snd_una - f->last_una) > 0)
+		f->acked_bytes += (uint32_t)(s->snd_una - f->last_una);
+	f->una_seen = true;
+	f->last_una = s->snd_una;
+	f->samples++;
+	f->app_limited += s->is_app_limited;
+	if (!f->cp)
+		return;
+	last = f->cp_n ? &f->cp[(f->cp_head + DEMAND_SLOTS - 1) % DEMAND_SLOTS] : NULL;
+	if (last && s->t_ns - last->t_ns < DEMAND_STEP_NS)
+		return;
+	f->cp[f->cp_head] = (struct checkpoint){ s->t_ns, f->acked_bytes, f->samples, f->app_limited };
+	f->cp_head = (f->cp_head + 1) % DEMAND_SLOTS;
+	if (f->cp_n < DEMAND_SLOTS)
+		f->cp_n++;
+}
+
+/* the flow's demand before this ACK (lib/trace.h, BT_DEMAND_WINDOW_MS), or 0
+ * when its window is too short or it was not app-limited */
+static uint64_t demand_measured(const struct flow *f, uint64_t now_ns)
+{
+	const uint64_t window = BT_DEMAND_WINDOW_MS * 1000000ull;
+	const struct checkpoint *from = NULL;
+	uint64_t span, n;
+
+	for (unsigned int i = 0; i < f->cp_n; i++) {
+		const struct checkpoint *c = &f->cp[(f->cp_head + DEMAND_SLOTS - f->cp_n + i) % DEMAND_SLOTS];
+
+		if (now_ns - c->t_ns <= window) {
+			from = c;
+			break;
+		}
+	}
+	if (!from || now_ns - from->t_ns < BT_DEMAND_MIN_SPAN_MS * 1000000ull)
+		return 0;
+	span = now_ns - from->t_ns;
+	n = f->samples - from->samples;
+	if (!n || (double)(f->app_limited - from->app_limited) < BT_DEMAND_APP_SHARE * (double)n)
+		return 0;
+	return (uint64_t)((double)(f->acked_bytes - from->acked_bytes) * 8e9 / (double)span);
+}
+
+/* the collapse's impact, and a throttle begins when it throttles */
+static void impact_of(struct bt_detect *d, struct flow *f, struct bt_collapse *c)
+{
+	uint64_t allowed = allowed_bps(&c->ack), end;
+
+	if (f->throttled_since_ns) {
+		c->demand_bps = f->throttle_demand_bps; /* measured before the throttle began */
+		end = f->throttle_end_bps;
+	} else {
+		c->demand_bps = demand_measured(f, c->ack.t_ns);
+		end = (uint64_t)(BT_THROTTLE_HEADROOM * (double)c->demand_bps);
+		if (!c->demand_bps)
+			end = c->demand_bps = c->bw_prev_bps;
+	}
+	c->headroom = c->demand_bps ? (double)allowed / (double)c->demand_bps : 0;
+	c->impact = c->headroom < BT_THROTTLE_HEADROOM ? BT_IMPACT_THROTTLING : BT_IMPACT_HARMLESS;
+	if (c->impact != BT_IMPACT_THROTTLING)
+		return;
+	d->st.throttling[c->cause]++;
+	if (!f->throttled_since_ns) {
+		f->throttled_since_ns = c->ack.t_ns;
+		f->throttle_demand_bps = c->demand_bps;
+		f->throttle_end_bps = end;
+	}
+}
+
+/* a throttle in progress: its time, and the bytes the demand wanted that the pacing did
+ * not allow, until the pacing allowed is back over BT_THROTTLE_HEADROOM x the demand */
+static void throttle_track(struct bt_detect *d, struct flow *f, const struct bt_sample *s)
+{
+	uint64_t paced, from, dt;
+
+	if (!f->throttled_since_ns)
+		return;
+	from = f->last_t_ns > f->throttled_since_ns ? f->last_t_ns : f->throttled_since_ns;
+	/* the pacing in force since the previous ACK, and the time to this one */
+	paced = allowed_bps(&f->last);
+	dt = s->t_ns > from ? s->t_ns - from : 0;
+	d->st.throttled_ns += dt;
+	if (paced < f->throttle_demand_bps)
+		d->st.late_bytes += (double)(f->throttle_demand_bps - paced) * (double)dt / 8e9;
+	if (s->fin_acked || allowed_bps(s) >= f->throttle_end_bps)
+		f->throttled_since_ns = 0;
+}
+
 bool bt_detect_feed(struct bt_detect *d, const struct bt_sample *s, struct bt_collapse *c)
 {
 	bool fresh, lt_switched, found = false, collapsed = false;
@@ -384,6 +515,7 @@ bool bt_detect_feed(struct bt_detect *d, const struct bt_sample *s, struct bt_co
 			}
 		}
 		classify(d, f, c, lt_switched, found);
+		impact_of(d, f, c);
 		d->st.collapses[c->cause]++;
 		f->collapses[c->cause]++;
 		switch (c->cause) {
@@ -415,6 +547,9 @@ bool bt_detect_feed(struct bt_detect *d, const struct bt_sample *s, struct bt_co
 		collapsed = true;
 	}
 
+	if (!fresh)
+		throttle_track(d, f, s);
+	demand_track(f, s);
 	f->lt_use_bw = s->lt_use_bw;
 	f->lt_bw_bps = s->lt_bw_bps;
 	f->last_t_ns = s->t_ns;

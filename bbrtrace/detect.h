@@ -86,6 +86,9 @@ struct bt_detect_stats {
 	uint64_t flows;                    /* flows seen (a flow evicted and seen again counts twice) */
 	uint64_t flows_evicted;            /* flows dropped from a full table (--max-flows) */
 	uint64_t collapses[BT_NCAUSES];
+	uint64_t throttling[BT_NCAUSES];   /* of which throttled the flow (impact) */
+	uint64_t throttled_ns;             /* time flows spent throttled, summed over flows */
+	double late_bytes;                 /* bytes their demand wanted that the pacing held back */
 	uint64_t first_t_ns, last_t_ns;
 	/* medians over the delayed_ack collapses' culprits */
 	uint32_t delack_rcv_interval_median_us;

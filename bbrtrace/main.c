@@ -129,14 +129,26 @@ static void detect_help(FILE *f)
 		"the data; is_ack_delayed is only a hint); %s when that sample's two\n"
 		"intervals agree within %gx (the path delivered less); %s otherwise, with\n"
 		"the evidence. An ACK that covers the sender's FIN is never a collapse (the\n"
-		"stream is over). The summary gives counts by cause; a \"type\":\"verdict\"\n"
-		"record and a sentence on stderr say what happened and what to fix.\n"
+		"stream is over).\n"
+		"Its impact: %s when the pacing BBR now allows (the new estimate x its\n"
+		"pacing gain; in PROBE_BW the gain cycle's mean, 1) is under %.2f x the flow's\n"
+		"demand (its headroom, allowed/demand, is under %.2f), else %s. The demand is\n"
+		"the bytes ACKed over the last %u ms (at least %u ms of them), when at least\n"
+		"%.0f%% of those samples were app-limited; a flow with more to send wants at\n"
+		"least the estimate it had, so its demand is that. A throttle lasts until the\n"
+		"pacing allowed is back above %.2f x that demand (a bulk flow's: the demand);\n"
+		"its time, and the bytes the demand wanted that the pacing held back, are\n"
+		"counted. The summary gives counts by cause and impact, throttled_s and\n"
+		"late_bytes; a \"type\":\"verdict\" record and a sentence on stderr say\n"
+		"which collapses throttled the stream, why, and what to fix.\n"
 		"\n"
 		"Needs root (or CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN) and kernel BTF.\n"
 		"Environment: TK_VMLINUX_BTF=FILE reads the kernel's BTF from FILE.\n",
 		bt_cause_names[BT_CAUSE_LOSS_POLICER], bt_cause_names[BT_CAUSE_DELAYED_ACK],
 		BT_DELACK_RATIO, BT_DELACK_FLOOR_US / 1000, bt_cause_names[BT_CAUSE_RATE_DROP],
-		BT_AGREE_RATIO, bt_cause_names[BT_CAUSE_OTHER]);
+		BT_AGREE_RATIO, bt_cause_names[BT_CAUSE_OTHER], bt_impact_names[BT_IMPACT_THROTTLING],
+		BT_THROTTLE_HEADROOM, BT_THROTTLE_HEADROOM, bt_impact_names[BT_IMPACT_HARMLESS],
+		BT_DEMAND_WINDOW_MS, BT_DEMAND_MIN_SPAN_MS, BT_DEMAND_APP_SHARE * 100, BT_THROTTLE_HEADROOM);
 }
 
 static int set_addr(void *cfg, const char *opt, const char *val)
@@ -322,6 +334,9 @@ static int on_event(void *ctx, const struct bt_event *e)
 #define METRIC_EVICTED "bbrtrace_detector_flows_evicted_total"
 #define METRIC_COLLAPSES "bbrtrace_collapses_total"
 #define METRIC_FLOW_BW "bbrtrace_flow_bw_bytes_per_second"
+#define METRIC_THROTTLING "bbrtrace_throttling_collapses_total"
+#define METRIC_THROTTLED "bbrtrace_throttled_seconds_total"
+#define METRIC_LATE "bbrtrace_late_bytes_total"
 
 /* /metrics shows the flows seen in the last minute */
 #define METRICS_FLOW_AGE_NS (60 * TK_NSEC_PER_SEC)
@@ -360,6 +375,18 @@ static int render_metrics(struct prom_buf *pb, void *ctx)
 
 		prom_sample_u64(pb, METRIC_COLLAPSES, &l, 1, st.collapses[i]);
 	}
+	prom_family(pb, METRIC_THROTTLING, PROM_COUNTER,
+		    "collapses that throttled their flow (the pacing allowed under 1.25 x its demand), by cause");
+	for (int i = 0; i < BT_NCAUSES; i++) {
+		struct prom_label l = { "cause", bt_cause_names[i] };
+
+		prom_sample_u64(pb, METRIC_THROTTLING, &l, 1, st.throttling[i]);
+	}
+	prom_family(pb, METRIC_THROTTLED, PROM_COUNTER, "time flows spent throttled, summed over flows");
+	prom_sample(pb, METRIC_THROTTLED, NULL, 0, (double)st.throttled_ns / 1e9);
+	prom_family(pb, METRIC_LATE, PROM_COUNTER,
+		    "bytes the throttled flows' demand wanted that the pacing held back");
+	prom_sample(pb, METRIC_LATE, NULL, 0, st.late_bytes);
 	prom_family(pb, METRIC_FLOW_BW, PROM_GAUGE,
 		    "BBR's current bandwidth estimate per flow seen in the last 60 s, bytes/s");
 	for (unsigned int i = 0; i < n; i++) {
@@ -485,6 +512,11 @@ static void report_stats(struct run *r, enum rec_format fmt)
 	X("lost", REC_U64, 0, REC_NOCOL, rv_u64(lost))                                   \
 	X("elapsed_s", REC_F64, 3, REC_NOCOL, rv_f64(elapsed))                           \
 	X("collapses_by_cause", REC_KV, 0, REC_NOCOL, verdict ? rv_kv(kv, BT_NCAUSES) : rv_null()) \
+	X("throttling_by_cause", REC_KV, 0, REC_NOCOL, verdict ? rv_kv(tkv, BT_NCAUSES) : rv_null()) \
+	X("throttled_s", REC_F64, 3, REC_NOCOL,                                           \
+	  verdict ? rv_f64((double)verdict->st.throttled_ns / 1e9) : rv_null())           \
+	X("late_bytes", REC_U64, 0, REC_NOCOL,                                            \
+	  verdict ? rv_u64((uint64_t)verdict->st.late_bytes) : rv_null())                 \
 	X("flows_evicted", REC_U64, 0, REC_NOCOL, verdict ? rv_u64(verdict->st.flows_evicted) : rv_null())
 static const struct rec_field summary_fields[] = { SUMMARY_FIELDS(REC_FIELD) };
 static const struct rec_schema summary_schema = { "summary", summary_fields,
@@ -493,10 +525,12 @@ static const struct rec_schema summary_schema = { "summary", summary_fields,
 static void write_summary(struct run *r, uint64_t lost, double elapsed,
 			  const struct bt_verdict *verdict)
 {
-	struct rec_kv kv[BT_NCAUSES];
+	struct rec_kv kv[BT_NCAUSES], tkv[BT_NCAUSES];
 
-	if (verdict)
+	if (verdict) {
 		bt_verdict_by_cause(verdict, kv);
+		bt_verdict_throttling_by_cause(verdict, tkv);
+	}
 	struct rec_value v[] = { SUMMARY_FIELDS(REC_VALUE) };
 	rec_write(r->w, &summary_schema, v);
 }

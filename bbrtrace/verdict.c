@@ -47,51 +47,55 @@ static const char *plural(uint64_t n, const char *one, const char *many)
 	return n == 1 ? one : many;
 }
 
-void bt_verdict_build(struct bt_verdict *v, const struct bt_detect *d, double collapse_ratio,
-		      double elapsed_s, const char *why_empty)
+static uint64_t sum_causes(const uint64_t v[BT_NCAUSES])
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < BT_NCAUSES; i++)
+		n += v[i];
+	return n;
+}
+
+/* "The bandwidth estimate collapsed N times in S s", and whether that throttled the stream */
+static void headline(struct bt_verdict *v, uint64_t throttling)
 {
 	const struct bt_detect_stats *st = &v->st;
-	char a[32], b[32], snd[48], rcv[48];
-	uint64_t n, dack, rate, pol, oth;
-	double app_share;
+	char late[32], held[32];
 
-	memset(v, 0, sizeof(*v));
-	bt_detect_stats(d, &v->st);
-	v->elapsed_s = elapsed_s;
-	v->collapse_ratio = collapse_ratio;
-	for (int i = 0; i < BT_NCAUSES; i++)
-		v->collapses += st->collapses[i];
-	n = v->collapses;
-	dack = st->collapses[BT_CAUSE_DELAYED_ACK];
-	rate = st->collapses[BT_CAUSE_RATE_DROP];
-	pol = st->collapses[BT_CAUSE_LOSS_POLICER];
-	oth = st->collapses[BT_CAUSE_OTHER];
-	app_share = st->samples ? (double)st->app_limited_samples / (double)st->samples : 0;
-
-	if (!st->samples) {
-		snprintf(v->text, sizeof(v->text),
-			 "No BBR rate sample was seen in %.0f s: no traced flow sent data. %s",
-			 elapsed_s, why_empty ? why_empty : "");
+	snprintf(v->text, sizeof(v->text), "The bandwidth estimate collapsed %llu %s in %.0f s",
+		 (unsigned long long)v->collapses, plural(v->collapses, "time", "times"), v->elapsed_s);
+	if (!throttling) {
+		cat(v->text, sizeof(v->text),
+		    " and never throttled the stream: the pacing BBR allowed stayed above %.2f x its "
+		    "demand. No action is needed",
+		    BT_THROTTLE_HEADROOM);
 		return;
 	}
-	if (!n) {
-		snprintf(v->text, sizeof(v->text),
-			 "The bandwidth estimate never collapsed (by %.0f%% or more) in %.0f s "
-			 "(%llu samples, %llu %s, app-limited %.0f%% of the time).",
-			 collapse_ratio * 100, elapsed_s, (unsigned long long)st->samples,
-			 (unsigned long long)st->flows, plural(st->flows, "flow", "flows"),
-			 app_share * 100);
-		return;
-	}
-	snprintf(v->text, sizeof(v->text),
-		 "The bandwidth estimate collapsed %llu %s in %.0f s", (unsigned long long)n,
-		 plural(n, "time", "times"), elapsed_s);
+	if (st->late_bytes >= 1e6)
+		snprintf(late, sizeof(late), "%.1f MB", st->late_bytes / 1e6);
+	else
+		snprintf(late, sizeof(late), "%.0f kB", st->late_bytes / 1e3);
+	fmt_us(held, sizeof(held), st->throttled_ns / 1000);
+	cat(v->text, sizeof(v->text),
+	    "; %llu of them throttled the stream (the pacing BBR allowed fell under %.2f x its "
+	    "demand) for %s in all, holding back %s",
+	    (unsigned long long)throttling, BT_THROTTLE_HEADROOM, held, late);
+}
+
+/* the throttling collapses, cause by cause, with their evidence */
+static void throttling_clauses(struct bt_verdict *v)
+{
+	const struct bt_detect_stats *st = &v->st;
+	uint64_t dack = st->throttling[BT_CAUSE_DELAYED_ACK], rate = st->throttling[BT_CAUSE_RATE_DROP];
+	uint64_t pol = st->throttling[BT_CAUSE_LOSS_POLICER], oth = st->throttling[BT_CAUSE_OTHER];
+	double app_share = st->samples ? (double)st->app_limited_samples / (double)st->samples : 0;
+	char a[32], b[32];
+
 	if (dack) {
 		fmt_us(a, sizeof(a), st->delack_rcv_interval_median_us);
 		fmt_us(b, sizeof(b), st->delack_snd_interval_median_us);
 		cat(v->text, sizeof(v->text),
-		    "; %llu %s caused by delayed ACKs (rcv_interval ≈ %s against snd_interval ≈ "
-		    "%s%s)",
+		    "; %llu %s caused by delayed ACKs (rcv_interval ≈ %s against snd_interval ≈ %s%s)",
 		    (unsigned long long)dack, plural(dack, "was", "were"), a, b,
 		    app_share >= 0.5 ? ", while the stream was app-limited" : "");
 	}
@@ -101,24 +105,53 @@ void bt_verdict_build(struct bt_verdict *v, const struct bt_detect *d, double co
 		cat(v->text, sizeof(v->text),
 		    "; %llu %s real rate %s: the path delivered less (≈ %s to %s, receive and send "
 		    "intervals agree)",
-		    (unsigned long long)rate, plural(rate, "was a", "were"),
-		    plural(rate, "drop", "drops"), a, b);
+		    (unsigned long long)rate, plural(rate, "was a", "were"), plural(rate, "drop", "drops"), a, b);
 	}
 	if (pol) {
 		fmt_bps(a, sizeof(a), st->lt_bw_last_bps);
 		cat(v->text, sizeof(v->text),
-		    "; %llu %s BBR switching to its long-term rate (%s) after sustained losses, "
-		    "as behind a traffic policer",
+		    "; %llu %s BBR switching to its long-term rate (%s) after sustained losses, as "
+		    "behind a traffic policer",
 		    (unsigned long long)pol, plural(pol, "was", "were"), a);
 	}
-	if (oth) {
-		fmt_bps(a, sizeof(a), st->other_bw_min_bps);
-		cat(v->text, sizeof(v->text),
-		    "; %llu had another cause and left the estimate at %s or more (see each "
-		    "record's evidence)",
-		    (unsigned long long)oth, a);
+	if (oth)
+		cat(v->text, sizeof(v->text), "; %llu had another cause (see each record's evidence)",
+		    (unsigned long long)oth);
+}
+
+/* the harmless collapses in one clause: how many, of which causes */
+static void harmless_clause(struct bt_verdict *v, uint64_t throttling)
+{
+	const struct bt_detect_stats *st = &v->st;
+	const char *sep = "";
+
+	if (v->collapses == throttling)
+		return;
+	if (throttling)
+		cat(v->text, sizeof(v->text), "; %llu more %s harmless (",
+		    (unsigned long long)(v->collapses - throttling),
+		    plural(v->collapses - throttling, "was", "were"));
+	else
+		cat(v->text, sizeof(v->text), " (all harmless: ");
+	for (int i = 0; i < BT_NCAUSES; i++) {
+		uint64_t h = st->collapses[i] - st->throttling[i];
+
+		if (h) {
+			cat(v->text, sizeof(v->text), "%s%llu %s", sep, (unsigned long long)h, bt_cause_labels[i]);
+			sep = ", ";
+		}
 	}
-	cat(v->text, sizeof(v->text), ".");
+	cat(v->text, sizeof(v->text), ")%s", throttling ? ": the pacing stayed above the demand" : "");
+}
+
+/* what to do: for the throttling collapses only */
+static void fix_of(struct bt_verdict *v, uint64_t throttling)
+{
+	const struct bt_detect_stats *st = &v->st;
+	uint64_t dack = st->throttling[BT_CAUSE_DELAYED_ACK], rate = st->throttling[BT_CAUSE_RATE_DROP];
+	uint64_t pol = st->throttling[BT_CAUSE_LOSS_POLICER];
+	char snd[48], rcv[48];
+
 	if (dack) {
 		cli_fmt_v6mapped(st->delack_saddr, snd, sizeof(snd));
 		cli_fmt_v6mapped(st->delack_daddr, rcv, sizeof(rcv));
@@ -127,15 +160,48 @@ void bt_verdict_build(struct bt_verdict *v, const struct bt_detect *d, double co
 			 "so that it ACKs at once",
 			 rcv, snd);
 		cat(v->text, sizeof(v->text), " Fix: %s.", v->fix);
-	} else if (pol && pol * 2 >= n) {
+	} else if (pol && pol * 2 >= throttling) {
 		snprintf(v->fix, sizeof(v->fix),
 			 "find the policer on the path and raise its rate or burst, or shape "
 			 "instead of policing");
 		cat(v->text, sizeof(v->text), " Fix: %s.", v->fix);
-	} else if (rate && rate * 2 >= n) {
-		cat(v->text, sizeof(v->text),
-		    " No receiver setting helps: the path's capacity fell.");
+	} else if (rate && rate * 2 >= throttling) {
+		cat(v->text, sizeof(v->text), " No receiver setting helps: the path's capacity fell.");
 	}
+}
+
+void bt_verdict_build(struct bt_verdict *v, const struct bt_detect *d, double collapse_ratio,
+		      double elapsed_s, const char *why_empty)
+{
+	const struct bt_detect_stats *st = &v->st;
+	uint64_t throttling;
+
+	memset(v, 0, sizeof(*v));
+	bt_detect_stats(d, &v->st);
+	v->elapsed_s = elapsed_s;
+	v->collapse_ratio = collapse_ratio;
+	v->collapses = sum_causes(st->collapses);
+	throttling = sum_causes(st->throttling);
+	if (!st->samples) {
+		snprintf(v->text, sizeof(v->text),
+			 "No BBR rate sample was seen in %.0f s: no traced flow sent data. %s",
+			 elapsed_s, why_empty ? why_empty : "");
+		return;
+	}
+	if (!v->collapses) {
+		snprintf(v->text, sizeof(v->text),
+			 "The bandwidth estimate never collapsed (by %.0f%% or more) in %.0f s "
+			 "(%llu samples, %llu %s, app-limited %.0f%% of the time).",
+			 collapse_ratio * 100, elapsed_s, (unsigned long long)st->samples,
+			 (unsigned long long)st->flows, plural(st->flows, "flow", "flows"),
+			 (double)st->app_limited_samples * 100 / (double)st->samples);
+		return;
+	}
+	headline(v, throttling);
+	throttling_clauses(v);
+	harmless_clause(v, throttling);
+	cat(v->text, sizeof(v->text), ".");
+	fix_of(v, throttling);
 }
 
 /* the verdict record's fields and values, in order; over `v`, `st`, `dack`,
@@ -149,6 +215,9 @@ void bt_verdict_build(struct bt_verdict *v, const struct bt_detect *d, double co
 	X("collapse_ratio", REC_F64, 3, REC_NOCOL, rv_f64(v->collapse_ratio))               \
 	X("collapses", REC_U64, 0, REC_NOCOL, rv_u64(v->collapses))                         \
 	X("collapses_by_cause", REC_KV, 0, REC_NOCOL, rv_kv(kv, BT_NCAUSES))                \
+	X("throttling_by_cause", REC_KV, 0, REC_NOCOL, rv_kv(tkv, BT_NCAUSES))              \
+	X("throttled_s", REC_F64, 3, REC_NOCOL, rv_f64((double)st->throttled_ns / 1e9))     \
+	X("late_bytes", REC_U64, 0, REC_NOCOL, rv_u64((uint64_t)st->late_bytes))            \
 	X("collapses_per_min", REC_F64, 3, REC_NOCOL,                                       \
 	  rv_f64(v->elapsed_s > 0 ? (double)v->collapses * 60.0 / v->elapsed_s : 0))       \
 	X("delayed_ack_rcv_interval_median_us", REC_U64, 0, REC_NOCOL,                      \
@@ -165,6 +234,7 @@ void bt_verdict_build(struct bt_verdict *v, const struct bt_detect *d, double co
 	  rate ? rv_u64(st->rate_bw_median_bps) : rv_null())                                \
 	X("sender", REC_STR, 0, REC_NOCOL, dack ? rv_str(sender) : rv_null())               \
 	X("receiver", REC_STR, 0, REC_NOCOL, dack ? rv_str(receiver) : rv_null())           \
+	X("fix", REC_STR, 0, REC_NOCOL, v->fix[0] ? rv_str(v->fix) : rv_null())             \
 	X("text", REC_STR, 0, REC_COL("verdict", -100, 0, 0), rv_str(v->text))
 
 static const struct rec_field verdict_fields[] = { VERDICT_FIELDS(REC_FIELD) };
@@ -179,15 +249,24 @@ void bt_verdict_by_cause(const struct bt_verdict *v, struct rec_kv kv[BT_NCAUSES
 	}
 }
 
+void bt_verdict_throttling_by_cause(const struct bt_verdict *v, struct rec_kv kv[BT_NCAUSES])
+{
+	for (int i = 0; i < BT_NCAUSES; i++) {
+		kv[i].key = bt_cause_names[i];
+		kv[i].val = v->st.throttling[i];
+	}
+}
+
 int bt_verdict_write(struct rec_writer *w, const struct bt_verdict *v)
 {
 	const struct bt_detect_stats *st = &v->st;
 	bool dack = st->collapses[BT_CAUSE_DELAYED_ACK] > 0;
 	bool rate = st->collapses[BT_CAUSE_RATE_DROP] > 0;
 	char sender[48], receiver[48];
-	struct rec_kv kv[BT_NCAUSES];
+	struct rec_kv kv[BT_NCAUSES], tkv[BT_NCAUSES];
 
 	bt_verdict_by_cause(v, kv);
+	bt_verdict_throttling_by_cause(v, tkv);
 	cli_fmt_v6mapped(st->delack_saddr, sender, sizeof(sender));
 	cli_fmt_v6mapped(st->delack_daddr, receiver, sizeof(receiver));
 	struct rec_value vals[] = { VERDICT_FIELDS(REC_VALUE) };

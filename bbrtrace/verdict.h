@@ -32,5 +32,7 @@ extern const struct rec_schema bt_verdict_schema;
 int bt_verdict_write(struct rec_writer *w, const struct bt_verdict *v);
 /* collapses by cause, keyed by the causes' names (the summary carries them too) */
 void bt_verdict_by_cause(const struct bt_verdict *v, struct rec_kv kv[BT_NCAUSES]);
+/* the throttling collapses (impact), by cause */
+void bt_verdict_throttling_by_cause(const struct bt_verdict *v, struct rec_kv kv[BT_NCAUSES]);
 
 #endif

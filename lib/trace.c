@@ -19,6 +19,17 @@ int bt_cause_parse(const char *name)
 	return -1;
 }
 
+#define BT_IMPACT_NAME(id, name, label) name,
+const char *const bt_impact_names[BT_NIMPACTS] = { BT_IMPACTS(BT_IMPACT_NAME) };
+
+int bt_impact_parse(const char *name)
+{
+	for (int i = 0; name && i < BT_NIMPACTS; i++)
+		if (!strcmp(name, bt_impact_names[i]))
+			return i;
+	return -1;
+}
+
 /* indexed by enum bt_mode (bpf/contract/bbrtrace.h) */
 static const char *const mode_names[] = { "STARTUP", "DRAIN", "PROBE_BW", "PROBE_RTT", "HANDSHAKE" };
 _Static_assert(ARRAY_SIZE(mode_names) == BT_HANDSHAKE + 1, "a name for every enum bt_mode");
@@ -63,6 +74,7 @@ int bt_mode_parse(const char *name)
 #define RD_ADDR(arr) rd_addr(jl_field_str(f), arr)
 #define RD_MODE(lv) rd_enum(jl_field_str(f), bt_mode_parse, &(lv))
 #define RD_CAUSE(lv) rd_cause(jl_field_str(f), &(lv))
+#define RD_IMPACT(lv) rd_impact(jl_field_str(f), &(lv))
 #define RD_STR(arr) rd_str(jl_field_str(f), arr, sizeof(arr))
 
 static bool rd_addr(const char *s, uint8_t out[16])
@@ -92,6 +104,16 @@ static bool rd_cause(const char *s, enum bt_cause *out)
 	if (v < 0)
 		return false;
 	*out = (enum bt_cause)v;
+	return true;
+}
+
+static bool rd_impact(const char *s, enum bt_impact *out)
+{
+	int v = bt_impact_parse(s);
+
+	if (v < 0)
+		return false;
+	*out = (enum bt_impact)v;
 	return true;
 }
 
@@ -157,6 +179,9 @@ static bool rd_str(const char *s, char *out, size_t len)
 #define BT_FIELD_LT_BW_BPS "lt_bw_bps", REC_U64, 0, rv_u64(a->lt_bw_bps), RD_U64(a->lt_bw_bps)
 #define BT_FIELD_DROP_RATIO "drop_ratio", REC_F64, 4, rv_f64(c->drop_ratio), RD_F64(c->drop_ratio)
 #define BT_FIELD_CAUSE "cause", REC_STR, 0, rv_str(bt_cause_names[c->cause]), RD_CAUSE(c->cause)
+#define BT_FIELD_IMPACT "impact", REC_STR, 0, rv_str(bt_impact_names[c->impact]), RD_IMPACT(c->impact)
+#define BT_FIELD_HEADROOM "headroom", REC_F64, 3, rv_f64(c->headroom), RD_F64(c->headroom)
+#define BT_FIELD_DEMAND_BPS "demand_bps", REC_U64, 0, rv_u64(c->demand_bps), RD_U64(c->demand_bps)
 #define BT_FIELD_RESET_BY_ACK "reset_by_ack", REC_BOOL, 0, rv_bool(c->reset_by_ack), \
 	RD_BOOL(c->reset_by_ack)
 #define BT_FIELD_SAMPLE_T_NS "sample_t_ns", REC_U64, 0, rv_u64(r->t_ns), RD_U64(r->t_ns)

@@ -42,6 +42,43 @@
 /* rate_drop: the culprit's two intervals agree within this factor */
 #define BT_AGREE_RATIO 2.0
 
+/*
+ * impact: a collapse throttles the flow when the pacing rate BBR now allows
+ * (the new estimate x its pacing gain) is under BT_THROTTLE_HEADROOM x the
+ * flow's demand. A live stream sends each frame as a burst at the pacing
+ * rate: with less than 25% headroom a frame's burst fills most of the frame
+ * interval, and the next frame queues behind it.
+ */
+#define BT_THROTTLE_HEADROOM 1.25
+/*
+ * demand: what the application was sending, the bytes ACKed over the last
+ * BT_DEMAND_WINDOW_MS before the ACK (at least BT_DEMAND_MIN_SPAN_MS of it),
+ * when the flow was app-limited (it had nothing more to send) for at least
+ * BT_DEMAND_APP_SHARE of that window's samples. A flow that was not, a
+ * bulk sender with more to send, wants at least the estimate it had before
+ * the collapse: that is its demand.
+ */
+#define BT_DEMAND_WINDOW_MS 1000u
+#define BT_DEMAND_MIN_SPAN_MS 100u
+#define BT_DEMAND_APP_SHARE 0.5
+
+/* X(id, name, what it means in a sentence) */
+#define BT_IMPACTS(X)                                                                \
+	X(UNKNOWN, "unknown", "impact unknown (a trace without it)")                   \
+	X(THROTTLING, "throttling", "throttled the stream")                           \
+	X(HARMLESS, "harmless", "left the pacing above the demand")
+
+enum bt_impact {
+#define BT_IMPACT_ENUM(id, name, label) BT_IMPACT_##id,
+	BT_IMPACTS(BT_IMPACT_ENUM)
+#undef BT_IMPACT_ENUM
+	BT_NIMPACTS
+};
+
+extern const char *const bt_impact_names[BT_NIMPACTS];
+/* the impact of that name, or -1 */
+int bt_impact_parse(const char *name);
+
 /* --- collapse causes ------------------------------------------------------------------ */
 
 /* X(id, name, what it means in a legend or a sentence) */
@@ -119,6 +156,9 @@ struct bt_collapse {
 	uint64_t bw_bps;          /* and after */
 	double drop_ratio;        /* 1 - bw / bw_prev */
 	enum bt_cause cause;
+	enum bt_impact impact;
+	uint64_t demand_bps;      /* the flow's demand (BT_DEMAND_WINDOW_MS) */
+	double headroom;          /* the pacing now allowed / demand */
 	bool reset_by_ack;        /* the culprit is this ACK's own sample */
 	struct bt_sample ack;     /* this ACK */
 	struct bt_sample culprit; /* the sample whose bandwidth is the new estimate */
@@ -180,6 +220,9 @@ struct bt_collapse {
 	X(BW_BPS, "bw Mb/s", 9, BT_MBPS, 3)                                           \
 	X(DROP_RATIO, "drop", 5, 0, 2)                                                \
 	X(CAUSE, "cause", -12, 0, 0)                                                  \
+	X(IMPACT, "impact", -10, 0, 0)                                                \
+	X(HEADROOM, "headroom", 8, 0, 2)                                              \
+	X(DEMAND_BPS, "dem Mb/s", 8, BT_MBPS, 2)                                      \
 	X(RESET_BY_ACK, NULL, 0, 0, 0)                                                \
 	X(SAMPLE_T_NS, NULL, 0, 0, 0)                                                 \
 	X(DELIVERED, "dlv", 4, 0, 0)                                                  \

@@ -50,7 +50,9 @@ col() {
 		echo "QUICKACK $(echo "$1" | tr a-z A-Z)"
 		echo
 		jq -r '"collapses: \(.collapses) in \(.elapsed_s|round) s (\(.collapses_per_min*10|round/10)/min)",
-			(.collapses_by_cause | to_entries | map("  \(.key): \(.value)") | .[]),
+			(.throttling_by_cause as $t | .collapses_by_cause | to_entries
+				| map("  \(.key): \(.value), \($t[.key]) throttling") | .[]),
+			"throttled \(.throttled_s*1000|round) ms, \(.late_bytes/1000|round) kB held back",
 			"push: \(.push.send.stalls) stalls, \(.push.send.late_frames) late frames,",
 			"      goodput \(.push.send.goodput_bps/1e6*100|round/100) Mbit/s",
 			"receiver: \(.receiver_delayed_acks) delayed ACKs (its kernel)"' "$d/verdict.json"
