@@ -301,6 +301,76 @@ static double ms(uint64_t us)
 	return (double)us / 1000.0;
 }
 
+/* the culprit's receive interval dominates its send interval, past the delayed-ACK floor */
+static bool held(const struct bt_detect *d, const struct bt_sample *k)
+{
+	return k->rcv_interval_us >= d->cfg.delack_floor_us &&
+	       (double)k->rcv_interval_us >= d->cfg.delack_ratio * (double)k->snd_interval_us;
+}
+
+/* a late ACK: a delayed_ack when it held back one or two segments within the timer's
+ * range; many segments that late drained through a queue (rate_drop) */
+static void classify_held(const struct bt_detect *d, struct bt_collapse *c, const char *who,
+			  const char *hint)
+{
+	const struct bt_sample *k = &c->culprit;
+	uint64_t snd = k->snd_interval_us, rcv = k->rcv_interval_us;
+	char *e = c->evidence;
+	size_t n = sizeof(c->evidence);
+
+	if (k->delivered > BT_DELACK_MAX_SEGS) {
+		c->cause = BT_CAUSE_RATE_DROP;
+		snprintf(e, n,
+			 "%s: %d segments sent in %.3f ms drained over %.3f ms, at %.3f Mbit/s: a queue "
+			 "at the path's rate, not a held ACK (that holds %d segments at most)",
+			 who, k->delivered, ms(snd), ms(rcv), (double)k->sample_bw_bps * 1e-6,
+			 BT_DELACK_MAX_SEGS);
+	} else if (rcv > BT_DELACK_CEIL_US) {
+		c->cause = BT_CAUSE_OTHER;
+		snprintf(e, n,
+			 "%s: %d delivered after %.3f ms, longer than any delayed-ACK timer (%.0f ms at "
+			 "most): a timeout or a closed window",
+			 who, k->delivered, ms(rcv), ms(BT_DELACK_CEIL_US));
+	} else {
+		c->cause = BT_CAUSE_DELAYED_ACK;
+		snprintf(e, n,
+			 "%s: rcv_interval %.3f ms >= %g x snd_interval %.3f ms, not app-limited, "
+			 "%d delivered in %.3f ms%s",
+			 who, ms(rcv), d->cfg.delack_ratio, ms(snd), k->delivered, ms(rcv), hint);
+	}
+}
+
+/* neither held nor agreeing: a lone segment ACKed a little late, or other */
+static void classify_rest(const struct bt_detect *d, struct bt_collapse *c, const char *who,
+			  const char *hint)
+{
+	const struct bt_sample *k = &c->culprit;
+	uint64_t snd = k->snd_interval_us, rcv = k->rcv_interval_us;
+	char *e = c->evidence;
+	size_t n = sizeof(c->evidence);
+
+	if (k->is_ack_delayed && k->delivered <= BT_DELACK_MAX_SEGS && rcv > snd) {
+		c->cause = BT_CAUSE_LONE_SEGMENT;
+		snprintf(e, n,
+			 "%s: %d segment ACKed alone %.3f ms after it was sent (snd_interval %.3f ms), "
+			 "as the kernel's is_ack_delayed says: a sub-MSS segment acknowledged a little "
+			 "late, under the %.3f ms delayed-ACK floor",
+			 who, k->delivered, ms(rcv), ms(snd), ms(d->cfg.delack_floor_us));
+		return;
+	}
+	c->cause = BT_CAUSE_OTHER;
+	if (rcv > snd && (double)rcv >= d->cfg.delack_ratio * (double)snd)
+		snprintf(e, n,
+			 "%s: rcv_interval %.3f ms dominates snd_interval %.3f ms but is under "
+			 "the %.3f ms delayed-ACK floor%s",
+			 who, ms(rcv), ms(snd), ms(d->cfg.delack_floor_us), hint);
+	else
+		snprintf(e, n,
+			 "%s: rcv_interval %.3f ms and snd_interval %.3f ms neither agree nor "
+			 "show a held ACK",
+			 who, ms(rcv), ms(snd));
+}
+
 static void classify(const struct bt_detect *d, const struct flow *f, struct bt_collapse *c,
 		     bool lt_switched, bool culprit_found)
 {
@@ -320,51 +390,29 @@ static void classify(const struct bt_detect *d, const struct flow *f, struct bt_
 			 "(%d lost in this sample), as behind a policer",
 			 f->lt_use_bw ? "lowered" : "switched to", (double)c->ack.lt_bw_bps * 1e-6,
 			 c->ack.losses);
-		return;
-	}
-	if (!culprit_found) {
+	} else if (!culprit_found) {
 		c->cause = BT_CAUSE_OTHER;
 		snprintf(e, n,
 			 "the new max-bw %.3f Mbit/s matches none of the flow's last %d samples "
 			 "(trace started mid-flow or events were lost)",
 			 (double)c->bw_bps * 1e-6, BT_DETECT_HISTORY);
-		return;
-	}
-	if (k->is_app_limited) {
+	} else if (k->is_app_limited) {
 		c->cause = BT_CAUSE_OTHER;
 		snprintf(e, n,
 			 "%s set the estimate but was app-limited (rcv_interval %.3f ms, "
 			 "snd_interval %.3f ms)",
 			 who, ms(rcv), ms(snd));
-		return;
-	}
-	if (rcv >= d->cfg.delack_floor_us && (double)rcv >= d->cfg.delack_ratio * (double)snd) {
-		c->cause = BT_CAUSE_DELAYED_ACK;
-		snprintf(e, n,
-			 "%s: rcv_interval %.3f ms >= %g x snd_interval %.3f ms, not app-limited, "
-			 "%d delivered in %.3f ms%s",
-			 who, ms(rcv), d->cfg.delack_ratio, ms(snd), k->delivered, ms(rcv), hint);
-		return;
-	}
-	if (lo > 0 && (double)hi <= d->cfg.agree_ratio * (double)lo) {
+	} else if (held(d, k)) {
+		classify_held(d, c, who, hint);
+	} else if (lo > 0 && (double)hi <= d->cfg.agree_ratio * (double)lo) {
 		c->cause = BT_CAUSE_RATE_DROP;
 		snprintf(e, n,
 			 "%s: rcv_interval %.3f ms and snd_interval %.3f ms agree (within %gx): "
 			 "the path delivered %.3f Mbit/s",
 			 who, ms(rcv), ms(snd), d->cfg.agree_ratio, (double)k->sample_bw_bps * 1e-6);
-		return;
+	} else {
+		classify_rest(d, c, who, hint);
 	}
-	c->cause = BT_CAUSE_OTHER;
-	if (rcv > snd && (double)rcv >= d->cfg.delack_ratio * (double)snd)
-		snprintf(e, n,
-			 "%s: rcv_interval %.3f ms dominates snd_interval %.3f ms but is under "
-			 "the %.3f ms delayed-ACK floor%s",
-			 who, ms(rcv), ms(snd), ms(d->cfg.delack_floor_us), hint);
-	else
-		snprintf(e, n,
-			 "%s: rcv_interval %.3f ms and snd_interval %.3f ms neither agree nor "
-			 "show a held ACK",
-			 who, ms(rcv), ms(snd));
 }
 
 /* the pacing rate BBR allows after this ACK: its estimate x its pacing gain. PROBE_BW

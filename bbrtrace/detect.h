@@ -29,9 +29,14 @@
  *   loss_policer  lt_use_bw is set after this ACK: after sustained losses
  *                 BBR switched to (or lowered) its long-term, policed rate.
  *   delayed_ack   the culprit is not app-limited, and its receive interval
- *                 dominates its send interval:
+ *                 dominates its send interval, within a delayed-ACK timer's
+ *                 range, for at most BT_DELACK_MAX_SEGS segments:
  *                     rcv_interval_us >= delack_ratio * snd_interval_us
  *                     rcv_interval_us >= delack_floor_us
+ *                     rcv_interval_us <= BT_DELACK_CEIL_US
+ *                     delivered <= BT_DELACK_MAX_SEGS
+ *                 More segments that late drained through a queue: a
+ *                 rate_drop, with that evidence.
  *                 (BT_DELACK_RATIO and BT_DELACK_FLOOR_US in lib/trace.h)
  *                 The ACK came late, not the data: the receiver held its
  *                 ACK (the delayed-ACK timer is 40 ms at least unless a
@@ -43,6 +48,10 @@
  *   rate_drop     the culprit is not app-limited and its two intervals
  *                 agree (the larger is at most agree_ratio, BT_AGREE_RATIO,
  *                 times the smaller): the path really delivered less.
+ *   lone_segment  the kernel flagged the culprit a lone segment ACKed alone
+ *                 (is_ack_delayed), at most BT_DELACK_MAX_SEGS delivered, its
+ *                 receive interval over its send interval but under the
+ *                 floor: a sub-MSS segment ACKed microseconds late.
  *   other         anything else, with the evidence (app-limited culprit,
  *                 intervals neither agreeing nor dominated, receive interval
  *                 under the floor, no culprit found).

@@ -124,12 +124,15 @@ static void detect_help(FILE *f)
 		"With --detect, a collapse is an ACK after which BBR's estimate (the max-bw\n"
 		"filter, or lt_bw while lt_use_bw) is below (1 - R) times what it was. Its\n"
 		"cause: %s when BBR is on its long-term rate after losses;\n"
-		"%s when the sample that set the new estimate is not app-limited and\n"
-		"rcv_interval_us >= %g x snd_interval_us and >= %u ms (the ACK was held, not\n"
-		"the data; is_ack_delayed is only a hint); %s when that sample's two\n"
-		"intervals agree within %gx (the path delivered less); %s otherwise, with\n"
-		"the evidence. An ACK that covers the sender's FIN is never a collapse (the\n"
-		"stream is over).\n"
+		"%s when the sample that set the new estimate is not app-limited,\n"
+		"rcv_interval_us >= %g x snd_interval_us and >= %u ms and <= %u ms (the ACK was\n"
+		"held, not the data, within a delayed-ACK timer's range), and it delivered at\n"
+		"most %d segments (a timer holds the last one or two; more that late drained\n"
+		"through a queue: %s); %s when that sample's two intervals agree within\n"
+		"%gx (the path delivered less); %s when the kernel flagged it a lone\n"
+		"segment ACKed a little late (is_ack_delayed, at most %d delivered, under the\n"
+		"floor); %s otherwise, with the evidence. An ACK that covers the sender's FIN\n"
+		"is never a collapse (the stream is over).\n"
 		"Its impact: %s when the pacing BBR now allows (the new estimate x its\n"
 		"pacing gain; in PROBE_BW the gain cycle's mean, 1) is under %.2f x the flow's\n"
 		"demand (its headroom, allowed/demand, is under %.2f), else %s. The demand is\n"
@@ -145,8 +148,10 @@ static void detect_help(FILE *f)
 		"Needs root (or CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN) and kernel BTF.\n"
 		"Environment: TK_VMLINUX_BTF=FILE reads the kernel's BTF from FILE.\n",
 		bt_cause_names[BT_CAUSE_LOSS_POLICER], bt_cause_names[BT_CAUSE_DELAYED_ACK],
-		BT_DELACK_RATIO, BT_DELACK_FLOOR_US / 1000, bt_cause_names[BT_CAUSE_RATE_DROP],
-		BT_AGREE_RATIO, bt_cause_names[BT_CAUSE_OTHER], bt_impact_names[BT_IMPACT_THROTTLING],
+		BT_DELACK_RATIO, BT_DELACK_FLOOR_US / 1000, BT_DELACK_CEIL_US / 1000, BT_DELACK_MAX_SEGS,
+		bt_cause_names[BT_CAUSE_RATE_DROP], bt_cause_names[BT_CAUSE_RATE_DROP], BT_AGREE_RATIO,
+		bt_cause_names[BT_CAUSE_LONE_SEGMENT], BT_DELACK_MAX_SEGS, bt_cause_names[BT_CAUSE_OTHER],
+		bt_impact_names[BT_IMPACT_THROTTLING],
 		BT_THROTTLE_HEADROOM, BT_THROTTLE_HEADROOM, bt_impact_names[BT_IMPACT_HARMLESS],
 		BT_DEMAND_WINDOW_MS, BT_DEMAND_MIN_SPAN_MS, BT_DEMAND_APP_SHARE * 100, BT_THROTTLE_HEADROOM);
 }

@@ -39,6 +39,19 @@
  * candidates use the same floor.
  */
 #define BT_DELACK_FLOOR_US 10000u
+/*
+ * ... and the late ACK held back at most this many segments: a delayed-ACK
+ * timer holds the ACK of the last one or two (RFC 1122 ACKs every second
+ * full segment at once). More segments arriving that late drained through
+ * a queue at the path's rate: a rate_drop, whatever the sender's burst.
+ */
+#define BT_DELACK_MAX_SEGS 2
+/*
+ * ... and at most this long: the delayed-ACK timer is capped at 200 ms
+ * (TCP_DELACK_MAX); a longer gap is something else (a retransmission
+ * timeout, a closed window). 250 ms leaves a scheduler's slack.
+ */
+#define BT_DELACK_CEIL_US 250000u
 /* rate_drop: the culprit's two intervals agree within this factor */
 #define BT_AGREE_RATIO 2.0
 
@@ -86,7 +99,8 @@ int bt_impact_parse(const char *name);
 	X(DELAYED_ACK, "delayed_ack", "delayed ACK")                                  \
 	X(RATE_DROP, "rate_drop", "rate drop")                                        \
 	X(LOSS_POLICER, "loss_policer", "loss/policer")                               \
-	X(OTHER, "other", "other")
+	X(OTHER, "other", "other")                                                    \
+	X(LONE_SEGMENT, "lone_segment", "lone late segment")
 
 enum bt_cause {
 #define BT_CAUSE_ENUM(id, name, label) BT_CAUSE_##id,

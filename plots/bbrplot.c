@@ -472,6 +472,11 @@ static int plot_other(const struct env *e, char *vars, size_t vlen)
 		gp_str(v, "labels", labels);
 		fprintf(v, "floor_cycles=%.9g; ", floor_cycles);
 	}
+	if (e->kind == PLOT_SWEEP) {
+		uint64_t none[BT_NCAUSES] = { 0 };
+
+		gp_causes(v, none);
+	}
 	if (fclose(v))
 		return TK_EXIT_FAIL;
 	return run_gnuplot(tmpl, vars) ? TK_EXIT_FAIL : TK_EXIT_OK;

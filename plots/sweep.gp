@@ -4,9 +4,10 @@
 #
 # bbrplot prepares the data and runs: gnuplot -e "VARIABLES" plots/sweep.gp
 #   data, out, term, width, height, ptitle   as in dip.gp
+#   ncauses, cause_label[]                    bbrtrace's causes, in its order
 #
-# sweep.dat: "RTT, quickack on|off" delayed_ack rate_drop loss_policer other
-#            (collapses per minute) goodput_mbps
+# sweep.dat: "RTT, quickack on|off", then collapses per minute for each cause
+#            in that order, then goodput_mbps
 
 if (term eq "svg") {
 	set terminal svg size width,height font "Sans,11" background rgb "white"
@@ -32,8 +33,9 @@ set xtics rotate by -20
 set grid ytics lc rgb "#e0e0e0"
 set key top right box opaque
 
-plot data."/sweep.dat" using 2:xtic(1) lc rgb "#d62728" title "delayed ACK", \
-	'' using 3 lc rgb "#ff7f0e" title "rate drop", \
-	'' using 4 lc rgb "#9467bd" title "loss/policer", \
-	'' using 5 lc rgb "#7f7f7f" title "other", \
-	'' using 0:6 axes x1y2 with linespoints pt 7 ps 1.8 lw 2 lc rgb "#1f77b4" title "goodput (right axis)"
+# the causes' colours, in bbrtrace's order, as in dip.gp
+array cause_colour = ["#d62728", "#ff7f0e", "#9467bd", "#7f7f7f", "#e377c2", "#17becf", "#bcbd22", "#8c564b"]
+if (ncauses > |cause_colour|) { print sprintf("sweep.gp: %d causes, colours for %d", ncauses, |cause_colour|); exit status 1 }
+
+plot for [c=1:ncauses] data."/sweep.dat" using (column(c + 1)):xtic(1) lc rgb cause_colour[c] title cause_label[c], \
+	'' using 0:(column(ncauses + 2)) axes x1y2 with linespoints pt 7 ps 1.8 lw 2 lc rgb "#1f77b4" title "goodput (right axis)"

@@ -30,10 +30,10 @@ table) and DIR/sweep.csv, one row per run, with these columns:
   receiver              the receiver mode
   duration_s            seconds the trace ran
   collapses             collapses of BBR's estimate, all causes
-  delayed_ack_per_min   collapses per minute caused by delayed ACKs
-  rate_drop_per_min     ... by real rate drops
-  loss_policer_per_min  ... by BBR's long-term (policer) mode
-  other_per_min         ... by anything else
+  CAUSE_per_min         collapses per minute of each of bbrtrace's causes,
+                        in its order: delayed_ack_per_min, rate_drop_per_min,
+                        loss_policer_per_min, other_per_min,
+                        lone_segment_per_min (bbrtrace --help)
   stalls                sender frame intervals that ended with unsent data
   late_frames           frames the sender started late
   goodput_bps           mean sender goodput (bytes ACKed x 8 / duration)
@@ -89,8 +89,14 @@ fi
 
 mkdir -p "$out" || exit 1
 csv=$out/sweep.csv
-echo "rtt,rtt_effective,quickack,receiver,duration_s,collapses,delayed_ack_per_min,rate_drop_per_min,loss_policer_per_min,other_per_min,stalls,late_frames,goodput_bps,receiver_delayed_acks,dir" >"$csv"
+: >"$csv"
 status=0
+# the header, once the first run's verdict names bbrtrace's causes (in its order)
+csv_header() {
+	jq -r '["rtt", "rtt_effective", "quickack", "receiver", "duration_s", "collapses"]
+		+ (.collapses_by_cause | keys_unsorted | map(. + "_per_min"))
+		+ ["stalls", "late_frames", "goodput_bps", "receiver_delayed_acks", "dir"] | join(",")' "$1"
+}
 for r in $rtts; do
 	for qa in off on; do
 		d=$out/$r-quickack-$qa
@@ -107,14 +113,11 @@ for r in $rtts; do
 			continue
 		fi
 		mv -f "$d.log" "$d/dip.log"
-		jq -r --arg d "$d" '[.scenario.rtt, .scenario.rtt_effective, .scenario.quickack,
-			.scenario.receiver, .elapsed_s,
-			.collapses,
-			(.collapses_by_cause.delayed_ack * 60 / .elapsed_s),
-			(.collapses_by_cause.rate_drop * 60 / .elapsed_s),
-			(.collapses_by_cause.loss_policer * 60 / .elapsed_s),
-			(.collapses_by_cause.other * 60 / .elapsed_s),
-			.push.send.stalls, .push.send.late_frames, .push.send.goodput_bps,
+		[ -s "$csv" ] || csv_header "$d/verdict.json" >"$csv"
+		jq -r --arg d "$d" '.elapsed_s as $s | [.scenario.rtt, .scenario.rtt_effective,
+			.scenario.quickack, .scenario.receiver, .elapsed_s, .collapses]
+			+ (.collapses_by_cause | to_entries | map(.value * 60 / $s))
+			+ [.push.send.stalls, .push.send.late_frames, .push.send.goodput_bps,
 			.receiver_delayed_acks, $d] | @csv' \
 			"$d/verdict.json" | tr -d '"' >>"$csv"
 	done
@@ -122,10 +125,19 @@ done
 
 {
 	[ -n "$note" ] && echo "note: $note"
-	printf '%-8s %-8s %-8s %10s %10s %10s %10s %7s %9s %9s\n' rtt applied quickack \
-		"dack/min" "rate/min" "polc/min" "othr/min" stalls "Mbit/s" "rx-delack"
-	tail -n +2 "$csv" | awk -F, '{ printf "%-8s %-8s %-8s %10.1f %10.1f %10.1f %10.1f %7d %9.2f %9d\n",
-		$1, $2, $3, $7, $8, $9, $10, $11, $13 / 1e6, $14 }'
+	# columns by name: one per cause, whatever causes bbrtrace has
+	awk -F, 'NR == 1 {
+		for (i = 1; i <= NF; i++) { col[$i] = i; if ($i ~ /_per_min$/) cause[++nc] = i }
+		printf "%-8s %-8s %-8s", "rtt", "applied", "quickack"
+		for (k = 1; k <= nc; k++) { h = $cause[k]; sub(/_per_min$/, "", h); printf " %13s", substr(h, 1, 9) "/min" }
+		printf " %7s %9s %9s\n", "stalls", "Mbit/s", "rx-delack"
+		next
+	}
+	{
+		printf "%-8s %-8s %-8s", $1, $2, $3
+		for (k = 1; k <= nc; k++) printf " %13.1f", $cause[k]
+		printf " %7d %9.2f %9d\n", $col["stalls"], $col["goodput_bps"] / 1e6, $col["receiver_delayed_acks"]
+	}' "$csv"
 } | tee "$out/sweep.txt"
 echo "table: $out/sweep.txt   csv: $csv"
 exit $status

@@ -131,6 +131,16 @@ static unsigned int count(const struct replay *r, int cause)
 }
 
 /*
+ * The cause the live detector's record gives, as the detector names it now:
+ * the fixtures predate lone_segment (issue 12), which the live detector then
+ * called other (see the fixtures' README).
+ */
+static enum bt_cause cause_now(enum bt_cause live, enum bt_cause found)
+{
+	return live == BT_CAUSE_OTHER && found == BT_CAUSE_LONE_SEGMENT ? found : live;
+}
+
+/*
  * The replay finds the ACKs bbrtrace found live, and the same cause for each
  * collapse set by the ACK's own sample. (A fixture is a window of a trace:
  * an older culprit may lie before the window, so those causes may differ.)
@@ -142,7 +152,7 @@ static void assert_same_as_live(const struct replay *r)
 		assert_true(r->found[i].t_ns == r->expect[i].t_ns);
 		if (r->expect[i].reset_by_ack)
 			assert_string_equal(bt_cause_names[r->found[i].cause],
-					    bt_cause_names[r->expect[i].cause]);
+					    bt_cause_names[cause_now(r->expect[i].cause, r->found[i].cause)]);
 	}
 }
 
@@ -226,13 +236,16 @@ static void test_quickack_on(void **state)
 	assert_same_as_live(&r);
 	assert_true(r.samples >= 400);
 	assert_int_equal(count(&r, BT_CAUSE_DELAYED_ACK), 0);
-	/* the one collapse, at the push's last ACK: a receive interval of microseconds */
-	assert_int_equal(count(&r, BT_CAUSE_OTHER), 1);
-	c = &r.last[BT_CAUSE_OTHER];
+	/* the one collapse, at the push's last ACK: a lone segment ACKed microseconds late */
+	assert_int_equal(count(&r, BT_CAUSE_LONE_SEGMENT), 1);
+	c = &r.last[BT_CAUSE_LONE_SEGMENT];
 	assert_true(c->culprit.rcv_interval_us < 1000);
+	assert_int_equal(c->impact, BT_IMPACT_HARMLESS);
 	bt_verdict_build(&v, r.d, 0.30, 3, NULL);
 	assert_null(strstr(v.text, "delayed ACKs"));
 	assert_null(strstr(v.text, "quickack on"));
+	assert_non_null(strstr(v.text, "No action is needed (all harmless: 1 lone late segment)"));
+	assert_string_equal(v.fix, "");
 	bt_detect_free(r.d);
 }
 
@@ -299,18 +312,22 @@ static void test_flow_before_its_cookie(void **state)
 	bt_detect_free(d);
 }
 
-static void test_other_microsecond_jitter(void **state)
+/* a lone segment ACKed microseconds late (is_ack_delayed) is no held ACK: lone_segment */
+static void test_lone_segment(void **state)
 {
 	struct replay r;
 	const struct bt_collapse *c;
 	(void)state;
 
 	replay_file("delayed_ack.jsonl", &r, NULL);
-	assert_true(count(&r, BT_CAUSE_OTHER) >= 1);
-	c = &r.last[BT_CAUSE_OTHER];
-	/* a receive interval of microseconds is jitter, not a held ACK */
-	assert_true(c->culprit.rcv_interval_us < 10000);
-	assert_non_null(strstr(c->evidence, "floor"));
+	assert_true(count(&r, BT_CAUSE_LONE_SEGMENT) >= 1);
+	assert_int_equal(count(&r, BT_CAUSE_OTHER), 0);
+	c = &r.last[BT_CAUSE_LONE_SEGMENT];
+	assert_true(c->culprit.rcv_interval_us < BT_DELACK_FLOOR_US);
+	assert_true(c->culprit.is_ack_delayed && c->culprit.delivered <= BT_DELACK_MAX_SEGS);
+	assert_non_null(strstr(c->evidence, "is_ack_delayed says"));
+	/* harmless: the estimate stays far above the stream */
+	assert_int_equal(c->impact, BT_IMPACT_HARMLESS);
 	bt_detect_free(r.d);
 }
 
@@ -445,6 +462,40 @@ static void test_verdict_text(void **state)
 }
 
 /*
+ * The false delayed_ack of issue 12: 194 segments sent in 2.3 ms that drained
+ * over 117 ms behind a deep queue are a rate_drop; a lone segment held 300 ms,
+ * longer than any delayed-ACK timer, is other; two segments held 40 ms are a
+ * delayed_ack
+ */
+static void test_queue_is_no_delayed_ack(void **state)
+{
+	struct bt_detect *d = bt_detect_new(NULL);
+	struct bt_collapse c;
+	struct bt_sample s;
+	(void)state;
+
+	s = mk(1, 1000000000, 0, 194, 2300, 117000, false);
+	s.bw_bps = bt_bw_to_bps((uint32_t)((194ull << 24) / 117000), 1448);
+	assert_true(bt_detect_feed(d, &s, &c));
+	assert_int_equal(c.cause, BT_CAUSE_RATE_DROP);
+	assert_non_null(strstr(c.evidence, "194 segments sent in 2.300 ms drained over 117.000 ms"));
+	s = mk(2, 1000000000, 0, 1, 0, 300000, false);
+	s.bw_bps = bt_bw_to_bps((uint32_t)((1ull << 24) / 300000), 1448);
+	assert_true(bt_detect_feed(d, &s, &c));
+	assert_int_equal(c.cause, BT_CAUSE_OTHER);
+	assert_non_null(strstr(c.evidence, "longer than any delayed-ACK timer"));
+	s = mk(3, 1000000000, 0, 2, 10, 40000, false);
+	s.bw_bps = bt_bw_to_bps((uint32_t)((2ull << 24) / 40000), 1448);
+	assert_true(bt_detect_feed(d, &s, &c));
+	assert_int_equal(c.cause, BT_CAUSE_DELAYED_ACK);
+	s = mk(4, 1000000000, 0, 3, 10, 40000, false);
+	s.bw_bps = bt_bw_to_bps((uint32_t)((3ull << 24) / 40000), 1448);
+	assert_true(bt_detect_feed(d, &s, &c));
+	assert_int_equal(c.cause, BT_CAUSE_RATE_DROP);
+	bt_detect_free(d);
+}
+
+/*
  * An app-limited stream at 4 Mbit/s (500 bytes ACKed per ms) with a 300 Mbit/s
  * estimate, for 1.5 s; then the collapse under test at 1.5 s; then `after_ms`
  * more ACKs at that estimate, then the estimate back at 300 Mbit/s. Returns the
@@ -559,11 +610,12 @@ int main(void)
 		cmocka_unit_test(test_quickack_on),
 		cmocka_unit_test(test_fin_ack_is_no_collapse),
 		cmocka_unit_test(test_flow_before_its_cookie),
-		cmocka_unit_test(test_other_microsecond_jitter),
+		cmocka_unit_test(test_lone_segment),
 		cmocka_unit_test(test_collapse_ratio),
 		cmocka_unit_test(test_rule_edges),
 		cmocka_unit_test(test_flow_table_full),
 		cmocka_unit_test(test_verdict_text),
+		cmocka_unit_test(test_queue_is_no_delayed_ack),
 		cmocka_unit_test(test_impact),
 		cmocka_unit_test(test_impact_bulk),
 		cmocka_unit_test(test_verdict_nothing_throttled),
