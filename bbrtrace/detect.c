@@ -340,22 +340,80 @@ static void classify_held(const struct bt_detect *d, struct bt_collapse *c, cons
 	}
 }
 
+/* the most recent sample of the flow's history whose bandwidth is bw_bps, or NULL */
+static const struct hsample *hist_with_bw(const struct flow *f, const struct bt_sample *ack,
+					  uint64_t bw_bps, uint64_t *age_ns)
+{
+	struct bt_sample as = *ack;
+
+	as.bw_bps = bw_bps;
+	for (unsigned int i = 0; f->hist && i < f->n; i++) {
+		const struct hsample *h = &f->hist[(f->head + BT_DETECT_HISTORY - 1 - i) % BT_DETECT_HISTORY];
+
+		if (sample_sets(h->delivered, h->interval_us, &as)) {
+			*age_ns = ack->t_ns - h->t_ns;
+			return h;
+		}
+	}
+	return NULL;
+}
+
+/* the filter's window rotated past the old maximum: how old it was, and what set it */
+static void classify_expired(const struct flow *f, struct bt_collapse *c, const char *who)
+{
+	uint64_t age_ns = 0;
+	const struct hsample *h = hist_with_bw(f, &c->ack, c->bw_prev_bps, &age_ns);
+	char *e = c->evidence;
+	size_t n = sizeof(c->evidence);
+	uint32_t rtt = c->ack.min_rtt_us;
+
+	c->cause = BT_CAUSE_MAX_EXPIRED;
+	if (!h) {
+		snprintf(e, n,
+			 "BBR's max-bw filter let its old maximum %.3f Mbit/s expire (set before the "
+			 "flow's last %d samples); %s, %d delivered, is the largest left",
+			 (double)c->bw_prev_bps * 1e-6, BT_DETECT_HISTORY, who, c->culprit.delivered);
+		return;
+	}
+	snprintf(e, n,
+		 "BBR's max-bw filter let its old maximum %.3f Mbit/s expire after %.3f ms (%.0f "
+		 "rounds of min_rtt %u us): %d segments sent in %.3f ms, ACKed over %.3f ms%s; %s, %d "
+		 "delivered, is the largest left",
+		 (double)c->bw_prev_bps * 1e-6, (double)age_ns / 1e6,
+		 rtt ? (double)age_ns / 1e3 / rtt : 0.0, rtt, h->delivered, ms(h->snd_interval_us),
+		 ms(h->rcv_interval_us), h->snd_interval_us * 10 < h->rcv_interval_us ? " (a burst)" : "",
+		 who, c->culprit.delivered);
+}
+
 /* neither held nor agreeing: a lone segment ACKed a little late, or other */
-static void classify_rest(const struct bt_detect *d, struct bt_collapse *c, const char *who,
-			  const char *hint)
+static void classify_rest(const struct bt_detect *d, const struct flow *f, struct bt_collapse *c,
+			  const char *who, const char *hint)
 {
 	const struct bt_sample *k = &c->culprit;
 	uint64_t snd = k->snd_interval_us, rcv = k->rcv_interval_us;
 	char *e = c->evidence;
 	size_t n = sizeof(c->evidence);
 
-	if (k->is_ack_delayed && k->delivered <= BT_DELACK_MAX_SEGS && rcv > snd) {
+	if (!k->is_app_limited && k->is_ack_delayed && k->delivered <= BT_DELACK_MAX_SEGS && rcv > snd) {
 		c->cause = BT_CAUSE_LONE_SEGMENT;
 		snprintf(e, n,
 			 "%s: %d segment ACKed alone %.3f ms after it was sent (snd_interval %.3f ms), "
 			 "as the kernel's is_ack_delayed says: a sub-MSS segment acknowledged a little "
 			 "late, under the %.3f ms delayed-ACK floor",
 			 who, k->delivered, ms(rcv), ms(snd), ms(d->cfg.delack_floor_us));
+		return;
+	}
+	if (!c->reset_by_ack) {
+		classify_expired(f, c, who);
+		return;
+	}
+	if ((double)snd > d->cfg.agree_ratio * (double)rcv) {
+		c->cause = BT_CAUSE_SENDER_LIMITED;
+		snprintf(e, n,
+			 "%s: snd_interval %.3f ms > %gx rcv_interval %.3f ms: the sender sent its %d "
+			 "segments slowly (its own pacing, cwnd or application), so the sample measured "
+			 "the sender, not the path",
+			 who, ms(snd), d->cfg.agree_ratio, ms(rcv), k->delivered);
 		return;
 	}
 	c->cause = BT_CAUSE_OTHER;
@@ -396,22 +454,22 @@ static void classify(const struct bt_detect *d, const struct flow *f, struct bt_
 			 "the new max-bw %.3f Mbit/s matches none of the flow's last %d samples "
 			 "(trace started mid-flow or events were lost)",
 			 (double)c->bw_bps * 1e-6, BT_DETECT_HISTORY);
-	} else if (k->is_app_limited) {
+	} else if (k->is_app_limited && c->reset_by_ack) {
 		c->cause = BT_CAUSE_OTHER;
 		snprintf(e, n,
 			 "%s set the estimate but was app-limited (rcv_interval %.3f ms, "
 			 "snd_interval %.3f ms)",
 			 who, ms(rcv), ms(snd));
-	} else if (held(d, k)) {
+	} else if (!k->is_app_limited && held(d, k)) {
 		classify_held(d, c, who, hint);
-	} else if (lo > 0 && (double)hi <= d->cfg.agree_ratio * (double)lo) {
+	} else if (!k->is_app_limited && lo > 0 && (double)hi <= d->cfg.agree_ratio * (double)lo) {
 		c->cause = BT_CAUSE_RATE_DROP;
 		snprintf(e, n,
 			 "%s: rcv_interval %.3f ms and snd_interval %.3f ms agree (within %gx): "
 			 "the path delivered %.3f Mbit/s",
 			 who, ms(rcv), ms(snd), d->cfg.agree_ratio, (double)k->sample_bw_bps * 1e-6);
 	} else {
-		classify_rest(d, c, who, hint);
+		classify_rest(d, f, c, who, hint);
 	}
 }
 
@@ -447,9 +505,10 @@ static void demand_track(struct flow *f, const struct bt_sample *s)
 		f->cp_n++;
 }
 
-/* the flow's demand before this ACK (lib/trace.h, BT_DEMAND_WINDOW_MS), or 0
- * when its window is too short or it was not app-limited */
-static uint64_t demand_measured(const struct flow *f, uint64_t now_ns)
+/* the flow's delivery rate over the window before this ACK (lib/trace.h,
+ * BT_DEMAND_WINDOW_MS), and whether it was app-limited then; 0 when the window
+ * is too short */
+static uint64_t demand_measured(const struct flow *f, uint64_t now_ns, bool *app_limited)
 {
 	const uint64_t window = BT_DEMAND_WINDOW_MS * 1000000ull;
 	const struct checkpoint *from = NULL;
@@ -467,34 +526,40 @@ static uint64_t demand_measured(const struct flow *f, uint64_t now_ns)
 		return 0;
 	span = now_ns - from->t_ns;
 	n = f->samples - from->samples;
-	if (!n || (double)(f->app_limited - from->app_limited) < BT_DEMAND_APP_SHARE * (double)n)
-		return 0;
+	*app_limited = n && (double)(f->app_limited - from->app_limited) >= BT_DEMAND_APP_SHARE * (double)n;
 	return (uint64_t)((double)(f->acked_bytes - from->acked_bytes) * 8e9 / (double)span);
 }
 
-/* the collapse's impact, and a throttle begins when it throttles */
+/*
+ * The collapse's impact, and a throttle begins when it throttles. An
+ * app-limited flow needs BT_THROTTLE_HEADROOM x its demand; a flow with more
+ * to send (not app-limited) is throttled when the pacing allowed falls under
+ * what it delivered, and without a window yet, under the estimate it had.
+ */
 static void impact_of(struct bt_detect *d, struct flow *f, struct bt_collapse *c)
 {
-	uint64_t allowed = allowed_bps(&c->ack), end;
+	uint64_t allowed = allowed_bps(&c->ack);
+	bool app = false;
+	double need = 1.0;
 
 	if (f->throttled_since_ns) {
 		c->demand_bps = f->throttle_demand_bps; /* measured before the throttle began */
-		end = f->throttle_end_bps;
+		need = (double)f->throttle_end_bps / (double)f->throttle_demand_bps;
 	} else {
-		c->demand_bps = demand_measured(f, c->ack.t_ns);
-		end = (uint64_t)(BT_THROTTLE_HEADROOM * (double)c->demand_bps);
+		c->demand_bps = demand_measured(f, c->ack.t_ns, &app);
 		if (!c->demand_bps)
-			end = c->demand_bps = c->bw_prev_bps;
+			c->demand_bps = c->bw_prev_bps;
+		need = app ? BT_THROTTLE_HEADROOM : 1.0;
 	}
 	c->headroom = c->demand_bps ? (double)allowed / (double)c->demand_bps : 0;
-	c->impact = c->headroom < BT_THROTTLE_HEADROOM ? BT_IMPACT_THROTTLING : BT_IMPACT_HARMLESS;
+	c->impact = c->headroom < need ? BT_IMPACT_THROTTLING : BT_IMPACT_HARMLESS;
 	if (c->impact != BT_IMPACT_THROTTLING)
 		return;
 	d->st.throttling[c->cause]++;
 	if (!f->throttled_since_ns) {
 		f->throttled_since_ns = c->ack.t_ns;
 		f->throttle_demand_bps = c->demand_bps;
-		f->throttle_end_bps = end;
+		f->throttle_end_bps = (uint64_t)(need * (double)c->demand_bps);
 	}
 }
 

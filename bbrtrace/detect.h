@@ -52,6 +52,12 @@
  *                 (is_ack_delayed), at most BT_DELACK_MAX_SEGS delivered, its
  *                 receive interval over its send interval but under the
  *                 floor: a sub-MSS segment ACKed microseconds late.
+ *   max_expired   an earlier sample is the new estimate (not this ACK's) and
+ *                 it shows neither a held ACK nor an agreeing path: the
+ *                 filter's window let an old maximum expire; the evidence
+ *                 gives its age and what set it (often a burst).
+ *   sender_limited this ACK's sample, its send interval over agree_ratio x
+ *                 its receive interval: it measured the sender's own pace.
  *   other         anything else, with the evidence (app-limited culprit,
  *                 intervals neither agreeing nor dominated, receive interval
  *                 under the floor, no culprit found).

@@ -131,8 +131,12 @@ static void detect_help(FILE *f)
 		"through a queue: %s); %s when that sample's two intervals agree within\n"
 		"%gx (the path delivered less); %s when the kernel flagged it a lone\n"
 		"segment ACKed a little late (is_ack_delayed, at most %d delivered, under the\n"
-		"floor); %s otherwise, with the evidence. An ACK that covers the sender's FIN\n"
-		"is never a collapse (the stream is over).\n"
+		"floor); %s when an earlier sample is the new estimate because the filter's\n"
+		"window let an old maximum expire (the evidence gives its age in rounds and\n"
+		"what set it: often a burst); %s when the sample's send interval is over\n"
+		"%gx its receive interval (it measured the sender's own slow sending); %s\n"
+		"otherwise, with the evidence. An ACK that covers the sender's FIN is never a\n"
+		"collapse (the stream is over).\n"
 		"Its impact: %s when the pacing BBR now allows (the new estimate x its\n"
 		"pacing gain; in PROBE_BW the gain cycle's mean, 1) is under %.2f x the flow's\n"
 		"demand (its headroom, allowed/demand, is under %.2f), else %s. The demand is\n"
@@ -150,7 +154,8 @@ static void detect_help(FILE *f)
 		bt_cause_names[BT_CAUSE_LOSS_POLICER], bt_cause_names[BT_CAUSE_DELAYED_ACK],
 		BT_DELACK_RATIO, BT_DELACK_FLOOR_US / 1000, BT_DELACK_CEIL_US / 1000, BT_DELACK_MAX_SEGS,
 		bt_cause_names[BT_CAUSE_RATE_DROP], bt_cause_names[BT_CAUSE_RATE_DROP], BT_AGREE_RATIO,
-		bt_cause_names[BT_CAUSE_LONE_SEGMENT], BT_DELACK_MAX_SEGS, bt_cause_names[BT_CAUSE_OTHER],
+		bt_cause_names[BT_CAUSE_LONE_SEGMENT], BT_DELACK_MAX_SEGS, bt_cause_names[BT_CAUSE_MAX_EXPIRED],
+		bt_cause_names[BT_CAUSE_SENDER_LIMITED], BT_AGREE_RATIO, bt_cause_names[BT_CAUSE_OTHER],
 		bt_impact_names[BT_IMPACT_THROTTLING],
 		BT_THROTTLE_HEADROOM, BT_THROTTLE_HEADROOM, bt_impact_names[BT_IMPACT_HARMLESS],
 		BT_DEMAND_WINDOW_MS, BT_DEMAND_MIN_SPAN_MS, BT_DEMAND_APP_SHARE * 100, BT_THROTTLE_HEADROOM);

@@ -100,7 +100,9 @@ int bt_impact_parse(const char *name);
 	X(RATE_DROP, "rate_drop", "rate drop")                                        \
 	X(LOSS_POLICER, "loss_policer", "loss/policer")                               \
 	X(OTHER, "other", "other")                                                    \
-	X(LONE_SEGMENT, "lone_segment", "lone late segment")
+	X(LONE_SEGMENT, "lone_segment", "lone late segment")                          \
+	X(MAX_EXPIRED, "max_expired", "old max expired")                              \
+	X(SENDER_LIMITED, "sender_limited", "sender-limited sample")
 
 enum bt_cause {
 #define BT_CAUSE_ENUM(id, name, label) BT_CAUSE_##id,

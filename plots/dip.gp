@@ -33,8 +33,8 @@ c_acked  = "#2ca02c"
 c_bw     = "#000000"
 c_pacing = "#8c564b"
 # one colour and point type per cause, in bbrtrace's order: delayed ACK red,
-# rate drop orange, loss/policer purple, other grey, lone late segment pink;
-# more for causes to come
+# rate drop orange, loss/policer purple, other grey, lone late segment pink,
+# old max expired cyan, sender-limited olive; more for causes to come
 array cause_colour = ["#d62728", "#ff7f0e", "#9467bd", "#7f7f7f", "#e377c2", "#17becf", "#bcbd22", "#8c564b"]
 array cause_pt = [9, 11, 5, 13, 7, 15, 3, 1]
 if (ncauses > |cause_colour|) { print sprintf("dip.gp: %d causes, colours for %d", ncauses, |cause_colour|); exit status 1 }
