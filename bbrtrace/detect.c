@@ -534,7 +534,8 @@ static uint64_t demand_measured(const struct flow *f, uint64_t now_ns, bool *app
  * The collapse's impact, and a throttle begins when it throttles. An
  * app-limited flow needs BT_THROTTLE_HEADROOM x its demand; a flow with more
  * to send (not app-limited) is throttled when the pacing allowed falls under
- * what it delivered, and without a window yet, under the estimate it had.
+ * what it delivered (without a window yet, under the estimate it had), or
+ * when its path gave less (rate_drop, loss_policer).
  */
 static void impact_of(struct bt_detect *d, struct flow *f, struct bt_collapse *c)
 {
@@ -553,6 +554,11 @@ static void impact_of(struct bt_detect *d, struct flow *f, struct bt_collapse *c
 	}
 	c->headroom = c->demand_bps ? (double)allowed / (double)c->demand_bps : 0;
 	c->impact = c->headroom < need ? BT_IMPACT_THROTTLING : BT_IMPACT_HARMLESS;
+	/* a flow with more to send whose path gave less (a rate drop, a policer) is held
+	 * back by its path, whatever it delivered before */
+	if (!app && !f->throttled_since_ns &&
+	    (c->cause == BT_CAUSE_RATE_DROP || c->cause == BT_CAUSE_LOSS_POLICER))
+		c->impact = BT_IMPACT_THROTTLING;
 	if (c->impact != BT_IMPACT_THROTTLING)
 		return;
 	d->st.throttling[c->cause]++;

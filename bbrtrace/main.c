@@ -140,10 +140,13 @@ static void detect_help(FILE *f)
 		"Its impact: %s when the pacing BBR now allows (the new estimate x its\n"
 		"pacing gain; in PROBE_BW the gain cycle's mean, 1) is under %.2f x the flow's\n"
 		"demand (its headroom, allowed/demand, is under %.2f), else %s. The demand is\n"
-		"the bytes ACKed over the last %u ms (at least %u ms of them), when at least\n"
-		"%.0f%% of those samples were app-limited; a flow with more to send wants at\n"
-		"least the estimate it had, so its demand is that. A throttle lasts until the\n"
-		"pacing allowed is back above %.2f x that demand (a bulk flow's: the demand);\n"
+		"the bytes ACKed over the last %u ms (a young flow's: since its start, at\n"
+		"least %u ms), and when at least %.0f%% of those samples were app-limited the\n"
+		"flow needs that much with headroom; a flow with more to send (a bulk flow) is\n"
+		"throttled when the pacing allowed falls under what it delivered, or when its\n"
+		"path gave less (%s, %s). A throttle\n"
+		"lasts until the pacing allowed is back above %.2f x that demand (a bulk\n"
+		"flow's: the demand);\n"
 		"its time, and the bytes the demand wanted that the pacing held back, are\n"
 		"counted. The summary gives counts by cause and impact, throttled_s and\n"
 		"late_bytes; a \"type\":\"verdict\" record and a sentence on stderr say\n"
@@ -158,7 +161,8 @@ static void detect_help(FILE *f)
 		bt_cause_names[BT_CAUSE_SENDER_LIMITED], BT_AGREE_RATIO, bt_cause_names[BT_CAUSE_OTHER],
 		bt_impact_names[BT_IMPACT_THROTTLING],
 		BT_THROTTLE_HEADROOM, BT_THROTTLE_HEADROOM, bt_impact_names[BT_IMPACT_HARMLESS],
-		BT_DEMAND_WINDOW_MS, BT_DEMAND_MIN_SPAN_MS, BT_DEMAND_APP_SHARE * 100, BT_THROTTLE_HEADROOM);
+		BT_DEMAND_WINDOW_MS, BT_DEMAND_MIN_SPAN_MS, BT_DEMAND_APP_SHARE * 100,
+		bt_cause_names[BT_CAUSE_RATE_DROP], bt_cause_names[BT_CAUSE_LOSS_POLICER], BT_THROTTLE_HEADROOM);
 }
 
 static int set_addr(void *cfg, const char *opt, const char *val)

@@ -64,15 +64,17 @@
  */
 #define BT_THROTTLE_HEADROOM 1.25
 /*
- * demand: what the application was sending, the bytes ACKed over the last
- * BT_DEMAND_WINDOW_MS before the ACK (at least BT_DEMAND_MIN_SPAN_MS of it),
- * when the flow was app-limited (it had nothing more to send) for at least
- * BT_DEMAND_APP_SHARE of that window's samples. A flow that was not, a
- * bulk sender with more to send, wants at least the estimate it had before
- * the collapse: that is its demand.
+ * demand: the bytes ACKed over the last BT_DEMAND_WINDOW_MS before the ACK
+ * (a young flow's: since its first sample, at least BT_DEMAND_MIN_SPAN_MS).
+ * When the flow was app-limited (it had nothing more to send) for at least
+ * BT_DEMAND_APP_SHARE of that window's samples, that is what the application
+ * was sending, and the flow needs BT_THROTTLE_HEADROOM x it. A flow that was
+ * not, a bulk sender with more to send, is throttled when the pacing allowed
+ * falls under what it delivered. Younger than the minimum span (a collapse
+ * in its first 20 ms), a flow's demand is the estimate it had.
  */
 #define BT_DEMAND_WINDOW_MS 1000u
-#define BT_DEMAND_MIN_SPAN_MS 100u
+#define BT_DEMAND_MIN_SPAN_MS 20u
 #define BT_DEMAND_APP_SHARE 0.5
 
 /* X(id, name, what it means in a sentence) */
