@@ -163,7 +163,8 @@ static void footer(FILE *f)
 		   "  Drop reasons are the kernel's enum skb_drop_reason names, read from its BTF.\n"
 		   "\n"
 		   "Ctrl-C (or SIGTERM, SIGHUP) prints the interval in progress, then exits 0. Needs root\n"
-		   "(or CAP_BPF and CAP_PERFMON) and kernel BTF.\n",
+		   "(or CAP_BPF and CAP_PERFMON, where the kernel allows it: at kernel.perf_event_paranoid\n"
+		   "3 some kernels, Debian's 6.1 among them, want root) and kernel BTF.\n",
 		ud_le_us[0]);
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,24 @@ int bpfu_check_privileges(bool net_admin, char *why, size_t len)
 	snprintf(why, len, "loading BPF programs needs root (or %s); run with sudo",
 		 net_admin ? "CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN" : "CAP_BPF and CAP_PERFMON");
 	return -1;
+}
+
+bool bpfu_full_root(void)
+{
+	return geteuid() == 0 || has_cap(CAP_SYS_ADMIN);
+}
+
+int bpfu_perf_paranoid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	int v = INT_MIN;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = INT_MIN;
+		fclose(f);
+	}
+	return v;
 }
 
 const char *bpfu_vmlinux_btf_path(void)

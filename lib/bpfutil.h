@@ -21,6 +21,10 @@ void bpfu_setup_libbpf(void);
  * -1 and `why` names what is missing.
  */
 int bpfu_check_privileges(bool net_admin, char *why, size_t len);
+/* root, or CAP_SYS_ADMIN: more than the CAP_BPF and CAP_PERFMON that suffice on most kernels */
+bool bpfu_full_root(void);
+/* kernel.perf_event_paranoid, INT_MIN when unreadable */
+int bpfu_perf_paranoid(void);
 
 /*
  * Where the kernel's BTF is read from: /sys/kernel/btf/vmlinux, or the file

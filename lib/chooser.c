@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,6 +27,28 @@ static void choose_one(const struct tk_chooser *ch, int want, struct tk_choice *
 		snprintf(c->line, sizeof(c->line), "backend %s (as asked)", ch->names[want]);
 	else
 		snprintf(c->line, sizeof(c->line), "backend %s: %s", ch->names[want], why);
+}
+
+/*
+ * Every backend refused a process with CAP_BPF and CAP_PERFMON but not root:
+ * some kernels want CAP_SYS_ADMIN for tracing (Debian's 6.1 at
+ * kernel.perf_event_paranoid 3 refuses perf events without it). A missing
+ * privilege, and the way out, rather than a missing feature.
+ */
+static void refused_without_root(struct tk_choice *c)
+{
+	size_t n = strlen(c->line);
+	char p[16] = "unreadable";
+
+	if (bpfu_full_root() || n + 1 >= sizeof(c->line))
+		return;
+	if (bpfu_perf_paranoid() != INT_MIN)
+		snprintf(p, sizeof(p), "%d", bpfu_perf_paranoid());
+	snprintf(c->line + n, sizeof(c->line) - n,
+		 "; without root this kernel refused every backend (kernel.perf_event_paranoid=%s): "
+		 "run as root",
+		 p);
+	c->code = TK_EXIT_NOPERM;
 }
 
 void tk_choose(const struct tk_chooser *ch, int want, struct tk_choice *c)
@@ -58,6 +81,7 @@ void tk_choose(const struct tk_chooser *ch, int want, struct tk_choice *c)
 	c->kind = -1;
 	c->code = worst;
 	snprintf(c->line, sizeof(c->line), "no backend works here: %s", refused);
+	refused_without_root(c);
 }
 
 int tk_load_refusal(int err, const char *what, char *why, size_t len)
