@@ -21,10 +21,12 @@ static void cat(char *buf, size_t cap, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* a duration in the unit that reads best: "40 ms", "0.2 ms", "35 us" */
+/* a duration in the unit that reads best: "12.5 s", "40 ms", "0.2 ms", "35 us" */
 static void fmt_us(char *buf, size_t cap, uint64_t us)
 {
-	if (us >= 10000)
+	if (us >= 10000000)
+		snprintf(buf, cap, "%.1f s", (double)us / 1e6);
+	else if (us >= 10000)
 		snprintf(buf, cap, "%.0f ms", (double)us / 1000);
 	else if (us >= 100)
 		snprintf(buf, cap, "%.1f ms", (double)us / 1000);
