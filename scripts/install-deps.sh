@@ -12,7 +12,7 @@ PKGS=(
   linux-libc-dev-arm64-cross
   # run and test
   iproute2 iperf3 tcpdump tshark tcptrace gnuplot-nox bats jq procps
-  python3-scapy prometheus afl++ valgrind curl
+  python3-scapy prometheus afl++ valgrind curl file
   # make install's man pages and bash completions, and their tests
   groff-base man-db bash-completion
   # the kernel matrix: Debian's kernels booted under QEMU (tests/kernels/)
