@@ -39,7 +39,7 @@ dwell_scrape() {
 
 # an RTP-like stream to the README machine's server, while udpdwell watches
 doc_during() {
-	local port cmd prom traffic=() p rc=0
+	local port cmd prom iv traffic=() p rc=0
 	port=$(dwell_port)
 	cmd=$(doc_group_cmds | head -1)
 	ip netns exec "$DOC_HOST" "$BIN/sfu_echo" --listen "10.0.0.1:$port" -d 60 -q >/dev/null &
@@ -52,7 +52,8 @@ doc_during() {
 	# one that ends by itself (--once) ends; one that runs until Ctrl-C
 	# shows two intervals first
 	doc_group_wait "$DOC_STOP_WAIT" || rc=1
-	doc_ends_itself "$cmd" || sleep "$(doc_opt "$cmd" -i --interval | sed 's/^$/1/' | awk '{print 2.5 * $1}')"
+	iv=$(doc_opt "$cmd" -i --interval)
+	doc_ends_itself "$cmd" || sleep "$(awk -v i="${iv:-1}" 'BEGIN { print 2.5 * i }')" || rc=1
 	kill -INT "${traffic[@]}" 2>/dev/null
 	wait "${traffic[@]}" 2>/dev/null
 	for p in "${traffic[@]}"; do doc_forget "$p"; done
