@@ -52,8 +52,10 @@ doc_during() {
 	# one that ends by itself (--once) ends; one that runs until Ctrl-C
 	# shows two intervals first
 	doc_group_wait "$DOC_STOP_WAIT" || rc=1
+	# the reporting period: --interval (or -i, while it means that), 1 s by default
 	iv=$(doc_opt "$cmd" -i --interval)
-	doc_ends_itself "$cmd" || sleep "$(awk -v i="${iv:-1}" 'BEGIN { print 2.5 * i }')" || rc=1
+	[[ $iv =~ ^[0-9.]+$ ]] || iv=1
+	doc_ends_itself "$cmd" || sleep "$(awk -v i="$iv" 'BEGIN { print 2.5 * i }')" || rc=1
 	kill -INT "${traffic[@]}" 2>/dev/null
 	wait "${traffic[@]}" 2>/dev/null
 	for p in "${traffic[@]}"; do doc_forget "$p"; done
