@@ -31,7 +31,7 @@
 # doc_push SND RCV ADDR:PORT SECONDS [CC] [STOP]
 #                         pushsim from namespace SND to RCV (app-ack receiver:
 #                         the delayed-ACK case of repro/); STOP is a shell
-#                         condition that ends the push early
+#                         condition that ends the pushes early
 # doc_ns NAME             the namespace that stands for the README's NAME
 
 DOC_TOOL=$TK_ROOT/tests/tools/doccmds.py
@@ -279,16 +279,16 @@ doc_start_watcher() {
 
 # waits up to $2 seconds for process $1 to end, then reaps it: DOC_RC
 doc_reap() {
-	local i rc
+	local i rc late=
 	for ((i = 0; i < $2 * 10; i++)); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
 	if kill -0 "$1" 2>/dev/null; then
-		kill -9 -- "-$1" 2>/dev/null
-		DOC_RC=timeout
+		kill -9 -- "-$1" 2>/dev/null || kill -9 "$1" 2>/dev/null
+		late=timeout
 	fi
 	wait "$1"
 	rc=$?
 	doc_forget "$1"
-	[ "${DOC_RC:-}" = timeout ] || DOC_RC=$rc
+	DOC_RC=${late:-$rc}
 }
 
 # a process reaped leaves the list teardown signals: its PID may be reused
@@ -307,7 +307,6 @@ doc_finish_group() {
 	for g in "${DOC_GROUP[@]}"; do
 		read -r pid n cmd <<<"$g"
 		doc_ends_itself "$cmd" || kill -INT -- "-$pid" 2>/dev/null
-		DOC_RC=
 		doc_reap "$pid" "$DOC_STOP_WAIT"
 		DOC_OUT=$DOC_LOG/$n.out DOC_ERR=$DOC_LOG/$n.err
 		[ "$DOC_RC" = 0 ] || { doc_show "exit status $DOC_RC after the scenario" "$cmd" "$DOC_RC" "$DOC_OUT" "$DOC_ERR"; return 1; }
@@ -413,11 +412,26 @@ doc_traced_cc() {
 	if grep -q ': backend struct_ops' "$1"; then echo bbr_traced; else echo bbr; fi
 }
 
-# pushsim from namespace $1 to namespace $2's ADDR:PORT $3 for up to $4 s,
-# with congestion control $5 (default: the namespace's); stops early once the
-# shell condition $6 holds
+# pushsim from namespace $1 to namespace $2's ADDR:PORT $3 for $4 s, with
+# congestion control $5 (default: the namespace's); with a shell condition $6,
+# pushes of DOC_PUSH_PART s, one after the other, until it holds (or $4 s):
+# a push stopped halfway would close its socket with the receiver's
+# application ACKs unread, and reset the connection
+DOC_PUSH_PART=4
 doc_push() {
-	local snd rcv addr=$3 secs=$4 cc=${5:-} stop=${6:-false} rpid spid rc=0 i
+	local secs=$4 stop=${6:-} done_s=0
+	[ -n "$stop" ] || { doc_push_once "$1" "$2" "$3" "$secs" "${5:-}"; return; }
+	while [ "$done_s" -lt "$secs" ]; do
+		doc_push_once "$1" "$2" "$3" "$DOC_PUSH_PART" "${5:-}" || return 1
+		done_s=$((done_s + DOC_PUSH_PART))
+		eval "$stop" && return 0
+	done
+	echo "# still not true after $secs s of pushes: $stop"
+	return 1
+}
+
+doc_push_once() {
+	local snd rcv addr=$3 secs=$4 cc=${5:-} rpid spid rc
 	snd=$(doc_ns "$1") rcv=$(doc_ns "$2")
 	ip netns exec "$rcv" "$BIN/pushsim" recv --listen "$addr" --mode app-ack --ack-bytes 65536 \
 		--summary-only --json >"$DOC_LOG/recv.json" 2>"$DOC_LOG/recv.err" &
@@ -428,17 +442,11 @@ doc_push() {
 		${cc:+--cc "$cc"} --summary-only --json >"$DOC_LOG/send.json" 2>"$DOC_LOG/send.err" &
 	spid=$!
 	DOC_PIDS+=("$spid")
-	for ((i = 0; i < secs * 10; i++)); do
-		kill -0 "$spid" 2>/dev/null || break
-		eval "$stop" && { kill -INT "$spid"; break; }
-		sleep 0.1
-	done
-	wait "$spid" || rc=$?
-	doc_forget "$spid"
-	for ((i = 0; i < 100; i++)); do kill -0 "$rpid" 2>/dev/null || break; sleep 0.1; done
-	wait "$rpid" || rc=$?
-	doc_forget "$rpid"
-	[ "$rc" -eq 0 ] || { echo "# the push failed ($rc)"; cat "$DOC_LOG"/send.err "$DOC_LOG"/recv.err; return 1; }
+	doc_reap "$spid" $((secs + 10))
+	rc=$DOC_RC
+	doc_reap "$rpid" 10
+	[ "$rc" = 0 ] && [ "$DOC_RC" = 0 ] ||
+		{ echo "# the push failed ($rc, $DOC_RC)"; cat "$DOC_LOG"/send.err "$DOC_LOG"/recv.err; return 1; }
 }
 
 # bbrtrace with options "$@" in the README's machine, for what the README runs
@@ -457,7 +465,6 @@ doc_bbrtrace_start() {
 
 doc_bbrtrace_stop() {
 	kill -INT -- "-$DOC_BT_PID" 2>/dev/null
-	DOC_RC=
 	doc_reap "$DOC_BT_PID" "$DOC_STOP_WAIT"
 	DOC_BT_PID=
 	[ "$DOC_RC" = 0 ] || { echo "# the helper bbrtrace ended with $DOC_RC"; cat "$DOC_BT_ERR"; return 1; }

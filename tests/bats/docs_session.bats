@@ -20,8 +20,9 @@ teardown() {
 
 SESSION=README.md
 INGEST=10.77.2.2:1935
-# the first push lasts until the trace holds this many delayed_ack collapses
-# (a verdict in the plural, as the README's), at most SESSION_PUSH_MAX s
+# the first run pushes (DOC_PUSH_PART s at a time) until the trace holds this
+# many delayed_ack collapses (a verdict in the plural, as the README's), for
+# SESSION_PUSH_MAX s at most
 SESSION_DACKS=3
 SESSION_PUSH_MAX=45
 # the push after the fix: the README's table says 0 delayed_ack collapses in
