@@ -357,7 +357,8 @@ bool bt_detect_feed(struct bt_detect *d, const struct bt_sample *s, struct bt_co
 	/* the estimate is lt_bw after this ACK: BBR is on its long-term (policed) rate */
 	lt_switched = s->lt_use_bw;
 
-	if (before > 0 && (double)after < (1.0 - d->cfg.collapse_ratio) * (double)before) {
+	if (!s->fin_acked && before > 0 &&
+	    (double)after < (1.0 - d->cfg.collapse_ratio) * (double)before) {
 		memset(c, 0, sizeof(*c));
 		c->bw_prev_bps = before;
 		c->bw_bps = after;

@@ -12,6 +12,11 @@
  * long-term rate lt_bw while lt_use_bw is set. A collapse is an ACK where
  *     estimate_after < (1 - collapse_ratio) * estimate_before.
  *
+ * An ACK that covers the sender's FIN (fin_acked) is never a collapse: the
+ * stream is over, nothing is left to pace, and that ACK times the receiver's
+ * close (in ping-pong mode it waits for the application to close), not the
+ * path.
+ *
  * The sample that set the new estimate (the "culprit") is this ACK's own
  * sample when its bandwidth, computed as BBR does (delivered << 24 /
  * interval_us, in packets per us), equals the new max; otherwise the filter

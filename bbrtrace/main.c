@@ -63,6 +63,8 @@ struct run {
 	uint64_t t0_ns;
 	int64_t mono_to_wall_ns;
 	bool write_failed;
+	int write_errno;          /* why the first failed write failed */
+	const char *out_name;     /* the output, for messages */
 	/* --detect: the collapse detector; lock guards it against the /metrics thread */
 	struct bt_detect *det;
 	pthread_mutex_t lock;
@@ -126,7 +128,8 @@ static void detect_help(FILE *f)
 		"rcv_interval_us >= %g x snd_interval_us and >= %u ms (the ACK was held, not\n"
 		"the data; is_ack_delayed is only a hint); %s when that sample's two\n"
 		"intervals agree within %gx (the path delivered less); %s otherwise, with\n"
-		"the evidence. The summary gives counts by cause; a \"type\":\"verdict\"\n"
+		"the evidence. An ACK that covers the sender's FIN is never a collapse (the\n"
+		"stream is over). The summary gives counts by cause; a \"type\":\"verdict\"\n"
 		"record and a sentence on stderr say what happened and what to fix.\n"
 		"\n"
 		"Needs root (or CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN) and kernel BTF.\n"
@@ -219,9 +222,10 @@ static const struct opt options[] = {
 					"evidence, and end with a verdict (default: off)"),
 	OPT_E_DOUBLE("collapse-ratio", 0, "R", collapse_ratio, 0.01, 0.99,
 		     "the drop that counts as a collapse, 0.01..0.99\n"
-		     "(default 0.30: the estimate fell by 30% or more)"),
+		     "(default " TK_STR(BT_COLLAPSE_RATIO_DEFAULT) ": the estimate fell by that\n"
+		     "fraction or more)"),
 	OPT_E_U32("max-flows", 0, "N", max_flows, 16, 1048576,
-		  "--detect: flows tracked at once (default 256); when the\n"
+		  "--detect: flows tracked at once (default " TK_STR(BT_DETECT_FLOWS) "); when the\n"
 		  "table is full a new flow evicts the least recent, and\n"
 		  "evictions are counted in the summary and /metrics"),
 	OPT_E_CALL("prometheus", 0, "ADDR:PORT", set_prometheus,
@@ -280,6 +284,13 @@ static int64_t mono_to_wall_offset(void)
 	return best;
 }
 
+static void write_failed(struct run *r)
+{
+	if (!r->write_failed)
+		r->write_errno = errno;
+	r->write_failed = true;
+}
+
 static int on_event(void *ctx, const struct bt_event *e)
 {
 	struct run *r = ctx;
@@ -287,7 +298,7 @@ static int on_event(void *ctx, const struct bt_event *e)
 
 	bt_sample_decode(&s, e, r->mono_to_wall_ns);
 	if (bt_sample_write(r->w, &s, r->t0_ns))
-		r->write_failed = true;
+		write_failed(r);
 	r->samples++;
 	if (r->det) {
 		struct bt_collapse c;
@@ -297,7 +308,7 @@ static int on_event(void *ctx, const struct bt_event *e)
 		hit = bt_detect_feed(r->det, &s, &c);
 		pthread_mutex_unlock(&r->lock);
 		if (hit && bt_collapse_write(r->w, &c, r->t0_ns))
-			r->write_failed = true;
+			write_failed(r);
 	}
 	return 0;
 }
@@ -536,6 +547,7 @@ static void declare_records(const struct env *env, struct rec_writer *w)
 static int open_output(struct env *env, struct run *r)
 {
 	r->out = stdout;
+	r->out_name = env->output ? env->output : "stdout";
 	if (env->output) {
 		r->out = fopen(env->output, "w");
 		if (!r->out) {
@@ -645,7 +657,8 @@ static int trace_loop(const struct env *env, struct run *r)
 			break;
 		}
 		if (r->write_failed || rec_writer_flush(r->w)) {
-			elog("writing records failed: %s", strerror(errno));
+			elog("writing records to %s failed: %s", r->out_name,
+			     strerror(r->write_failed ? r->write_errno : errno));
 			code = TK_EXIT_FAIL;
 			break;
 		}
@@ -778,7 +791,7 @@ static int stop_tracing(const struct env *env, struct run *r, int code)
 	/* everything is undone: the guardian need not act */
 	bt_guard_release(env->cfg.guard);
 	if (r->w && rec_writer_free(r->w) && code == TK_EXIT_OK) {
-		elog("writing records failed: %s", strerror(errno));
+		elog("writing records to %s failed: %s", r->out_name, strerror(errno));
 		code = TK_EXIT_FAIL;
 	}
 	if (r->out && r->out != stdout)
@@ -794,6 +807,13 @@ int main(int argc, char **argv)
 	int code;
 
 	log_init(argv[0]);
+	/* first of all: each stops the trace cleanly, even during start-up (it
+	 * is read once tracing runs); a closed terminal (SIGHUP) too; a closed
+	 * pipe is a write error (EPIPE) */
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+	signal(SIGPIPE, SIG_IGN);
 	parse_args(argc, argv, &env);
 	bpfu_setup_libbpf();
 	/* the guardian process is forked only when a change needs undoing
@@ -809,9 +829,6 @@ int main(int argc, char **argv)
 		return code;
 	}
 	pthread_mutex_init(&r.lock, NULL);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGPIPE, SIG_IGN);
 	code = open_output(&env, &r);
 	if (code == TK_EXIT_OK)
 		code = start_tracing(&env, &r);

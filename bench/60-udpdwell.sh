@@ -83,7 +83,7 @@ run() {
 		# not find the previous run's "backend" line
 		: > "$ud_out"
 		: > "$ud_err"
-		timeout -s INT 300 "$ud" -p "$PORT" -i 3600 -f json --bpf-stats "${extra[@]}" \
+		timeout -s INT 300 "$ud" -p "$PORT" --interval 3600 -f json --bpf-stats "${extra[@]}" \
 			> "$ud_out" 2> "$ud_err" &
 		UD_PID=$!
 		for ((i = 0; i < 300; i++)); do

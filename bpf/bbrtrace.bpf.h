@@ -190,9 +190,16 @@ static __always_inline void bt_fill_rs(const struct rate_sample *rs, struct bt_e
 	e->is_ack_delayed = rs->is_ack_delayed;
 }
 
+
 static __always_inline void bt_fill_tcp(struct sock *sk, struct tcp_sock *tp, struct bt_event *e)
 {
+	__u8 state = BT_RD(sk, __sk_common.skc_state);
+
 	e->snd_una = BT_RD(tp, snd_una);
+	/* write_seq counts the FIN: all of it is acknowledged, FIN included */
+	/* the states after the sender's FIN went out */
+	e->fin_acked = (state == TCP_FIN_WAIT1 || state == TCP_LAST_ACK || state == TCP_CLOSING) &&
+		       e->snd_una == BT_RD(tp, write_seq);
 	e->snd_nxt = BT_RD(tp, snd_nxt);
 	e->mss = BT_RD(tp, mss_cache);
 	e->cwnd = BT_RD(tp, snd_cwnd);

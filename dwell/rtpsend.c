@@ -7,7 +7,6 @@
  * loss, reordering), so that the server sees the same thing.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,40 +20,29 @@
 #include "cli.h"
 #include "common.h"
 #include "log.h"
+#include "opt.h"
 #include "prom.h"
+#include "record.h"
 #include "rtp.h"
 
-static const char usage[] =
-"Usage: rtpsend --to ADDR:PORT [OPTIONS]\n"
-"\n"
-"Sends RTP-like datagrams (12-byte RTP header, then the send time) at a fixed\n"
-"rate to a UDP server, reads back its echoes, and prints one JSON summary line\n"
-"at the end. The media-server demo's sender (repro/sfu.sh).\n"
-"\n"
-"Options:\n"
-"      --to ADDR:PORT     where to send ([V6ADDR]:PORT for IPv6); required\n"
-"  -r, --rate PPS         packets per second, 1..2000000 (default 9000)\n"
-"  -d, --duration S       seconds to send, 0.01..86400 (default 5)\n"
-"  -n, --count N          stop after N packets (default: rate x duration)\n"
-"  -s, --size BYTES       datagram size, 20..65000 (default 200)\n"
-"      --ssrc N           RTP SSRC (default 0x5eed)\n"
-"      --delay-ms MS      emulate a network: delay every packet MS ms (default 0)\n"
-"      --jitter-ms MS     ... plus a normal random delay of this standard\n"
-"                         deviation, as netem's \"delay MS JITTER\" (default 0)\n"
-"      --loss PCT         ... and drop PCT percent of the packets (default 0)\n"
-"      --reorder PCT      ... and send PCT percent at once, ahead of delayed ones\n"
-"                         (netem's reorder) (default 0)\n"
-"      --seed N           random seed for the emulation (default 1)\n"
-"  -q, --quiet            no progress messages\n"
-"  -h, --help             this text\n"
-"  -V, --version          print the version\n"
-"\n"
-"Output: {\"type\":\"sender\",\"sent\":N,\"emulated_loss\":N,\"echoes\":N,\n"
-"\"duration_s\":S,\"rate_pps\":R,\"send_avg_us\":X,\"send_max_us\":X,\"send_max_seq\":N,\n"
-"\"cpu_user_s\":S,"
-"\"cpu_sys_s\":S}; send_* time the send() calls, which on loopback carry each\n"
-"datagram through the receiving stack up to the server's socket queue\n"
-"Exit status: 0 success, 1 runtime failure (socket errors), 2 bad arguments.\n";
+#include "output.h"
+
+#define XSTR(x) #x
+#define STR(x) XSTR(x)
+
+#define DEFAULT_RATE 9000
+#define MAX_RATE 2000000
+#define DEFAULT_DURATION_S 5
+#define DEFAULT_SIZE 200
+#define MIN_SIZE 20              /* --help's words for RTP_MIN_LEN, which is an expression */
+_Static_assert(MIN_SIZE == RTP_MIN_LEN, "rtpsend's --help names the smallest datagram");
+#define MAX_SIZE 65000
+#define DEFAULT_SSRC 0x5eed
+#define MAX_EMULATED_MS 10000
+#define STAMP_SLACK_NS 1000000   /* a packet made later than this is stamped when made */
+#define DRAIN_EVERY_NS 1000000   /* echoes are read once a millisecond, not per packet */
+#define LAST_ECHOES_WAITS 20     /* at the end, the last echoes get 20 x 5 ms */
+#define LAST_ECHOES_WAIT_NS 5000000
 
 struct opts {
 	struct sockaddr_storage to;
@@ -67,38 +55,24 @@ struct opts {
 	uint32_t ssrc;
 	double delay_ms, jitter_ms, loss_pct, reorder_pct;
 	uint64_t seed;
+	struct ud_output out;
+};
+
+/* one run: the socket, the packets made and sent, the echoes, and how long
+ * the send() calls took */
+struct sender {
+	int fd;
+	uint8_t *buf;
+	bool emulate;
+	uint64_t start_ns, period_ns, next_drain_ns;
+	uint64_t made, sent, lost, echoes, order;
+	uint64_t send_n, send_max_ns;
+	long send_max_seq;        /* the datagram whose send() took longest */
+	double send_sum_ns;
 };
 
 static volatile sig_atomic_t stop;
 static void on_signal(int sig) { (void)sig; stop = 1; }
-
-/* how long the send() calls took */
-static uint64_t send_n, send_max_ns;
-static long send_max_seq; /* the datagram whose send() took longest */
-static double send_sum_ns;
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static ssize_t timed_send(int fd, const void *buf, size_t len, long seq)
-{
-	uint64_t t0 = mono_ns(), d;
-	ssize_t r = send(fd, buf, len, 0);
-
-	d = mono_ns() - t0;
-	send_n++;
-	send_sum_ns += (double)d;
-	if (d > send_max_ns) {
-		send_max_ns = d;
-		send_max_seq = seq;
-	}
-	return r;
-}
 
 /* xorshift64*: reproducible, good enough for an emulated network */
 static uint64_t rng_state;
@@ -181,61 +155,69 @@ static void heap_pop(void)
 	}
 }
 
-static void parse(int argc, char **argv, struct opts *o)
+/* --- the command line ----------------------------------------------------------------- */
+
+static const char synopsis[] =
+"Usage: rtpsend --to ADDR:PORT [OPTIONS]\n"
+"Sends RTP-like datagrams (12-byte RTP header, then the send time) at a fixed\n"
+"rate to a UDP server, reads back its echoes, and writes one summary record at\n"
+"the end. The media-server demo's sender (repro/sfu.sh).\n"
+"\n";
+
+static const char footer[] =
+"\n"
+"Output, one \"sender\" record: sent, emulated_loss, echoes, duration_s, rate_pps,\n"
+"send_avg_us, send_max_us, send_max_seq, cpu_user_s, cpu_sys_s. send_* time the\n"
+"send() calls, which on loopback carry each datagram through the receiving\n"
+"stack up to the server's socket queue.\n";
+
+static int set_to(void *cfg, const char *opt, const char *val)
 {
-	static const struct option longs[] = {
-		{ "to", required_argument, NULL, 't' },
-		{ "rate", required_argument, NULL, 'r' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "size", required_argument, NULL, 's' },
-		{ "ssrc", required_argument, NULL, 'S' },
-		{ "delay-ms", required_argument, NULL, 'D' },
-		{ "jitter-ms", required_argument, NULL, 'J' },
-		{ "loss", required_argument, NULL, 'L' },
-		{ "reorder", required_argument, NULL, 'R' },
-		{ "seed", required_argument, NULL, 'E' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
+	struct opts *o = cfg;
 
-	o->rate = 9000;
-	o->duration_s = 5;
-	o->size = 200;
-	o->ssrc = 0x5eed;
-	o->seed = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":r:d:n:s:qhV", longs, NULL)) != -1) {
-		int bad = 0;
+	if (prom_parse_listen(opt, val, &o->to, &o->tolen))
+		return -1;
+	o->have_to = true;
+	return 0;
+}
 
-		switch (c) {
-		case 't':
-			bad = prom_parse_listen("--to", optarg, &o->to, &o->tolen);
-			o->have_to = true;
-			break;
-		case 'r': bad = cli_parse_u32("--rate", optarg, 1, 2000000, &o->rate); break;
-		case 'd': bad = cli_parse_double("--duration", optarg, 0.01, 86400, &o->duration_s); break;
-		case 'n': bad = cli_parse_u64("--count", optarg, 1, UINT32_MAX, &o->count); break;
-		case 's': bad = cli_parse_u32("--size", optarg, RTP_MIN_LEN, 65000, &o->size); break;
-		case 'S': bad = cli_parse_u32("--ssrc", optarg, 0, UINT32_MAX, &o->ssrc); break;
-		case 'D': bad = cli_parse_double("--delay-ms", optarg, 0, 10000, &o->delay_ms); break;
-		case 'J': bad = cli_parse_double("--jitter-ms", optarg, 0, 10000, &o->jitter_ms); break;
-		case 'L': bad = cli_parse_double("--loss", optarg, 0, 100, &o->loss_pct); break;
-		case 'R': bad = cli_parse_double("--reorder", optarg, 0, 100, &o->reorder_pct); break;
-		case 'E': bad = cli_parse_u64("--seed", optarg, 1, UINT64_MAX, &o->seed); break;
-		case 'q': log_set_level(LOG_QUIET); break;
-		case 'h': fputs(usage, stdout); exit(TK_EXIT_OK);
-		case 'V': cli_print_version(); exit(TK_EXIT_OK);
-		default: cli_getopt_die(c, argv);
-		}
-		if (bad)
-			exit(TK_EXIT_USAGE);
-	}
-	if (optind < argc)
-		cli_usage_die("%s: unexpected argument (see --help)", argv[optind]);
+#define TK_OPT_CFG struct opts
+static const struct opt options[] = {
+	OPT_E_CALL("to", 0, "ADDR:PORT", set_to, "where to send ([V6ADDR]:PORT for IPv6); required"),
+	OPT_E_U32("rate", 'r', "PPS", rate, 1, MAX_RATE,
+		  "packets per second, 1.." STR(MAX_RATE) " (default " STR(DEFAULT_RATE) ")"),
+	OPT_E_DURATION(duration_s, "seconds to send (default " STR(DEFAULT_DURATION_S) ")"),
+	OPT_E_U64("count", 'c', "N", count, 1, UINT32_MAX, "stop after N packets (default: rate x duration)"),
+	OPT_E_U32("size", 's', "BYTES", size, MIN_SIZE, MAX_SIZE,
+		  "datagram size, " STR(MIN_SIZE) ".." STR(MAX_SIZE) " (default " STR(DEFAULT_SIZE) ")"),
+	OPT_E_U32("ssrc", 0, "N", ssrc, 0, UINT32_MAX, "RTP SSRC (default " STR(DEFAULT_SSRC) ")"),
+	OPT_E_DOUBLE("delay-ms", 0, "MS", delay_ms, 0, MAX_EMULATED_MS,
+		     "emulate a network: delay every packet MS ms\n(default 0)"),
+	OPT_E_DOUBLE("jitter-ms", 0, "MS", jitter_ms, 0, MAX_EMULATED_MS,
+		     "... plus a normal random delay of this standard\n"
+		     "deviation, as netem's \"delay MS JITTER\" (default 0)"),
+	OPT_E_DOUBLE("loss", 0, "PCT", loss_pct, 0, 100, "... and drop PCT percent of the packets (default 0)"),
+	OPT_E_DOUBLE("reorder", 0, "PCT", reorder_pct, 0, 100,
+		     "... and send PCT percent at once, ahead of the\n"
+		     "delayed ones (netem's reorder) (default 0)"),
+	OPT_E_U64("seed", 0, "N", seed, 1, (double)UINT64_MAX, "random seed for the emulation (default 1)"),
+	OPT_E_FORMAT(out.format, out.format_set),
+	OPT_E_OUTPUT(out.path, "write the summary record to FILE instead of stdout"),
+	OPT_E_STANDARD,
+	OPT_E_END,
+};
+#undef TK_OPT_CFG
+
+/* a send() that fails otherwise than ECONNREFUSED or ENOBUFS: exit 20 */
+static const int exit_codes[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NETWORK, -1 };
+static const struct opt_cli cli = { synopsis, options, footer, NULL, exit_codes };
+
+static void parse_args(int argc, char **argv, struct opts *o)
+{
+	int first = opt_parse(&cli, argc, argv, o);
+
+	if (first < argc)
+		cli_usage_die("unexpected argument '%s' (see --help)", argv[first]);
 	if (!o->have_to)
 		cli_usage_die("--to: missing; where should the datagrams go? (see --help)");
 	if (!o->count)
@@ -244,116 +226,208 @@ static void parse(int argc, char **argv, struct opts *o)
 		o->count = 1;
 }
 
-static void drain_echoes(int fd, uint64_t *echoes)
+/* --- sending ---------------------------------------------------------------------------- */
+
+static ssize_t timed_send(struct sender *s, const void *buf, size_t len, long seq)
+{
+	uint64_t t0 = tk_mono_ns(), d;
+	ssize_t r = send(s->fd, buf, len, 0);
+
+	d = tk_mono_ns() - t0;
+	s->send_n++;
+	s->send_sum_ns += (double)d;
+	if (d > s->send_max_ns) {
+		s->send_max_ns = d;
+		s->send_max_seq = seq;
+	}
+	return r;
+}
+
+static void drain_echoes(struct sender *s)
 {
 	char buf[2048];
 
-	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) >= 0)
-		(*echoes)++;
+	while (recv(s->fd, buf, sizeof(buf), MSG_DONTWAIT) >= 0)
+		s->echoes++;
+}
+
+/* when the packet numbered n is due */
+static uint64_t due_ns(const struct sender *s, uint64_t n)
+{
+	return s->start_ns + n * s->period_ns;
+}
+
+/* every packet whose time has come, into the (emulated) network; -1: no memory */
+static int make_due(struct sender *s, const struct opts *o, uint64_t now)
+{
+	while (s->made < o->count && due_ns(s, s->made) <= now) {
+		struct rtp_pkt p = { .seq = (uint16_t)s->made, .ssrc = o->ssrc };
+		struct held h;
+
+		p.send_ns = due_ns(s, s->made);
+		if (p.send_ns < now - STAMP_SLACK_NS) /* far behind: stamp the truth */
+			p.send_ns = now;
+		p.ts = (uint32_t)(p.send_ns / (TK_NSEC_PER_SEC / RTP_CLOCK_HZ));
+		s->made++;
+		if (s->emulate && urand() * 100 < o->loss_pct) {
+			s->lost++;
+			continue;
+		}
+		h.p = p;
+		h.order = s->order++;
+		h.release_ns = now;
+		if (s->emulate && !(urand() * 100 < o->reorder_pct)) {
+			double d = o->delay_ms + o->jitter_ms * nrand();
+
+			if (d > 0)
+				h.release_ns = now + (uint64_t)(d * 1e6);
+		}
+		if (heap_push(&h))
+			return -1;
+	}
+	return 0;
+}
+
+/* sends what the (emulated) network releases by now; TK_EXIT_* */
+static int send_released(struct sender *s, const struct opts *o, uint64_t now)
+{
+	while (nheap && heap[0].release_ns <= now) {
+		struct rtp_pkt p = heap[0].p;
+
+		heap_pop();
+		if (!s->emulate)
+			p.send_ns = tk_mono_ns(); /* the truth, as late as possible */
+		rtp_pack(s->buf, &p);
+		if (timed_send(s, s->buf, o->size, p.seq) < 0 && errno != ECONNREFUSED && errno != ENOBUFS) {
+			elog("send: %s", strerror(errno));
+			return TK_EXIT_NETWORK;
+		}
+		s->sent++;
+	}
+	return TK_EXIT_OK;
+}
+
+/* until the next packet is due or released; late wakeups make bursts, the rate holds */
+static void sleep_until_due(const struct sender *s, const struct opts *o)
+{
+	uint64_t due = s->made < o->count ? due_ns(s, s->made) : UINT64_MAX;
+	uint64_t now;
+
+	if (nheap && heap[0].release_ns < due)
+		due = heap[0].release_ns;
+	now = tk_mono_ns();
+	if (due != UINT64_MAX && due > now) {
+		struct timespec ts = { (time_t)((due - now) / TK_NSEC_PER_SEC),
+				       (long)((due - now) % TK_NSEC_PER_SEC) };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+static int open_socket(struct sender *s, const struct opts *o)
+{
+	s->buf = calloc(1, o->size);
+	if (!s->buf) {
+		elog("out of memory");
+		return TK_EXIT_FAIL;
+	}
+	s->fd = socket(o->to.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s->fd < 0) {
+		elog("cannot open a socket: %s", strerror(errno));
+		return TK_EXIT_FAIL;
+	}
+	if (connect(s->fd, (struct sockaddr *)&o->to, o->tolen)) {
+		elog("cannot open a socket to the server: %s", strerror(errno));
+		return TK_EXIT_NETWORK;
+	}
+	return TK_EXIT_OK;
+}
+
+/* sends o->count packets (or until Ctrl-C), then waits a moment for the last echoes */
+static int run(struct sender *s, const struct opts *o)
+{
+	int code = TK_EXIT_OK;
+
+	s->emulate = o->delay_ms > 0 || o->jitter_ms > 0 || o->loss_pct > 0 || o->reorder_pct > 0;
+	s->period_ns = TK_NSEC_PER_SEC / o->rate;
+	vlog("sending %llu datagrams of %u bytes, %u a second%s", (unsigned long long)o->count, o->size,
+	     o->rate, s->emulate ? ", through the emulated network" : "");
+	s->start_ns = tk_mono_ns();
+	while (!stop && code == TK_EXIT_OK && (s->made < o->count || nheap)) {
+		uint64_t now = tk_mono_ns();
+
+		if (make_due(s, o, now)) {
+			elog("out of memory");
+			return TK_EXIT_FAIL;
+		}
+		code = send_released(s, o, now);
+		if (now >= s->next_drain_ns) {
+			drain_echoes(s);
+			s->next_drain_ns = now + DRAIN_EVERY_NS;
+		}
+		sleep_until_due(s, o);
+	}
+	for (int i = 0; i < LAST_ECHOES_WAITS && code == TK_EXIT_OK; i++) {
+		struct timespec ts = { 0, LAST_ECHOES_WAIT_NS };
+
+		drain_echoes(s);
+		nanosleep(&ts, NULL);
+	}
+	return code;
+}
+
+/* --- the summary ---------------------------------------------------------------------- */
+
+static double tv_s(const struct timeval *tv) { return (double)tv->tv_sec + (double)tv->tv_usec / 1e6; }
+
+#define SENDER_FIELDS(X)                                                                             \
+	X("sent", REC_U64, 0, REC_COL("sent", 9, 0, 0), rv_u64(s->sent))                              \
+	X("emulated_loss", REC_U64, 0, REC_COL("em.lost", 8, 0, 0), rv_u64(s->lost))                  \
+	X("echoes", REC_U64, 0, REC_COL("echoes", 9, 0, 0), rv_u64(s->echoes))                        \
+	X("duration_s", REC_F64, 3, REC_COL("dur s", 8, 0, 3), rv_f64(elapsed_s))                     \
+	X("rate_pps", REC_U64, 0, REC_COL("rate pps", 8, 0, 0), rv_u64(o->rate))                      \
+	X("send_avg_us", REC_F64, 1, REC_COL("send avg us", 11, 0, 1),                                 \
+	  rv_f64(s->send_n ? s->send_sum_ns / (double)s->send_n / 1e3 : 0.0))                          \
+	X("send_max_us", REC_F64, 1, REC_COL("send max us", 11, 0, 1), rv_f64((double)s->send_max_ns / 1e3)) \
+	X("send_max_seq", REC_I64, 0, REC_COL("max seq", 7, 0, 0), rv_i64(s->send_max_seq))           \
+	X("cpu_user_s", REC_F64, 3, REC_COL("cpu user s", 10, 0, 3), rv_f64(tv_s(&ru.ru_utime)))      \
+	X("cpu_sys_s", REC_F64, 3, REC_COL("cpu sys s", 9, 0, 3), rv_f64(tv_s(&ru.ru_stime)))
+static const struct rec_field sender_fields[] = { SENDER_FIELDS(REC_FIELD) };
+static const struct rec_schema sender_schema = { "sender", sender_fields, ARRAY_SIZE(sender_fields) };
+
+static void write_summary(const struct sender *s, const struct opts *o)
+{
+	double elapsed_s = (double)(tk_mono_ns() - s->start_ns) / 1e9;
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	const struct rec_value v[] = { SENDER_FIELDS(REC_VALUE) };
+	rec_write(o->out.w, &sender_schema, v);
 }
 
 int main(int argc, char **argv)
 {
-	struct opts o = { 0 };
-	uint64_t sent = 0, lost = 0, echoes = 0, order = 0, made = 0, start, period_ns;
-	uint64_t next_drain_ns = 0;
-	bool emulate;
-	struct rusage ru;
-	uint8_t *buf;
-	int fd;
+	struct opts o = { .rate = DEFAULT_RATE, .duration_s = DEFAULT_DURATION_S, .size = DEFAULT_SIZE,
+			  .ssrc = DEFAULT_SSRC, .seed = 1 };
+	struct sender s = { .fd = -1 };
+	int code;
 
 	log_init(argv[0]);
-	parse(argc, argv, &o);
+	parse_args(argc, argv, &o);
 	rng_state = o.seed * 0x9E3779B97F4A7C15ULL | 1;
-	emulate = o.delay_ms > 0 || o.jitter_ms > 0 || o.loss_pct > 0 || o.reorder_pct > 0;
-	buf = calloc(1, o.size);
-	fd = socket(o.to.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (!buf || fd < 0 || connect(fd, (struct sockaddr *)&o.to, o.tolen)) {
-		elog("cannot open a socket to the server: %s", strerror(errno));
-		return TK_EXIT_FAIL;
+	code = ud_output_open(&o.out);
+	if (code == TK_EXIT_OK)
+		code = open_socket(&s, &o);
+	if (code == TK_EXIT_OK) {
+		signal(SIGINT, on_signal);
+		signal(SIGTERM, on_signal);
+		code = run(&s, &o);
+		if (code == TK_EXIT_OK)
+			write_summary(&s, &o);
 	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	period_ns = 1000000000ULL / o.rate;
-	start = mono_ns();
-	while (!stop && (made < o.count || nheap)) {
-		uint64_t now = mono_ns();
-		uint64_t due = made < o.count ? start + made * period_ns : UINT64_MAX;
-		struct held h;
-
-		/* make every packet whose time has come */
-		while (made < o.count && start + made * period_ns <= now) {
-			struct rtp_pkt p = { .seq = (uint16_t)made, .ssrc = o.ssrc };
-
-			p.send_ns = start + made * period_ns;
-			if (p.send_ns < now - 1000000) /* more than 1 ms behind: stamp the truth */
-				p.send_ns = now;
-			p.ts = (uint32_t)(p.send_ns / (1000000000ULL / RTP_CLOCK_HZ));
-			made++;
-			if (emulate && urand() * 100 < o.loss_pct) {
-				lost++;
-				continue;
-			}
-			h.p = p;
-			h.order = order++;
-			h.release_ns = now;
-			if (emulate && !(urand() * 100 < o.reorder_pct)) {
-				double d = o.delay_ms + o.jitter_ms * nrand();
-
-				if (d > 0)
-					h.release_ns = now + (uint64_t)(d * 1e6);
-			}
-			if (heap_push(&h)) {
-				elog("out of memory");
-				return TK_EXIT_FAIL;
-			}
-		}
-		/* send what the (emulated) network releases now */
-		while (nheap && heap[0].release_ns <= now) {
-			struct rtp_pkt p = heap[0].p;
-
-			heap_pop();
-			if (!emulate)
-				p.send_ns = mono_ns(); /* the truth, as late as possible */
-			rtp_pack(buf, &p);
-			if (timed_send(fd, buf, o.size, p.seq) < 0 && errno != ECONNREFUSED && errno != ENOBUFS) {
-				elog("send: %s", strerror(errno));
-				return TK_EXIT_FAIL;
-			}
-			sent++;
-		}
-		if (now >= next_drain_ns) { /* a read per millisecond, not per packet */
-			drain_echoes(fd, &echoes);
-			next_drain_ns = now + 1000000;
-		}
-		if (nheap && heap[0].release_ns < due)
-			due = heap[0].release_ns;
-		now = mono_ns();
-		if (due != UINT64_MAX && due > now) { /* late wakeups make bursts, the rate holds */
-			struct timespec ts = { (time_t)((due - now) / 1000000000ULL),
-					       (long)((due - now) % 1000000000ULL) };
-
-			nanosleep(&ts, NULL);
-		}
-	}
-	/* give the last echoes a moment */
-	for (int i = 0; i < 20; i++) {
-		struct timespec ts = { 0, 5000000 };
-
-		drain_echoes(fd, &echoes);
-		nanosleep(&ts, NULL);
-	}
-	getrusage(RUSAGE_SELF, &ru);
-	printf("{\"type\":\"sender\",\"sent\":%llu,\"emulated_loss\":%llu,\"echoes\":%llu,"
-	       "\"duration_s\":%.3f,\"rate_pps\":%u,\"send_avg_us\":%.1f,\"send_max_us\":%.1f,\"send_max_seq\":%ld,"
-	       "\"cpu_user_s\":%.3f,\"cpu_sys_s\":%.3f}\n",
-	       (unsigned long long)sent, (unsigned long long)lost, (unsigned long long)echoes,
-	       (double)(mono_ns() - start) / 1e9, o.rate,
-	       send_n ? send_sum_ns / (double)send_n / 1e3 : 0.0, (double)send_max_ns / 1e3, send_max_seq,
-	       ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
-	       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
-	close(fd);
-	free(buf);
+	if (s.fd >= 0)
+		close(s.fd);
+	free(s.buf);
 	free(heap);
-	return TK_EXIT_OK;
+	return ud_output_close(&o.out, code);
 }

@@ -11,7 +11,6 @@
  * recvmmsg, peek before each read, or read from several threads.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -28,57 +27,24 @@
 #include "cli.h"
 #include "common.h"
 #include "log.h"
+#include "opt.h"
 #include "prom.h"
+#include "record.h"
 #include "rtp.h"
+
+#include "output.h"
+
+#define XSTR(x) #x
+#define STR(x) XSTR(x)
 
 #define MAX_BATCH 256
 #define MAX_DGRAM 2048
-
-static const char usage[] =
-"Usage: sfu_echo --listen ADDR:PORT [OPTIONS]\n"
-"\n"
-"A UDP echo \"SFU\": reads RTP-like datagrams (see rtpsend), echoes each back to\n"
-"its sender, and prints one JSON summary line at the end with the\n"
-"application's own figures: RFC 3550 jitter, loss, reordering, and its wait per\n"
-"datagram (read time minus the sender's stamp, CLOCK_MONOTONIC).\n"
-"\n"
-"Options:\n"
-"      --listen ADDR:PORT  where to bind ([V6ADDR]:PORT for IPv6); required\n"
-"      --stall-every N    sleep before every Nth read call (default 0: never)\n"
-"      --stall-ms MIN-MAX the sleep, uniform in MIN..MAX ms (default 20-50)\n"
-"      --batch N          read up to N datagrams per call with recvmmsg, 1..256\n"
-"                         (default 1: recvmsg)\n"
-"      --peek             peek at each datagram (MSG_PEEK) before reading it\n"
-"      --threads N        reader threads on the one socket, 1..16 (default 1)\n"
-"      --rcvbuf BYTES     receive buffer (SO_RCVBUFFORCE when allowed, else\n"
-"                         SO_RCVBUF) (default: the system's)\n"
-"      --no-echo          do not echo\n"
-"      --kernel-ts        also measure each datagram's wait from the kernel's own\n"
-"                         receive timestamp (SO_TIMESTAMPNS, taken when the stack\n"
-"                         received it, just before the socket's enqueue) to the\n"
-"                         return of the read call that took it (kwait_avg_us,\n"
-"                         kwait_max_us) and to that call's start (kwait_pre_avg_us,\n"
-"                         kwait_pre_max_us): the two bracket the dequeue, which\n"
-"                         happens inside the call\n"
-"      --rt-prio N        run the readers SCHED_FIFO at priority N, 1..99, as\n"
-"                         real-time media servers do (default: normal scheduling)\n"
-"  -n, --count N          exit after N datagrams (default: until signalled)\n"
-"  -d, --duration S       exit after S seconds (default: until signalled)\n"
-"      --idle-exit S      exit when nothing arrived for S seconds after the first\n"
-"                         datagram (default 0: never)\n"
-"      --seed N           random seed for the stalls (default 1)\n"
-"  -q, --quiet            no progress messages\n"
-"  -h, --help             this text\n"
-"  -V, --version          print the version\n"
-"\n"
-"Output (stdout, at exit or on SIGINT/SIGTERM):\n"
-"  {\"type\":\"receiver\",\"packets\":N,\"lost\":N,\"reordered\":N,\"jitter_ms\":X,\n"
-"   \"wait_avg_us\":X,\"wait_max_us\":X,\"kwait_avg_us\":X,\"kwait_max_us\":X,\n"
-"   \"kwait_max_seq\":N,\"kwait_pre_avg_us\":X,\"kwait_pre_max_us\":X,\n"
-"   \"kwait_pre_max_seq\":N,\n"
-"   \"stalls\":N,\"reads\":N,\"bad\":N,\"cpu_user_s\":S,\n"
-"   \"cpu_sys_s\":S}\n"
-"Exit status: 0 success, 1 runtime failure, 2 bad arguments.\n";
+#define MAX_THREADS 16
+#define MAX_STALL_MS 60000
+#define DEFAULT_STALL_MIN_MS 20
+#define DEFAULT_STALL_MAX_MS 50
+#define POLL_MS 100             /* a reader's bounded wait: a signal or the end is noticed */
+#define CLOCK_WATCH_NS 20000000 /* the main thread looks at the clock every 20 ms */
 
 struct opts {
 	struct sockaddr_storage addr;
@@ -97,9 +63,11 @@ struct opts {
 	double duration_s;
 	double idle_exit_s;
 	uint64_t seed;
+	struct ud_output out;
 };
 
-static struct opts o;
+static struct opts o = { .stall_min_ms = DEFAULT_STALL_MIN_MS, .stall_max_ms = DEFAULT_STALL_MAX_MS,
+			 .batch = 1, .threads = 1, .echo = true, .seed = 1 };
 static int sock = -1;
 static volatile sig_atomic_t stop;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -116,14 +84,6 @@ static uint64_t rng_state;
 
 static void on_signal(int sig) { (void)sig; stop = 1; }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* under lock */
 static uint64_t rng(void)
 {
@@ -133,20 +93,47 @@ static uint64_t rng(void)
 	return rng_state * 2685821657736338717ULL;
 }
 
+/* --- the command line ----------------------------------------------------------------- */
+
+static const char synopsis[] =
+"Usage: sfu_echo --listen ADDR:PORT [OPTIONS]\n"
+"A UDP echo \"SFU\": reads RTP-like datagrams (see rtpsend), echoes each back to\n"
+"its sender, and writes one summary record at the end with the application's\n"
+"own figures: RFC 3550 jitter, loss, reordering, and its wait per datagram\n"
+"(read time minus the sender's stamp, CLOCK_MONOTONIC).\n"
+"\n";
+
+static const char footer[] =
+"\n"
+"Output, one \"receiver\" record at exit or on SIGINT/SIGTERM: packets, lost,\n"
+"reordered, jitter_ms, wait_avg_us, wait_max_us; kwait_avg_us, kwait_max_us,\n"
+"kwait_max_seq, kwait_pre_avg_us, kwait_pre_max_us, kwait_pre_max_seq (null\n"
+"without --kernel-ts); stalls, reads, bad, cpu_user_s, cpu_sys_s.\n";
+
+static int set_listen(void *cfg, const char *opt, const char *val)
+{
+	struct opts *c = cfg;
+
+	if (prom_parse_listen(opt, val, &c->addr, &c->addrlen))
+		return -1;
+	c->have_addr = true;
+	return 0;
+}
+
 static int parse_range(const char *opt, const char *s, uint32_t *lo, uint32_t *hi)
 {
 	const char *dash = strchr(s, '-');
 	char first[16];
 
 	if (!dash)
-		return cli_parse_u32(opt, s, 0, 60000, lo) ? -1 : (*hi = *lo, 0);
+		return cli_parse_u32(opt, s, 0, MAX_STALL_MS, lo) ? -1 : (*hi = *lo, 0);
 	if (dash == s || (size_t)(dash - s) >= sizeof(first)) {
 		elog("%s: '%s' is not MS or MIN-MAX", opt, s);
 		return -1;
 	}
 	memcpy(first, s, (size_t)(dash - s));
 	first[dash - s] = '\0';
-	if (cli_parse_u32(opt, first, 0, 60000, lo) || cli_parse_u32(opt, dash + 1, 0, 60000, hi))
+	if (cli_parse_u32(opt, first, 0, MAX_STALL_MS, lo) || cli_parse_u32(opt, dash + 1, 0, MAX_STALL_MS, hi))
 		return -1;
 	if (*lo > *hi) {
 		elog("%s: '%s' has MIN above MAX", opt, s);
@@ -155,73 +142,69 @@ static int parse_range(const char *opt, const char *s, uint32_t *lo, uint32_t *h
 	return 0;
 }
 
-static void parse(int argc, char **argv)
+static int set_stall_ms(void *cfg, const char *opt, const char *val)
 {
-	static const struct option longs[] = {
-		{ "listen", required_argument, NULL, 'l' },
-		{ "stall-every", required_argument, NULL, 'e' },
-		{ "stall-ms", required_argument, NULL, 'm' },
-		{ "batch", required_argument, NULL, 'b' },
-		{ "peek", no_argument, NULL, 'p' },
-		{ "threads", required_argument, NULL, 't' },
-		{ "rcvbuf", required_argument, NULL, 'B' },
-		{ "no-echo", no_argument, NULL, 'N' },
-		{ "kernel-ts", no_argument, NULL, 'K' },
-		{ "rt-prio", required_argument, NULL, 'P' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "idle-exit", required_argument, NULL, 'I' },
-		{ "seed", required_argument, NULL, 'E' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
+	struct opts *c = cfg;
 
-	o.stall_min_ms = 20;
-	o.stall_max_ms = 50;
-	o.batch = 1;
-	o.threads = 1;
-	o.echo = true;
-	o.seed = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":n:d:qhV", longs, NULL)) != -1) {
-		int bad = 0;
+	return parse_range(opt, val, &c->stall_min_ms, &c->stall_max_ms);
+}
 
-		switch (c) {
-		case 'l':
-			bad = prom_parse_listen("--listen", optarg, &o.addr, &o.addrlen);
-			o.have_addr = true;
-			break;
-		case 'e': bad = cli_parse_u32("--stall-every", optarg, 0, 1000000, &o.stall_every); break;
-		case 'm': bad = parse_range("--stall-ms", optarg, &o.stall_min_ms, &o.stall_max_ms); break;
-		case 'b': bad = cli_parse_u32("--batch", optarg, 1, MAX_BATCH, &o.batch); break;
-		case 'p': o.peek = true; break;
-		case 't': bad = cli_parse_u32("--threads", optarg, 1, 16, &o.threads); break;
-		case 'B': bad = cli_parse_u32("--rcvbuf", optarg, 1024, 1U << 30, &o.rcvbuf); break;
-		case 'N': o.echo = false; break;
-		case 'K': o.kernel_ts = true; break;
-		case 'P': bad = cli_parse_u32("--rt-prio", optarg, 1, 99, &o.rt_prio); break;
-		case 'n': bad = cli_parse_u64("--count", optarg, 1, UINT64_MAX, &o.count); break;
-		case 'd': bad = cli_parse_double("--duration", optarg, 0.01, 86400, &o.duration_s); break;
-		case 'I': bad = cli_parse_double("--idle-exit", optarg, 0.01, 86400, &o.idle_exit_s); break;
-		case 'E': bad = cli_parse_u64("--seed", optarg, 1, UINT64_MAX, &o.seed); break;
-		case 'q': log_set_level(LOG_QUIET); break;
-		case 'h': fputs(usage, stdout); exit(TK_EXIT_OK);
-		case 'V': cli_print_version(); exit(TK_EXIT_OK);
-		default: cli_getopt_die(c, argv);
-		}
-		if (bad)
-			exit(TK_EXIT_USAGE);
-	}
-	if (optind < argc)
-		cli_usage_die("%s: unexpected argument (see --help)", argv[optind]);
+#define TK_OPT_CFG struct opts
+static const struct opt options[] = {
+	OPT_E_CALL("listen", 0, "ADDR:PORT", set_listen, "where to bind ([V6ADDR]:PORT for IPv6); required"),
+	OPT_E_U32("stall-every", 0, "N", stall_every, 0, 1000000, "sleep before every Nth read call (default 0: never)"),
+	OPT_E_CALL("stall-ms", 0, "MIN-MAX", set_stall_ms,
+		   "the sleep, uniform in MIN..MAX ms (default " STR(DEFAULT_STALL_MIN_MS) "-"
+		   STR(DEFAULT_STALL_MAX_MS) ")"),
+	OPT_E_U32("batch", 0, "N", batch, 1, MAX_BATCH,
+		  "read up to N datagrams per call with recvmmsg, 1.." STR(MAX_BATCH) "\n(default 1: recvmsg)"),
+	OPT_E_FLAG("peek", 0, peek, "peek at each datagram (MSG_PEEK) before reading it"),
+	OPT_E_U32("threads", 0, "N", threads, 1, MAX_THREADS,
+		  "reader threads on the one socket, 1.." STR(MAX_THREADS) " (default 1)"),
+	OPT_E_U32("rcvbuf", 0, "BYTES", rcvbuf, 1024, 1U << 30,
+		  "receive buffer (SO_RCVBUFFORCE when allowed, else\nSO_RCVBUF) (default: the system's)"),
+	OPT_E_UNFLAG("no-echo", 0, echo, "do not echo"),
+	OPT_E_FLAG("kernel-ts", 0, kernel_ts,
+		   "also measure each datagram's wait from the kernel's\n"
+		   "own receive timestamp (SO_TIMESTAMPNS, taken when the\n"
+		   "stack received it, just before the socket's enqueue)\n"
+		   "to the return of the read call that took it\n"
+		   "(kwait_avg_us, kwait_max_us) and to that call's start\n"
+		   "(kwait_pre_avg_us, kwait_pre_max_us): the two bracket\n"
+		   "the dequeue, which happens inside the call"),
+	OPT_E_U32("rt-prio", 0, "N", rt_prio, 1, 99,
+		  "run the readers SCHED_FIFO at priority N, 1..99, as\n"
+		  "real-time media servers do (default: normal\n"
+		  "scheduling)"),
+	OPT_E_U64("count", 'c', "N", count, 1, (double)UINT64_MAX, "exit after N datagrams (default: until signalled)"),
+	OPT_E_DURATION(duration_s, "exit after SECONDS (default: until signalled)"),
+	OPT_E_DOUBLE("idle-exit", 0, "SECONDS", idle_exit_s, 0.01, 86400,
+		     "exit when nothing arrived for SECONDS after the first\n"
+		     "datagram (default 0: never)"),
+	OPT_E_U64("seed", 0, "N", seed, 1, (double)UINT64_MAX, "random seed for the stalls (default 1)"),
+	OPT_E_FORMAT(out.format, out.format_set),
+	OPT_E_OUTPUT(out.path, "write the summary record to FILE instead of stdout"),
+	OPT_E_STANDARD,
+	OPT_E_END,
+};
+#undef TK_OPT_CFG
+
+static const int exit_codes[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, -1 };
+static const struct opt_cli cli = { synopsis, options, footer, NULL, exit_codes };
+
+static void parse_args(int argc, char **argv)
+{
+	int first = opt_parse(&cli, argc, argv, &o);
+
+	if (first < argc)
+		cli_usage_die("unexpected argument '%s' (see --help)", argv[first]);
 	if (!o.have_addr)
 		cli_usage_die("--listen: missing; where should the server listen? (see --help)");
 	if (o.peek && o.batch > 1)
 		cli_usage_die("--peek: works with one datagram per read, not with --batch");
 }
+
+/* --- the readers ------------------------------------------------------------------------ */
 
 static bool done(void)
 {
@@ -279,105 +262,108 @@ static void add_kernel_wait(struct msghdr *m, const struct timespec *start,
 	}
 }
 
-static void print_kwait(const char *name, const struct kwait *k)
+/* one read call's buffers: up to o.batch datagrams, each with its sender and timestamp */
+struct batch {
+	uint8_t bufs[MAX_BATCH][MAX_DGRAM];
+	char ctl[MAX_BATCH][CMSG_SPACE(sizeof(struct timespec))];
+	struct sockaddr_storage from[MAX_BATCH];
+	struct mmsghdr msgs[MAX_BATCH];
+	struct iovec iov[MAX_BATCH];
+};
+
+static void batch_reset(struct batch *b)
 {
-	if (k->n)
-		printf("\"%s_avg_us\":%.1f,\"%s_max_us\":%.1f,\"%s_max_seq\":%ld,", name,
-		       k->sum_ns / (double)k->n / 1e3, name, (double)k->max_ns / 1e3, name, k->max_seq);
-	else
-		printf("\"%s_avg_us\":null,\"%s_max_us\":null,\"%s_max_seq\":null,", name, name, name);
+	for (uint32_t i = 0; i < o.batch; i++) {
+		b->iov[i].iov_base = b->bufs[i];
+		b->iov[i].iov_len = MAX_DGRAM;
+		memset(&b->msgs[i], 0, sizeof(b->msgs[i]));
+		b->msgs[i].msg_hdr.msg_iov = &b->iov[i];
+		b->msgs[i].msg_hdr.msg_iovlen = 1;
+		b->msgs[i].msg_hdr.msg_name = &b->from[i];
+		b->msgs[i].msg_hdr.msg_namelen = sizeof(b->from[i]);
+		if (o.kernel_ts) {
+			b->msgs[i].msg_hdr.msg_control = b->ctl[i];
+			b->msgs[i].msg_hdr.msg_controllen = sizeof(b->ctl[i]);
+		}
+	}
+}
+
+/* one read call (recvmsg, or recvmmsg with --batch); the datagrams read, or
+ * <= 0 when another thread was faster */
+static int read_batch(struct batch *b, struct timespec *call_start)
+{
+	ssize_t len;
+
+	if (o.peek) {
+		uint8_t tmp[RTP_MIN_LEN];
+
+		if (recv(sock, tmp, sizeof(tmp), MSG_PEEK | MSG_DONTWAIT) < 0)
+			return 0;
+	}
+	clock_gettime(CLOCK_REALTIME, call_start);
+	if (o.batch > 1)
+		return recvmmsg(sock, b->msgs, o.batch, MSG_DONTWAIT, NULL);
+	len = recvmsg(sock, &b->msgs[0].msg_hdr, MSG_DONTWAIT);
+	if (len < 0)
+		return -1;
+	b->msgs[0].msg_len = (unsigned int)len;
+	return 1;
+}
+
+/* the figures of n datagrams just read */
+static void account(struct batch *b, int n, const struct timespec *call_start)
+{
+	uint64_t now = tk_mono_ns();
+	struct timespec rt;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < n; i++) {
+		struct rtp_pkt pkt;
+		bool ok = rtp_unpack(b->bufs[i], b->msgs[i].msg_len, &pkt);
+
+		if (ok)
+			rtp_stats_add(&stats, &pkt, now);
+		else
+			nbad++;
+		if (o.kernel_ts)
+			add_kernel_wait(&b->msgs[i].msg_hdr, call_start, &rt, ok ? pkt.seq : -1);
+	}
+	last_arrival_ns = now;
+	pthread_mutex_unlock(&lock);
 }
 
 static void *reader(void *arg)
 {
-	static __thread uint8_t bufs[MAX_BATCH][MAX_DGRAM];
-	static __thread char ctl[MAX_BATCH][CMSG_SPACE(sizeof(struct timespec))];
-	static __thread struct sockaddr_storage from[MAX_BATCH];
-	struct mmsghdr msgs[MAX_BATCH];
-	struct iovec iov[MAX_BATCH];
+	static __thread struct batch b;
 
 	(void)arg;
 	while (!done()) {
 		struct pollfd p = { sock, POLLIN, 0 };
 		struct timespec call_start;
-		int n, pr;
+		int n;
 
-		/* a bounded wait, so that a signal or the end is noticed */
-		pr = poll(&p, 1, 100);
-		if (pr <= 0)
+		if (poll(&p, 1, POLL_MS) <= 0)
 			continue;
 		maybe_stall();
-		for (uint32_t i = 0; i < o.batch; i++) {
-			iov[i].iov_base = bufs[i];
-			iov[i].iov_len = MAX_DGRAM;
-			memset(&msgs[i], 0, sizeof(msgs[i]));
-			msgs[i].msg_hdr.msg_iov = &iov[i];
-			msgs[i].msg_hdr.msg_iovlen = 1;
-			msgs[i].msg_hdr.msg_name = &from[i];
-			msgs[i].msg_hdr.msg_namelen = sizeof(from[i]);
-			if (o.kernel_ts) {
-				msgs[i].msg_hdr.msg_control = ctl[i];
-				msgs[i].msg_hdr.msg_controllen = sizeof(ctl[i]);
-			}
-		}
-		if (o.peek) {
-			uint8_t tmp[RTP_MIN_LEN];
-
-			if (recv(sock, tmp, sizeof(tmp), MSG_PEEK | MSG_DONTWAIT) < 0)
-				continue;
-		}
-		clock_gettime(CLOCK_REALTIME, &call_start);
-		if (o.batch == 1) {
-			ssize_t len = recvmsg(sock, &msgs[0].msg_hdr, MSG_DONTWAIT);
-
-			n = len < 0 ? -1 : 1;
-			if (len >= 0)
-				msgs[0].msg_len = (unsigned int)len;
-		} else {
-			n = recvmmsg(sock, msgs, o.batch, MSG_DONTWAIT, NULL);
-		}
+		batch_reset(&b);
+		n = read_batch(&b, &call_start);
 		if (n <= 0)
-			continue; /* another thread was faster */
-		{
-			uint64_t now = mono_ns();
-			struct timespec rt;
-
-			clock_gettime(CLOCK_REALTIME, &rt);
-
-			pthread_mutex_lock(&lock);
-			for (int i = 0; i < n; i++) {
-				struct rtp_pkt pkt;
-				bool ok = rtp_unpack(bufs[i], msgs[i].msg_len, &pkt);
-
-				if (ok)
-					rtp_stats_add(&stats, &pkt, now);
-				else
-					nbad++;
-				if (o.kernel_ts)
-					add_kernel_wait(&msgs[i].msg_hdr, &call_start, &rt, ok ? pkt.seq : -1);
-			}
-			last_arrival_ns = now;
-			pthread_mutex_unlock(&lock);
-		}
-		if (o.echo) {
-			for (int i = 0; i < n; i++)
-				sendto(sock, bufs[i], msgs[i].msg_len, MSG_DONTWAIT,
-				       (struct sockaddr *)&from[i], msgs[i].msg_hdr.msg_namelen);
-		}
+			continue;
+		account(&b, n, &call_start);
+		for (int i = 0; o.echo && i < n; i++)
+			sendto(sock, b.bufs[i], b.msgs[i].msg_len, MSG_DONTWAIT, (struct sockaddr *)&b.from[i],
+			       b.msgs[i].msg_hdr.msg_namelen);
 	}
 	return NULL;
 }
 
-int main(int argc, char **argv)
+/* --- setup, run, report --------------------------------------------------------------- */
+
+static int open_socket(void)
 {
-	pthread_t th[16];
-	struct rusage ru;
-	uint64_t start;
 	int one = 1;
 
-	log_init(argv[0]);
-	parse(argc, argv);
-	rng_state = o.seed * 0x9E3779B97F4A7C15ULL | 1;
 	sock = socket(o.addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (sock < 0) {
 		elog("socket: %s", strerror(errno));
@@ -401,67 +387,144 @@ int main(int argc, char **argv)
 		elog("cannot bind: %s", strerror(errno));
 		return TK_EXIT_FAIL;
 	}
-	if (o.rt_prio) {
-		struct sched_param sp = { .sched_priority = (int)o.rt_prio };
-
-		/* threads created later inherit it */
-		if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
-			elog("--rt-prio: %s", strerror(errno));
-			return TK_EXIT_FAIL;
-		}
-	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	start = mono_ns();
-	for (uint32_t i = 1; i < o.threads; i++) {
-		if (pthread_create(&th[i], NULL, reader, NULL)) {
-			elog("cannot start reader thread %u", i);
-			return TK_EXIT_FAIL;
-		}
-	}
-	/* the main thread reads too, and watches the clock */
-	if (o.duration_s > 0 || o.idle_exit_s > 0) {
-		pthread_t t0;
-
-		if (pthread_create(&t0, NULL, reader, NULL)) {
-			elog("cannot start the reader thread");
-			return TK_EXIT_FAIL;
-		}
-		while (!done()) {
-			struct timespec ts = { 0, 20000000 };
-			uint64_t now = mono_ns(), last;
-
-			nanosleep(&ts, NULL);
-			if (o.duration_s > 0 && now - start >= (uint64_t)(o.duration_s * 1e9))
-				stop = 1;
-			pthread_mutex_lock(&lock);
-			last = last_arrival_ns;
-			pthread_mutex_unlock(&lock);
-			if (o.idle_exit_s > 0 && last && now > last &&
-			    now - last >= (uint64_t)(o.idle_exit_s * 1e9))
-				stop = 1;
-		}
-		pthread_join(t0, NULL);
-	} else {
-		reader(NULL);
-	}
-	stop = 1;
-	for (uint32_t i = 1; i < o.threads; i++)
-		pthread_join(th[i], NULL);
-	getrusage(RUSAGE_SELF, &ru);
-	printf("{\"type\":\"receiver\",\"packets\":%llu,\"lost\":%llu,\"reordered\":%llu,"
-	       "\"jitter_ms\":%.3f,\"wait_avg_us\":%.1f,\"wait_max_us\":%.1f,",
-	       (unsigned long long)stats.received, (unsigned long long)rtp_lost(&stats),
-	       (unsigned long long)stats.reordered, rtp_jitter_ms(&stats),
-	       stats.wait_n ? stats.wait_sum_ns / (double)stats.wait_n / 1e3 : 0.0,
-	       (double)stats.wait_max_ns / 1e3);
-	print_kwait("kwait", &kwait);
-	print_kwait("kwait_pre", &kwait_pre);
-	printf("\"stalls\":%llu,\"reads\":%llu,\"bad\":%llu,\"cpu_user_s\":%.3f,\"cpu_sys_s\":%.3f}\n",
-	       (unsigned long long)nstalls, (unsigned long long)nreads, (unsigned long long)nbad,
-	       ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
-	       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
-	fflush(stdout);
-	close(sock);
 	return TK_EXIT_OK;
+}
+
+static int set_rt_prio(void)
+{
+	struct sched_param sp = { .sched_priority = (int)o.rt_prio };
+
+	/* threads created later inherit it */
+	if (o.rt_prio && sched_setscheduler(0, SCHED_FIFO, &sp)) {
+		elog("--rt-prio: %s", strerror(errno));
+		return TK_EXIT_FAIL;
+	}
+	return TK_EXIT_OK;
+}
+
+/* --duration and --idle-exit: whether the time has come to stop */
+static bool time_is_up(uint64_t start)
+{
+	uint64_t now = tk_mono_ns(), last;
+
+	if (o.duration_s > 0 && now - start >= (uint64_t)(o.duration_s * 1e9))
+		return true;
+	pthread_mutex_lock(&lock);
+	last = last_arrival_ns;
+	pthread_mutex_unlock(&lock);
+	return o.idle_exit_s > 0 && last && now > last && now - last >= (uint64_t)(o.idle_exit_s * 1e9);
+}
+
+static void watch_clock(uint64_t start)
+{
+	while (!done()) {
+		struct timespec ts = { 0, CLOCK_WATCH_NS };
+
+		nanosleep(&ts, NULL);
+		if (time_is_up(start))
+			stop = 1;
+	}
+}
+
+/* the readers until the end: --count, --duration, --idle-exit or a signal */
+static int run(void)
+{
+	/* the main thread reads too, unless it must watch the clock */
+	bool watch = o.duration_s > 0 || o.idle_exit_s > 0;
+	uint32_t want = o.threads - 1 + (watch ? 1 : 0), n;
+	pthread_t th[MAX_THREADS];
+	uint64_t start = tk_mono_ns();
+	int code = TK_EXIT_OK;
+
+	vlog("listening with %u reader thread%s, %s", o.threads, o.threads > 1 ? "s" : "",
+	     o.echo ? "echoing" : "not echoing");
+	for (n = 0; n < want; n++) {
+		if (pthread_create(&th[n], NULL, reader, NULL)) {
+			elog("cannot start reader thread %u", n + 1);
+			code = TK_EXIT_FAIL;
+			break;
+		}
+	}
+	if (code == TK_EXIT_OK && watch)
+		watch_clock(start);
+	else if (code == TK_EXIT_OK)
+		reader(NULL);
+	stop = 1;
+	for (uint32_t i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	return code;
+}
+
+static double tv_s(const struct timeval *tv) { return (double)tv->tv_sec + (double)tv->tv_usec / 1e6; }
+
+static struct rec_value avg_us(const struct kwait *k)
+{
+	return k->n ? rv_f64(k->sum_ns / (double)k->n / 1e3) : rv_null();
+}
+
+static struct rec_value max_us(const struct kwait *k)
+{
+	return k->n ? rv_f64((double)k->max_ns / 1e3) : rv_null();
+}
+
+static struct rec_value max_seq(const struct kwait *k)
+{
+	return k->n ? rv_i64(k->max_seq) : rv_null();
+}
+
+#define RECEIVER_FIELDS(X)                                                                           \
+	X("packets", REC_U64, 0, REC_COL("packets", 9, 0, 0), rv_u64(stats.received))                 \
+	X("lost", REC_U64, 0, REC_COL("lost", 7, 0, 0), rv_u64(rtp_lost(&stats)))                      \
+	X("reordered", REC_U64, 0, REC_COL("reord", 7, 0, 0), rv_u64(stats.reordered))                 \
+	X("jitter_ms", REC_F64, 3, REC_COL("jitter ms", 9, 0, 3), rv_f64(rtp_jitter_ms(&stats)))      \
+	X("wait_avg_us", REC_F64, 1, REC_COL("wait avg us", 11, 0, 1),                                 \
+	  rv_f64(stats.wait_n ? stats.wait_sum_ns / (double)stats.wait_n / 1e3 : 0.0))                 \
+	X("wait_max_us", REC_F64, 1, REC_COL("wait max us", 11, 0, 1), rv_f64((double)stats.wait_max_ns / 1e3)) \
+	X("kwait_avg_us", REC_F64, 1, REC_COL("kwait avg us", 12, 0, 1), avg_us(&kwait))               \
+	X("kwait_max_us", REC_F64, 1, REC_COL("kwait max us", 12, 0, 1), max_us(&kwait))               \
+	X("kwait_max_seq", REC_I64, 0, REC_NOCOL, max_seq(&kwait))                                     \
+	X("kwait_pre_avg_us", REC_F64, 1, REC_COL("pre avg us", 10, 0, 1), avg_us(&kwait_pre))         \
+	X("kwait_pre_max_us", REC_F64, 1, REC_COL("pre max us", 10, 0, 1), max_us(&kwait_pre))         \
+	X("kwait_pre_max_seq", REC_I64, 0, REC_NOCOL, max_seq(&kwait_pre))                             \
+	X("stalls", REC_U64, 0, REC_COL("stalls", 7, 0, 0), rv_u64(nstalls))                           \
+	X("reads", REC_U64, 0, REC_COL("reads", 9, 0, 0), rv_u64(nreads))                              \
+	X("bad", REC_U64, 0, REC_COL("bad", 5, 0, 0), rv_u64(nbad))                                    \
+	X("cpu_user_s", REC_F64, 3, REC_COL("cpu user s", 10, 0, 3), rv_f64(tv_s(&ru.ru_utime)))      \
+	X("cpu_sys_s", REC_F64, 3, REC_COL("cpu sys s", 9, 0, 3), rv_f64(tv_s(&ru.ru_stime)))
+static const struct rec_field receiver_fields[] = { RECEIVER_FIELDS(REC_FIELD) };
+static const struct rec_schema receiver_schema = { "receiver", receiver_fields,
+						   ARRAY_SIZE(receiver_fields) };
+
+/* after the readers have stopped: no lock needed */
+static void write_summary(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	const struct rec_value v[] = { RECEIVER_FIELDS(REC_VALUE) };
+	rec_write(o.out.w, &receiver_schema, v);
+}
+
+int main(int argc, char **argv)
+{
+	int code;
+
+	log_init(argv[0]);
+	parse_args(argc, argv);
+	rng_state = o.seed * 0x9E3779B97F4A7C15ULL | 1;
+	code = ud_output_open(&o.out);
+	if (code == TK_EXIT_OK)
+		code = open_socket();
+	if (code == TK_EXIT_OK)
+		code = set_rt_prio();
+	if (code == TK_EXIT_OK) {
+		signal(SIGINT, on_signal);
+		signal(SIGTERM, on_signal);
+		code = run();
+		if (code == TK_EXIT_OK)
+			write_summary();
+	}
+	if (sock >= 0)
+		close(sock);
+	return ud_output_close(&o.out, code);
 }

@@ -15,8 +15,6 @@
 #include "reasons.h"
 #include "stats.h"
 
-#define UD_MAX_REASONS 24 /* distinct drop reasons kept per socket */
-
 struct ud_drop_count {
 	uint32_t reason;
 	uint64_t count;

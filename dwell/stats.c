@@ -4,25 +4,6 @@
 #include "common.h"
 #include "stats.h"
 
-const double ud_le_us[UD_NBUCKETS - 1] = {
-	UD_LE0 / 1e3, UD_LE1 / 1e3, UD_LE2 / 1e3, UD_LE3 / 1e3,
-	UD_LE4 / 1e3, UD_LE5 / 1e3, UD_LE6 / 1e3, UD_LE7 / 1e3,
-};
-
-const char *const ud_bucket_names[UD_NBUCKETS] = {
-	"<=10us", "<=50us", "<=100us", "<=500us", "<=1ms", "<=5ms", "<=10ms", "<=50ms", ">50ms",
-};
-
-const char *ud_state_name(enum ud_state s)
-{
-	switch (s) {
-	case UD_OK: return "OK";
-	case UD_WARN: return "WARN";
-	case UD_ALERT: return "ALERT";
-	}
-	return "?";
-}
-
 double ud_quantile_us(const uint64_t b[UD_NBUCKETS], double q, double max_us)
 {
 	uint64_t total = 0, cum = 0;

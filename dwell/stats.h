@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * udpdwell's arithmetic on the 9-bucket histogram, kept apart from BPF and
- * I/O so that it is tested on its own: bucket edges, quantiles estimated from
- * the buckets, the OK/WARN/ALERT state, and per-interval differences of the
- * kernel's cumulative counters.
+ * udpdwell's arithmetic on the bucket histogram, kept apart from BPF and
+ * I/O so that it is tested on its own: quantiles estimated from the buckets,
+ * a socket's state against the thresholds, and per-interval differences of
+ * the kernel's cumulative counters. The buckets' edges and labels and the
+ * states' names are the records' (lib/dwellrec.h).
  */
 #ifndef UD_STATS_H
 #define UD_STATS_H
@@ -12,16 +13,9 @@
 #include <stdint.h>
 
 #include "bpf/contract/udpdwell.h"
+#include "dwellrec.h" /* the buckets' edges and names, the states */
 
-enum ud_state { UD_OK = 0, UD_WARN = 1, UD_ALERT = 2 };
 enum ud_state_on { UD_STATE_ON_P99 = 0, UD_STATE_ON_MAX = 1 };
-
-/* upper edges of buckets 0..7 in microseconds (bucket 8 is +Inf) */
-extern const double ud_le_us[UD_NBUCKETS - 1];
-/* the table's names of the 9 buckets */
-extern const char *const ud_bucket_names[UD_NBUCKETS];
-
-const char *ud_state_name(enum ud_state s);
 
 /*
  * The q-quantile (0 < q <= 1) in microseconds, estimated from bucket counts

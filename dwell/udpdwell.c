@@ -10,7 +10,6 @@
  * Prometheus metrics.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -29,117 +28,45 @@
 #include "bpfutil.h"
 #include "cli.h"
 #include "common.h"
+#include "dwellrec.h"
 #include "log.h"
+#include "opt.h"
 #include "prom.h"
 #include "record.h"
 
 #include "backend.h"
+#include "output.h"
 #include "owner.h"
 #include "udpdwell_ref.skel.h"
 #include "reasons.h"
 #include "snapshot.h"
 #include "stats.h"
 
+#define XSTR(x) #x
+#define STR(x) XSTR(x)
+
+#define DEFAULT_PORT_LO 10000
+#define DEFAULT_PORT_HI 60000
+#define DEFAULT_INTERVAL_S 1
+#define MIN_INTERVAL_S 0.1
+#define MAX_INTERVAL_S 3600
 #define DEFAULT_WARN_US 5000
 #define DEFAULT_ALERT_US 20000
-
-static const char usage[] =
-"Usage: udpdwell [OPTIONS]\n"
-"\n"
-"Is the media server slow, or is the network bad? For every UDP socket whose\n"
-"local port is in a range, udpdwell measures how long each datagram waits in\n"
-"the socket's receive queue between the kernel's enqueue and the application's\n"
-"read (the dwell time), and counts the datagrams the kernel drops for the\n"
-"socket, by reason. A server that holds packets shows long dwell times or\n"
-"buffer drops; a bad network shows neither.\n"
-"\n"
-"Everything is aggregated in the kernel (BPF maps): no event per packet.\n"
-"\n"
-"Options:\n"
-"  -b, --backend NAME     auto|fentry|kprobe|tracepoint (default auto)\n"
-"                         fentry: fentry/fexit on __udp_enqueue_schedule_skb\n"
-"                           (dated at its start, counted only when it succeeds)\n"
-"                           and fexit on udp_recvmsg/udpv6_recvmsg\n"
-"                         kprobe: the same hooks with kprobe/kretprobe\n"
-"                         tracepoint: sock:sk_data_ready and sock:sock_recv_length\n"
-"                           (kernel 6.3+); needs neither kprobes nor trampolines\n"
-"                         auto tries them in that order and prints in one line\n"
-"                         which one runs and why the others were refused.\n"
-"                         Drops come from skb:kfree_skb (its rx_sk names the\n"
-"                         socket) or, on kernels without rx_sk, from\n"
-"                         udp:udp_fail_queue_rcv_skb (buffer drops only).\n"
-"  -p, --ports LO-HI      local ports to watch; one port is PORT (default 10000-60000)\n"
-"  -i, --interval S       seconds per interval, 0.1..3600 (default 1)\n"
-"      --once             print one interval, then exit\n"
-"  -c, --count N          stop after N intervals (default: run until interrupted)\n"
-"  -f, --format FMT       table|csv|json (default: table on a terminal, else json);\n"
-"                         table refreshes in place, worst dwell first\n"
-"      --warn-us US       WARN when the measure reaches US microseconds (default 5000)\n"
-"      --alert-us US      ALERT when it reaches US microseconds (default 20000)\n"
-"      --state-on WHAT    p99|max: the measure is the interval's estimated p99\n"
-"                         (default) or its maximum. The age of the oldest datagram\n"
-"                         still waiting counts too, so a stuck reader alerts. Any\n"
-"                         SOCKET_RCVBUFF or PROTO_MEM drop in the interval is ALERT.\n"
-"      --prometheus ADDR:PORT  serve Prometheus metrics at http://ADDR:PORT/metrics\n"
-"                         ([::1]:PORT for IPv6): udp_socket_dwell_seconds (histogram),\n"
-"                         udp_socket_drops_total, udp_socket_state (0 OK, 1 WARN,\n"
-"                         2 ALERT), udp_socket_queue_length\n"
-"      --max-sockets N    sockets tracked at once, 16..65536 (default 512; 16.3 KiB\n"
-"                         of kernel memory each, plus 128 bytes per CPU). When all\n"
-"                         are taken, a new socket takes the place of the least\n"
-"                         recently active one (LRU, approximated by a CLOCK hand as\n"
-"                         the kernel's LRU maps do), and evictions are counted.\n"
-"      --all              list idle sockets too\n"
-"      --top N            show at most N sockets per interval (default: all)\n"
-"      --legacy-drops     count drops through udp:udp_fail_queue_rcv_skb, as on\n"
-"                         kernels whose kfree_skb has no rx_sk\n"
-"      --bpf-stats        turn on BPF run-time statistics and print, per interval,\n"
-"                         each program's runs and cost (bpf_prog records)\n"
-"      --bpf-reference    with --bpf-stats, also attach empty programs to the\n"
-"                         tracepoint backend's hooks: their cost per run is the\n"
-"                         floor (dispatch and the statistics' own clock reads)\n"
-"  -v, --verbose          more detail on stderr (-vv: libbpf's debug output)\n"
-"  -q, --quiet            no progress messages\n"
-"  -h, --help             this text\n"
-"  -V, --version          print the version\n"
-"\n"
-"Output, per interval (all figures cover that interval only):\n"
-"  one \"interval\" record: time, interval_s, backend, sockets shown, tracked,\n"
-"    packets, unmatched reads, FIFO resynchronisations, evicted sockets;\n"
-"  one \"socket\" record per socket: port, addr, pid, comm (the last reader, or\n"
-"    the process holding the socket), packets (reads), avg_us, p50_us, p99_us,\n"
-"    max_us, queue_len (datagrams waiting), buckets, drops {reason: count}, state.\n"
-"  p50/p99 are estimated from the 9 buckets by linear interpolation. The buckets\n"
-"  follow Prometheus le semantics (upper-inclusive): <=10us, <=50us, <=100us,\n"
-"  <=500us, <=1ms, <=5ms, <=10ms, <=50ms, >50ms; exactly 10 us is in the first.\n"
-"  Drop reasons are the kernel's enum skb_drop_reason names, read from its BTF.\n"
-"\n"
-"Exit status: 0 success (also after Ctrl-C, which prints the interval in\n"
-"progress), 1 runtime failure, 2 bad arguments, 3 missing privilege (root or\n"
-"CAP_BPF+CAP_PERFMON), 4 the kernel lacks what every backend needs.\n";
-
-enum {
-	OPT_ONCE = 1000,
-	OPT_WARN,
-	OPT_ALERT,
-	OPT_STATE_ON,
-	OPT_PROM,
-	OPT_MAX_SOCKETS,
-	OPT_ALL,
-	OPT_TOP,
-	OPT_LEGACY_DROPS,
-	OPT_BPF_STATS,
-	OPT_BPF_REF,
-};
+#define MAX_THRESHOLD_US 3600000000U   /* an hour */
+#define MIN_SOCKETS 16
+#define MAX_SOCKETS 65536
+#define MAX_TOP 1000000
 
 struct options {
-	enum ud_backend backend;
+	int backend;             /* enum ud_backend: --backend's index in ud_backend_names */
 	uint16_t port_lo, port_hi;
 	double interval_s;
-	uint64_t count;          /* 0: unlimited */
-	enum rec_format format;
-	bool format_set;
-	struct ud_thresholds thr;
+	uint64_t intervals;      /* 0: until interrupted */
+	double duration_s;       /* 0: until interrupted */
+	struct ud_output out;
+	uint32_t warn_us, alert_us;
+	int state_on;            /* enum ud_state_on: --state-on's index */
+	struct ud_thresholds thr; /* the three above, once checked */
 	const char *prometheus;
 	uint32_t max_sockets;
 	bool all;
@@ -158,7 +85,6 @@ struct ud_ctx {
 	uint32_t reason_rcvbuff, reason_proto_mem;
 	struct ud_snapshot cur, prev, scrape;
 	uint64_t interval_start_ns;
-	uint64_t interval_start_epoch;
 	uint64_t evicted;
 	/* the state of each socket at the last interval, for the gauge */
 	struct ud_keystate {
@@ -178,214 +104,208 @@ struct ud_ctx {
 	struct bpf_object *ref_obj; /* --bpf-reference */
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
+/* what main opens and closes, besides the context */
+struct run {
+	struct udpdwell_ref_bpf *ref;
+	struct prom_server *prom;
+	int stats_fd;            /* --bpf-stats */
+	int sig_fd;              /* SIGINT, SIGTERM and SIGHUP */
+	int timer_fd;
+	uint64_t start_ns, period_ns;
+	uint64_t end_ns;         /* --duration's end; 0: none */
+	uint64_t next_ns;        /* when the timer fires next */
+	uint64_t intervals;      /* written so far */
+};
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+/* --- the command line ----------------------------------------------------------------- */
+
+static const char synopsis[] =
+"Usage: udpdwell [OPTIONS]\n"
+"\n"
+"Is the media server slow, or is the network bad? For every UDP socket whose\n"
+"local port is in a range, udpdwell measures how long each datagram waits in\n"
+"the socket's receive queue between the kernel's enqueue and the application's\n"
+"read (the dwell time), and counts the datagrams the kernel drops for the\n"
+"socket, by reason. A server that holds packets shows long dwell times or\n"
+"buffer drops; a bad network shows neither.\n"
+"\n"
+"Everything is aggregated in the kernel (BPF maps): no event per packet.\n"
+"\n"
+"Backends (--backend, default auto):\n"
+"  fentry      fentry/fexit on __udp_enqueue_schedule_skb (dated at its start,\n"
+"              counted only when it succeeds) and fexit on\n"
+"              udp_recvmsg/udpv6_recvmsg\n"
+"  kprobe      the same hooks with kprobe/kretprobe\n"
+"  tracepoint  sock:sk_data_ready and sock:sock_recv_length (kernel 6.3+);\n"
+"              needs neither kprobes nor trampolines\n"
+"  auto        tries them in that order and prints in one line which one runs\n"
+"              and why the others were refused\n"
+"Drops come from skb:kfree_skb (its rx_sk names the socket) or, on kernels\n"
+"without rx_sk, from udp:udp_fail_queue_rcv_skb (buffer drops only).\n"
+"\n";
+
+/* the output, with the buckets' labels from lib/dwellrec.h */
+static void footer(FILE *f)
+{
+	fputs("\n"
+	      "Output, per interval (all figures cover that interval only):\n"
+	      "  one \"interval\" record: time, interval_s, backend, sockets shown, tracked,\n"
+	      "    packets, unmatched reads, FIFO resynchronisations, evicted sockets;\n"
+	      "  one \"socket\" record per socket: port, addr, pid, comm (the last reader, or\n"
+	      "    the process holding the socket), packets (reads), avg_us, p50_us, p99_us,\n"
+	      "    max_us, queue_len (datagrams waiting), buckets, drops {reason: count},\n"
+	      "    state.\n"
+	      "  p50/p99 are estimated from the " STR(UD_NBUCKETS) " buckets by linear interpolation. The\n"
+	      "  buckets follow Prometheus le semantics (upper-inclusive):\n  ", f);
+	for (int i = 0; i < UD_NBUCKETS; i++)
+		fprintf(f, "%s%s", ud_bucket_name((unsigned int)i), i + 1 < UD_NBUCKETS ? ", " : ";\n");
+	fprintf(f, "  exactly %g us is in the first.\n"
+		   "  Drop reasons are the kernel's enum skb_drop_reason names, read from its BTF.\n"
+		   "\n"
+		   "Ctrl-C (or SIGTERM, SIGHUP) prints the interval in progress, then exits 0. Needs root\n"
+		   "(or CAP_BPF and CAP_PERFMON) and kernel BTF.\n",
+		ud_le_us[0]);
 }
 
-static int parse_ports(const char *opt, const char *s, uint16_t *lo, uint16_t *hi)
+static int set_ports(void *cfg, const char *opt, const char *val)
 {
-	const char *dash = strchr(s, '-');
+	struct options *o = cfg;
+	const char *dash = strchr(val, '-');
 	char first[16];
 
 	if (!dash)
-		return cli_parse_port(opt, s, lo) ? -1 : (*hi = *lo, 0);
-	if ((size_t)(dash - s) >= sizeof(first) || dash == s) {
-		elog("%s: '%s' is not PORT or LO-HI", opt, s);
+		return cli_parse_port(opt, val, &o->port_lo) ? -1 : (o->port_hi = o->port_lo, 0);
+	if ((size_t)(dash - val) >= sizeof(first) || dash == val) {
+		elog("%s: '%s' is not PORT or LO-HI", opt, val);
 		return -1;
 	}
-	memcpy(first, s, (size_t)(dash - s));
-	first[dash - s] = '\0';
-	if (cli_parse_port(opt, first, lo) || cli_parse_port(opt, dash + 1, hi))
+	memcpy(first, val, (size_t)(dash - val));
+	first[dash - val] = '\0';
+	if (cli_parse_port(opt, first, &o->port_lo) || cli_parse_port(opt, dash + 1, &o->port_hi))
 		return -1;
-	if (*lo > *hi) {
-		elog("%s: '%s' has its low port above its high port", opt, s);
+	if (o->port_lo > o->port_hi) {
+		elog("%s: '%s' has its low port above its high port", opt, val);
 		return -1;
 	}
 	return 0;
 }
 
-static void parse_args(int argc, char **argv, struct options *o)
+static int set_once(void *cfg, const char *opt, const char *val)
 {
-	static const struct option longs[] = {
-		{ "backend", required_argument, NULL, 'b' },
-		{ "ports", required_argument, NULL, 'p' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "once", no_argument, NULL, OPT_ONCE },
-		{ "count", required_argument, NULL, 'c' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "warn-us", required_argument, NULL, OPT_WARN },
-		{ "alert-us", required_argument, NULL, OPT_ALERT },
-		{ "state-on", required_argument, NULL, OPT_STATE_ON },
-		{ "prometheus", required_argument, NULL, OPT_PROM },
-		{ "max-sockets", required_argument, NULL, OPT_MAX_SOCKETS },
-		{ "all", no_argument, NULL, OPT_ALL },
-		{ "top", required_argument, NULL, OPT_TOP },
-		{ "legacy-drops", no_argument, NULL, OPT_LEGACY_DROPS },
-		{ "bpf-stats", no_argument, NULL, OPT_BPF_STATS },
-		{ "bpf-reference", no_argument, NULL, OPT_BPF_REF },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
-	static const char *const state_on[] = { "p99", "max", NULL };
-	struct sockaddr_storage ss;
-	socklen_t sslen;
-	int c, idx, verbose = 0;
-	bool quiet = false;
+	struct options *o = cfg;
 
-	o->backend = UD_BACKEND_AUTO;
-	o->port_lo = 10000;
-	o->port_hi = 60000;
-	o->interval_s = 1;
-	o->thr.warn_us = DEFAULT_WARN_US;
-	o->thr.alert_us = DEFAULT_ALERT_US;
-	o->thr.on = UD_STATE_ON_P99;
-	o->max_sockets = UD_DEFAULT_SOCKETS;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":b:p:i:c:f:vqhV", longs, NULL)) != -1) {
-		uint32_t u32;
-
-		switch (c) {
-		case 'b':
-			if (cli_parse_choice("--backend", optarg, ud_backend_names, &idx))
-				exit(TK_EXIT_USAGE);
-			o->backend = (enum ud_backend)idx;
-			break;
-		case 'p':
-			if (parse_ports("--ports", optarg, &o->port_lo, &o->port_hi))
-				exit(TK_EXIT_USAGE);
-			break;
-		case 'i':
-			if (cli_parse_double("--interval", optarg, 0.1, 3600, &o->interval_s))
-				exit(TK_EXIT_USAGE);
-			break;
-		case OPT_ONCE:
-			o->count = 1;
-			break;
-		case 'c':
-			if (cli_parse_u64("--count", optarg, 1, UINT32_MAX, &o->count))
-				exit(TK_EXIT_USAGE);
-			break;
-		case 'f':
-			if (rec_format_parse("--format", optarg, &o->format))
-				exit(TK_EXIT_USAGE);
-			o->format_set = true;
-			break;
-		case OPT_WARN:
-			if (cli_parse_u32("--warn-us", optarg, 1, 3600000000U, &u32))
-				exit(TK_EXIT_USAGE);
-			o->thr.warn_us = u32;
-			break;
-		case OPT_ALERT:
-			if (cli_parse_u32("--alert-us", optarg, 1, 3600000000U, &u32))
-				exit(TK_EXIT_USAGE);
-			o->thr.alert_us = u32;
-			break;
-		case OPT_STATE_ON:
-			if (cli_parse_choice("--state-on", optarg, state_on, &idx))
-				exit(TK_EXIT_USAGE);
-			o->thr.on = (enum ud_state_on)idx;
-			break;
-		case OPT_PROM:
-			if (prom_parse_listen("--prometheus", optarg, &ss, &sslen))
-				exit(TK_EXIT_USAGE);
-			o->prometheus = optarg;
-			break;
-		case OPT_MAX_SOCKETS:
-			if (cli_parse_u32("--max-sockets", optarg, 16, 65536, &o->max_sockets))
-				exit(TK_EXIT_USAGE);
-			break;
-		case OPT_ALL:
-			o->all = true;
-			break;
-		case OPT_TOP:
-			if (cli_parse_u32("--top", optarg, 1, 1000000, &o->top))
-				exit(TK_EXIT_USAGE);
-			break;
-		case OPT_LEGACY_DROPS:
-			o->legacy_drops = true;
-			break;
-		case OPT_BPF_STATS:
-			o->bpf_stats = true;
-			break;
-		case OPT_BPF_REF:
-			o->bpf_reference = true;
-			break;
-		case 'v':
-			verbose++;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			exit(TK_EXIT_OK);
-		case 'V':
-			cli_print_version();
-			exit(TK_EXIT_OK);
-		default:
-			cli_getopt_die(c, argv);
-		}
-	}
-	if (optind < argc)
-		cli_usage_die("%s: unexpected argument (see --help)", argv[optind]);
-	if (o->bpf_reference && !o->bpf_stats)
-		cli_usage_die("--bpf-reference: only with --bpf-stats");
-	if (o->thr.warn_us > o->thr.alert_us)
-		cli_usage_die("--warn-us: %.0f is above --alert-us %.0f", o->thr.warn_us,
-			      o->thr.alert_us);
-	log_set_level(quiet ? LOG_QUIET : verbose);
+	(void)opt;
+	(void)val;
+	o->intervals = 1;
+	return 0;
 }
 
-/* --- records ------------------------------------------------------------------ */
+static int set_prometheus(void *cfg, const char *opt, const char *val)
+{
+	struct options *o = cfg;
+	struct sockaddr_storage ss;
+	socklen_t sslen;
 
-static const struct rec_field socket_fields[] = {
-	{ "port", REC_U64, 0, "PORT", 5 },
-	{ "addr", REC_STR, 0, "ADDR", -20 },
-	{ "pid", REC_U64, 0, "PID", 7 },
-	{ "comm", REC_STR, 0, "COMM", -15 },
-	{ "packets", REC_U64, 0, "PKTS", 7 },
-	{ "avg_us", REC_F64, 1, "AVG us", 9, 0, 1 },
-	{ "p50_us", REC_F64, 1, "P50 us", 9, 0, 1 },
-	{ "p99_us", REC_F64, 1, "P99 us", 9, 0, 1 },
-	{ "max_us", REC_F64, 1, "MAX us", 10, 0, 1 },
-	{ "queue_len", REC_U64, 0, "QUEUE", 5 },
-	{ "buckets", REC_U64_LIST, 0, "<=10us/50/100/500us/1ms/5/10/50ms/>50ms", -40 },
-	{ "drops", REC_KV, 0, "DROPS", -24 },
-	{ "state", REC_STR, 0, "STATE", -5 },
-};
-static const struct rec_schema socket_schema = { "socket", socket_fields,
-						  ARRAY_SIZE(socket_fields) };
+	if (prom_parse_listen(opt, val, &ss, &sslen))
+		return -1;
+	o->prometheus = val;
+	return 0;
+}
 
-static const struct rec_field interval_fields[] = {
-	{ "time", REC_STR, 0, "TIME (UTC)", -24 },
-	{ "interval_s", REC_F64, 3, "INTERVAL s", 10, 0, 1 },
-	{ "backend", REC_STR, 0, "BACKEND", -10 },
-	{ "sockets", REC_U64, 0, "SOCKETS", 7 },
-	{ "tracked", REC_U64, 0, "TRACKED", 7 },
-	{ "packets", REC_U64, 0, "PKTS", 8 },
-	{ "unmatched", REC_U64, 0, "UNMATCHED", 9 },
-	{ "resync_added", REC_U64, 0, "RESYNC+", 7 },
-	{ "resync_dropped", REC_U64, 0, "RESYNC-", 7 },
-	{ "ring_full", REC_U64, 0, "RINGFULL", 8 },
-	{ "evicted", REC_U64, 0, "EVICTED", 7 },
-};
-static const struct rec_schema interval_schema = { "interval", interval_fields,
-						    ARRAY_SIZE(interval_fields) };
+static const char *const state_on_names[] = { "p99", "max", NULL };
 
-static const struct rec_field bpf_fields[] = {
-	{ "prog", REC_STR, 0, "BPF PROGRAM", -22 },
-	{ "run_cnt", REC_U64, 0, "RUNS", 12 },
-	{ "run_time_ns", REC_U64, 0, "TIME ns", 14 },
-	{ "ns_per_run", REC_F64, 1, "ns/RUN", 8, 0, 1 },
+#define TK_OPT_CFG struct options
+static const struct opt options[] = {
+	OPT_E_CHOICE("backend", 'b', "NAME", backend, ud_backend_names, "auto|fentry|kprobe|tracepoint (default auto)"),
+	OPT_E_CALL("ports", 'p', "LO-HI", set_ports,
+		   "local ports to watch; one port is PORT (default\n"
+		   STR(DEFAULT_PORT_LO) "-" STR(DEFAULT_PORT_HI) ")"),
+	{ "interval", 0, OPT_SECONDS, "SECONDS",
+	  "seconds per interval, " STR(MIN_INTERVAL_S) ".." STR(MAX_INTERVAL_S) ", decimals allowed\n"
+	  "(default " STR(DEFAULT_INTERVAL_S) ")",
+	  OPT_AT(interval_s), MIN_INTERVAL_S, MAX_INTERVAL_S },
+	OPT_E_CALL("once", 0, NULL, set_once, "print one interval, then exit (--intervals 1)"),
+	OPT_E_U64("intervals", 0, "N", intervals, 1, UINT32_MAX,
+		  "stop after N intervals (default: until interrupted)"),
+	OPT_E_DURATION(duration_s, "stop after SECONDS, printing the interval in\n"
+				   "progress (default: until interrupted)"),
+	OPT_E_FORMAT(out.format, out.format_set),
+	OPT_E_OUTPUT(out.path, "write the records to FILE instead of stdout; the\n"
+			       "table refreshes in place, worst dwell first, only on\n"
+			       "a terminal"),
+	OPT_E_U32("warn-us", 0, "US", warn_us, 1, MAX_THRESHOLD_US,
+		  "WARN when the measure reaches US microseconds\n(default " STR(DEFAULT_WARN_US) ")"),
+	OPT_E_U32("alert-us", 0, "US", alert_us, 1, MAX_THRESHOLD_US,
+		  "ALERT when it reaches US microseconds (default " STR(DEFAULT_ALERT_US) ")"),
+	OPT_E_CHOICE("state-on", 0, "WHAT", state_on, state_on_names,
+		     "p99|max: the measure is the interval's estimated\n"
+		     "p99 (default) or its maximum. The age of the oldest\n"
+		     "datagram still waiting counts too, so a stuck\n"
+		     "reader alerts. Any SOCKET_RCVBUFF or PROTO_MEM drop\n"
+		     "in the interval is ALERT."),
+	OPT_E_CALL("prometheus", 0, "ADDR:PORT", set_prometheus,
+		   "serve Prometheus metrics at http://ADDR:PORT/metrics\n"
+		   "([::1]:PORT for IPv6): udp_socket_dwell_seconds\n"
+		   "(histogram), udp_socket_drops_total, udp_socket_state\n"
+		   "(" UD_STATE_LEGEND "), udp_socket_queue_length"),
+	OPT_E_U32("max-sockets", 0, "N", max_sockets, MIN_SOCKETS, MAX_SOCKETS,
+		  "sockets tracked at once, " STR(MIN_SOCKETS) ".." STR(MAX_SOCKETS) " (default "
+		  STR(UD_DEFAULT_SOCKETS) ";\n"
+		  "16.3 KiB of kernel memory each, plus 128 bytes per\n"
+		  "CPU). When all are taken, a new socket takes the\n"
+		  "place of the least recently active one (LRU,\n"
+		  "approximated by a CLOCK hand as the kernel's LRU maps\n"
+		  "do), and evictions are counted."),
+	OPT_E_FLAG("all", 0, all, "list idle sockets too"),
+	OPT_E_U32("top", 0, "N", top, 1, MAX_TOP, "show at most N sockets per interval (default: all)"),
+	OPT_E_FLAG("legacy-drops", 0, legacy_drops, "count drops through udp:udp_fail_queue_rcv_skb, as\n"
+						    "on kernels whose kfree_skb has no rx_sk"),
+	OPT_E_FLAG("bpf-stats", 0, bpf_stats, "turn on BPF run-time statistics and print, per\n"
+					      "interval, each program's runs and cost (bpf_prog\n"
+					      "records)"),
+	OPT_E_FLAG("bpf-reference", 0, bpf_reference,
+		   "with --bpf-stats, also attach empty programs to the\n"
+		   "tracepoint backend's hooks: their cost per run is the\n"
+		   "floor (dispatch and the statistics' own clock reads)"),
+	OPT_E_STANDARD,
+	OPT_E_END,
 };
-static const struct rec_schema bpf_schema = { "bpf_prog", bpf_fields, ARRAY_SIZE(bpf_fields) };
+#undef TK_OPT_CFG
+
+static const int exit_codes[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NOPERM, TK_EXIT_NOTSUP, -1 };
+static const struct opt_cli cli = { synopsis, options, NULL, footer, exit_codes };
+
+/* what the options say together */
+static void check_args(struct options *o)
+{
+	if (o->bpf_reference && !o->bpf_stats)
+		cli_usage_die("--bpf-reference: only with --bpf-stats");
+	if (o->warn_us > o->alert_us)
+		cli_usage_die("--warn-us: %u is above --alert-us %u", o->warn_us, o->alert_us);
+	o->thr.warn_us = o->warn_us;
+	o->thr.alert_us = o->alert_us;
+	o->thr.on = (enum ud_state_on)o->state_on;
+}
+
+static void parse_args(int argc, char **argv, struct options *o)
+{
+	int first = opt_parse(&cli, argc, argv, o);
+
+	if (first < argc)
+		cli_usage_die("unexpected argument '%s' (see --help)", argv[first]);
+	check_args(o);
+}
+
+/* --- records (lib/dwellrec.h) ------------------------------------------------- */
+
+/* CSV: every record type the output may hold shares the file's one header */
+static void declare_records(const struct options *o, struct rec_writer *w)
+{
+	rec_writer_declare(w, &ud_interval_schema);
+	rec_writer_declare(w, &ud_socket_schema);
+	if (o->bpf_stats)
+		rec_writer_declare(w, &ud_bpf_schema);
+}
 
 static void iso_time(char *buf, size_t len)
 {
@@ -399,32 +319,25 @@ static void iso_time(char *buf, size_t len)
 	snprintf(buf, len, "%s.%03dZ", base, (int)(ts.tv_nsec / 1000000) % 1000);
 }
 
-static struct rec_value f64_or_null(double d) { return isnan(d) ? rv_null() : rv_f64(d); }
-
+/* one socket's row r as its record, its drops named */
 static int write_socket(struct ud_ctx *c, const struct ud_row *r)
 {
-	struct rec_kv kv[UD_MAX_REASONS];
-	char names[UD_MAX_REASONS][32];
-	struct rec_value v[ARRAY_SIZE(socket_fields)];
+	struct ud_socket_rec s = { .port = r->port, .pid = r->pid, .packets = r->d.packets,
+				   .avg_us = r->avg_us, .p50_us = r->p50_us, .p99_us = r->p99_us,
+				   .max_us = r->max_us, .queue_len = r->queue_len, .state = r->state };
+	char unknown[32];
 
+	snprintf(s.addr, sizeof(s.addr), "%s", r->addr);
+	snprintf(s.comm, sizeof(s.comm), "%.*s", (int)sizeof(r->comm), r->comm);
+	memcpy(s.buckets, r->d.buckets, sizeof(s.buckets));
 	for (unsigned int i = 0; i < r->ndrops; i++) {
-		kv[i].key = ud_reason_name(&c->reasons, r->drops[i].reason, names[i], sizeof(names[i]));
-		kv[i].val = r->drops[i].count;
+		struct ud_drop *d = &s.drops.v[s.drops.n++];
+
+		snprintf(d->reason, sizeof(d->reason), "%s",
+			 ud_reason_name(&c->reasons, r->drops[i].reason, unknown, sizeof(unknown)));
+		d->count = r->drops[i].count;
 	}
-	v[0] = rv_u64(r->port);
-	v[1] = rv_str(r->addr);
-	v[2] = r->pid ? rv_u64(r->pid) : rv_null();
-	v[3] = r->comm[0] ? rv_str(r->comm) : rv_null();
-	v[4] = rv_u64(r->d.packets);
-	v[5] = f64_or_null(r->avg_us);
-	v[6] = f64_or_null(r->p50_us);
-	v[7] = f64_or_null(r->p99_us);
-	v[8] = f64_or_null(r->max_us);
-	v[9] = rv_u64(r->queue_len);
-	v[10] = rv_list(r->d.buckets, UD_NBUCKETS);
-	v[11] = rv_kv(kv, r->ndrops);
-	v[12] = rv_str(ud_state_name(r->state));
-	return rec_write(c->w, &socket_schema, v);
+	return ud_socket_write(c->w, &s);
 }
 
 static int write_bpf_stats(struct ud_ctx *c, struct bpf_object *obj)
@@ -434,17 +347,14 @@ static int write_bpf_stats(struct ud_ctx *c, struct bpf_object *obj)
 	if (!obj)
 		return 0;
 	bpf_object__for_each_program(p, obj) {
-		struct rec_value v[ARRAY_SIZE(bpf_fields)];
-		uint64_t t = 0, n = 0;
+		struct ud_bpf_rec b = { 0 };
 		int fd = bpf_program__fd(p);
 
-		if (fd < 0 || bpfu_prog_stats(fd, &t, &n))
+		if (fd < 0 || bpfu_prog_stats(fd, &b.run_time_ns, &b.run_cnt))
 			continue;
-		v[0] = rv_str(bpf_program__name(p));
-		v[1] = rv_u64(n);
-		v[2] = rv_u64(t);
-		v[3] = n ? rv_f64((double)t / (double)n) : rv_null();
-		if (rec_write(c->w, &bpf_schema, v))
+		snprintf(b.prog, sizeof(b.prog), "%s", bpf_program__name(p));
+		b.ns_per_run = b.run_cnt ? (double)b.run_time_ns / (double)b.run_cnt : NAN;
+		if (ud_bpf_write(c->w, &b))
 			return -1;
 	}
 	return 0;
@@ -531,49 +441,24 @@ static int keystate_cmp(const void *a, const void *b)
 	return x->key < y->key ? -1 : x->key > y->key;
 }
 
-/* reads the maps, closes the interval, writes its records; returns 0 or -1 */
-static int interval(struct ud_ctx *c, bool last)
+/* room for n rows; -1 when there is no memory */
+static int reserve_rows(struct ud_ctx *c, unsigned int n)
 {
-	struct options *o = c->o;
-	uint64_t epoch, now, since = c->interval_start_ns;
-	struct ud_source src = source_of(c);
-	struct ud_snapshot tmp;
-	unsigned int nrows = 0, shown;
-	struct ud_cumul tot = { 0 };
-	char tbuf[40];
-	int err;
+	struct ud_row *p;
 
-	pthread_mutex_lock(&c->lock);
-	epoch = *c->bpf.epoch;
-	__atomic_store_n(c->bpf.epoch, epoch + 1, __ATOMIC_SEQ_CST);
-	now = mono_ns();
-	err = ud_snapshot_read(&c->cur, &src, epoch, true);
-	if (err) {
-		pthread_mutex_unlock(&c->lock);
-		elog("cannot read the socket map: %s", strerror(-err));
+	if (c->caprows >= n)
+		return 0;
+	p = realloc(c->rows, n * sizeof(*p));
+	if (!p)
 		return -1;
-	}
-	if (c->caprows < c->cur.n) {
-		struct ud_row *p = realloc(c->rows, c->cur.n * sizeof(*p));
+	c->rows = p;
+	c->caprows = n;
+	return 0;
+}
 
-		if (!p) {
-			pthread_mutex_unlock(&c->lock);
-			elog("out of memory");
-			return -1;
-		}
-		c->rows = p;
-		c->caprows = c->cur.n;
-	}
-	for (unsigned int i = 0; i < c->cur.n; i++) {
-		const struct ud_entry *e = &c->cur.e[i];
-
-		ud_row_build(&c->rows[nrows++], e, ud_snapshot_find(&c->prev, e->key), &o->thr,
-			     c->reason_rcvbuff, c->reason_proto_mem, now, since);
-	}
-	resolve_owners(c, c->rows, nrows);
-	update_evicted(c);
-
-	/* keep each socket's state and owner for the Prometheus gauge */
+/* each socket's state and owner at this interval, for the Prometheus gauge */
+static void keep_states(struct ud_ctx *c, unsigned int nrows)
+{
 	free(c->states);
 	c->states = calloc(nrows ? nrows : 1, sizeof(*c->states));
 	c->nstates = 0;
@@ -587,69 +472,122 @@ static int interval(struct ud_ctx *c, bool last)
 	}
 	if (c->nstates)
 		qsort(c->states, c->nstates, sizeof(*c->states), keystate_cmp);
+}
 
-	/* this reading is the next interval's baseline */
+/*
+ * Closes the interval: reads the maps, builds one row per socket against the
+ * previous reading, which this reading replaces as the next interval's
+ * baseline. Sets *now to the reading's time; returns the number of rows, or
+ * -1 after one line saying why.
+ */
+static int close_interval(struct ud_ctx *c, uint64_t *now)
+{
+	struct ud_source src = source_of(c);
+	uint64_t epoch, since = c->interval_start_ns;
+	struct ud_snapshot tmp;
+	unsigned int nrows = 0;
+	int err;
+
+	pthread_mutex_lock(&c->lock);
+	epoch = *c->bpf.epoch;
+	__atomic_store_n(c->bpf.epoch, epoch + 1, __ATOMIC_SEQ_CST);
+	*now = tk_mono_ns();
+	err = ud_snapshot_read(&c->cur, &src, epoch, true);
+	if (err || reserve_rows(c, c->cur.n)) {
+		pthread_mutex_unlock(&c->lock);
+		if (err)
+			elog("cannot read the socket map: %s", strerror(-err));
+		else
+			elog("out of memory");
+		return -1;
+	}
+	for (unsigned int i = 0; i < c->cur.n; i++) {
+		const struct ud_entry *e = &c->cur.e[i];
+
+		ud_row_build(&c->rows[nrows++], e, ud_snapshot_find(&c->prev, e->key), &c->o->thr,
+			     c->reason_rcvbuff, c->reason_proto_mem, *now, since);
+	}
+	resolve_owners(c, c->rows, nrows);
+	update_evicted(c);
+	keep_states(c, nrows);
 	tmp = c->prev;
 	c->prev = c->cur;
 	c->cur = tmp;
-	c->interval_start_ns = now;
+	c->interval_start_ns = *now;
 	pthread_mutex_unlock(&c->lock);
+	return (int)nrows;
+}
 
-	if (nrows)
-		qsort(c->rows, nrows, sizeof(*c->rows), ud_row_cmp_worst);
-	shown = 0;
+static bool is_shown(const struct options *o, const struct ud_row *r) { return r->active || o->all; }
+
+/* the interval's totals over every socket; returns how many sockets are shown */
+static unsigned int add_up(const struct ud_ctx *c, unsigned int nrows, struct ud_cumul *tot)
+{
+	const struct options *o = c->o;
+	unsigned int n = 0;
+
 	for (unsigned int i = 0; i < nrows; i++) {
-		struct ud_row *r = &c->rows[i];
+		const struct ud_row *r = &c->rows[i];
 
-		tot.packets += r->d.packets;
-		tot.unmatched += r->d.unmatched;
-		tot.resync_added += r->d.resync_added;
-		tot.resync_dropped += r->d.resync_dropped;
-		tot.ring_full += r->d.ring_full;
-		if (r->active || o->all)
-			shown++;
+		tot->packets += r->d.packets;
+		tot->unmatched += r->d.unmatched;
+		tot->resync_added += r->d.resync_added;
+		tot->resync_dropped += r->d.resync_dropped;
+		tot->ring_full += r->d.ring_full;
+		if (is_shown(o, r))
+			n++;
 	}
-	if (o->top && shown > o->top)
-		shown = o->top;
+	return o->top && n > o->top ? o->top : n;
+}
 
-	if (c->tty && o->format == REC_TABLE && !(o->count == 1))
-		fputs("\033[H\033[J", stdout);
-	{
-		struct rec_value v[ARRAY_SIZE(interval_fields)];
+/* the interval's records: the interval, its sockets worst first, the programs' costs */
+static int write_interval(struct ud_ctx *c, unsigned int nrows, uint64_t since, uint64_t now)
+{
+	const struct options *o = c->o;
+	struct ud_cumul tot = { 0 };
+	unsigned int shown = add_up(c, nrows, &tot);
+	struct ud_interval_rec iv = { .interval_s = (double)(now - since) / 1e9, .sockets = shown,
+				      .tracked = c->prev.n, .packets = tot.packets, .unmatched = tot.unmatched,
+				      .resync_added = tot.resync_added, .resync_dropped = tot.resync_dropped,
+				      .ring_full = tot.ring_full, .evicted = c->evicted };
 
-		iso_time(tbuf, sizeof(tbuf));
-		v[0] = rv_str(tbuf);
-		v[1] = rv_f64((double)(now - since) / 1e9);
-		v[2] = rv_str(ud_backend_names[c->bpf.kind]);
-		v[3] = rv_u64(shown);
-		v[4] = rv_u64(c->prev.n);
-		v[5] = rv_u64(tot.packets);
-		v[6] = rv_u64(tot.unmatched);
-		v[7] = rv_u64(tot.resync_added);
-		v[8] = rv_u64(tot.resync_dropped);
-		v[9] = rv_u64(tot.ring_full);
-		v[10] = rv_u64(c->evicted);
-		if (rec_write(c->w, &interval_schema, v))
-			goto write_err;
-	}
+	/* a live table redraws the screen; a single interval is just printed */
+	if (c->tty && o->out.format == REC_TABLE && o->intervals != 1)
+		fputs("\033[H\033[J", o->out.f);
+	iso_time(iv.time, sizeof(iv.time));
+	snprintf(iv.backend, sizeof(iv.backend), "%s", ud_backend_names[c->bpf.kind]);
+	if (ud_interval_write(c->w, &iv))
+		return -1;
 	for (unsigned int i = 0, k = 0; i < nrows && k < shown; i++) {
-		if (!(c->rows[i].active || o->all))
+		if (!is_shown(o, &c->rows[i]))
 			continue;
 		k++;
 		if (write_socket(c, &c->rows[i]))
-			goto write_err;
+			return -1;
 	}
 	if (o->bpf_stats && (write_bpf_stats(c, c->bpf.obj) || write_bpf_stats(c, c->ref_obj)))
-		goto write_err;
-	if (c->w && rec_writer_format(c->w) != REC_JSON)
+		return -1;
+	/* a table repeats its headers each interval; CSV has one for the file */
+	if (rec_writer_format(c->w) == REC_TABLE)
 		rec_writer_reset_header(c->w);
-	if (rec_writer_flush(c->w))
-		goto write_err;
-	(void)last;
+	return rec_writer_flush(c->w);
+}
+
+/* reads the maps, closes the interval, writes its records; returns 0 or -1 */
+static int interval(struct ud_ctx *c)
+{
+	uint64_t since = c->interval_start_ns, now;
+	int nrows = close_interval(c, &now);
+
+	if (nrows < 0)
+		return -1;
+	if (nrows)
+		qsort(c->rows, (size_t)nrows, sizeof(*c->rows), ud_row_cmp_worst);
+	if (write_interval(c, (unsigned int)nrows, since, now)) {
+		elog("cannot write the output: %s", strerror(errno));
+		return -1;
+	}
 	return 0;
-write_err:
-	elog("cannot write the output: %s", strerror(errno));
-	return -1;
 }
 
 /* --- Prometheus ------------------------------------------------------------------ */
@@ -690,162 +628,187 @@ static int series_cmp(const void *a, const void *b)
 	return strcmp(x->comm, y->comm);
 }
 
-static int render_metrics(struct prom_buf *b, void *arg)
+/* the series of one socket entry e of the scrape */
+static void series_of(const struct ud_ctx *c, const struct ud_entry *e, struct series *x)
 {
-	static const double le_s[UD_NBUCKETS - 1] = { 1e-5, 5e-5, 1e-4, 5e-4, 1e-3, 5e-3, 1e-2, 5e-2 };
-	struct ud_ctx *c = arg;
-	struct ud_source src = source_of(c);
-	struct series *s = NULL;
-	unsigned int n = 0;
-	int err = 0;
+	const struct ud_keystate *k = keystate_find(c, e->key);
 
-	pthread_mutex_lock(&c->lock);
-	if (ud_snapshot_read(&c->scrape, &src, *c->bpf.epoch, false)) {
-		pthread_mutex_unlock(&c->lock);
-		return -1;
-	}
-	s = calloc(c->scrape.n ? c->scrape.n : 1, sizeof(*s));
-	if (!s) {
-		pthread_mutex_unlock(&c->lock);
-		return -1;
-	}
-	for (unsigned int i = 0; i < c->scrape.n; i++) {
-		const struct ud_entry *e = &c->scrape.e[i];
-		const struct ud_keystate *k = keystate_find(c, e->key);
-		struct series *x = &s[n++];
+	x->port = e->port;
+	cli_fmt_v6mapped(e->addr, x->addr, sizeof(x->addr));
+	x->pid = e->tgid ? e->tgid : (k ? k->pid : 0);
+	snprintf(x->comm, sizeof(x->comm), "%s", e->tgid ? e->comm : (k ? k->comm : ""));
+	memcpy(x->buckets, e->cumul.buckets, sizeof(x->buckets));
+	x->sum_ns = e->cumul.sum_ns;
+	x->queue_len = e->queue_len;
+	x->state = k ? k->state : UD_OK;
+	x->ndrops = e->ndrops;
+	memcpy(x->drops, e->drops, sizeof(x->drops));
+}
 
-		x->port = e->port;
-		cli_fmt_v6mapped(e->addr, x->addr, sizeof(x->addr));
-		x->pid = e->tgid ? e->tgid : (k ? k->pid : 0);
-		snprintf(x->comm, sizeof(x->comm), "%s", e->tgid ? e->comm : (k ? k->comm : ""));
-		memcpy(x->buckets, e->cumul.buckets, sizeof(x->buckets));
-		x->sum_ns = e->cumul.sum_ns;
-		x->queue_len = e->queue_len;
-		x->state = k ? k->state : UD_OK;
-		x->ndrops = e->ndrops;
-		memcpy(x->drops, e->drops, sizeof(x->drops));
+/* x's figures added to a's, which has the same labels */
+static void series_add(struct series *a, const struct series *x)
+{
+	for (int i = 0; i < UD_NBUCKETS; i++)
+		a->buckets[i] += x->buckets[i];
+	a->sum_ns += x->sum_ns;
+	a->queue_len += x->queue_len;
+	if (x->state > a->state)
+		a->state = x->state;
+	for (unsigned int i = 0; i < x->ndrops; i++) {
+		unsigned int j;
+
+		for (j = 0; j < a->ndrops; j++)
+			if (a->drops[j].reason == x->drops[i].reason)
+				break;
+		if (j < a->ndrops)
+			a->drops[j].count += x->drops[i].count;
+		else if (a->ndrops < UD_MAX_REASONS)
+			a->drops[a->ndrops++] = x->drops[i];
 	}
+}
+
+/* sorts the n series and merges those with equal labels; returns how many are left */
+static unsigned int series_merge(struct series *s, unsigned int n)
+{
+	unsigned int w = 0;
+
+	if (n < 2)
+		return n;
 	qsort(s, n, sizeof(*s), series_cmp);
-	/* merge equal label sets */
-	if (n > 1) {
-		unsigned int w = 0;
-
-		for (unsigned int r = 1; r < n; r++) {
-			struct series *a = &s[w], *x = &s[r];
-
-			if (series_cmp(a, x)) {
-				s[++w] = *x;
-				continue;
-			}
-			for (int i = 0; i < UD_NBUCKETS; i++)
-				a->buckets[i] += x->buckets[i];
-			a->sum_ns += x->sum_ns;
-			a->queue_len += x->queue_len;
-			if (x->state > a->state)
-				a->state = x->state;
-			for (unsigned int i = 0; i < x->ndrops; i++) {
-				unsigned int j;
-
-				for (j = 0; j < a->ndrops; j++)
-					if (a->drops[j].reason == x->drops[i].reason)
-						break;
-				if (j < a->ndrops)
-					a->drops[j].count += x->drops[i].count;
-				else if (a->ndrops < UD_MAX_REASONS)
-					a->drops[a->ndrops++] = x->drops[i];
-			}
-		}
-		n = w + 1;
+	for (unsigned int r = 1; r < n; r++) {
+		if (series_cmp(&s[w], &s[r]))
+			s[++w] = s[r];
+		else
+			series_add(&s[w], &s[r]);
 	}
+	return w + 1;
+}
 
-	err |= prom_family(b, "udp_socket_dwell_seconds", PROM_HISTOGRAM,
-			   "Time each datagram waited in the socket receive queue, from the "
-			   "kernel's enqueue to the application's read.");
+/* a series' four labels, in the caller's buffers */
+struct labels {
+	char port[8], pid[12];
+	struct prom_label l[4];
+};
+
+static const struct prom_label *labels_of(const struct series *s, struct labels *b)
+{
+	snprintf(b->port, sizeof(b->port), "%u", s->port);
+	snprintf(b->pid, sizeof(b->pid), "%u", s->pid);
+	b->l[0] = (struct prom_label){ "port", b->port };
+	b->l[1] = (struct prom_label){ "addr", s->addr };
+	b->l[2] = (struct prom_label){ "pid", b->pid };
+	b->l[3] = (struct prom_label){ "comm", s->comm };
+	return b->l;
+}
+#define NLABELS ARRAY_SIZE(((struct labels *)0)->l)
+
+static int put_dwell(struct prom_buf *b, const struct series *s, unsigned int n)
+{
+	double le_s[UD_NBUCKETS - 1];
+	int err;
+
+	for (int i = 0; i < UD_NBUCKETS - 1; i++)
+		le_s[i] = ud_le_us[i] / 1e6;
+	err = prom_family(b, "udp_socket_dwell_seconds", PROM_HISTOGRAM,
+			  "Time each datagram waited in the socket receive queue, from the "
+			  "kernel's enqueue to the application's read.");
 	for (unsigned int i = 0; i < n; i++) {
-		char port[8], pid[12];
-		struct prom_label l[4] = { { "port", port }, { "addr", s[i].addr },
-					   { "pid", pid }, { "comm", s[i].comm } };
+		struct labels lb;
 
-		snprintf(port, sizeof(port), "%u", s[i].port);
-		snprintf(pid, sizeof(pid), "%u", s[i].pid);
-		err |= prom_histogram(b, "udp_socket_dwell_seconds", l, 4, le_s, s[i].buckets,
-				      UD_NBUCKETS - 1, (double)s[i].sum_ns / 1e9);
+		err |= prom_histogram(b, "udp_socket_dwell_seconds", labels_of(&s[i], &lb), NLABELS, le_s,
+				      s[i].buckets, UD_NBUCKETS - 1, (double)s[i].sum_ns / 1e9);
 	}
-	err |= prom_family(b, "udp_socket_drops_total", PROM_COUNTER,
-			   "Datagrams the kernel dropped for the socket, by drop reason "
-			   "(enum skb_drop_reason of the running kernel).");
-	for (unsigned int i = 0; i < n; i++) {
-		char port[8], pid[12], rbuf[32];
+	return err;
+}
 
-		snprintf(port, sizeof(port), "%u", s[i].port);
-		snprintf(pid, sizeof(pid), "%u", s[i].pid);
+static int put_drops(struct prom_buf *b, const struct ud_ctx *c, const struct series *s, unsigned int n)
+{
+	int err = prom_family(b, "udp_socket_drops_total", PROM_COUNTER,
+			      "Datagrams the kernel dropped for the socket, by drop reason "
+			      "(enum skb_drop_reason of the running kernel).");
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct labels lb;
+		struct prom_label l[NLABELS + 1];
+		char rbuf[32];
+
+		memcpy(l, labels_of(&s[i], &lb), sizeof(lb.l));
 		for (unsigned int j = 0; j < s[i].ndrops; j++) {
-			struct prom_label l[5] = {
-				{ "port", port }, { "addr", s[i].addr }, { "pid", pid },
-				{ "comm", s[i].comm },
-				{ "reason", ud_reason_name(&c->reasons, s[i].drops[j].reason, rbuf,
-							   sizeof(rbuf)) },
+			l[NLABELS] = (struct prom_label){
+				"reason", ud_reason_name(&c->reasons, s[i].drops[j].reason, rbuf, sizeof(rbuf))
 			};
-
-			err |= prom_sample_u64(b, "udp_socket_drops_total", l, 5, s[i].drops[j].count);
+			err |= prom_sample_u64(b, "udp_socket_drops_total", l, NLABELS + 1, s[i].drops[j].count);
 		}
 	}
-	err |= prom_family(b, "udp_socket_state", PROM_GAUGE,
-			   "The socket's state at the last interval: 0 OK, 1 WARN, 2 ALERT.");
-	for (unsigned int i = 0; i < n; i++) {
-		char port[8], pid[12];
-		struct prom_label l[4] = { { "port", port }, { "addr", s[i].addr },
-					   { "pid", pid }, { "comm", s[i].comm } };
+	return err;
+}
 
-		snprintf(port, sizeof(port), "%u", s[i].port);
-		snprintf(pid, sizeof(pid), "%u", s[i].pid);
-		err |= prom_sample(b, "udp_socket_state", l, 4, (double)s[i].state);
+static int put_gauges(struct prom_buf *b, const struct series *s, unsigned int n)
+{
+	int err = prom_family(b, "udp_socket_state", PROM_GAUGE,
+			      "The socket's state at the last interval: " UD_STATE_LEGEND ".");
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct labels lb;
+
+		err |= prom_sample(b, "udp_socket_state", labels_of(&s[i], &lb), NLABELS, (double)s[i].state);
 	}
 	err |= prom_family(b, "udp_socket_queue_length", PROM_GAUGE,
 			   "Datagrams waiting in the receive queue at the socket's last event.");
 	for (unsigned int i = 0; i < n; i++) {
-		char port[8], pid[12];
-		struct prom_label l[4] = { { "port", port }, { "addr", s[i].addr },
-					   { "pid", pid }, { "comm", s[i].comm } };
+		struct labels lb;
 
-		snprintf(port, sizeof(port), "%u", s[i].port);
-		snprintf(pid, sizeof(pid), "%u", s[i].pid);
-		err |= prom_sample_u64(b, "udp_socket_queue_length", l, 4, s[i].queue_len);
+		err |= prom_sample_u64(b, "udp_socket_queue_length", labels_of(&s[i], &lb), NLABELS,
+				       s[i].queue_len);
 	}
-	err |= prom_family(b, "udpdwell_sockets_evicted_total", PROM_COUNTER,
-			   "Sockets evicted from the bounded (LRU) socket map.");
+	return err;
+}
+
+static int put_map(struct prom_buf *b, const struct ud_ctx *c)
+{
+	int err = prom_family(b, "udpdwell_sockets_evicted_total", PROM_COUNTER,
+			      "Sockets evicted from the bounded (LRU) socket map.");
+
 	err |= prom_sample_u64(b, "udpdwell_sockets_evicted_total", NULL, 0, c->evicted);
-	err |= prom_family(b, "udpdwell_sockets_tracked", PROM_GAUGE,
-			   "Sockets in the kernel's socket map.");
+	err |= prom_family(b, "udpdwell_sockets_tracked", PROM_GAUGE, "Sockets in the kernel's socket map.");
 	err |= prom_sample_u64(b, "udpdwell_sockets_tracked", NULL, 0, c->scrape.n);
+	return err;
+}
+
+/* the /metrics page, on the server's thread: the maps as they are now */
+static int render_metrics(struct prom_buf *b, void *arg)
+{
+	struct ud_ctx *c = arg;
+	struct ud_source src = source_of(c);
+	struct series *s = NULL;
+	unsigned int n = 0;
+	int err = -1;
+
+	pthread_mutex_lock(&c->lock);
+	if (ud_snapshot_read(&c->scrape, &src, *c->bpf.epoch, false) == 0)
+		s = calloc(c->scrape.n ? c->scrape.n : 1, sizeof(*s));
+	if (s) {
+		for (unsigned int i = 0; i < c->scrape.n; i++)
+			series_of(c, &c->scrape.e[i], &s[n++]);
+		n = series_merge(s, n);
+		/* one family after the other, in this order */
+		err = put_dwell(b, s, n);
+		err |= put_drops(b, c, s, n);
+		err |= put_gauges(b, s, n);
+		err |= put_map(b, c);
+	}
 	pthread_mutex_unlock(&c->lock);
 	free(s);
 	return err ? -1 : 0;
 }
 
-/* --- main ------------------------------------------------------------------------- */
+/* --- setup, run, teardown ------------------------------------------------------------ */
 
-int main(int argc, char **argv)
+/* privileges, BTF, and the kernel's drop reasons: what any backend needs */
+static int check_host(struct ud_ctx *c)
 {
-	struct options o = { 0 };
-	struct ud_ctx c = { .lock = PTHREAD_MUTEX_INITIALIZER, .o = &o };
-	struct ud_bpf_opts bo = { 0 };
-	struct udpdwell_ref_bpf *ref = NULL;
-	struct prom_server *prom = NULL;
-	struct itimerspec its = { 0 };
-	int res;
-	int sfd = -1, tfd = -1, stats_fd = -1, rc = TK_EXIT_FAIL;
-	uint64_t intervals = 0;
 	const char *nobtf;
-	char why[1024];
-	sigset_t mask;
-
-	log_init(argv[0]);
-	parse_args(argc, argv, &o);
-	if (!o.format_set)
-		o.format = rec_format_default(stdout);
-	c.tty = isatty(STDOUT_FILENO);
-	bpfu_setup_libbpf();
+	char why[512];
 
 	if (bpfu_check_privileges(false, why, sizeof(why))) {
 		elog("%s", why);
@@ -855,125 +818,206 @@ int main(int argc, char **argv)
 		elog("%s", nobtf);
 		return TK_EXIT_NOTSUP;
 	}
-	if (ud_reasons_load(&c.reasons, NULL)) {
+	if (ud_reasons_load(&c->reasons, NULL)) {
 		elog("out of memory");
 		return TK_EXIT_FAIL;
 	}
-	if (!ud_reason_value(&c.reasons, "SOCKET_RCVBUFF", &c.reason_rcvbuff))
-		c.reason_rcvbuff = UD_REASON_LEGACY_RCVBUFF;
-	if (!ud_reason_value(&c.reasons, "PROTO_MEM", &c.reason_proto_mem))
-		c.reason_proto_mem = UD_REASON_LEGACY_PROTO_MEM;
+	if (!ud_reason_value(&c->reasons, "SOCKET_RCVBUFF", &c->reason_rcvbuff))
+		c->reason_rcvbuff = UD_REASON_LEGACY_RCVBUFF;
+	if (!ud_reason_value(&c->reasons, "PROTO_MEM", &c->reason_proto_mem))
+		c->reason_proto_mem = UD_REASON_LEGACY_PROTO_MEM;
+	return TK_EXIT_OK;
+}
 
-	bo.port_lo = o.port_lo;
-	bo.port_hi = o.port_hi;
-	bo.max_sockets = o.max_sockets;
-	bo.legacy_drops = o.legacy_drops;
-	bo.reason_rcvbuff = c.reason_rcvbuff;
-	bo.reason_proto_mem = c.reason_proto_mem;
-	res = ud_bpf_open(o.backend, &bo, &c.bpf);
-	if (res != TK_EXIT_OK) {
-		elog("%s", c.bpf.summary);
-		ud_reasons_free(&c.reasons);
-		return res;
+/* the backend, then --bpf-stats and --bpf-reference */
+static int open_bpf(struct ud_ctx *c, struct run *r)
+{
+	const struct options *o = c->o;
+	struct ud_bpf_opts bo = { .port_lo = o->port_lo, .port_hi = o->port_hi, .max_sockets = o->max_sockets,
+				  .legacy_drops = o->legacy_drops, .reason_rcvbuff = c->reason_rcvbuff,
+				  .reason_proto_mem = c->reason_proto_mem };
+	int code = ud_bpf_open((enum ud_backend)o->backend, &bo, &c->bpf);
+
+	if (code != TK_EXIT_OK) {
+		elog("%s", c->bpf.summary);
+		return code;
 	}
-	if (o.bpf_stats) {
-		stats_fd = bpfu_enable_stats();
-		if (stats_fd < 0) {
-			elog("cannot turn on BPF run-time statistics: %s", strerror(-stats_fd));
-			goto out;
+	if (o->bpf_stats) {
+		r->stats_fd = bpfu_enable_stats();
+		if (r->stats_fd < 0) {
+			elog("cannot turn on BPF run-time statistics: %s", strerror(-r->stats_fd));
+			return TK_EXIT_FAIL;
 		}
 	}
-	if (o.bpf_reference) {
-		ref = udpdwell_ref_bpf__open_and_load();
-		if (!ref || udpdwell_ref_bpf__attach(ref)) {
+	if (o->bpf_reference) {
+		r->ref = udpdwell_ref_bpf__open_and_load();
+		if (!r->ref || udpdwell_ref_bpf__attach(r->ref)) {
 			elog("--bpf-reference: cannot attach the reference programs: %s", strerror(errno));
-			goto out;
+			return TK_EXIT_FAIL;
 		}
-		c.ref_obj = ref->obj;
+		c->ref_obj = r->ref->obj;
 	}
 	/* once everything counts: scripts start their traffic at this line */
-	ilog("%s", c.bpf.summary);
-	vlog("drops counted through %s", c.bpf.legacy_drops ? "udp:udp_fail_queue_rcv_skb"
-							      : "skb:kfree_skb (rx_sk)");
-	vlog("watching local ports %u-%u, at most %u sockets", o.port_lo, o.port_hi,
-	     o.max_sockets);
-	c.w = rec_writer_new(o.format, stdout);
-	if (!c.w) {
-		elog("out of memory");
-		goto out;
-	}
+	ilog("%s", c->bpf.summary);
+	vlog("drops counted through %s", c->bpf.legacy_drops ? "udp:udp_fail_queue_rcv_skb"
+							       : "skb:kfree_skb (rx_sk)");
+	vlog("watching local ports %u-%u, at most %u sockets", o->port_lo, o->port_hi, o->max_sockets);
+	return TK_EXIT_OK;
+}
+
+/* the timer for the next interval's end: the next multiple of --interval
+ * from the start, or --duration's end when it comes first */
+static int arm_timer(struct run *r, uint64_t now)
+{
+	struct itimerspec its = { 0 };
+
+	r->next_ns = r->start_ns + ((now - r->start_ns) / r->period_ns + 1) * r->period_ns;
+	if (r->end_ns && r->next_ns >= r->end_ns)
+		r->next_ns = r->end_ns;
+	its.it_value.tv_sec = (time_t)(r->next_ns / TK_NSEC_PER_SEC);
+	its.it_value.tv_nsec = (long)(r->next_ns % TK_NSEC_PER_SEC);
+	return timerfd_settime(r->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/* SIGINT, SIGTERM and SIGHUP (a closed terminal) as a descriptor; blocked before any thread starts (the
+ * Prometheus server's), which would otherwise take them and die of them.
+ * Ctrl-C while the backend loads is read once it runs: one interval, exit 0 */
+static int catch_signals(struct run *r)
+{
+	sigset_t mask;
+
 	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-	if (sfd < 0 || tfd < 0) {
-		elog("cannot set up the timer: %s", strerror(errno));
-		goto out;
+	r->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (r->sig_fd < 0) {
+		elog("cannot catch signals: %s", strerror(errno));
+		return TK_EXIT_FAIL;
 	}
-	its.it_interval.tv_sec = (time_t)o.interval_s;
-	its.it_interval.tv_nsec = (long)((o.interval_s - floor(o.interval_s)) * 1e9);
-	its.it_value = its.it_interval;
-	c.interval_start_ns = mono_ns();
-	if (timerfd_settime(tfd, 0, &its, NULL)) {
-		elog("cannot set up the timer: %s", strerror(errno));
-		goto out;
-	}
-	if (o.prometheus) {
-		prom = prom_server_start(o.prometheus, render_metrics, &c, why, sizeof(why));
-		if (!prom) {
-			elog("--prometheus: %s", why);
-			goto out;
-		}
-		ilog("serving Prometheus metrics on http://%s/metrics", o.prometheus);
-	}
+	return TK_EXIT_OK;
+}
 
+/* the interval timer, from now */
+static int start_clock(struct ud_ctx *c, struct run *r)
+{
+	const struct options *o = c->o;
+
+	r->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	r->start_ns = tk_mono_ns();
+	r->period_ns = (uint64_t)llround(o->interval_s * 1e9);
+	r->end_ns = o->duration_s > 0 ? r->start_ns + (uint64_t)llround(o->duration_s * 1e9) : 0;
+	c->interval_start_ns = r->start_ns;
+	if (r->timer_fd < 0 || arm_timer(r, r->start_ns)) {
+		elog("cannot set up the timer: %s", strerror(errno));
+		return TK_EXIT_FAIL;
+	}
+	return TK_EXIT_OK;
+}
+
+/* everything between the arguments and the first interval */
+static int setup(struct ud_ctx *c, struct run *r)
+{
+	struct options *o = c->o;
+	char why[512];
+	int code = check_host(c);
+
+	if (code == TK_EXIT_OK)
+		code = ud_output_open(&o->out);
+	if (code == TK_EXIT_OK)
+		code = open_bpf(c, r);
+	if (code != TK_EXIT_OK)
+		return code;
+	c->w = o->out.w;
+	c->tty = isatty(fileno(o->out.f));
+	declare_records(o, c->w);
+	if (o->prometheus) {
+		r->prom = prom_server_start(o->prometheus, render_metrics, c, why, sizeof(why));
+		if (!r->prom) {
+			elog("--prometheus: %s", why);
+			return TK_EXIT_FAIL;
+		}
+		ilog("serving Prometheus metrics on http://%s/metrics", o->prometheus);
+	}
+	return start_clock(c, r);
+}
+
+/* intervals until --intervals, --duration, Ctrl-C or SIGTERM; the last one
+ * printed covers the time up to the end */
+static int run_intervals(struct ud_ctx *c, struct run *r)
+{
 	for (;;) {
-		struct pollfd p[2] = { { sfd, POLLIN, 0 }, { tfd, POLLIN, 0 } };
+		struct pollfd p[2] = { { r->sig_fd, POLLIN, 0 }, { r->timer_fd, POLLIN, 0 } };
 		uint64_t ticks;
+		bool last;
 
 		if (poll(p, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			elog("poll: %s", strerror(errno));
-			goto out;
+			return TK_EXIT_FAIL;
 		}
-		if (p[0].revents) {
-			/* Ctrl-C or SIGTERM: print the interval in progress, then stop */
-			if (interval(&c, true))
-				goto out;
-			break;
-		}
-		if (p[1].revents && read(tfd, &ticks, sizeof(ticks)) == (ssize_t)sizeof(ticks)) {
-			if (interval(&c, false))
-				goto out;
-			if (o.count && ++intervals >= o.count)
-				break;
+		if (p[0].revents) /* the interval in progress, then stop */
+			return interval(c) ? TK_EXIT_FAIL : TK_EXIT_OK;
+		if (!p[1].revents || read(r->timer_fd, &ticks, sizeof(ticks)) != (ssize_t)sizeof(ticks))
+			continue;
+		last = r->next_ns == r->end_ns || (c->o->intervals && r->intervals + 1 >= c->o->intervals);
+		if (interval(c))
+			return TK_EXIT_FAIL;
+		r->intervals++;
+		if (last)
+			return TK_EXIT_OK;
+		if (arm_timer(r, tk_mono_ns())) {
+			elog("cannot set up the timer: %s", strerror(errno));
+			return TK_EXIT_FAIL;
 		}
 	}
-	rc = TK_EXIT_OK;
-out:
-	prom_server_stop(prom);
-	if (c.w && rec_writer_free(c.w) && rc == TK_EXIT_OK) {
-		elog("cannot write the output: %s", strerror(errno));
-		rc = TK_EXIT_FAIL;
-	}
-	if (sfd >= 0)
-		close(sfd);
-	if (tfd >= 0)
-		close(tfd);
-	if (stats_fd >= 0)
-		close(stats_fd);
-	udpdwell_ref_bpf__destroy(ref);
-	ud_bpf_close(&c.bpf);
-	ud_snapshot_free(&c.cur);
-	ud_snapshot_free(&c.prev);
-	ud_snapshot_free(&c.scrape);
-	free(c.states);
-	free(c.owners);
-	free(c.rows);
-	ud_reasons_free(&c.reasons);
-	return rc;
+}
+
+/* undoes everything, newest first; returns the final exit code */
+static int teardown(struct ud_ctx *c, struct run *r, int code)
+{
+	prom_server_stop(r->prom);
+	code = ud_output_close(&c->o->out, code);
+	if (r->sig_fd >= 0)
+		close(r->sig_fd);
+	if (r->timer_fd >= 0)
+		close(r->timer_fd);
+	if (r->stats_fd >= 0)
+		close(r->stats_fd);
+	udpdwell_ref_bpf__destroy(r->ref);
+	ud_bpf_close(&c->bpf);
+	ud_snapshot_free(&c->cur);
+	ud_snapshot_free(&c->prev);
+	ud_snapshot_free(&c->scrape);
+	free(c->states);
+	free(c->owners);
+	free(c->rows);
+	ud_reasons_free(&c->reasons);
+	return code;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { .backend = UD_BACKEND_AUTO, .port_lo = DEFAULT_PORT_LO, .port_hi = DEFAULT_PORT_HI,
+			     .interval_s = DEFAULT_INTERVAL_S, .warn_us = DEFAULT_WARN_US,
+			     .alert_us = DEFAULT_ALERT_US, .state_on = UD_STATE_ON_P99,
+			     .max_sockets = UD_DEFAULT_SOCKETS };
+	struct ud_ctx c = { .lock = PTHREAD_MUTEX_INITIALIZER, .o = &o };
+	struct run r = { .stats_fd = -1, .sig_fd = -1, .timer_fd = -1 };
+	int code;
+
+	log_init(argv[0]);
+	/* first of all: a signal at any moment of start-up is read once the
+	 * intervals run (one interval, exit 0), never a death half set up */
+	if (catch_signals(&r))
+		return TK_EXIT_FAIL;
+	parse_args(argc, argv, &o);
+	bpfu_setup_libbpf();
+	code = setup(&c, &r);
+	if (code == TK_EXIT_OK)
+		code = run_intervals(&c, &r);
+	return teardown(&c, &r, code);
 }

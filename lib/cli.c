@@ -79,6 +79,19 @@ int cli_parse_port(const char *opt, const char *s, uint16_t *out)
 	return 0;
 }
 
+/* a bound as people write it: 31536000, not 3.1536e+07; 0.001, not 1e-03 */
+static void fmt_bound(char *buf, size_t len, double v)
+{
+	char *p;
+
+	snprintf(buf, len, "%.6f", v);
+	p = buf + strlen(buf) - 1;
+	while (p > buf && *p == '0')
+		*p-- = '\0';
+	if (*p == '.')
+		*p = '\0';
+}
+
 int cli_parse_double(const char *opt, const char *s, double min, double max, double *out)
 {
 	char *end;
@@ -95,7 +108,11 @@ int cli_parse_double(const char *opt, const char *s, double min, double max, dou
 		return -1;
 	}
 	if (errno == ERANGE || v < min || v > max) {
-		elog("%s: %s is out of range %g..%g", opt, s, min, max);
+		char lo[48], hi[48];
+
+		fmt_bound(lo, sizeof(lo), min);
+		fmt_bound(hi, sizeof(hi), max);
+		elog("%s: %s is out of range %s..%s", opt, s, lo, hi);
 		return -1;
 	}
 	*out = v;
@@ -250,11 +267,3 @@ void cli_print_version(void)
 	printf("%s %s\n", log_prog(), TOOLKIT_VERSION);
 }
 
-void cli_getopt_die(int c, char **argv)
-{
-	if (c == ':')
-		cli_usage_die("%s: needs a value", argv[optind - 1]);
-	if (optopt)
-		cli_usage_die("-%c: unknown option (see --help)", optopt);
-	cli_usage_die("%s: unknown option (see --help)", argv[optind - 1]);
-}

@@ -47,11 +47,4 @@ const char *cli_fmt_v6mapped(const uint8_t a[16], char *buf, size_t len);
 /* one line "prog: msg", then exit(TK_EXIT_USAGE) */
 void cli_usage_die(const char *fmt, ...) TK_PRINTF(1, 2) __attribute__((noreturn));
 void cli_print_version(void);
-/*
- * What getopt_long returned for a bad option, with an optstring that starts
- * with ':' (so getopt prints nothing): ':' when a value is missing, '?' for
- * an unknown option. One line naming it, then exit(TK_EXIT_USAGE).
- */
-void cli_getopt_die(int c, char **argv) __attribute__((noreturn));
-
 #endif

@@ -19,7 +19,7 @@
 	X(USAGE, 2, "bad arguments")                                                        \
 	X(NOPERM, 3, "a missing privilege")                                                 \
 	X(NOTSUP, 4, "the kernel lacks a needed feature")                                   \
-	X(DATA, 5, "bad input: a file missing, unreadable, damaged or not of the kind expected") \
+	X(DATA, 5, "bad input: missing, unreadable, damaged, or not what was expected") \
 	X(NODEV, 10, "no such network device")                                              \
 	X(NOTABLE, 11, "no such routing table")                                             \
 	X(NONETNS, 12, "no such network namespace")                                         \
@@ -29,6 +29,7 @@
 	X(VERIFY, 16, "read back, a route is not what was asked")                           \
 	X(JOURNAL, 17, "the journal cannot be written, synced or locked; nothing applied")  \
 	X(UNSAFE, 18, "a matching route cannot be changed safely")                          \
+	X(STALE, 19, "the journal describes another boot, namespace or device; nothing applied") \
 	X(NETWORK, 20, "a connection or network I/O failed")                                \
 	X(UNMATCHED, 21, "--strict: a record found no frame in the capture")                \
 	X(IDENTITY, 22, "the figures fail the identity Mpps = workers x Hz / cycles")        \
@@ -41,6 +42,10 @@ enum tk_exit {
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* a macro's value as a string, for help texts that quote a default */
+#define TK_STR_(x) #x
+#define TK_STR(x) TK_STR_(x)
 
 #define TK_NSEC_PER_SEC 1000000000ULL
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common.h"
 #include "jsonl.h"
 
 struct cur {
@@ -222,10 +223,13 @@ int jl_parse(char *line, struct jl_obj *o, char *err, size_t errlen)
 		goto end;
 	}
 	for (;;) {
-		struct jl_field tmp, *f = o->n < JL_MAX_FIELDS ? &o->f[o->n] : &tmp;
+		struct jl_field *f = &o->f[o->n];
 		size_t klen;
 		char *key;
 
+		/* the toolkit's records have fewer: a line with more is not one */
+		if (o->n == JL_MAX_FIELDS)
+			return fail(&c, "more than " TK_STR(JL_MAX_FIELDS) " fields");
 		ws(&c);
 		if (*c.p != '"')
 			return fail(&c, "expected a key");
@@ -242,8 +246,7 @@ int jl_parse(char *line, struct jl_obj *o, char *err, size_t errlen)
 		if (value(&c, f))
 			return -1;
 		f->key = key;
-		if (o->n < JL_MAX_FIELDS)
-			o->n++;
+		o->n++;
 		ws(&c);
 		if (*c.p == ',') {
 			c.p++;

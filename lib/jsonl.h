@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define JL_MAX_FIELDS 64
+#define JL_MAX_FIELDS 64 /* a line with more is refused (jl_parse says so) */
 
 enum jl_kind { JL_NULL, JL_BOOL, JL_NUM, JL_STR, JL_RAW };
 

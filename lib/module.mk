@@ -1,5 +1,5 @@
 # lib/: code shared by two or more tools, built into build/*/libtoolkit.a.
-UNIT_TESTS += test_cli test_record test_jsonl test_trace test_opt test_chooser test_prom
+UNIT_TESTS += test_cli test_record test_jsonl test_trace test_dwellrec test_opt test_chooser test_prom
 # lib/*.c come from libtoolkit.a
 test_chooser_LIBS := $(BPF_LIBS)
 test_prom_LIBS := -lpthread

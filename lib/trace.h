@@ -108,6 +108,9 @@ struct bt_sample {
 	uint32_t min_rtt_us;
 	bool lt_use_bw;
 	uint64_t lt_bw_bps;
+	/* this ACK covers the sender's FIN: the stream is over (for the
+	 * detector; not a field of the sample record) */
+	bool fin_acked;
 };
 
 /* a collapse of BBR's estimate on one ACK */

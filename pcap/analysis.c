@@ -483,6 +483,16 @@ static void hist_add(struct an_dir *d, uint32_t segs)
 	d->seg_hist[k]++;
 }
 
+/* RFC 5681's duplicate ACK: data outstanding, no payload, neither SYN nor
+ * FIN (nor RST), the highest cumulative ACK number again, and the same window
+ * as the ACK before it (a window update is not a duplicate). tcptrace counts
+ * the same but for FINs, and only at the end of a segment it saw. */
+static bool rfc5681_dupack(const struct an_dir *d, const struct pkt_tcp *t, uint64_t ack64, uint64_t prev)
+{
+	return ack64 == prev && d->hi_end > ack64 && !t->payload_len && !(t->flags & (TCP_SYN | TCP_FIN | TCP_RST)) &&
+	       t->win == d->ack_win;
+}
+
 /* where the ACK number stands against the highest so far: advancing (with
  * the bytes it newly acknowledges), a duplicate, or neither; counted in d.
  * Returns the highest ACK before this one, unwrapped. */
@@ -517,11 +527,11 @@ static uint64_t ack_position(struct an *a, struct an_flow *f, struct an_dir *d, 
 			if (b)
 				b->acked_bytes += ev->acked_bytes;
 		}
-	} else if (!first && ev->ack64 == prev && !t->payload_len && !(t->flags & (TCP_SYN | TCP_FIN | TCP_RST))) {
-		/* a duplicate ACK in tcptrace's sense: nothing but the same ACK again */
+	} else if (!first && rfc5681_dupack(d, t, ev->ack64, prev)) {
 		ev->dupack = true;
 		d->dupacks++;
 	}
+	d->ack_win = t->win;
 	return prev;
 }
 
@@ -720,6 +730,17 @@ int an_run(struct an *a, struct cap_file *c)
 	int rc;
 
 	while ((rc = cap_next(c, &fr)) == 1)
+		an_frame(a, &fr);
+	an_finish(a);
+	return rc < 0 ? -1 : 0;
+}
+
+int an_run_set(struct an *a, struct cap_set *s)
+{
+	struct cap_frame fr;
+	int rc;
+
+	while ((rc = cap_set_next(s, &fr)) == 1)
 		an_frame(a, &fr);
 	an_finish(a);
 	return rc < 0 ? -1 : 0;

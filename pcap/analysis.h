@@ -97,6 +97,7 @@ struct an_dir {
 	/* ACKs that the other side sent for this direction's data */
 	bool ack_init;
 	uint64_t acked_to;       /* highest cumulative ACK, unwrapped */
+	uint16_t ack_win;        /* the window field of the last ACK (as on the wire) */
 	uint64_t acks, acks_adv, dupacks;
 	int64_t last_adv_ns;
 	struct an_seg *segs;     /* ring, ordered by end */
@@ -142,8 +143,9 @@ struct an_ack {
 	uint32_t ack;            /* as on the wire */
 	uint64_t ack64;
 	bool advancing;          /* raises the highest cumulative ACK */
-	bool dupack;             /* a duplicate ACK: the same number again, with no data,
-	                          * SYN, FIN or RST (counted in an_dir.dupacks) */
+	bool dupack;             /* a duplicate ACK as RFC 5681 defines it: data outstanding,
+	                          * the highest number again, with no data, SYN, FIN or
+	                          * RST and the window unchanged (counted in an_dir.dupacks) */
 	uint64_t acked_bytes;
 	uint32_t acked_segs;     /* ceil(acked_bytes / mss) */
 	uint32_t covered_pkts;   /* data frames fully covered by this ACK */
@@ -186,7 +188,7 @@ struct an {
 
 struct an *an_new(const struct an_config *cfg);
 void an_free(struct an *a);
-/* feed one frame; frames must come in file order */
+/* feed one frame; frames must come in file order (a set's: in its order) */
 void an_frame(struct an *a, const struct cap_frame *fr);
 /* after the last frame: side detection */
 void an_finish(struct an *a);
@@ -195,6 +197,9 @@ void an_finish(struct an *a);
  * damaged (message in c->err): a holds everything before the damage.
  */
 int an_run(struct an *a, struct cap_file *c);
+/* the same over a set of files read as one (capfile.h's cap_set); -1 when
+ * one is damaged or cannot be opened (message in s->err, file in s->err_path) */
+int an_run_set(struct an *a, struct cap_set *s);
 
 /* MSS used for a direction's data */
 uint32_t an_dir_mss(const struct an *a, const struct an_flow *f, int dir);

@@ -21,12 +21,12 @@ static const struct command {
 } commands[] = {
 	{ "capture", "-i IFACE -w FILE", "live capture of chosen flows (libpcap, kernel BPF\n"
 					  "filter, headers-only snaplen, ring of files)", bp_capture_main },
-	{ "flows", "FILE", "TCP flows: packets, bytes, duration, mean throughput", bp_flows_main },
-	{ "throughput", "FILE", "throughput per flow, direction and time bin, from data\n"
+	{ "flows", "FILE...", "TCP flows: packets, bytes, duration, mean throughput", bp_flows_main },
+	{ "throughput", "FILE...", "throughput per flow, direction and time bin, from data\n"
 				"sent and from bytes ACKed, with dips marked", bp_throughput_main },
-	{ "acks", "FILE", "the ACK stream: delay after the newest data each ACK\n"
+	{ "acks", "FILE...", "the ACK stream: delay after the newest data each ACK\n"
 			  "covers, segments per ACK, delayed-ACK candidates", bp_acks_main },
-	{ "join", "TRACE.jsonl FILE", "the frame of the ACK behind every bbrtrace sample and\n"
+	{ "join", "TRACE.jsonl FILE...", "the frame of the ACK behind every bbrtrace sample and\n"
 				      "collapse", bp_join_main },
 };
 
@@ -55,6 +55,7 @@ static void top_footer(FILE *f)
 	fputs("Each command takes its own options (bbrpcap COMMAND --help).\n"
 	      "\n"
 	      "FILE is pcap or pcapng (any byte order, us or ns timestamps; \"-\" reads stdin).\n"
+	      "Several FILEs (a ring of files) are read as one capture, in time order.\n"
 	      "Link types: Ethernet with or without 802.1Q/802.1ad tags, Linux cooked SLL\n"
 	      "and SLL2, raw IPv4/IPv6, BSD loopback. Payload sizes come from the IP header,\n"
 	      "so headers-only captures (small snaplen) and TSO/GRO super-segments count right.\n",

@@ -514,7 +514,9 @@ static int open_libpcap(struct cap_file *c, const char *path)
 	return 0;
 }
 
-int cap_open(struct cap_file *c, const char *path, enum cap_reader reader)
+/* populate: the whole file read in now (it is about to be read through);
+ * else its pages come as they are touched (only its start is wanted) */
+static int open_path(struct cap_file *c, const char *path, enum cap_reader reader, bool populate)
 {
 	struct stat st;
 	int fd;
@@ -529,7 +531,7 @@ int cap_open(struct cap_file *c, const char *path, enum cap_reader reader)
 		return -1;
 	}
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | (populate ? MAP_POPULATE : 0), fd, 0);
 
 		if (m == MAP_FAILED) {
 			seterr(c, "cannot map: %s", strerror(errno));
@@ -546,6 +548,11 @@ int cap_open(struct cap_file *c, const char *path, enum cap_reader reader)
 	}
 	close(fd);
 	return detect_checked(c);
+}
+
+int cap_open(struct cap_file *c, const char *path, enum cap_reader reader)
+{
+	return open_path(c, path, reader, true);
 }
 
 static int libpcap_next(struct cap_file *c, struct cap_frame *f)
@@ -570,11 +577,17 @@ static int libpcap_next(struct cap_file *c, struct cap_frame *f)
 	return -1;
 }
 
-int cap_next(struct cap_file *c, struct cap_frame *f)
+/* inlined in both readers' loops: one call per frame, not two */
+static inline int next_frame(struct cap_file *c, struct cap_frame *f)
 {
 	if (c->reader == CAP_READER_LIBPCAP)
 		return libpcap_next(c, f);
 	return c->format == CAP_PCAPNG ? ng_next_frame(c, f) : pcap_next_frame(c, f);
+}
+
+int cap_next(struct cap_file *c, struct cap_frame *f)
+{
+	return next_frame(c, f);
 }
 
 void cap_close(struct cap_file *c)
@@ -587,4 +600,172 @@ void cap_close(struct cap_file *c)
 		free((void *)c->base);
 	free(c->ifs);
 	memset(c, 0, sizeof(*c));
+}
+
+/* --- a set of files, read as one --------------------------------------------------- */
+
+static int set_fail(struct cap_set *s, const char *path, const char *err, bool nomem)
+{
+	s->err_path = path;
+	snprintf(s->err, sizeof(s->err), "%s", err);
+	s->nomem = nomem;
+	return -1;
+}
+
+/* file i into s->c, from memory or from its path */
+static int member_open(struct cap_set *s, unsigned int i, bool populate)
+{
+	const struct cap_member *m = &s->files[i];
+	int rc = m->buf ? cap_open_mem(&s->c, m->buf, m->len) : open_path(&s->c, m->path, s->reader, populate);
+
+	if (rc)
+		return set_fail(s, m->path, s->c.err, s->c.nomem);
+	s->cur = i;
+	s->open = true;
+	return 0;
+}
+
+static void member_close(struct cap_set *s)
+{
+	if (s->open)
+		cap_close(&s->c);
+	s->open = false;
+}
+
+/* file i's first frame (its place in time), then the file closed again */
+static int peek_first(struct cap_set *s, unsigned int i)
+{
+	struct cap_member *m = &s->files[i];
+	struct cap_frame f;
+	int rc;
+
+	if (member_open(s, i, false))
+		return -1;
+	rc = cap_next(&s->c, &f);
+	if (rc < 0)
+		set_fail(s, m->path, s->c.err, false);
+	m->has_frames = rc == 1;
+	m->first_ns = rc == 1 ? f.ts_ns : 0;
+	member_close(s);
+	return rc < 0 ? -1 : 0;
+}
+
+/* by the first frame's time, then by name; files without a frame first */
+static int cmp_member(const void *x, const void *y)
+{
+	const struct cap_member *a = x, *b = y;
+
+	if (a->has_frames != b->has_frames)
+		return a->has_frames ? 1 : -1;
+	if (a->has_frames && a->first_ns != b->first_ns)
+		return a->first_ns < b->first_ns ? -1 : 1;
+	return strcmp(a->path, b->path);
+}
+
+/* the files ordered (several) and the first one open; on failure nothing
+ * stays allocated */
+static int set_start(struct cap_set *s)
+{
+	s->last_file = -1;
+	for (unsigned int i = 0; s->n > 1 && i < s->n; i++) {
+		if (peek_first(s, i)) {
+			free(s->files);
+			s->files = NULL;
+			return -1;
+		}
+	}
+	qsort(s->files, s->n, sizeof(*s->files), cmp_member);
+	if (member_open(s, 0, true)) {
+		free(s->files);
+		s->files = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static int set_init(struct cap_set *s, unsigned int n, enum cap_reader reader)
+{
+	memset(s, 0, sizeof(*s));
+	s->reader = reader;
+	s->n = n;
+	if (!n)
+		return set_fail(s, "", "no capture file", false);
+	s->files = calloc(n, sizeof(*s->files));
+	if (!s->files)
+		return set_fail(s, "", "out of memory", true);
+	return 0;
+}
+
+int cap_set_open(struct cap_set *s, const char *const *paths, unsigned int n, enum cap_reader reader)
+{
+	if (set_init(s, n, reader))
+		return -1;
+	for (unsigned int i = 0; i < n; i++) {
+		if (n > 1 && !strcmp(paths[i], "-")) {
+			free(s->files);
+			s->files = NULL;
+			return set_fail(s, paths[i], "standard input can only be read alone, not as one of several files",
+					false);
+		}
+		s->files[i].path = paths[i];
+	}
+	return set_start(s);
+}
+
+int cap_set_open_mem(struct cap_set *s, const struct cap_member *m, unsigned int n)
+{
+	if (set_init(s, n, CAP_READER_MMAP))
+		return -1;
+	for (unsigned int i = 0; i < n; i++) {
+		s->files[i].path = m[i].path;
+		s->files[i].buf = m[i].buf;
+		s->files[i].len = m[i].len;
+	}
+	return set_start(s);
+}
+
+/* the current file is done: the next one opened (said when it overlaps the
+ * last one that held frames), or none left */
+static int next_member(struct cap_set *s)
+{
+	const struct cap_member *m;
+
+	if (s->c.frames)
+		s->last_file = (int)s->cur;
+	s->base += s->c.frames;
+	member_close(s);
+	if (s->cur + 1 >= s->n)
+		return 0;
+	if (member_open(s, s->cur + 1, true))
+		return -1;
+	m = &s->files[s->cur];
+	if (m->has_frames && s->last_file >= 0 && m->first_ns < s->last_ns && s->on_overlap)
+		s->on_overlap(s->ctx, s->files[s->last_file].path, m->path);
+	return 0;
+}
+
+int cap_set_next(struct cap_set *s, struct cap_frame *f)
+{
+	while (s->open) {
+		int rc = next_frame(&s->c, f);
+
+		if (rc == 1) {
+			f->no += s->base;
+			s->last_ns = f->ts_ns;
+			return 1;
+		}
+		if (rc < 0)
+			return set_fail(s, s->files[s->cur].path, s->c.err, false);
+		if (next_member(s))
+			return -1;
+	}
+	return 0;
+}
+
+void cap_set_close(struct cap_set *s)
+{
+	member_close(s);
+	free(s->files);
+	s->files = NULL;
+	s->n = 0;
 }

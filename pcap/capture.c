@@ -52,19 +52,13 @@ static void on_signal(int sig)
 		pcap_breakloop(live);
 }
 
-/* x.pcap -> x-000001.pcap, x -> x-000001 */
+/* -w FILE, or its ring file number seq */
 static void ring_name(const struct writer *w, uint64_t seq, char *buf, size_t len)
 {
-	const char *slash = strrchr(w->path, '/'), *dot = strrchr(w->path, '.');
-
-	if (!w->ring_files) {
-		snprintf(buf, len, "%s", w->path);
-		return;
-	}
-	if (dot && (!slash || dot > slash + 1))
-		snprintf(buf, len, "%.*s-%06llu%s", (int)(dot - w->path), w->path, (unsigned long long)seq, dot);
+	if (w->ring_files)
+		bp_ring_name(w->path, seq, buf, len);
 	else
-		snprintf(buf, len, "%s-%06llu", w->path, (unsigned long long)seq);
+		snprintf(buf, len, "%s", w->path);
 }
 
 /* --- pcapng ------------------------------------------------------------------------ */

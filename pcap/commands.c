@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The analysis commands of bbrpcap: flows, throughput and acks. Each reads
- * one capture through pcap/analysis.c and writes its records; each has its
- * own table of options.
+ * a capture (one file or several, read as one) through pcap/analysis.c and
+ * writes its records; each has its own table of options.
  */
 #include <math.h>
 #include <stdio.h>
@@ -36,9 +36,10 @@ struct an_cmd {
 struct an_job {
 	enum cmd cmd;
 	struct an_cmd *cfg;
-	const char *path;
+	struct bp_input in;
 	FILE *out;
-	struct rec_writer *w;
+	struct rec_writer *w; /* opened with the first record (job_writer) */
+	bool open_failed;
 	struct an *a;
 	bool write_failed;    /* a record written from an_config.on_ack */
 };
@@ -77,7 +78,7 @@ static double rel_s(const struct an *a, int64_t ts)
 static const struct rec_field flow_fields[] = { FLOW_FIELDS(REC_FIELD) };
 static const struct rec_schema flow_schema = { "flow", flow_fields, ARRAY_SIZE(flow_fields) };
 
-/* the whole capture a, read from path; lts its link types */
+/* the whole capture a, read from the files `path` (in the order read); lts its link types */
 #define CAPTURE_FIELDS(X)                                                                    \
 	X("file", REC_STR, 0, REC_COL("file", -24, 0, 0), rv_str(path))                        \
 	X("frames", REC_U64, 0, REC_COL("frames", 9, 0, 0), rv_u64(a->frames))                 \
@@ -258,6 +259,8 @@ static int write_bins(struct an_job *j, const struct an_flow *f, int dir)
 
 /* --- acks ------------------------------------------------------------------------- */
 
+static struct rec_writer *job_writer(struct an_job *j);
+
 /* ACK e of flow f (from src to dst) in the analysis a */
 #define ACK_FIELDS(X)                                                                           \
 	X("flow", REC_U64, 0, REC_COL("flow", 4, 0, 0), rv_u64(f->id))                            \
@@ -326,6 +329,10 @@ static void on_ack(void *ctx, const struct an_flow *f, const struct an_ack *e)
 
 	if (!j->cfg->each && !e->candidate)
 		return;
+	if (!job_writer(j)) {
+		j->write_failed = true;
+		return;
+	}
 	an_fmt_endpoint(f->family, f->addr[ad], f->port[ad], src, sizeof(src));
 	an_fmt_endpoint(f->family, f->addr[!ad], f->port[!ad], dst, sizeof(dst));
 	const struct rec_value v[] = { ACK_FIELDS(REC_VALUE) };
@@ -362,9 +369,19 @@ static int write_ack_summary(struct rec_writer *w, const struct an *a, struct an
 
 static const char file_help[] =
 	"\n"
-	"FILE is pcap or pcapng (any byte order, us or ns timestamps; \"-\" reads stdin).\n"
-	"A damaged FILE: the records of what came before the damage are still written,\n"
-	"and the error names the frame and its byte offset.\n";
+	"FILE is pcap or pcapng (any byte order, us or ns timestamps; \"-\" reads stdin,\n"
+	"alone). Several FILEs (the ring of `bbrpcap capture --ring`: push-*.pcap;\n"
+	"tcpdump -C/-W files) are read as one capture, in time order: ordered by their\n"
+	"first frame's time, not as given or by name, and read one after the other, as\n"
+	"`mergecap -a` joins files in that order; frame numbers run on across the files,\n"
+	"as Wireshark numbers the merged file. Files that overlap in time are read all\n"
+	"the same, with a warning naming both. Each file's link type decodes its frames.\n"
+	"A damaged FILE: reading stops there, the records of what came before are still\n"
+	"written, and the error names the file, the frame and its byte offset.\n"
+	"\n"
+	"A --flow that matches no flow of the capture is bad input: one line names it\n"
+	"and says how many flows there are, and nothing is written. When some --flow\n"
+	"match and others do not, a warning names those that do not.\n";
 
 static void footer(FILE *f)
 {
@@ -377,9 +394,12 @@ static void acks_footer(FILE *f)
 {
 	footer(f);
 	fputs("\n"
-	      "dup (per ACK) and dupacks (the summary's count) are duplicate ACKs as tcptrace\n"
-	      "counts them: the cumulative ACK number again, with no data, SYN, FIN or RST.\n"
-	      "advancing says whether an ACK raised the cumulative ACK number.\n",
+	      "dup (per ACK) and dupacks (the summary's count) are the same duplicate ACKs, as\n"
+	      "RFC 5681 defines them: data outstanding, the highest cumulative ACK number\n"
+	      "again, no data, SYN, FIN or RST, and the window of the ACK before (a window\n"
+	      "update is not a duplicate). tcptrace -l -r counts the same, but for a FIN that\n"
+	      "repeats the number, which it counts too. advancing says whether an ACK raised\n"
+	      "the cumulative ACK number.\n",
 	      f);
 }
 
@@ -434,20 +454,20 @@ static const struct opt acks_opts[] = {
 static const int exit_codes[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_DATA, -1 };
 
 static const struct opt_cli clis[] = {
-	[CMD_FLOWS] = { "Usage: bbrpcap flows FILE [OPTIONS]\n"
+	[CMD_FLOWS] = { "Usage: bbrpcap flows FILE... [OPTIONS]\n"
 			"TCP flows: packets, bytes, duration and mean throughput per direction\n"
 			"(tcptrace's counts: data, unique and retransmitted bytes), then one\n"
-			"\"capture\" record: frames, TCP, other, cut and malformed frames, flows,\n"
-			"duration and link types.\n"
+			"\"capture\" record: the file (several: comma-separated, in the order read),\n"
+			"frames, TCP, other, cut and malformed frames, flows, duration and link types.\n"
 			"\n",
 			flows_opts, NULL, footer, exit_codes },
-	[CMD_THROUGHPUT] = { "Usage: bbrpcap throughput FILE [OPTIONS]\n"
+	[CMD_THROUGHPUT] = { "Usage: bbrpcap throughput FILE... [OPTIONS]\n"
 			     "Throughput per flow, direction and time bin, from data sent and from\n"
 			     "bytes ACKed, with dips marked; each direction that carried data, every\n"
 			     "bin from its first to its last frame (empty bins too).\n"
 			     "\n",
 			     throughput_opts, NULL, footer, exit_codes },
-	[CMD_ACKS] = { "Usage: bbrpcap acks FILE [OPTIONS]\n"
+	[CMD_ACKS] = { "Usage: bbrpcap acks FILE... [OPTIONS]\n"
 		       "The ACK stream: the delay after the newest data each ACK covers,\n"
 		       "segments per ACK, delayed-ACK candidates; then one summary per flow\n"
 		       "direction.\n"
@@ -468,16 +488,18 @@ static void check_args(enum cmd cmd, const struct an_cmd *cfg)
 			      cfg->dip_window);
 }
 
-static const char *parse_args(enum cmd cmd, int argc, char **argv, struct an_cmd *cfg)
+/* the options into cfg, the capture FILEs into in */
+static void parse_args(enum cmd cmd, int argc, char **argv, struct an_cmd *cfg, struct bp_input *in)
 {
 	int first = opt_parse(&clis[cmd], argc, argv, cfg);
 
 	if (first >= argc)
 		cli_usage_die("%s: missing the capture FILE (see --help)", cmd_names[cmd]);
-	if (first + 1 < argc)
-		cli_usage_die("%s: unexpected argument '%s' after FILE", cmd_names[cmd], argv[first + 1]);
 	check_args(cmd, cfg);
-	return argv[first];
+	in->paths = argv + first;
+	in->n = (unsigned int)(argc - first);
+	in->reader = (enum cap_reader)cfg->com.reader;
+	bp_check_stdin(cmd_names[cmd], in->paths, in->n);
 }
 
 /* --- the run ------------------------------------------------------------------------ */
@@ -502,6 +524,19 @@ static void declare_records(enum cmd cmd, struct rec_writer *w)
 	}
 }
 
+/* the records' writer, opened on first use: nothing is created when nothing is written */
+static struct rec_writer *job_writer(struct an_job *j)
+{
+	if (j->w || j->open_failed)
+		return j->w;
+	if (bp_open_records(&j->cfg->com, &j->out, &j->w) != TK_EXIT_OK) {
+		j->open_failed = true;
+		return NULL;
+	}
+	declare_records(j->cmd, j->w);
+	return j->w;
+}
+
 static int setup(struct an_job *j)
 {
 	struct an_cmd *cfg = j->cfg;
@@ -516,11 +551,7 @@ static int setup(struct an_job *j)
 		.on_ack = j->cmd == CMD_ACKS ? on_ack : NULL,
 		.ctx = j,
 	};
-	int rc = bp_open_records(&cfg->com, &j->out, &j->w);
 
-	if (rc != TK_EXIT_OK)
-		return rc;
-	declare_records(j->cmd, j->w);
 	j->a = an_new(&acfg);
 	if (!j->a) {
 		elog("out of memory");
@@ -532,7 +563,7 @@ static int setup(struct an_job *j)
 /* each chosen flow's records, then the capture's; -1 when a write failed */
 static int report(struct an_job *j)
 {
-	int wrc = j->write_failed ? -1 : 0;
+	int wrc = j->write_failed || !job_writer(j) ? -1 : 0;
 
 	for (uint32_t i = 0; i < j->a->nflows && !wrc; i++) {
 		struct an_flow *f = j->a->flows[i];
@@ -549,8 +580,24 @@ static int report(struct an_job *j)
 		}
 	}
 	if (j->cmd == CMD_FLOWS && !wrc)
-		wrc = write_capture(j->w, j->path, j->a);
+		wrc = write_capture(j->w, j->in.order, j->a);
 	return wrc;
+}
+
+/* the analysis, then the records unless --flow chose nothing; a TK_EXIT_* code */
+static int run(struct an_job *j)
+{
+	bool opened = false;
+	int rc = bp_analyse(&j->in, j->a, &opened), sel;
+
+	if (!opened || rc == TK_EXIT_FAIL)
+		return rc;
+	sel = bp_check_selection(&j->cfg->com, &j->in, j->a);
+	if (sel != TK_EXIT_OK)
+		return sel;
+	if (report(j))
+		return TK_EXIT_FAIL;
+	return rc;
 }
 
 static int analysis_main(enum cmd cmd, int argc, char **argv)
@@ -558,21 +605,16 @@ static int analysis_main(enum cmd cmd, int argc, char **argv)
 	struct an_cmd cfg = { .bin_ms = BIN_MS_DEFAULT, .dip_frac = DIP_FRAC_DEFAULT,
 			      .dip_window = DIP_WINDOW_DEFAULT, .delack_ms = DELACK_MS_DEFAULT };
 	struct an_job j = { .cmd = cmd, .cfg = &cfg };
-	bool opened = false;
 	int rc;
 
-	j.path = parse_args(cmd, argc, argv, &cfg);
+	parse_args(cmd, argc, argv, &cfg, &j.in);
 	rc = setup(&j);
 	if (rc == TK_EXIT_OK)
-		rc = bp_analyse(j.path, (enum cap_reader)cfg.com.reader, j.a, &opened);
-	if (opened && rc != TK_EXIT_FAIL) {
-		bp_warn_unmatched(&cfg.com, j.path, j.a);
-		if (report(&j))
-			rc = TK_EXIT_FAIL;
-	}
+		rc = run(&j);
 	if (j.w && bp_close_records(&cfg.com, j.out, j.w) != TK_EXIT_OK)
 		rc = TK_EXIT_FAIL;
 	an_free(j.a);
+	free(j.in.order);
 	return rc;
 }
 

@@ -381,9 +381,9 @@ static unsigned int decimals(const struct jl_field *f)
  * capture; over `e` (the matched frame, or NULL) and the join `j` */
 #define JOIN_FIELDS(X)                                                                    \
 	X("frame", REC_U64, 0, REC_NOCOL, e ? rv_u64(e->frame) : rv_null())                \
-	X("frame_time", REC_F64, 6, REC_NOCOL, e ? rv_f64((double)e->ts_ns * 1e-9) : rv_null()) \
+	X("frame_time_s", REC_F64, 6, REC_NOCOL, e ? rv_f64((double)e->ts_ns * 1e-9) : rv_null()) \
 	X("frame_time_ns", REC_U64, 0, REC_NOCOL, e ? rv_u64((uint64_t)e->ts_ns) : rv_null())  \
-	X("frame_time_rel", REC_F64, 9, REC_NOCOL,                                         \
+	X("frame_time_rel_s", REC_F64, 9, REC_NOCOL,                                         \
 	  e ? rv_f64((double)(e->ts_ns - j->t0_ns) * 1e-9) : rv_null())                     \
 	X("ack_delay_us", REC_F64, 3, REC_NOCOL,                                           \
 	  e && e->delay_ns >= 0 ? rv_f64((double)e->delay_ns * 1e-3) : rv_null())
@@ -514,7 +514,8 @@ static void collapse_line(FILE *out, const struct join *j, const struct jm_rec *
 }
 
 struct join_opts {
-	const char *out_path, *cap_path;
+	const char *out_path;
+	struct bp_input in;   /* the CAPTURE files */
 	int reader;           /* enum cap_reader */
 	double max_skew_ms;
 	bool strict;
@@ -539,19 +540,22 @@ static const struct opt options[] = {
 
 static const int exit_codes[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_DATA, TK_EXIT_UNMATCHED, -1 };
 static const struct opt_cli cli = {
-	"Usage: bbrpcap join TRACE.jsonl CAPTURE [-o OUT.jsonl] [OPTIONS]\n"
+	"Usage: bbrpcap join TRACE.jsonl CAPTURE... [-o OUT.jsonl] [OPTIONS]\n"
 	"Finds, for every bbrtrace \"sample\" and \"collapse\" record, the capture frame of\n"
 	"the ACK that produced it: the frame from the receiver (daddr:dport) to the sender\n"
 	"(saddr:sport) whose ACK number is the record's snd_una.\n"
 	"\n"
-	"The capture may be taken on either host and may hold several flows. The offset\n"
-	"between the trace's clock (wall_ns, else t_ns) and the capture's is estimated from\n"
-	"the data; each record takes the candidate frame nearest in time after that offset,\n"
-	"so equal ACK numbers 4 GiB apart (sequence wraparound) are told apart.\n"
+	"The capture may be taken on either host, may hold several flows, and may be\n"
+	"several files (a ring: read as one, in time order, frames numbered on as\n"
+	"Wireshark numbers the files merged by mergecap -a; see bbrpcap flows --help).\n"
+	"The offset between the trace's clock (wall_ns, else t_ns) and the capture's is\n"
+	"estimated from the data; each record takes the candidate frame nearest in time\n"
+	"after that offset, so equal ACK numbers 4 GiB apart (sequence wraparound) are\n"
+	"told apart.\n"
 	"\n"
 	"Output: the trace's records, in order, as JSON lines (the trace's own format),\n"
-	"with frame (Wireshark's frame number), frame_time (s since the epoch, us\n"
-	"precision), frame_time_ns, frame_time_rel (s since the first frame, Wireshark's\n"
+	"with frame (Wireshark's frame number), frame_time_s (since the epoch, us\n"
+	"precision), frame_time_ns, frame_time_rel_s (since the first frame, Wireshark's\n"
 	"default time) and ack_delay_us (how long after the newest data it covers the ACK\n"
 	"was captured: from a sender-side capture this includes the round trip); null when\n"
 	"no frame matched. Other records pass through unchanged. For each collapse one line:\n"
@@ -564,7 +568,8 @@ static const struct opt_cli cli = {
 	"\n"
 	"A trace without sample or collapse records (not bbrtrace's), a damaged trace or\n"
 	"capture, or one that cannot be read, is bad input; the records before damage are\n"
-	"still joined.\n",
+	"still joined. A capture that holds none of the trace's flows (every record would\n"
+	"go unmatched) is bad input too: one line names the flows, nothing is written.\n",
 	NULL,
 	exit_codes,
 };
@@ -575,11 +580,12 @@ static void parse_join_args(int argc, char **argv, struct join *j, struct join_o
 
 	if (argc - first < 2)
 		cli_usage_die("join: needs TRACE.jsonl and CAPTURE");
-	if (argc - first > 2)
-		cli_usage_die("join: unexpected argument '%s' after CAPTURE", argv[first + 2]);
 	j->trace_path = argv[first];
-	op->cap_path = argv[first + 1];
-	if (!strcmp(j->trace_path, "-") && !strcmp(op->cap_path, "-"))
+	op->in.paths = argv + first + 1;
+	op->in.n = (unsigned int)(argc - first - 1);
+	op->in.reader = (enum cap_reader)op->reader;
+	bp_check_stdin("join", op->in.paths, op->in.n);
+	if (!strcmp(j->trace_path, "-") && !strcmp(op->in.paths[0], "-"))
 		cli_usage_die("join: the trace and the capture cannot both come from stdin");
 }
 
@@ -594,44 +600,108 @@ static int check_trace(const struct join *j)
 	return TK_EXIT_DATA;
 }
 
-/* the capture's ACKs of the trace's flows into j->m.evs; a TK_EXIT_* code, and
- * whether the capture could be read at all */
-static int read_capture(struct join *j, const struct join_opts *op, bool *opened)
+/* a trace whose records name no flow has nothing to look for: TK_EXIT_DATA after saying so */
+static int check_trace_flows(const struct join *j)
+{
+	if (j->nflows)
+		return TK_EXIT_OK;
+	elog("%s: no \"%s\" or \"%s\" record names its flow (%s, %s, %s, %s): nothing to join", j->trace_path,
+	     bt_sample_schema.type, bt_collapse_schema.type, bt_sample_schema.fields[BT_F_SADDR].name,
+	     bt_sample_schema.fields[BT_F_SPORT].name, bt_sample_schema.fields[BT_F_DADDR].name,
+	     bt_sample_schema.fields[BT_F_DPORT].name);
+	return TK_EXIT_DATA;
+}
+
+/* "10.0.0.1:40000-10.0.0.2:5201, ..." (the first few) */
+static void trace_flow_names(const struct join *j, char *buf, size_t len)
+{
+	enum { SHOWN = 3 };
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < j->nflows && i < SHOWN && n < len; i++) {
+		const struct tr_flow *f = &j->flows[i];
+		char s[64], d[64];
+
+		an_fmt_endpoint(f->family, f->saddr, f->sport, s, sizeof(s));
+		an_fmt_endpoint(f->family, f->daddr, f->dport, d, sizeof(d));
+		n += (size_t)snprintf(buf + n, len - n, "%s%s-%s", i ? ", " : "", s, d);
+	}
+	if (j->nflows > SHOWN && n < len)
+		snprintf(buf + n, len - n, " and %u more", j->nflows - SHOWN);
+}
+
+/* none of the trace's flows in the capture: every record would go unmatched */
+static bool flows_absent(const struct join *j, const struct join_opts *op, const struct an *a)
+{
+	char names[320], what[32];
+	const char *cap;
+
+	for (uint32_t i = 0; i < a->nflows; i++)
+		if (a->flows[i]->selected)
+			return false;
+	trace_flow_names(j, names, sizeof(names));
+	cap = bp_input_name(&op->in, what, sizeof(what));
+	if (a->nflows)
+		elog("join: %s %s none of the trace's flows (%s), but %u other%s (`bbrpcap flows` lists them): "
+		     "nothing to join",
+		     cap, op->in.n == 1 ? "holds" : "hold", names, a->nflows, a->nflows == 1 ? "" : "s");
+	else
+		elog("join: %s %s none of the trace's flows (%s), and no other TCP flow: nothing to join", cap,
+		     op->in.n == 1 ? "holds" : "hold", names);
+	return true;
+}
+
+/* the analysis of the trace's flows only */
+static struct an *trace_analysis(struct join *j, struct an_sel **sel)
 {
 	struct an_config cfg = { .acks = true, .delack_ns = BT_DELACK_FLOOR_US * 1000LL };
-	struct an_sel *sel = calloc(j->nflows ? j->nflows : 1, sizeof(*sel));
 	struct an *a;
-	int rc;
 
-	if (!sel) {
-		elog("out of memory");
-		return TK_EXIT_FAIL;
-	}
-	/* only the trace's flows are analysed; none when it has none */
+	*sel = calloc(j->nflows, sizeof(**sel));
+	if (!*sel)
+		return NULL;
 	for (uint32_t i = 0; i < j->nflows; i++) {
-		sel[i].nend = 2;
+		(*sel)[i].nend = 2;
 		for (int k = 0; k < 2; k++) {
-			sel[i].end[k].family = j->flows[i].family;
-			memcpy(sel[i].end[k].addr, k ? j->flows[i].daddr : j->flows[i].saddr, 16);
-			sel[i].end[k].port = k ? j->flows[i].dport : j->flows[i].sport;
+			(*sel)[i].end[k].family = j->flows[i].family;
+			memcpy((*sel)[i].end[k].addr, k ? j->flows[i].daddr : j->flows[i].saddr, 16);
+			(*sel)[i].end[k].port = k ? j->flows[i].dport : j->flows[i].sport;
 		}
 	}
-	if (!j->nflows)
-		sel[0].id = UINT32_MAX;
-	cfg.sel = sel;
-	cfg.nsel = j->nflows ? j->nflows : 1;
+	cfg.sel = *sel;
+	cfg.nsel = j->nflows;
 	cfg.on_ack = on_ack;
 	cfg.ctx = j;
 	a = an_new(&cfg);
+	if (!a)
+		free(*sel);
+	return a;
+}
+
+/* the capture's ACKs of the trace's flows into j->m.evs; a TK_EXIT_* code,
+ * and whether there is anything to join (the capture read, at least in part,
+ * and holding one of the trace's flows) */
+static int read_capture(struct join *j, struct join_opts *op, bool *joinable)
+{
+	struct an_sel *sel;
+	struct an *a = trace_analysis(j, &sel);
+	int rc;
+
+	*joinable = false;
 	if (!a) {
 		elog("out of memory");
-		free(sel);
 		return TK_EXIT_FAIL;
 	}
-	rc = bp_analyse(op->cap_path, (enum cap_reader)op->reader, a, opened);
+	rc = bp_analyse(&op->in, a, joinable);
 	j->t0_ns = a->t0_ns;
+	if (*joinable && rc != TK_EXIT_FAIL && flows_absent(j, op, a)) {
+		*joinable = false;
+		rc = TK_EXIT_DATA;
+	}
 	an_free(a);
 	free(sel);
+	free(op->in.order);
 	if (j->oom) {
 		elog("out of memory");
 		return TK_EXIT_FAIL;
@@ -754,7 +824,7 @@ int bp_join_main(int argc, char **argv)
 {
 	struct join_opts op = { .reader = CAP_READER_MMAP, .max_skew_ms = MAX_SKEW_MS_DEFAULT };
 	struct join j = { 0 };
-	bool opened = false;
+	bool joinable = false;
 	int rc, trc, arc;
 
 	parse_join_args(argc, argv, &j, &op);
@@ -763,10 +833,11 @@ int bp_join_main(int argc, char **argv)
 		return rc;
 	trc = read_trace(&j);
 	rc = trc < 0 ? TK_EXIT_FAIL : trc == 0 ? check_trace(&j) : TK_EXIT_OK;
+	if (rc == TK_EXIT_OK)
+		rc = check_trace_flows(&j);
 	if (rc == TK_EXIT_OK) {
-		arc = read_capture(&j, &op, &opened);
-		/* nothing to join with a capture that could not be read */
-		rc = arc == TK_EXIT_FAIL || !opened ? arc : join_and_write(&j, &op, trc, arc);
+		arc = read_capture(&j, &op, &joinable);
+		rc = arc == TK_EXIT_FAIL || !joinable ? arc : join_and_write(&j, &op, trc, arc);
 	}
 	join_free(&j);
 	return rc;

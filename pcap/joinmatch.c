@@ -23,7 +23,8 @@ static int cmp_ev(const void *x, const void *y)
 
 void jm_sort_events(struct jm *j)
 {
-	qsort(j->evs, j->nevs, sizeof(*j->evs), cmp_ev);
+	if (j->nevs) /* a capture without ACKs has no array: qsort wants one */
+		qsort(j->evs, j->nevs, sizeof(*j->evs), cmp_ev);
 }
 
 /* first event with (flow, ack) >= the key */

@@ -17,6 +17,12 @@ fuzz_pcap_LIBS := -lpcap
 # test scaffolding: tc programs that tag frames with a VLAN (no 8021q here)
 unit-tests: $(GEN)/pcap_vlan.bpf.o
 
+# the whole join on an arbitrary trace and capture
+FUZZ_TARGETS += fuzz_join
+fuzz_join_SRCS := pcap/join.c pcap/joinmatch.c pcap/shared.c $(BBRPCAP_CORE) lib/trace.c lib/jsonl.c \
+	lib/record.c lib/cli.c lib/log.c lib/opt.c
+fuzz_join_LIBS := -lpcap
+
 # the join's matching on its own
 UNIT_TESTS += test_joinmatch
 test_joinmatch_SRCS := pcap/joinmatch.c

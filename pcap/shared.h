@@ -5,6 +5,7 @@
 #define PCAP_SHARED_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "opt.h"
@@ -22,8 +23,25 @@ struct bp_common {
 	const char *output;      /* -o; NULL: stdout */
 	int reader;              /* enum cap_reader */
 	struct an_sel sel[BP_MAX_FLOWS];
+	const char *spec[BP_MAX_FLOWS]; /* each --flow as written */
 	unsigned int nsel;
 };
+
+/* the capture files of a command, read as one in time order (capfile.h's
+ * cap_set) */
+struct bp_input {
+	char *const *paths;      /* as given */
+	unsigned int n;
+	enum cap_reader reader;
+	char *order;             /* after bp_analyse: the files as read, in time
+	                          * order, comma-separated (malloc'ed; free it) */
+};
+
+/* the ring files of `capture -w FILE --ring N`: number seq of FILE (x.pcap ->
+ * x-000001.pcap, x -> x-000001) */
+void bp_ring_name(const char *path, uint64_t seq, char *buf, size_t len);
+/* all of them as a shell would be told: x-*.pcap */
+void bp_ring_glob(const char *path, char *buf, size_t len);
 
 /* the units of the analyses' records, for --help */
 extern const char bp_units_help[];
@@ -48,14 +66,24 @@ int bp_opt_flow(void *cfg, const char *opt, const char *val);
 		     "(pcap_next_ex; for cross-checks; offsets not reported)")
 
 /*
- * Opens FILE and runs the analysis; returns TK_EXIT_OK, TK_EXIT_DATA (a file
- * missing, unreadable, damaged or not a capture: everything before the damage
- * is in a) or TK_EXIT_FAIL (out of memory). *opened says whether FILE could
- * be read as a capture at all (then a holds what was in it).
+ * Opens the files and runs the analysis over them, in time order; returns
+ * TK_EXIT_OK, TK_EXIT_DATA (a file missing, unreadable, damaged or not a
+ * capture: everything before the damage is in a) or TK_EXIT_FAIL (out of
+ * memory). *opened says whether the files could be read as captures at all
+ * (then a holds what was in them). Files that overlap in time are said, one
+ * warning line for each pair.
  */
-int bp_analyse(const char *path, enum cap_reader reader, struct an *a, bool *opened);
-/* one line on stderr when --flow was given and chose none of a's flows */
-void bp_warn_unmatched(const struct bp_common *c, const char *path, const struct an *a);
+int bp_analyse(struct bp_input *in, struct an *a, bool *opened);
+/* "push.pcap", or "the 3 files" */
+const char *bp_input_name(const struct bp_input *in, char *buf, size_t len);
+/* "-" only alone: a usage error (exit 2) otherwise; cmd names the command */
+void bp_check_stdin(const char *cmd, char *const *paths, unsigned int n);
+/*
+ * --flow against the flows of a: TK_EXIT_DATA after one line when it was
+ * given and chose none of them (the input does not hold what was asked);
+ * else TK_EXIT_OK, with a warning for each SPEC that matched nothing.
+ */
+int bp_check_selection(const struct bp_common *c, const struct bp_input *in, const struct an *a);
 
 /* c->output (or stdout) and a writer in c's format (the default chosen for
  * that stream); TK_EXIT_OK or TK_EXIT_FAIL after saying why */

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "common.h"
+#include "dwellrec.h"
 #include "jsonl.h"
 #include "log.h"
 #include "plots/plotdata.h"
@@ -400,7 +401,7 @@ int pd_csv_split(char *line, char **fields, int max)
 		char *w;
 
 		if (n == max)
-			return n;
+			return PD_CSV_TOO_WIDE; /* another field follows */
 		if (*p == '"') {
 			w = ++p;
 			fields[n++] = w;
@@ -468,6 +469,10 @@ static int csv_read(FILE *in, const char *name, struct csv *c, char *err, size_t
 		return PD_ERR_INPUT;
 	}
 	c->nhead = pd_csv_split(c->headline, c->head, MAX_COLS);
+	if (c->nhead == PD_CSV_TOO_WIDE) {
+		log_fmt(err, errlen, "%s:1: more than %d columns", name, MAX_COLS);
+		return PD_ERR_INPUT;
+	}
 	if (c->nhead < 2) {
 		log_fmt(err, errlen, "%s:1: not a CSV header", name);
 		return PD_ERR_INPUT;
@@ -498,7 +503,10 @@ static int csv_read(FILE *in, const char *name, struct csv *c, char *err, size_t
 		n = pd_csv_split(line, f, MAX_COLS);
 		if (n < 0) {
 			free(f);
-			log_fmt(err, errlen, "%s:%ld: unterminated quote", name, lineno);
+			if (n == PD_CSV_TOO_WIDE)
+				log_fmt(err, errlen, "%s:%ld: more than %d fields", name, lineno, MAX_COLS);
+			else
+				log_fmt(err, errlen, "%s:%ld: unterminated quote", name, lineno);
 			free(line);
 			return PD_ERR_INPUT;
 		}
@@ -676,36 +684,20 @@ int pd_dip_shift(const char *dir, struct pd_dip_info *info, double first_s, char
 
 /* --- udpdwell ----------------------------------------------------------------------- */
 
-#define DWELL_BUCKETS 9
-static const char *const dwell_labels[DWELL_BUCKETS] = {
-	"<=10us", "<=50us", "<=100us", "<=500us", "<=1ms", "<=5ms", "<=10ms", "<=50ms", ">50ms",
-};
-
 struct dwell_sock {
-	char addr[64], comm[32];
-	uint64_t port;
-	uint64_t packets, buckets[DWELL_BUCKETS], drops;
+	ud_text addr, comm;
+	uint16_t port;
+	uint64_t packets, buckets[UD_NBUCKETS], drops;
 	double avg_sum, max_us, p99_us;
-	int state; /* its worst: an index in state_names */
+	enum ud_state state; /* its worst */
 };
-
-/* udpdwell's states, by rank */
-static const char *const state_names[] = { "OK", "WARN", "ALERT" };
-
-static int state_rank(const char *s)
-{
-	for (int k = (int)ARRAY_SIZE(state_names) - 1; s && k > 0; k--)
-		if (!strcmp(s, state_names[k]))
-			return k;
-	return 0;
-}
 
 static int cmp_sock(const void *x, const void *y)
 {
 	const struct dwell_sock *a = x, *b = y;
 
 	if (a->state != b->state)
-		return b->state - a->state;
+		return (int)b->state - (int)a->state;
 	return a->port < b->port ? -1 : a->port > b->port;
 }
 
@@ -716,7 +708,7 @@ struct dwell_set {
 };
 
 /* the socket at addr:port, added when new; NULL when out of memory */
-static struct dwell_sock *dwell_sock_of(struct dwell_set *set, const char *addr, uint64_t port)
+static struct dwell_sock *dwell_sock_of(struct dwell_set *set, const char *addr, uint16_t port)
 {
 	struct dwell_sock *s;
 
@@ -739,62 +731,37 @@ static struct dwell_sock *dwell_sock_of(struct dwell_set *set, const char *addr,
 	return s;
 }
 
-/* the record's buckets array added to s's; -1 when it is not DWELL_BUCKETS counts */
-static int dwell_buckets(const struct jl_obj *o, struct dwell_sock *s)
-{
-	const struct jl_field *b = jl_get(o, "buckets");
-	const char *p;
-
-	if (!b || b->kind != JL_RAW || b->str[0] != '[')
-		return -1;
-	p = b->str + 1;
-	for (int k = 0; k < DWELL_BUCKETS; k++) {
-		char *end;
-		unsigned long long x = strtoull(p, &end, 10);
-
-		if (end == p)
-			return -1;
-		s->buckets[k] += x;
-		p = end + strspn(end, " ,");
-	}
-	return 0;
-}
-
 /* one "socket" record into its socket's sums; 0 or PD_ERR_* with err set */
 static int dwell_add(struct dwell_set *set, const struct jl_obj *o, const char *where, char *err, size_t errlen)
 {
-	const char *addr = jl_str(o, "addr");
-	const struct jl_field *d;
-	uint64_t port = 0, packets = 0;
+	struct ud_socket_rec r;
+	struct ud_fieldset fs;
 	struct dwell_sock *s;
-	double v;
 
-	jl_u64(o, "port", &port);
-	s = dwell_sock_of(set, addr ? addr : "", port);
-	if (!s)
-		return out_of_memory(err, errlen);
-	if (jl_str(o, "comm"))
-		snprintf(s->comm, sizeof(s->comm), "%s", jl_str(o, "comm"));
-	jl_u64(o, "packets", &packets);
-	s->packets += packets;
-	if (jl_num(o, "avg_us", &v))
-		s->avg_sum += v * (double)packets;
-	if (jl_num(o, "max_us", &v) && v > s->max_us)
-		s->max_us = v;
-	if (jl_num(o, "p99_us", &v) && v > s->p99_us)
-		s->p99_us = v;
-	if (state_rank(jl_str(o, "state")) > s->state)
-		s->state = state_rank(jl_str(o, "state"));
-	if (dwell_buckets(o, s)) {
+	ud_socket_read(o, &r, &fs);
+	if (!ud_has(&fs, UD_SK_buckets)) {
 		log_fmt(err, errlen, "%s: a socket record without its buckets array of %d counts", where,
-			DWELL_BUCKETS);
+			UD_NBUCKETS);
 		return PD_ERR_INPUT;
 	}
-	d = jl_get(o, "drops");
-	if (d && d->kind == JL_RAW)
-		for (const char *q = d->str; q < d->str + d->len; q++)
-			if (*q == ':')
-				s->drops += strtoull(q + 1, NULL, 10);
+	s = dwell_sock_of(set, r.addr, r.port);
+	if (!s)
+		return out_of_memory(err, errlen);
+	if (r.comm[0])
+		memcpy(s->comm, r.comm, sizeof(s->comm));
+	s->packets += r.packets;
+	if (!isnan(r.avg_us))
+		s->avg_sum += r.avg_us * (double)r.packets;
+	if (r.max_us > s->max_us)
+		s->max_us = r.max_us;
+	if (r.p99_us > s->p99_us)
+		s->p99_us = r.p99_us;
+	if (r.state > s->state)
+		s->state = r.state;
+	for (int k = 0; k < UD_NBUCKETS; k++)
+		s->buckets[k] += r.buckets[k];
+	for (unsigned int j = 0; j < r.drops.n; j++)
+		s->drops += r.drops.v[j].count;
 	return 0;
 }
 
@@ -808,8 +775,6 @@ static int dwell_read(FILE *in, const char *path, struct dwell_set *set, char *e
 	int rc = o ? 0 : out_of_memory(err, errlen);
 
 	while (!rc && getline(&line, &linecap, in) > 0) {
-		const char *type;
-
 		lineno++;
 		if (line[strspn(line, " \t\r\n")] == '\0')
 			continue;
@@ -819,14 +784,13 @@ static int dwell_read(FILE *in, const char *path, struct dwell_set *set, char *e
 			rc = PD_ERR_INPUT;
 			break;
 		}
-		type = jl_str(o, "type");
-		if (type && !strcmp(type, "socket"))
+		if (ud_record_is(o, &ud_socket_schema))
 			rc = dwell_add(set, o, where, err, errlen);
 	}
 	free(line);
 	free(o);
 	if (!rc && !set->n) {
-		log_fmt(err, errlen, "%s: no \"socket\" records (udpdwell --format json)", path);
+		log_fmt(err, errlen, "%s: no \"%s\" records (udpdwell --format json)", path, ud_socket_schema.type);
 		rc = PD_ERR_INPUT;
 	}
 	return rc;
@@ -843,18 +807,18 @@ static int dwell_write(const char *dir, const struct dwell_set *set, char *err, 
 	for (size_t i = 0; i < set->n; i++) {
 		const struct dwell_sock *s = &set->socks[i];
 
-		fprintf(out, " \"%s:%llu %s: %s, avg %.0f us, p99 %.0f us, max %.0f us, %llu drops\"", s->addr,
-			(unsigned long long)s->port, s->comm, state_names[s->state],
+		fprintf(out, " \"%s:%u %s: %s, avg %.0f us, p99 %.0f us, max %.0f us, %llu drops\"", s->addr,
+			s->port, s->comm, ud_state_name(s->state),
 			s->packets ? s->avg_sum / (double)s->packets : 0, s->p99_us, s->max_us,
 			(unsigned long long)s->drops);
 	}
 	fputc('\n', out);
-	for (int k = 0; k < DWELL_BUCKETS; k++) {
-		fprintf(out, "\"%s\"", dwell_labels[k]);
+	for (unsigned int k = 0; k < UD_NBUCKETS; k++) {
+		fprintf(out, "\"%s\"", ud_bucket_name(k));
 		for (size_t i = 0; i < set->n; i++) {
 			uint64_t tot = 0;
 
-			for (int q = 0; q < DWELL_BUCKETS; q++)
+			for (int q = 0; q < UD_NBUCKETS; q++)
 				tot += set->socks[i].buckets[q];
 			put_num(out, tot ? 100.0 * (double)set->socks[i].buckets[k] / (double)tot : 0);
 		}

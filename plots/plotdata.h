@@ -110,8 +110,10 @@ int pd_sweep(const char *path, const char *dir, char *err, size_t errlen);
 
 /*
  * One CSV line split in place into fields (RFC 4180 quotes), at most max.
- * Returns the number of fields, or -1 for an unterminated quote.
+ * Returns the number of fields, -1 for an unterminated quote, or
+ * PD_CSV_TOO_WIDE when the line has more than max fields.
  */
+#define PD_CSV_TOO_WIDE (-2)
 int pd_csv_split(char *line, char **fields, int max);
 
 #endif

@@ -233,6 +233,10 @@ static int set_json(void *cfg, const char *opt, const char *val)
 			     "or " QAJ_DEFAULT_DIR "/quickack-NS.journal with --netns NS")
 #define O_DRY_RUN OPT_E_FLAG("dry-run", 0, dry_run, "print the netlink requests that would be sent, change\n" \
 						     "nothing and write no journal")
+#define O_DISCARD_STALE OPT_E_FLAG("discard-stale", 0, discard_stale,                           \
+				  "set aside the records of another boot, network\n"            \
+				  "namespace or device in a kept file (the journal's\n"         \
+				  "path + .stale-TIME), and restore the others")
 #define O_LOCK OPT_E_FLAG("lock", 0, lock, "also set the metric's lock bit, so that sockets\n" \
 					   "cannot choose another congestion control")
 #define O_RECORDS                                                         \
@@ -246,7 +250,8 @@ static const struct opt change_opts[] = { O_SELECT, O_ALL_DEV, O_TO, O_NETNS, O_
 					  OPT_E_STANDARD, OPT_E_END };
 static const struct opt congctl_opts[] = { O_SELECT, O_ALL_DEV, O_TO, O_LOCK, O_NETNS, O_JOURNAL, O_DRY_RUN,
 					   O_RECORDS, OPT_E_STANDARD, OPT_E_END };
-static const struct opt restore_opts[] = { O_NETNS, O_JOURNAL, O_DRY_RUN, O_RECORDS, OPT_E_STANDARD, OPT_E_END };
+static const struct opt restore_opts[] = { O_NETNS, O_JOURNAL, O_DISCARD_STALE, O_DRY_RUN, O_RECORDS, OPT_E_STANDARD,
+					   OPT_E_END };
 static const struct opt status_opts[] = { O_NETNS, O_JOURNAL, O_RECORDS, OPT_E_STANDARD, OPT_E_END };
 #undef TK_OPT_CFG
 
@@ -259,7 +264,12 @@ static const int change_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_
 				    TK_EXIT_UNSAFE, -1 };
 static const int restore_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NOPERM, TK_EXIT_DATA,
 				     TK_EXIT_NONETNS, TK_EXIT_NOROUTE, TK_EXIT_REFUSED, TK_EXIT_PARTIAL,
-				     TK_EXIT_JOURNAL, -1 };
+				     TK_EXIT_JOURNAL, TK_EXIT_STALE, -1 };
+/* the tool's --help: every code a command can end with */
+static const int tool_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NOPERM, TK_EXIT_DATA,
+				  TK_EXIT_NODEV, TK_EXIT_NOTABLE, TK_EXIT_NONETNS, TK_EXIT_NOROUTE,
+				  TK_EXIT_REFUSED, TK_EXIT_PARTIAL, TK_EXIT_VERIFY, TK_EXIT_JOURNAL,
+				  TK_EXIT_UNSAFE, TK_EXIT_STALE, -1 };
 static const int status_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NOPERM, TK_EXIT_DATA,
 				    TK_EXIT_NONETNS, TK_EXIT_JOURNAL, -1 };
 
@@ -271,8 +281,10 @@ static const int status_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_
 	"that prefix, in table main unless --table says otherwise.\n"
 #define CHANGE_HELP "\n"                                                             \
 	"Every other attribute and metric of each route stays as it is, and the\n"   \
-	"journal keeps each route's whole state first, for restore. Only unicast\n"  \
-	"routes are changed.\n"                                                      \
+	"journal keeps each route's whole state first, for restore. Records the\n"   \
+	"journal holds of another boot, network namespace or device (or of an\n"     \
+	"older quickack, which cannot be checked) are first set aside in a kept\n"   \
+	"file, named in one line, never added to. Only unicast routes are changed.\n" \
 	"\n" PREFIX_HELP "\n"
 #define CHANGE_OUTPUT                                                                    \
 	"\nOutput: one summary line on stderr; 'change' records (the route, the change,\n" \
@@ -313,9 +325,12 @@ static const char tool_footer[] =
 "routes back and checks that each holds exactly what was asked. When the\n"
 "kernel refuses some, its message is shown and the journal still restores\n"
 "every route that was changed. The journal is text, one record per line with\n"
-"a CRC-32, versioned (format 1; see quickack/journal.h); routes are saved as\n"
-"the kernel's own bytes. A corrupt journal stops quickack before anything is\n"
-"applied, naming the line and byte offset.\n";
+"a CRC-32, versioned (format 2; see quickack/journal.h; format 1 is still\n"
+"read); routes are saved as the kernel's own bytes, with the boot id, the\n"
+"network namespace (inode and cookie) and each device's name and ifindex. A\n"
+"corrupt journal stops quickack before anything is applied, naming the line\n"
+"and byte offset. Records of another boot, namespace or device are never\n"
+"sent back: see quickack restore --help.\n";
 
 static const char show_synopsis[] =
 "Usage: quickack show [PREFIX] [OPTIONS]\n"
@@ -367,6 +382,15 @@ static const char restore_synopsis[] =
 "Put every route in the journal back as it was before its first recorded\n"
 "change, read it back to verify it, then empty the journal. A route deleted\n"
 "since stays deleted: quickack never creates a route.\n"
+"\n"
+"The journal records the boot, the network namespace and each route's\n"
+"devices by name and ifindex. A route whose device was made again under the\n"
+"same name (a veth, VLAN or container interface) goes back through its new\n"
+"ifindex. Records of another boot (a reboot makes the routes anew: nothing\n"
+"to restore), of another namespace or of this one deleted and made again,\n"
+"or of a device that no longer exists while its route does, are stale:\n"
+"restore refuses the whole journal and applies nothing (exit 19), unless\n"
+"--discard-stale sets them aside in a kept file and restores the others.\n"
 "\n";
 
 static const char restore_footer[] =
@@ -376,13 +400,17 @@ static const char restore_footer[] =
 static const char status_synopsis[] =
 "Usage: quickack status [OPTIONS]\n"
 "\n"
-"List the routes the journal holds, and whether restore would change them.\n"
+"List the routes the journal holds, whether restore would change them, and\n"
+"whether they belong to this boot, network namespace and devices.\n"
 "\n";
 
 static const char status_footer[] =
-"\nOutput: one 'saved_route' record per route (live: same, differs or gone).\n";
+"\nOutput: one 'saved_route' record per route (dev: as the journal names it;\n"
+"live: same, differs or gone; identity: current, stale (another boot or\n"
+"namespace, or a device made again or gone) or unknown (a format 1\n"
+"journal), with why in words).\n";
 
-static const struct opt_cli tool_cli = { tool_synopsis, tool_opts, tool_footer, NULL, change_exits };
+static const struct opt_cli tool_cli = { tool_synopsis, tool_opts, tool_footer, NULL, tool_exits };
 static const struct opt_cli cmd_clis[QA_NCMDS] = {
 	[QA_SHOW] = { show_synopsis, show_opts, show_footer, NULL, show_exits },
 	[QA_ON] = { on_synopsis, change_opts, CHANGE_OUTPUT, NULL, change_exits },

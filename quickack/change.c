@@ -14,6 +14,7 @@
 #include "log.h"
 #include "output.h"
 #include "run.h"
+#include "stale.h"
 
 /* the closest routes named when none matches */
 #define CLOSEST_SHOWN 3
@@ -171,35 +172,57 @@ static int print_dry_run(struct ctx *c, const struct change_run *run)
 	return 0;
 }
 
-/* the journal first: every planned route's whole state, synced, before anything is sent */
-static int journal_changes(struct ctx *c, struct change_run *run)
+/* the planned routes' records, with their devices, into lines[0..*used) */
+static int format_changes(struct ctx *c, struct change_run *run, char *lines, size_t cap, size_t *used,
+			  struct qaj_dev *devs)
 {
-	size_t cap = 0, used = 0;
-	char *lines, msg[600];
 	uint64_t seq = run->jf.j.last_seq, now = (uint64_t)time(NULL);
-	double t = qa_now_s();
-	int rc = 0;
 
-	for (size_t i = 0; i < run->nplan; i++)
-		cap += qaj_route_line_max(run->plan[i].before);
-	lines = malloc(cap ? cap : 1);
-	if (!lines)
-		return TK_EXIT_FAIL;
-	for (size_t i = 0; i < run->nplan && !rc; i++) {
-		int n = qaj_format_route(lines + used, cap - used, ++seq, now, op_name(c->a), run->plan[i].before);
+	for (size_t i = 0; i < run->nplan; i++) {
+		const struct qa_route *r = run->plan[i].before;
+		size_t ndevs = qa_journal_devs(c, r, devs, r->nexthops + 1);
+		int n = qaj_format_route(lines + *used, cap - *used, ++seq, now, op_name(c->a), r, devs, ndevs);
 
 		if (n < 0) {
 			elog("cannot format a journal record; nothing was applied");
-			rc = TK_EXIT_FAIL;
+			return TK_EXIT_FAIL;
 		}
 		run->plan[i].seq = seq;
-		used += n > 0 ? (size_t)n : 0;
+		*used += (size_t)n;
 	}
-	if (!rc && qaj_append(&run->jf, c->ns_tag, lines, used, msg, sizeof(msg))) {
+	return 0;
+}
+
+/* the journal first: every planned route's whole state, synced, before anything
+ * is sent; never after records of another boot, namespace or device */
+static int journal_changes(struct ctx *c, struct change_run *run)
+{
+	size_t cap = 0, used = 0, most = 1;
+	char *lines, msg[600];
+	struct qaj_dev *devs;
+	double t = qa_now_s();
+	int rc;
+
+	if ((rc = qa_set_aside_unfit(c, &run->jf, op_name(c->a))))
+		return rc;
+	for (size_t i = 0; i < run->nplan; i++) {
+		const struct qa_route *r = run->plan[i].before;
+
+		cap += qaj_route_line_max(r, r->nexthops + 1);
+		most = r->nexthops + 1 > most ? r->nexthops + 1 : most;
+	}
+	lines = malloc(cap ? cap : 1);
+	devs = calloc(most, sizeof(*devs));
+	if (!lines || !devs)
+		rc = TK_EXIT_FAIL;
+	if (!rc)
+		rc = format_changes(c, run, lines, cap, &used, devs);
+	if (!rc && qaj_append(&run->jf, c->ns_tag, &c->here, lines, used, msg, sizeof(msg))) {
 		elog("%s; nothing was applied", msg);
 		rc = TK_EXIT_JOURNAL;
 	}
 	free(lines);
+	free(devs);
 	run->t_journal = qa_now_s() - t;
 	return rc;
 }
@@ -243,7 +266,7 @@ static int tally_changes(struct ctx *c, struct change_run *run, struct tally *n)
 				      qa_plan_error(p, etext, sizeof(etext)));
 		}
 	}
-	if (nvoid && qaj_append(&run->jf, c->ns_tag, voids, vlen, msg, sizeof(msg)))
+	if (nvoid && qaj_append(&run->jf, c->ns_tag, &c->here, voids, vlen, msg, sizeof(msg)))
 		wlog("%s (restore would put back routes that were not changed, harmlessly)", msg);
 	free(voids);
 	return 0;
@@ -254,6 +277,7 @@ static int change_verdict(struct ctx *c, const struct change_run *run, const str
 {
 	const struct qa_args *a = c->a;
 	const char *op = op_name(a);
+	char opts[PATH_MAX + 300];
 
 	if (!n->other && !n->refused) {
 		ilog("%s: %zu route(s) changed and verified%s%s; journal %s", op, n->applied,
@@ -268,9 +292,8 @@ static int change_verdict(struct ctx *c, const struct change_run *run, const str
 			elog("%s: nothing was applied (%zu refused)", op, n->refused);
 		return n->eperm ? TK_EXIT_NOPERM : TK_EXIT_REFUSED;
 	}
-	elog("%s: partial: %zu route(s) changed, %zu refused; 'quickack restore%s%s%s%s' undoes the changed ones", op,
-	     n->applied, n->refused, a->netns ? " --netns " : "", a->netns ? a->netns : "",
-	     a->journal ? " --journal " : "", a->journal ? a->journal : "");
+	elog("%s: partial: %zu route(s) changed, %zu refused; 'quickack restore%s' undoes the changed ones", op,
+	     n->applied, n->refused, qa_journal_opts(c, opts, sizeof(opts)));
 	return TK_EXIT_PARTIAL;
 }
 

@@ -31,21 +31,31 @@ static bool netns_plain(unsigned char c)
 	       c == '_' || c == '+' || c == '-';
 }
 
-static size_t encode_netns(const char *ns, char *out, size_t cap)
+/* a name with bytes other than netns_plain() ones as %XX; a name of just
+ * "-" is written %2D, so that it is not QAJ_NETNS_SELF (or "no devices") */
+static size_t encode_name(const char *name, char *out, size_t cap)
 {
+	static const char hex[] = "0123456789ABCDEF";
 	size_t n = 0;
 
-	if (!strcmp(ns, QAJ_NETNS_SELF))
-		return (size_t)snprintf(out, cap, "%s", QAJ_NETNS_SELF);
-	for (const unsigned char *p = (const unsigned char *)ns; *p && n + 4 < cap; p++) {
-		/* a namespace literally named "-" is written %2D, so it is not ours */
-		if (netns_plain(*p) && !(*p == '-' && !ns[1]))
+	for (const unsigned char *p = (const unsigned char *)name; *p && n + 4 < cap; p++) {
+		if (netns_plain(*p) && !(*p == '-' && !name[1])) {
 			out[n++] = (char)*p;
-		else
-			n += (size_t)snprintf(out + n, cap - n, "%%%02X", *p);
+		} else {
+			out[n++] = '%';
+			out[n++] = hex[*p >> 4];
+			out[n++] = hex[*p & 15];
+		}
 	}
 	out[n] = '\0';
 	return n;
+}
+
+static size_t encode_netns(const char *ns, char *out, size_t cap)
+{
+	if (!strcmp(ns, QAJ_NETNS_SELF))
+		return (size_t)snprintf(out, cap, "%s", QAJ_NETNS_SELF);
+	return encode_name(ns, out, cap);
 }
 
 /* finish a line in buf[0..n): append " crc=..." and the newline */
@@ -61,14 +71,18 @@ static int finish_line(char *buf, size_t cap, int n)
 	return n + m;
 }
 
-int qaj_format_header(char *buf, size_t cap, const char *netns, uint64_t created_s)
+int qaj_format_header(char *buf, size_t cap, const char *netns, uint64_t created_s,
+		      const struct qaj_ident *id)
 {
 	char ns[800];
 
 	encode_netns(netns, ns, sizeof(ns));
 	return finish_line(buf, cap,
-			   snprintf(buf, cap, "%s %d netns=%s created=%" PRIu64, QAJ_MAGIC, QAJ_VERSION, ns,
-				    created_s));
+			   snprintf(buf, cap,
+				    "%s %d netns=%s created=%" PRIu64 " boot=%s netns_ino=%" PRIu64
+				    " netns_cookie=%" PRIu64,
+				    QAJ_MAGIC, QAJ_VERSION, ns, created_s, id->boot[0] ? id->boot : QAJ_UNKNOWN,
+				    id->netns_ino, id->netns_cookie));
 }
 
 int qaj_format_void(char *buf, size_t cap, uint64_t seq)
@@ -76,9 +90,40 @@ int qaj_format_void(char *buf, size_t cap, uint64_t seq)
 	return finish_line(buf, cap, snprintf(buf, cap, "void seq=%" PRIu64, seq));
 }
 
-size_t qaj_route_line_max(const struct qa_route *route)
+/* one device in devs=: "4294967295:" and a name of 15 bytes, each %XX, and a comma */
+#define DEV_ITEM_MAX (10 + 1 + 3 * (QAJ_IFNAME_MAX - 1) + 1)
+
+size_t qaj_route_line_max(const struct qa_route *route, size_t ndevs)
 {
-	return 2 * (size_t)route->len + 256;
+	return 2 * (size_t)route->len + 256 + ndevs * DEV_ITEM_MAX;
+}
+
+struct devs_ctx {
+	struct qaj_dev *v;
+	size_t n, max;
+};
+
+static void add_dev(uint32_t ifindex, int gw_family, const uint8_t *gw, void *arg)
+{
+	struct devs_ctx *c = arg;
+
+	(void)gw_family;
+	(void)gw;
+	if (!ifindex || c->n == c->max)
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		if (c->v[i].ifindex == ifindex)
+			return;
+	c->v[c->n].ifindex = ifindex;
+	c->v[c->n++].name[0] = '\0';
+}
+
+size_t qaj_route_devs(const struct qa_route *route, struct qaj_dev *devs, size_t max)
+{
+	struct devs_ctx c = { devs, 0, max };
+
+	qa_route_nexthops(route, add_dev, &c);
+	return c.n;
 }
 
 static char *put_str(char *p, const char *s)
@@ -102,14 +147,31 @@ static char *put_u64(char *p, uint64_t v)
 	return p + sizeof(tmp) - i;
 }
 
+static char *put_devs(char *p, const struct qaj_dev *devs, size_t n)
+{
+	char name[DEV_ITEM_MAX];
+
+	if (!n)
+		return put_str(p, "-");
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			*p++ = ',';
+		p = put_u64(p, devs[i].ifindex);
+		*p++ = ':';
+		encode_name(devs[i].name, name, sizeof(name));
+		p = put_str(p, name);
+	}
+	return p;
+}
+
 /* thousands of records per change: formatted by hand, not by snprintf */
 int qaj_format_route(char *buf, size_t cap, uint64_t seq, uint64_t time_s, const char *op,
-		     const struct qa_route *r)
+		     const struct qa_route *r, const struct qaj_dev *devs, size_t ndevs)
 {
 	static const char hex[] = "0123456789abcdef";
 	char dst[64], *p = buf;
 
-	if (cap < qaj_route_line_max(r) || strlen(op) > 16)
+	if (cap < qaj_route_line_max(r, ndevs) || strlen(op) > 16)
 		return -1;
 	p = put_str(p, "route seq=");
 	p = put_u64(p, seq);
@@ -125,6 +187,8 @@ int qaj_format_route(char *buf, size_t cap, uint64_t seq, uint64_t time_s, const
 	p = put_str(p, qa_prefix_str(r->family, r->dst, r->rtm.rtm_dst_len, dst, sizeof(dst)));
 	p = put_str(p, " metric=");
 	p = put_u64(p, r->priority);
+	p = put_str(p, " devs=");
+	p = put_devs(p, devs, ndevs);
 	p = put_str(p, " state=");
 	for (uint32_t i = 0; i < r->len; i++) {
 		*p++ = hex[r->msg[i] >> 4];
@@ -228,39 +292,68 @@ static int hexval(char ch)
 	return -1;
 }
 
-static int decode_netns(struct cursor *c, size_t at, const char *v, size_t n, char *out, size_t cap)
+/* a name written by encode_name(), of field `what`, into out */
+static int decode_name(struct cursor *c, const char *what, size_t at, const char *v, size_t n, char *out,
+		       size_t cap)
 {
 	size_t k = 0;
 
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)v[i];
+
+		if (k + 1 >= cap)
+			return fail(c, at, "field '%s' is too long", what);
+		if (ch == '%') {
+			int hi, lo;
+
+			if (i + 2 >= n)
+				return fail(c, at, "field '%s' has a cut %%XX escape", what);
+			hi = hexval((char)(v[i + 1] | 0x20));
+			lo = hexval((char)(v[i + 2] | 0x20));
+			if (hi < 0 || lo < 0 || (!hi && !lo))
+				return fail(c, at, "field '%s' has a bad %%XX escape", what);
+			out[k++] = (char)(hi * 16 + lo);
+			i += 2;
+		} else if (netns_plain(ch)) {
+			out[k++] = (char)ch;
+		} else {
+			return fail(c, at, "field '%s' has a character that must be escaped", what);
+		}
+	}
+	out[k] = '\0';
+	return 0;
+}
+
+static int decode_netns(struct cursor *c, size_t at, const char *v, size_t n, char *out, size_t cap)
+{
 	if (n == 1 && v[0] == '-') {
 		snprintf(out, cap, "%s", QAJ_NETNS_SELF);
 		return 0;
 	}
 	if (!n)
 		return fail(c, at, "field 'netns' is empty");
-	for (size_t i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)v[i];
+	return decode_name(c, "netns", at, v, n, out, cap);
+}
 
-		if (k + 1 >= cap)
-			return fail(c, at, "field 'netns' is too long");
-		if (ch == '%') {
-			int hi, lo;
+/* boot=: "-" (unknown) or the boot id, lowercase hex digits and dashes */
+static int field_boot(struct cursor *c, char *out, size_t cap)
+{
+	const char *v;
+	size_t n, at = c->pos;
 
-			if (i + 2 >= n)
-				return fail(c, at, "field 'netns' has a cut %%XX escape");
-			hi = hexval((char)(v[i + 1] | 0x20));
-			lo = hexval((char)(v[i + 2] | 0x20));
-			if (hi < 0 || lo < 0 || (!hi && !lo))
-				return fail(c, at, "field 'netns' has a bad %%XX escape");
-			out[k++] = (char)(hi * 16 + lo);
-			i += 2;
-		} else if (netns_plain(ch)) {
-			out[k++] = (char)ch;
-		} else {
-			return fail(c, at, "field 'netns' has a character that must be escaped");
-		}
+	if (field(c, "boot", &v, &n))
+		return -1;
+	if (n == 1 && v[0] == '-') {
+		out[0] = '\0';
+		return 0;
 	}
-	out[k] = '\0';
+	if (!n || n >= cap)
+		return fail(c, at, "field 'boot' is not a boot id");
+	for (size_t i = 0; i < n; i++)
+		if (hexval(v[i]) < 0 && v[i] != '-')
+			return fail(c, at, "field 'boot' is not a boot id");
+	memcpy(out, v, n);
+	out[n] = '\0';
 	return 0;
 }
 
@@ -288,6 +381,17 @@ static int check_crc(struct cursor *c, size_t *body_len)
 	return 0;
 }
 
+/* version 2's identity fields, after created= */
+static int parse_ident(struct cursor *c, struct qaj *j)
+{
+	if (field_boot(c, j->ident.boot, sizeof(j->ident.boot)) ||
+	    field_u64(c, "netns_ino", UINT64_MAX, &j->ident.netns_ino) ||
+	    field_u64(c, "netns_cookie", UINT64_MAX, &j->ident.netns_cookie))
+		return -1;
+	j->has_ident = true;
+	return 0;
+}
+
 static int parse_header(struct cursor *c, struct qaj *j)
 {
 	struct line body = *c->l;
@@ -304,9 +408,10 @@ static int parse_header(struct cursor *c, struct qaj *j)
 			return fail(c, mlen + 1, "the journal version is not a number");
 		version = version * 10 + (uint64_t)(body.p[i] - '0');
 	}
-	if (version != QAJ_VERSION)
-		return fail(c, mlen + 1, "journal version %" PRIu64 " is not supported (this quickack reads version %d)",
-			    version, QAJ_VERSION);
+	if (version < QAJ_VERSION_NO_IDENT || version > QAJ_VERSION)
+		return fail(c, mlen + 1,
+			    "journal version %" PRIu64 " is not supported (this quickack reads versions %d to %d)",
+			    version, QAJ_VERSION_NO_IDENT, QAJ_VERSION);
 	if (check_crc(c, &blen))
 		return -1;
 	body.len = blen;
@@ -317,8 +422,11 @@ static int parse_header(struct cursor *c, struct qaj *j)
 	c->pos++;
 	if (field(c, "netns", &v, &n) ||
 	    decode_netns(c, (size_t)(v - body.p), v, n, j->netns, sizeof(j->netns)) ||
-	    field_u64(c, "created", UINT64_MAX, &j->created_s) || field_end(c))
+	    field_u64(c, "created", UINT64_MAX, &j->created_s) ||
+	    (version > QAJ_VERSION_NO_IDENT && parse_ident(c, j)) || field_end(c))
 		return -1;
+	j->version = (unsigned int)version;
+	j->header_len = blen + CRC_FIELD_LEN + 1;
 	j->has_header = true;
 	return 0;
 }
@@ -340,76 +448,180 @@ static struct qaj_entry *find_entry(struct qaj *j, uint64_t seq)
 	return NULL;
 }
 
-static int parse_route(struct cursor *c, struct qaj *j)
+/* the fields of a route record that repeat what its state holds */
+struct route_ids {
+	const char *fam, *dst;
+	size_t fam_n, dst_n, at;
+	uint64_t table, metric;
+};
+
+/* seq, time and op */
+static int route_head(struct cursor *c, const struct qaj *j, struct qaj_entry *ent)
 {
 	static const char *const ops[] = { "on", "off", "rto-min", "congctl" };
-	struct qaj_entry ent;
-	const char *v, *fam_v, *dst_v;
-	size_t n, fam_n, dst_n, at, state_at;
-	uint64_t table, metric;
-	char err[160], dst[64];
-	static uint8_t bin[QA_MSG_MAX]; /* decoded, then copied by qa_route_parse() */
-	bool op_ok = false;
+	const char *v;
+	size_t n, at = c->pos;
 
-	memset(&ent, 0, sizeof(ent));
-	at = c->pos;
-	if (field_u64(c, "seq", UINT64_MAX, &ent.seq))
+	if (field_u64(c, "seq", UINT64_MAX, &ent->seq))
 		return -1;
-	if (ent.seq <= j->last_seq)
-		return fail(c, at, "seq %" PRIu64 " does not follow %" PRIu64, ent.seq, j->last_seq);
-	if (field_u64(c, "time", UINT64_MAX, &ent.time_s))
+	if (ent->seq <= j->last_seq)
+		return fail(c, at, "seq %" PRIu64 " does not follow %" PRIu64, ent->seq, j->last_seq);
+	if (field_u64(c, "time", UINT64_MAX, &ent->time_s))
 		return -1;
 	at = c->pos;
 	if (field(c, "op", &v, &n))
 		return -1;
-	for (size_t i = 0; i < ARRAY_SIZE(ops); i++)
-		if (n == strlen(ops[i]) && !memcmp(v, ops[i], n))
-			op_ok = true;
-	if (!op_ok)
-		return fail(c, at, "unknown op '%.*s'", (int)(n > 20 ? 20 : n), v);
-	memcpy(ent.op, v, n);
-	if (field(c, "family", &fam_v, &fam_n) || field_u64(c, "table", UINT32_MAX, &table))
+	for (size_t i = 0; i < ARRAY_SIZE(ops); i++) {
+		if (n == strlen(ops[i]) && !memcmp(v, ops[i], n)) {
+			memcpy(ent->op, v, n);
+			return 0;
+		}
+	}
+	return fail(c, at, "unknown op '%.*s'", (int)(n > 20 ? 20 : n), v);
+}
+
+static int route_ids(struct cursor *c, struct route_ids *ids)
+{
+	if (field(c, "family", &ids->fam, &ids->fam_n) || field_u64(c, "table", UINT32_MAX, &ids->table))
 		return -1;
-	at = c->pos;
-	if (field(c, "dst", &dst_v, &dst_n) || field_u64(c, "metric", UINT32_MAX, &metric))
+	ids->at = c->pos;
+	return field(c, "dst", &ids->dst, &ids->dst_n) || field_u64(c, "metric", UINT32_MAX, &ids->metric);
+}
+
+/* one "IFINDEX:NAME" of devs= */
+static int route_dev(struct cursor *c, size_t at, const char *v, size_t n, struct qaj_dev *d)
+{
+	const char *colon = memchr(v, ':', n);
+	uint64_t x = 0;
+	size_t digits = colon ? (size_t)(colon - v) : 0;
+
+	if (!digits || digits > 10 || (digits > 1 && v[0] == '0'))
+		return fail(c, at, "field 'devs' has an item that is not IFINDEX:NAME");
+	for (size_t i = 0; i < digits; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return fail(c, at, "field 'devs' has an item that is not IFINDEX:NAME");
+		x = x * 10 + (uint64_t)(v[i] - '0');
+	}
+	if (!x || x > UINT32_MAX)
+		return fail(c, at, "field 'devs' has an ifindex out of range");
+	d->ifindex = (uint32_t)x;
+	return decode_name(c, "devs", at, colon + 1, n - digits - 1, d->name, sizeof(d->name));
+}
+
+/* devs=: "-", or IFINDEX:NAME items joined by commas */
+static int route_devs(struct cursor *c, struct qaj_entry *ent)
+{
+	const char *v;
+	size_t n, at = c->pos, items = 1;
+
+	if (field(c, "devs", &v, &n))
 		return -1;
-	state_at = c->pos;
+	ent->has_devs = true;
+	if (n == 1 && v[0] == '-')
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		items += v[i] == ',';
+	ent->devs = calloc(items, sizeof(*ent->devs));
+	if (!ent->devs)
+		return fail(c, at, "out of memory");
+	for (size_t i = 0, start = 0; i <= n; i++) {
+		if (i < n && v[i] != ',')
+			continue;
+		if (route_dev(c, at, v + start, i - start, &ent->devs[ent->ndevs++]))
+			return -1;
+		start = i + 1;
+	}
+	return 0;
+}
+
+/* state=: the saved route itself */
+static int route_state(struct cursor *c, struct qaj_entry *ent)
+{
+	static uint8_t bin[QA_MSG_MAX]; /* decoded, then copied by qa_route_parse() */
+	const char *v;
+	size_t n, at = c->pos;
+	char err[160];
+
 	if (field(c, "state", &v, &n) || field_end(c))
 		return -1;
 	if (n % 2 || n < 2 * sizeof(struct rtmsg) || n > 2 * (size_t)QA_MSG_MAX)
-		return fail(c, state_at, "field 'state' has %zu hex digits, not an even number of at least %zu",
-			    n, 2 * sizeof(struct rtmsg));
+		return fail(c, at, "field 'state' has %zu hex digits, not an even number of at least %zu", n,
+			    2 * sizeof(struct rtmsg));
 	for (size_t i = 0; i < n / 2; i++) {
 		int hi = hexval(v[2 * i]), lo = hexval(v[2 * i + 1]);
 
 		if (hi < 0 || lo < 0)
-			return fail(c, state_at + 6 + 2 * i, "field 'state' has a character that is not lowercase hex");
+			return fail(c, at + 6 + 2 * i, "field 'state' has a character that is not lowercase hex");
 		bin[i] = (uint8_t)(hi << 4 | lo);
 	}
-	if (qa_route_parse(bin, n / 2, &ent.route, err, sizeof(err)))
-		return fail(c, state_at, "the saved route does not parse: %s", err);
-	qa_prefix_str(ent.route.family, ent.route.dst, ent.route.rtm.rtm_dst_len, dst, sizeof(dst));
-	if (fam_n != strlen(qa_family_name(ent.route.family)) ||
-	    memcmp(fam_v, qa_family_name(ent.route.family), fam_n) || table != ent.route.table ||
-	    metric != ent.route.priority || dst_n != strlen(dst) || memcmp(dst_v, dst, dst_n)) {
-		qa_route_free(&ent.route);
-		return fail(c, at, "fields family/table/dst/metric do not match the saved route (%s %s table %u metric %u)",
-			    qa_family_name(ent.route.family), dst, ent.route.table, ent.route.priority);
-	}
+	if (qa_route_parse(bin, n / 2, &ent->route, err, sizeof(err)))
+		return fail(c, at, "the saved route does not parse: %s", err);
+	return 0;
+}
+
+/* family, table, dst, metric and devs must say what state says */
+static int route_agrees(struct cursor *c, const struct qaj_entry *ent, const struct route_ids *ids)
+{
+	const struct qa_route *r = &ent->route;
+	const char *fam = qa_family_name(r->family);
+	struct qaj_dev *devs;
+	char dst[64];
+	size_t n;
+	bool same;
+
+	qa_prefix_str(r->family, r->dst, r->rtm.rtm_dst_len, dst, sizeof(dst));
+	if (ids->fam_n != strlen(fam) || memcmp(ids->fam, fam, ids->fam_n) || ids->table != r->table ||
+	    ids->metric != r->priority || ids->dst_n != strlen(dst) || memcmp(ids->dst, dst, ids->dst_n))
+		return fail(c, ids->at, "fields family/table/dst/metric do not match the saved route (%s %s table %u metric %u)",
+			    fam, dst, r->table, r->priority);
+	if (!ent->has_devs)
+		return 0;
+	devs = calloc(r->nexthops + 1, sizeof(*devs));
+	if (!devs)
+		return fail(c, 0, "out of memory");
+	n = qaj_route_devs(r, devs, r->nexthops + 1);
+	same = n == ent->ndevs;
+	for (size_t i = 0; same && i < n; i++)
+		same = devs[i].ifindex == ent->devs[i].ifindex;
+	free(devs);
+	return same ? 0 : fail(c, ids->at, "field 'devs' does not list the saved route's devices");
+}
+
+static int add_entry(struct cursor *c, struct qaj *j, const struct qaj_entry *ent)
+{
 	if (j->n == j->cap) {
 		size_t cap = j->cap ? j->cap * 2 : 16;
 		struct qaj_entry *e = realloc(j->e, cap * sizeof(*e));
 
-		if (!e) {
-			qa_route_free(&ent.route);
+		if (!e)
 			return fail(c, 0, "out of memory");
-		}
 		j->e = e;
 		j->cap = cap;
 	}
-	j->e[j->n++] = ent;
-	j->last_seq = ent.seq;
+	j->e[j->n++] = *ent;
+	j->last_seq = ent->seq;
 	return 0;
+}
+
+static int parse_route(struct cursor *c, struct qaj *j)
+{
+	struct qaj_entry ent;
+	struct route_ids ids;
+
+	memset(&ent, 0, sizeof(ent));
+	if (route_head(c, j, &ent) || route_ids(c, &ids) ||
+	    (j->version > QAJ_VERSION_NO_IDENT && route_devs(c, &ent)) || route_state(c, &ent) ||
+	    route_agrees(c, &ent, &ids))
+		goto bad;
+	/* the line as it is in the file (c->l stops before " crc=") */
+	ent.line_off = c->l->off;
+	ent.line_len = (uint32_t)(c->l->len + CRC_FIELD_LEN + 1);
+	if (!add_entry(c, j, &ent))
+		return 0;
+bad:
+	free(ent.devs);
+	qa_route_free(&ent.route);
+	return -1;
 }
 
 static int parse_void(struct cursor *c, struct qaj *j)
@@ -426,6 +638,8 @@ static int parse_void(struct cursor *c, struct qaj *j)
 	if (e->voided)
 		return fail(c, at, "seq %" PRIu64 " is voided twice", seq);
 	e->voided = true;
+	e->void_off = c->l->off;
+	e->void_len = (uint32_t)(c->l->len + CRC_FIELD_LEN + 1);
 	return 0;
 }
 
@@ -487,8 +701,10 @@ bad:
 
 void qaj_free(struct qaj *j)
 {
-	for (size_t i = 0; i < j->n; i++)
+	for (size_t i = 0; i < j->n; i++) {
 		qa_route_free(&j->e[i].route);
+		free(j->e[i].devs);
+	}
 	free(j->e);
 	j->e = NULL;
 	j->n = j->cap = 0;
@@ -656,7 +872,8 @@ int qaj_open(struct qaj_file *f, const char *path, bool write, bool create, int 
 		close(fd);
 		return QAJ_ECORRUPT;
 	}
-	free(buf);
+	f->buf = buf;
+	f->buf_len = len;
 	f->fd = fd;
 	return QAJ_OK;
 }
@@ -677,8 +894,8 @@ static int write_all(int fd, const char *p, size_t n, off_t off)
 	return 0;
 }
 
-int qaj_append(struct qaj_file *f, const char *netns, const char *lines, size_t len, char *msg,
-	       size_t msglen)
+int qaj_append(struct qaj_file *f, const char *netns, const struct qaj_ident *ident, const char *lines,
+	       size_t len, char *msg, size_t msglen)
 {
 	off_t end = (off_t)f->j.valid_len;
 
@@ -694,7 +911,7 @@ int qaj_append(struct qaj_file *f, const char *netns, const char *lines, size_t 
 	f->j.torn_tail = false;
 	if (!f->j.has_header) {
 		char hdr[1024];
-		int n = qaj_format_header(hdr, sizeof(hdr), netns, (uint64_t)time(NULL));
+		int n = qaj_format_header(hdr, sizeof(hdr), netns, (uint64_t)time(NULL), ident);
 
 		if (n < 0 || ftruncate(f->fd, 0) || write_all(f->fd, hdr, (size_t)n, 0)) {
 			log_fmt(msg, msglen, "cannot write the journal %s: %s", f->path, strerror(errno));
@@ -702,6 +919,9 @@ int qaj_append(struct qaj_file *f, const char *netns, const char *lines, size_t 
 		}
 		end = n;
 		f->j.has_header = true;
+		f->j.version = QAJ_VERSION;
+		f->j.has_ident = true;
+		f->j.ident = *ident;
 		snprintf(f->j.netns, sizeof(f->j.netns), "%s", netns);
 	}
 	if (write_all(f->fd, lines, len, end) || fsync(f->fd)) {
@@ -720,13 +940,82 @@ int qaj_append(struct qaj_file *f, const char *netns, const char *lines, size_t 
 	return QAJ_OK;
 }
 
-int qaj_rewrite(struct qaj_file *f, const char *netns, const struct qaj_entry *const *keep, size_t n,
-		char *msg, size_t msglen)
+/* the header and the lines of the entries marked want in mark[], as they are
+ * in the file (each route record with its void record); NULL when out of memory */
+static char *copy_lines(const struct qaj_file *f, const bool *mark, bool want, size_t *len)
 {
-	char tmp[PATH_MAX + 32], hdr[1024];
-	char *line = NULL;
-	off_t off = 0;
-	int fd, len;
+	const struct qaj *j = &f->j;
+	size_t n = j->header_len;
+	char *out;
+
+	for (size_t i = 0; i < j->n; i++)
+		if (mark[i] == want)
+			n += j->e[i].line_len + j->e[i].void_len;
+	out = malloc(n ? n : 1);
+	if (!out)
+		return NULL;
+	memcpy(out, f->buf, j->header_len);
+	n = j->header_len;
+	for (size_t i = 0; i < j->n; i++) {
+		const struct qaj_entry *e = &j->e[i];
+
+		if (mark[i] != want)
+			continue;
+		memcpy(out + n, f->buf + e->line_off, e->line_len);
+		n += e->line_len;
+		if (e->voided) {
+			memcpy(out + n, f->buf + e->void_off, e->void_len);
+			n += e->void_len;
+		}
+	}
+	*len = n;
+	return out;
+}
+
+/* a new file at path holding data, synced; its descriptor, or -1 (errno set) */
+static int write_synced(const char *path, int flags, const char *data, size_t len)
+{
+	int fd = open(path, flags | O_CREAT | O_CLOEXEC, 0644), e;
+
+	if (fd < 0)
+		return -1;
+	if (!write_all(fd, data, len, 0) && !fsync(fd))
+		return fd;
+	e = errno;
+	close(fd);
+	unlink(path);
+	errno = e;
+	return -1;
+}
+
+/* data replaces the journal atomically; the new file's descriptor, or -1 */
+static int replace_journal(struct qaj_file *f, const char *data, size_t len, char *msg, size_t msglen)
+{
+	char tmp[PATH_MAX + 32];
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", f->path, (int)getpid());
+	fd = write_synced(tmp, O_RDWR | O_TRUNC, data, len);
+	/* nobody else knows tmp yet: the lock cannot be held elsewhere */
+	if (fd >= 0 && (flock(fd, LOCK_EX | LOCK_NB) || rename(tmp, f->path))) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0) {
+		log_fmt(msg, msglen, "cannot rewrite the journal %s: %s", f->path, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	sync_dir(f->path);
+	return fd;
+}
+
+int qaj_rewrite(struct qaj_file *f, const struct qaj_entry *const *keep, size_t n, char *msg, size_t msglen)
+{
+	bool *mark;
+	char *data;
+	size_t len;
+	int fd;
 
 	if (!n) {
 		if (unlink(f->path) && errno != ENOENT) {
@@ -736,42 +1025,139 @@ int qaj_rewrite(struct qaj_file *f, const char *netns, const struct qaj_entry *c
 		sync_dir(f->path);
 		return QAJ_OK;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", f->path, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	mark = calloc(f->j.n, sizeof(*mark));
+	if (!mark) {
+		log_fmt(msg, msglen, "cannot rewrite the journal %s: out of memory", f->path);
+		return QAJ_EIO;
+	}
+	for (size_t i = 0; i < n; i++)
+		mark[keep[i] - f->j.e] = true;
+	data = copy_lines(f, mark, true, &len);
+	free(mark);
+	if (!data) {
+		log_fmt(msg, msglen, "cannot rewrite the journal %s: out of memory", f->path);
+		return QAJ_EIO;
+	}
+	fd = replace_journal(f, data, len, msg, msglen);
+	free(data);
 	if (fd < 0)
-		goto fail;
-	len = qaj_format_header(hdr, sizeof(hdr), netns, f->j.created_s ? f->j.created_s : (uint64_t)time(NULL));
-	if (len < 0 || write_all(fd, hdr, (size_t)len, off))
-		goto fail_fd;
-	off += len;
-	for (size_t i = 0; i < n; i++) {
-		size_t cap = qaj_route_line_max(&keep[i]->route);
-
-		free(line);
-		line = malloc(cap);
-		if (!line)
-			goto fail_fd;
-		len = qaj_format_route(line, cap, keep[i]->seq, keep[i]->time_s, keep[i]->op, &keep[i]->route);
-		if (len < 0 || write_all(fd, line, (size_t)len, off))
-			goto fail_fd;
-		off += len;
-	}
-	free(line);
-	line = NULL;
-	if (fsync(fd) || close(fd)) {
-		fd = -1;
-		goto fail;
-	}
-	if (rename(tmp, f->path))
-		goto fail;
-	sync_dir(f->path);
+		return QAJ_EIO;
+	/* the new file, locked, until qaj_close; j still describes the old one */
+	close(f->fd);
+	f->fd = fd;
 	return QAJ_OK;
-fail_fd:
+}
+
+/* the records marked aside, into a new file beside the journal: its path in side */
+static int write_side(const struct qaj_file *f, const bool *aside, char *side, size_t sidelen, char *msg,
+		      size_t msglen)
+{
+	char stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	size_t len;
+	char *data = copy_lines(f, aside, true, &len);
+	int fd = -1;
+
+	if (!data) {
+		log_fmt(msg, msglen, "cannot set journal records aside: out of memory");
+		return QAJ_EIO;
+	}
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", gmtime_r(&now, &tm));
+	for (int k = 1; fd < 0 && k <= 100; k++) {
+		if (k == 1)
+			snprintf(side, sidelen, "%s.stale-%s", f->path, stamp);
+		else
+			snprintf(side, sidelen, "%s.stale-%s-%d", f->path, stamp, k);
+		fd = write_synced(side, O_WRONLY | O_EXCL, data, len);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	free(data);
+	if (fd < 0) {
+		log_fmt(msg, msglen, "cannot write %s to set journal records aside: %s", side, strerror(errno));
+		return QAJ_EIO;
+	}
 	close(fd);
-fail:
-	log_fmt(msg, msglen, "cannot rewrite the journal %s: %s", f->path, strerror(errno));
-	free(line);
-	unlink(tmp);
+	sync_dir(side);
+	return QAJ_OK;
+}
+
+/* no record is left: the journal is emptied in place, still locked, and
+ * removed at qaj_close unless something is appended */
+static int empty_journal(struct qaj_file *f, char *msg, size_t msglen)
+{
+	uint64_t last = f->j.last_seq;
+
+	if (ftruncate(f->fd, 0) || fsync(f->fd)) {
+		log_fmt(msg, msglen, "cannot empty the journal %s: %s", f->path, strerror(errno));
+		return QAJ_EIO;
+	}
+	qaj_free(&f->j);
+	memset(&f->j, 0, sizeof(f->j));
+	f->j.last_seq = last;
+	free(f->buf);
+	f->buf = NULL;
+	f->buf_len = 0;
+	f->created = true;
+	return QAJ_OK;
+}
+
+/* the journal rewritten with the records not set aside, and read again */
+static int keep_rest(struct qaj_file *f, const bool *aside, char *msg, size_t msglen)
+{
+	struct qaj j;
+	struct qaj_error pe;
+	uint64_t last = f->j.last_seq;
+	size_t len;
+	char *data = copy_lines(f, aside, false, &len);
+	int fd;
+
+	if (!data || qaj_parse(data, len, &j, &pe)) {
+		log_fmt(msg, msglen, "cannot rewrite the journal %s: %s", f->path, data ? pe.msg : "out of memory");
+		free(data);
+		return QAJ_EIO;
+	}
+	fd = replace_journal(f, data, len, msg, msglen);
+	if (fd < 0) {
+		qaj_free(&j);
+		free(data);
+		return QAJ_EIO;
+	}
+	close(f->fd);
+	f->fd = fd;
+	qaj_free(&f->j);
+	f->j = j;
+	f->j.last_seq = last > j.last_seq ? last : j.last_seq;
+	free(f->buf);
+	f->buf = data;
+	f->buf_len = len;
+	return QAJ_OK;
+}
+
+int qaj_set_aside(struct qaj_file *f, const bool *aside, char *side, size_t sidelen, char *msg,
+		  size_t msglen)
+{
+	size_t rest = 0;
+
+	side[0] = '\0';
+	if (f->fd < 0 || !f->j.has_header) {
+		log_fmt(msg, msglen, "the journal %s is not open for writing", f->path);
+		return QAJ_EIO;
+	}
+	for (size_t i = 0; i < f->j.n; i++)
+		rest += !aside[i];
+	/* no record marked (a header alone, say): no side file */
+	if (rest < f->j.n && write_side(f, aside, side, sidelen, msg, msglen))
+		return QAJ_EIO;
+	if (!rest)
+		return empty_journal(f, msg, msglen); /* failing, it may be emptied: side stays */
+	if (!keep_rest(f, aside, msg, msglen))
+		return QAJ_OK;
+	/* the journal is as it was: its records are not in two files */
+	if (side[0])
+		unlink(side);
+	side[0] = '\0';
 	return QAJ_EIO;
 }
 
@@ -784,4 +1170,6 @@ void qaj_close(struct qaj_file *f)
 		close(f->fd);
 	f->fd = -1;
 	qaj_free(&f->j);
+	free(f->buf);
+	f->buf = NULL;
 }

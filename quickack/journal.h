@@ -2,27 +2,43 @@
 /*
  * The journal: each route's whole state, saved and made durable (fsync)
  * before quickack changes it, so that `quickack restore` can put it back
- * exactly, even after a crash or a failure halfway through a batch.
+ * exactly, even after a crash or a failure halfway through a batch; and
+ * the world that state belongs to (the boot, the network namespace, the
+ * devices), so that a state saved in another world is never sent back.
  *
- * Format, version 1: text, one record per line, fields separated by one
+ * Format, version 2: text, one record per line, fields separated by one
  * space, each line ending with " crc=XXXXXXXX", the CRC-32 (zlib) of the
  * line's bytes before that field, in 8 lowercase hex digits.
  *
- *   bbrkit-quickack-journal 1 netns=NAME created=UNIXTIME crc=...
- *   route seq=N time=UNIXTIME op=OP family=inet|inet6 table=ID dst=PREFIX metric=PRIO state=HEX crc=...
+ *   bbrkit-quickack-journal 2 netns=NAME created=UNIXTIME boot=BOOT_ID netns_ino=N netns_cookie=N crc=...
+ *   route seq=N time=UNIXTIME op=OP family=inet|inet6 table=ID dst=PREFIX metric=PRIO devs=DEVS state=HEX crc=...
  *   void seq=N crc=...
  *
  * - The first line names the format and its version. netns is the network
- *   namespace the routes live in, "-" for the namespace quickack ran in;
- *   other bytes than [A-Za-z0-9._+-] are written %XX.
+ *   namespace the routes live in, as the command line named it: "-" for
+ *   the namespace quickack ran in; other bytes than [A-Za-z0-9._+-] are
+ *   written %XX. boot is /proc/sys/kernel/random/boot_id ("-": unknown);
+ *   netns_ino the namespace's inode (as `stat -L /proc/self/ns/net` shows
+ *   it) and netns_cookie its SO_NETNS_COOKIE (0: unknown, kernels before
+ *   5.14): the kernel reuses a deleted namespace's inode number, never
+ *   its cookie within a boot.
  * - A route record holds the route as the kernel reported it just before
  *   the change: state is the hex of the RTM_NEWROUTE payload (struct rtmsg
  *   then attributes). seq grows by one per record, across runs. family,
  *   table, dst and metric repeat what state holds, for people and grep, and
- *   must agree with it. op is on, off, rto-min or congctl.
+ *   must agree with it. op is on, off, rto-min or congctl. devs names each
+ *   device of the route's nexthops, in order, as IFINDEX:NAME joined by
+ *   commas (NAME %XX-escaped like netns, empty when it was not known), "-"
+ *   for none; its ifindexes must be those of state.
  * - A void record says that the change of route record seq was never
  *   applied (the kernel refused it), so restore leaves that route alone.
  * - restore returns every route to the state of its oldest record.
+ * - Every record of one file belongs to the header's boot and namespace:
+ *   records of another world are set aside in another file, never mixed.
+ *
+ * Version 1 (quickack before the identity records) is still read: its
+ * header has no boot, netns_ino or netns_cookie and its route records no
+ * devs; what it lacks is unknown (has_ident, has_devs false).
  *
  * A line that does not end with a newline at the end of the file is a write
  * cut short by a crash; its change was never sent (changes are sent only
@@ -41,8 +57,25 @@
 #include "route.h"
 
 #define QAJ_MAGIC "bbrkit-quickack-journal"
-#define QAJ_VERSION 1
+#define QAJ_VERSION 2            /* what this quickack writes */
+#define QAJ_VERSION_NO_IDENT 1   /* the oldest it reads: no boot, namespace or devices */
 #define QAJ_NETNS_SELF "-"
+#define QAJ_UNKNOWN "-"          /* boot: not known */
+#define QAJ_BOOT_ID_MAX 64       /* a boot id is a UUID: 36 characters */
+#define QAJ_IFNAME_MAX 16        /* IFNAMSIZ, with its NUL */
+
+/* the world a journal's routes live in; empty or 0: unknown */
+struct qaj_ident {
+	char boot[QAJ_BOOT_ID_MAX + 1];
+	uint64_t netns_ino;
+	uint64_t netns_cookie;
+};
+
+/* a device of a saved route, as it was when the state was saved */
+struct qaj_dev {
+	uint32_t ifindex;
+	char name[QAJ_IFNAME_MAX];  /* "" when it was not known */
+};
 
 struct qaj_entry {
 	uint64_t seq;
@@ -50,12 +83,23 @@ struct qaj_entry {
 	char op[16];
 	struct qa_route route;  /* the saved state */
 	bool voided;
+	bool has_devs;          /* version 2: devs says which devices state's ifindexes were */
+	struct qaj_dev *devs;
+	uint32_t ndevs;
+	size_t line_off;        /* the record's line in the file, with its newline */
+	uint32_t line_len;
+	size_t void_off;        /* its void record's line, when voided */
+	uint32_t void_len;
 };
 
 struct qaj {
 	bool has_header;
+	unsigned int version;
 	char netns[256];        /* decoded; QAJ_NETNS_SELF for the caller's namespace */
 	uint64_t created_s;
+	bool has_ident;         /* version 2: ident holds what was known */
+	struct qaj_ident ident;
+	size_t header_len;      /* the header line, with its newline */
 	struct qaj_entry *e;
 	size_t n, cap;
 	uint64_t last_seq;
@@ -75,12 +119,17 @@ int qaj_parse(const char *buf, size_t len, struct qaj *j, struct qaj_error *e);
 void qaj_free(struct qaj *j);
 
 /* lines, each with its newline; return the length, or -1 when cap is too small */
-int qaj_format_header(char *buf, size_t cap, const char *netns, uint64_t created_s);
+int qaj_format_header(char *buf, size_t cap, const char *netns, uint64_t created_s,
+		      const struct qaj_ident *ident);
 int qaj_format_void(char *buf, size_t cap, uint64_t seq);
-/* a route record needs about 2 * route->len + 200 bytes */
+/* a route record, its devices in devs[0..ndevs) (qaj_route_devs), needs
+ * qaj_route_line_max() bytes */
 int qaj_format_route(char *buf, size_t cap, uint64_t seq, uint64_t time_s, const char *op,
-		     const struct qa_route *route);
-size_t qaj_route_line_max(const struct qa_route *route);
+		     const struct qa_route *route, const struct qaj_dev *devs, size_t ndevs);
+size_t qaj_route_line_max(const struct qa_route *route, size_t ndevs);
+/* the distinct ifindexes of route's nexthops, in order, into devs (names
+ * empty); at most route->nexthops + 1 */
+size_t qaj_route_devs(const struct qa_route *route, struct qaj_dev *devs, size_t max);
 
 /* --- the file -------------------------------------------------------------------- */
 
@@ -94,6 +143,8 @@ struct qaj_file {
 	int fd;             /* -1 when there is no journal file */
 	char path[PATH_MAX];
 	struct qaj j;
+	char *buf;          /* the bytes j was parsed from: records are copied from here */
+	size_t buf_len;
 	bool created;       /* made by this run: its directory is synced too */
 };
 
@@ -105,15 +156,30 @@ struct qaj_file {
  */
 int qaj_open(struct qaj_file *f, const char *path, bool write, bool create, int lock_timeout_ms,
 	     char *msg, size_t msglen);
-/* append lines (header first when the file is new) and fsync; 0 or QAJ_EIO */
-int qaj_append(struct qaj_file *f, const char *netns, const char *lines, size_t len, char *msg,
-	       size_t msglen);
+/* append lines (a header naming netns and ident first when the file has
+ * none) and fsync; 0 or QAJ_EIO */
+int qaj_append(struct qaj_file *f, const char *netns, const struct qaj_ident *ident, const char *lines,
+	       size_t len, char *msg, size_t msglen);
 /*
- * Replace the journal with only the given entries (atomically: temporary
- * file, fsync, rename, fsync of the directory), or remove it when n is 0.
+ * Replace the journal with only the given entries, their lines and the
+ * header copied as they are (atomically: temporary file, fsync, rename,
+ * fsync of the directory), or remove it when n is 0.
  */
-int qaj_rewrite(struct qaj_file *f, const char *netns, const struct qaj_entry *const *keep, size_t n,
-		char *msg, size_t msglen);
+int qaj_rewrite(struct qaj_file *f, const struct qaj_entry *const *keep, size_t n, char *msg,
+		size_t msglen);
+/*
+ * Move the entries marked in aside[0..j.n) to a new file, kept: the
+ * journal's path + ".stale-YYYYMMDDTHHMMSSZ" (then "-2", "-3", ... when
+ * taken), into side. It holds the header and those records' lines as they
+ * were, so it is a journal of the same world that status and restore read
+ * with --journal. Then the journal keeps only the others: rewritten and
+ * read again under the same lock, or emptied (its next append writes a new
+ * header) when none is left. The side file is synced before the journal
+ * changes, so no record is ever lost. With no record marked, no side file
+ * is written (side is ""). 0 or QAJ_EIO.
+ */
+int qaj_set_aside(struct qaj_file *f, const bool *aside, char *side, size_t sidelen, char *msg,
+		  size_t msglen);
 void qaj_close(struct qaj_file *f);
 
 /* the default path: /var/lib/bbrkit/quickack.journal, or quickack-NETNS.journal */

@@ -90,6 +90,11 @@ uint32_t qa_nl_ifindex(struct qa_nl *nl, const char *name)
 	return i > 0 ? (uint32_t)i : 0;
 }
 
+const char *qa_nl_ifname_known(struct qa_nl *nl, uint32_t ifindex, char *buf, size_t len)
+{
+	return rtnl_link_i2name(nl->links, (int)ifindex, buf, len) ? buf : NULL;
+}
+
 const char *qa_nl_ifname(struct qa_nl *nl, uint32_t ifindex, char *buf, size_t len)
 {
 	if (!rtnl_link_i2name(nl->links, (int)ifindex, buf, len))

@@ -55,6 +55,8 @@ void qa_nl_close(struct qa_nl *nl);
 /* device index by name (0: no such device), and the name of an index */
 uint32_t qa_nl_ifindex(struct qa_nl *nl, const char *name);
 const char *qa_nl_ifname(struct qa_nl *nl, uint32_t ifindex, char *buf, size_t len);
+/* the name of an index, or NULL when no device has it (qa_nl_ifname says "ifN") */
+const char *qa_nl_ifname_known(struct qa_nl *nl, uint32_t ifindex, char *buf, size_t len);
 
 /* the route the kernel would use to reach `to` (ip route get fibmatch), in
  * table `table` (0: the kernel's choice); 0, 1 when none reaches it, -1 */

@@ -367,17 +367,39 @@ int qa_out_request(struct rec_writer *w, struct qa_nl *nl, const char *op, const
 	  rv_str(qa_prefix_str(r->family, r->dst, r->rtm.rtm_dst_len, dst, sizeof(dst))))      \
 	X("metric", REC_U64, 0, REC_COL("metric", 6, 0, 0), rv_u64(r->priority))               \
 	X("dev", REC_STR, 0, REC_COL("dev", -10, 0, 0),                                        \
-	  rv_str(str_or_null(qa_route_devs(nl, r, devs, sizeof(devs)))))                       \
+	  rv_str(str_or_null(saved_devs(nl, e, devs, sizeof(devs)))))                          \
 	X("saved_metrics", REC_STR, 0, REC_COL("saved metrics", -40, 0, 0),                    \
 	  rv_str(qa_route_metrics_str(r, m, sizeof(m))))                                       \
-	X("live", REC_STR, 0, REC_COL("live", -8, 0, 0), rv_str(live))
+	X("live", REC_STR, 0, REC_COL("live", -8, 0, 0), rv_str(live))                         \
+	X("identity", REC_STR, 0, REC_COL("identity", -8, 0, 0), rv_str(identity))             \
+	X("why", REC_STR, 0, REC_COL("why", -20, 0, 0), rv_str(str_or_null(why)))
 
 static const struct rec_field saved_fields[] = { SAVED_FIELDS(REC_FIELD) };
 static const struct rec_schema saved_schema = { "saved_route", saved_fields, ARRAY_SIZE(saved_fields) };
 
-int qa_out_saved(struct rec_writer *w, struct qa_nl *nl, uint64_t seq, uint64_t time_s, const char *op,
-		 unsigned int records, const struct qa_route *r, const char *live)
+/* the devices as the journal names them; a format 1 record's by their ifindex now */
+static const char *saved_devs(struct qa_nl *nl, const struct qaj_entry *e, char *buf, size_t cap)
 {
+	struct strbuf b = { buf, cap, 0 };
+
+	if (!e->has_devs)
+		return qa_route_devs(nl, &e->route, buf, cap);
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < e->ndevs; i++) {
+		if (e->devs[i].name[0])
+			sb_add(&b, "%s%s", i ? "," : "", e->devs[i].name);
+		else
+			sb_add(&b, "%sif%u", i ? "," : "", e->devs[i].ifindex);
+	}
+	return buf;
+}
+
+int qa_out_saved(struct rec_writer *w, struct qa_nl *nl, const struct qaj_entry *e, unsigned int records,
+		 const char *live, const char *identity, const char *why)
+{
+	const struct qa_route *r = &e->route;
+	uint64_t seq = e->seq, time_s = e->time_s;
+	const char *op = e->op;
 	char table[32], dst[64], devs[256], m[512];
 	struct rec_value v[] = { SAVED_FIELDS(REC_VALUE) };
 

@@ -3,6 +3,7 @@
 #ifndef QA_OUTPUT_H
 #define QA_OUTPUT_H
 
+#include "journal.h"
 #include "nl.h"
 #include "quickack.h"
 #include "record.h"
@@ -21,9 +22,11 @@ int qa_out_change(struct rec_writer *w, struct qa_nl *nl, const char *op, const 
 int qa_out_request(struct rec_writer *w, struct qa_nl *nl, const char *op, const struct qa_route *r,
 		   const char *change, const uint8_t *req, size_t req_len, uint16_t nlmsg_flags);
 
-/* status: one "saved_route" record per route the journal holds */
-int qa_out_saved(struct rec_writer *w, struct qa_nl *nl, uint64_t seq, uint64_t time_s, const char *op,
-		 unsigned int records, const struct qa_route *saved, const char *live);
+/* status: one "saved_route" record per route the journal holds (its oldest
+ * record e, of `records`); live: same, differs or gone; identity: current,
+ * stale or unknown, and why in words */
+int qa_out_saved(struct rec_writer *w, struct qa_nl *nl, const struct qaj_entry *e, unsigned int records,
+		 const char *live, const char *identity, const char *why);
 
 /* "dev d0" / "dev d0,d1": the devices of r's nexthops */
 const char *qa_route_devs(struct qa_nl *nl, const struct qa_route *r, char *buf, size_t cap);

@@ -35,6 +35,7 @@ struct qa_args {
 	const char *netns;
 	const char *journal;        /* NULL: the default path */
 	bool dry_run;
+	bool discard_stale;         /* restore: set aside the records of another boot, namespace or device */
 	bool lock;
 	bool fmt_set;               /* -f or --json given */
 	enum rec_format fmt;

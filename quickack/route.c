@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -641,6 +642,48 @@ int qa_route_request(const struct qa_route *r, const struct qa_change *c, uint8_
 			attr_copy(&o, r, t);
 	}
 	return o.overflow ? -1 : (int)o.len;
+}
+
+/* an ifindex at p (host order, 4 bytes) through the map, when it is in it */
+static void remap_ifindex(uint8_t *p, const uint32_t *from, const uint32_t *to, size_t n)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	for (size_t i = 0; i < n; i++) {
+		if (v == from[i]) {
+			memcpy(p, &to[i], sizeof(to[i]));
+			return;
+		}
+	}
+}
+
+int qa_route_remap_devs(const struct qa_route *r, const uint32_t *from, const uint32_t *to, size_t n,
+			struct qa_route *out, char *err, size_t errlen)
+{
+	uint8_t *m = malloc(r->len ? r->len : 1);
+	size_t pos = 0;
+	int rc;
+
+	if (!m) {
+		log_fmt(err, errlen, "out of memory");
+		return -1;
+	}
+	memcpy(m, r->msg, r->len);
+	if (r->attr_off[RTA_OIF])
+		remap_ifindex(m + r->attr_off[RTA_OIF] + ATTR_HDRLEN, from, to, n);
+	if (r->attr_off[RTA_IIF])
+		remap_ifindex(m + r->attr_off[RTA_IIF] + ATTR_HDRLEN, from, to, n);
+	while (r->nexthops && pos < r->mpath_len) {
+		struct rtnexthop nh;
+
+		memcpy(&nh, m + r->mpath_off + pos, sizeof(nh));
+		remap_ifindex(m + r->mpath_off + pos + offsetof(struct rtnexthop, rtnh_ifindex), from, to, n);
+		pos += RTNH_ALIGN(nh.rtnh_len);
+	}
+	rc = qa_route_parse(m, r->len, out, err, errlen);
+	free(m);
+	return rc;
 }
 
 bool qa_route_same(const struct qa_route *a, const struct qa_change *ca, const struct qa_route *b,

@@ -97,6 +97,14 @@ bool qa_route_changeable(const struct qa_route *r, char *why, size_t len);
 int qa_route_request(const struct qa_route *r, const struct qa_change *c, uint8_t *buf, size_t cap);
 
 /*
+ * r with each device ifindex from[i] (RTA_OIF, RTA_IIF, each multipath
+ * nexthop's) made to[i], into out (parsed again): a saved route put back
+ * through a device made again under the same name. 0, or -1 with err.
+ */
+int qa_route_remap_devs(const struct qa_route *r, const uint32_t *from, const uint32_t *to, size_t n,
+			struct qa_route *out, char *err, size_t errlen);
+
+/*
  * Two routes (or a route and an expected state) hold the same state when
  * their requests are byte-identical: this is what "the kernel holds what
  * was asked" means after a change.

@@ -12,6 +12,7 @@
 #include "log.h"
 #include "output.h"
 #include "run.h"
+#include "stale.h"
 
 /* how long a run waits for another quickack's lock on the journal */
 #define JOURNAL_LOCK_TIMEOUT_MS 10000
@@ -221,6 +222,7 @@ int qa_open_journal(struct ctx *c, struct qaj_file *jf, bool write, bool create)
 	char msg[600];
 	int r = qaj_open(jf, c->journal_path, write, create, JOURNAL_LOCK_TIMEOUT_MS, msg, sizeof(msg));
 
+	qa_ident_here(&c->here);
 	if (r == QAJ_ECORRUPT) {
 		elog("%s", msg);
 		return TK_EXIT_DATA;
@@ -233,6 +235,15 @@ int qa_open_journal(struct ctx *c, struct qaj_file *jf, bool write, bool create)
 		wlog("journal %s: line %lu was cut short by a crash while it was written; its change was never sent, so it is ignored",
 		     c->journal_path, jf->j.torn_line);
 	return check_journal_netns(c, jf);
+}
+
+const char *qa_journal_opts(const struct ctx *c, char *buf, size_t len)
+{
+	const struct qa_args *a = c->a;
+
+	snprintf(buf, len, "%s%s%s%s", a->netns ? " --netns " : "", a->netns ? a->netns : "",
+		 a->journal ? " --journal " : "", a->journal ? a->journal : "");
+	return buf;
 }
 
 struct rec_writer *qa_writer(struct ctx *c)

@@ -25,6 +25,7 @@ struct ctx {
 	bool nl_open;
 	struct qa_routes routes;
 	const char *ns_tag;        /* the namespace as the journal names it */
+	struct qaj_ident here;     /* this boot and namespace, read when the journal is opened */
 	char ns_desc[300];         /* "network namespace 'x'" or "this network namespace" */
 	char journal_path[PATH_MAX];
 	uint32_t table;
@@ -48,6 +49,9 @@ int qa_resolve_selection(struct ctx *c);
 int qa_check_table(struct ctx *c);
 /* what the command line selects, as a filter on the dumped routes */
 void qa_filter_init(const struct ctx *c, struct qa_filter *f);
+
+/* " --netns NS --journal FILE" as given, for the commands a message suggests */
+const char *qa_journal_opts(const struct ctx *c, char *buf, size_t len);
 
 /* the records' writer, in -f's format (default: table on a terminal, JSON otherwise) */
 struct rec_writer *qa_writer(struct ctx *c);

@@ -49,20 +49,28 @@ Options:
   --policer MBIT       a policer on the router instead: tbf with a 16 KB bucket
                        and no queue beyond it, so excess packets are dropped
   --collapse-ratio R   passed to bbrtrace (default 0.30)
-  --backend NAME       bbrtrace backend (default auto; struct_ops here)
+  --backend NAME       bbrtrace backend: auto (default: the first of fentry,
+                       kprobe, struct_ops that works here), fentry, kprobe or
+                       struct_ops. The push runs kernel bbr; struct_ops runs it
+                       as bbr_traced in the pusher's namespace while tracing.
   --prometheus ADDR:PORT
                        bbrtrace also serves /metrics there while it runs
                        (collapses by cause, the current bw per flow)
   --port N             TCP port of the push, 43000..43999 (default 43100)
+  --no-plot            no dip.png (bbrplot takes seconds on a slow CPU)
   --id ID              suffix of the namespace names (default: this PID)
   -h, --help           this help
 
 Outputs in DIR:
   trace.jsonl     bbrtrace records: samples, collapses, summary, verdict
   capture.pcap    the push as the pusher's interface saw it (128-byte snaplen)
-  pushsim.json    pushsim's records, sender then receiver (JSON lines)
+  send.jsonl      pushsim send's records (per second, then its summary)
+  recv.jsonl      pushsim recv's records (per second, then its summary)
+  pushsim.json    the two above, sender then receiver (JSON lines)
   verdict.txt     the verdict sentence and the scenario
-  verdict.json    the verdict record plus the scenario (one JSON object)
+  verdict.json    the verdict record plus the scenario, both push summaries
+                  and receiver_delayed_acks (one JSON object)
+  dip.png         capture throughput, BBR's estimate and each collapse
   *.log           each tool's stderr (the quickack journal is emptied
                   when the route is restored at the end)
 
@@ -80,7 +88,7 @@ need_value() { [ $# -ge 2 ] && [ -n "$2" ] || die_usage "$1 needs a value"; }
 
 rtt=native quickack=off receiver=app-ack duration=20 out="" fps=20 bitrate_kbps=4000
 ack_bytes=65536 playout_ms=100 rate="" rate_change="" policer="" collapse_ratio=0.30
-backend=auto port=43100 id=$$ prometheus=""
+backend=auto port=43100 id=$$ prometheus="" plot_wanted=true
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rtt) need_value "$@"; rtt=$2; shift ;;
@@ -100,6 +108,7 @@ while [ $# -gt 0 ]; do
 	--prometheus) need_value "$@"; prometheus=$2; shift ;;
 	--port) need_value "$@"; port=$2; shift ;;
 	--id) need_value "$@"; id=$2; shift ;;
+	--no-plot) plot_wanted=false ;;
 	-h | --help) usage; exit 0 ;;
 	*) die_usage "unknown option '$1' (see --help)" ;;
 	esac
@@ -134,6 +143,7 @@ if [ -n "$policer" ]; then
 	is_uint "$policer" && [ "$policer" -ge 1 ] || die_usage "--policer: '$policer' is not a positive integer (Mbit/s)"
 	[ -z "$rate" ] || die_usage "--policer: use either --rate or --policer"
 fi
+case $backend in auto | fentry | kprobe | struct_ops) ;; *) die_usage "--backend: '$backend' is not one of auto|fentry|kprobe|struct_ops" ;; esac
 [[ $collapse_ratio =~ ^0?\.[0-9]+$ ]] || die_usage "--collapse-ratio: '$collapse_ratio' is not a fraction such as 0.30"
 is_uint "$port" && [ "$port" -ge 43000 ] && [ "$port" -le 43999 ] || die_usage "--port: '$port' is not in 43000..43999"
 [[ $id =~ ^[A-Za-z0-9]{1,12}$ ]] || die_usage "--id: '$id' is not 1 to 12 letters or digits"
@@ -154,6 +164,7 @@ PUSHER_NET=10.77.1.0/24
 pids=()
 made_ns=()
 quickack_applied=false
+cleanup_failed=false
 
 cleanup() {
 	local p ns
@@ -174,10 +185,23 @@ cleanup() {
 			echo "$PROG: quickack restore failed (journal $out/quickack.journal)" >&2
 	fi
 	for ns in "${made_ns[@]}"; do
+		delete_ns "$ns"
+	done
+}
+# ip netns del fails (EBUSY) while another mount namespace still holds the
+# namespace's file mounted: bounded retries, then the holders are named
+delete_ns() {
+	local ns=$1 p err holders
+	for _ in $(seq 25); do
 		p=$(ip netns pids "$ns" 2>/dev/null)
 		[ -n "$p" ] && kill -9 $p 2>/dev/null
-		ip netns del "$ns" 2>/dev/null
+		err=$(ip netns del "$ns" 2>&1) && return 0
+		[ -e "/run/netns/$ns" ] || return 0
+		sleep 0.2
 	done
+	holders=$(grep -l " /run/netns/$ns " /proc/[0-9]*/mountinfo 2>/dev/null | cut -d/ -f3 | tr '\n' ' ')
+	echo "$PROG: cannot delete namespace $ns: $err${holders:+ (mounted in the mount namespaces of PIDs $holders)}" >&2
+	cleanup_failed=true
 }
 trap cleanup EXIT
 # a process waited for leaves the list: its PID may be reused
@@ -195,26 +219,46 @@ fail() {
 
 mkdir -p "$out" || fail "cannot create $out"
 out=$(cd "$out" && pwd)
-rm -f "$out"/{trace.jsonl,capture.pcap,pushsim.json,verdict.txt,verdict.json,quickack.journal}
+rm -f "$out"/{trace.jsonl,capture.pcap,send.jsonl,recv.jsonl,pushsim.json,verdict.txt,verdict.json,quickack.journal,dip.png}
 
 # --- topology -----------------------------------------------------------------
 for ns in "$PUSH" "$RTR" "$RECV"; do
 	ip netns add "$ns" || fail "cannot create namespace $ns"
 	made_ns+=("$ns")
-	ip -n "$ns" link set lo up
 done
-ip -n "$PUSH" link add eth0 type veth peer name p0 netns "$RTR" &&
-	ip -n "$RECV" link add eth0 type veth peer name v0 netns "$RTR" &&
-	ip -n "$PUSH" addr add 10.77.1.2/24 dev eth0 &&
-	ip -n "$RTR" addr add 10.77.1.1/24 dev p0 &&
-	ip -n "$RTR" addr add 10.77.2.1/24 dev v0 &&
-	ip -n "$RECV" addr add 10.77.2.2/24 dev eth0 &&
-	ip -n "$PUSH" link set eth0 up && ip -n "$RTR" link set p0 up &&
-	ip -n "$RTR" link set v0 up && ip -n "$RECV" link set eth0 up &&
-	ip netns exec "$RTR" sysctl -qw net.ipv4.ip_forward=1 &&
-	ip -n "$PUSH" route add 10.77.2.0/24 via 10.77.1.1 &&
-	ip -n "$RECV" route add "$PUSHER_NET" via 10.77.2.1 ||
-	fail "cannot build the topology"
+# one ip process per namespace: a process costs about 0.3 s on an emulated CPU
+build_topology() {
+	ip -n "$PUSH" -batch - <<-EOF || return
+		link set lo up
+		link add eth0 type veth peer name p0 netns $RTR
+		addr add 10.77.1.2/24 dev eth0
+		link set eth0 up
+		route add 10.77.2.0/24 via 10.77.1.1
+	EOF
+	ip -n "$RECV" -batch - <<-EOF || return
+		link set lo up
+		link add eth0 type veth peer name v0 netns $RTR
+		addr add 10.77.2.2/24 dev eth0
+		link set eth0 up
+		route add $PUSHER_NET via 10.77.2.1
+	EOF
+	ip -n "$RTR" -batch - <<-EOF || return
+		link set lo up
+		addr add 10.77.1.1/24 dev p0
+		addr add 10.77.2.1/24 dev v0
+		link set p0 up
+		link set v0 up
+	EOF
+	ip netns exec "$RTR" sysctl -qw net.ipv4.ip_forward=1
+}
+build_topology || fail "cannot build the topology"
+
+# --- the push runs kernel BBR, whichever backend traces it ---------------------
+# A new namespace starts with the host's default congestion control (cubic on
+# many kernels). fentry and kprobe trace flows on bbr; struct_ops switches
+# this namespace to bbr_traced while it runs and back to bbr at exit.
+ip netns exec "$PUSH" sysctl -qw net.ipv4.tcp_congestion_control=bbr 2>/dev/null ||
+	fail "TCP BBR is not available in this kernel: load it (modprobe tcp_bbr) or build it in (CONFIG_TCP_CONG_BBR)"
 
 # --- the router's egress towards the receiver: bottleneck, policer, delay ------
 netem_parent="root"
@@ -243,25 +287,29 @@ fi
 	fail "quickack $quickack $PUSHER_NET failed in $RECV"
 quickack_applied=true
 
-# --- bbrtrace: the pusher's namespace uses bbr_traced while it runs -------------
-# Only one bbr_traced can be registered on a machine: when another bbrtrace
-# holds it, wait and retry (up to DIP_BBRTRACE_WAIT seconds, default 300).
+# --- bbrtrace: fentry or kprobe on bbr_main, or bbr_traced in the pusher's namespace
+# struct_ops (also when auto comes to it) makes bbr_traced the pusher's
+# default while it runs. Only one bbr_traced can be registered on a machine:
+# when another bbrtrace holds it, wait and retry (up to DIP_BBRTRACE_WAIT
+# seconds, default 300).
+bt_args=(-b "$backend" -f json -o "$out/trace.jsonl" --dport "$port" --detect
+	--collapse-ratio "$collapse_ratio" -d $((duration + 30)))
+case $backend in auto | struct_ops) bt_args+=(--set-default-in "$PUSH") ;; esac
+[ -z "$prometheus" ] || bt_args+=(--prometheus "$prometheus")
 bt_wait=${DIP_BBRTRACE_WAIT:-300}
 bt_deadline=$((SECONDS + bt_wait))
 while :; do
-	"$BIN/bbrtrace" -b "$backend" -f json -o "$out/trace.jsonl" --set-default-in "$PUSH" \
-		--dport "$port" --detect --collapse-ratio "$collapse_ratio" \
-		${prometheus:+--prometheus "$prometheus"} \
-		-d $((duration + 30)) 2>"$out/bbrtrace.log" &
+	"$BIN/bbrtrace" "${bt_args[@]}" 2>"$out/bbrtrace.log" &
 	bt_pid=$!
 	pids+=("$bt_pid")
 	ready=false
-	for _ in $(seq 200); do
-		if ! kill -0 "$bt_pid" 2>/dev/null; then
-			break
-		fi
-		if [ "$(ip netns exec "$PUSH" sysctl -n net.ipv4.tcp_congestion_control)" = bbr_traced ] ||
-			grep -qE "^bbrtrace: backend (fentry|kprobe)" "$out/bbrtrace.log"; then
+	# ready: it traces bbr_main, or has switched the pusher to bbr_traced (its
+	# log says which). Loading takes seconds on an emulated CPU: up to a minute.
+	for _ in $(seq 600); do
+		kill -0 "$bt_pid" 2>/dev/null || break
+		bt_log=$(<"$out/bbrtrace.log")
+		if [[ $bt_log =~ (^|$'\n')"bbrtrace: backend "(fentry|kprobe) ||
+			$bt_log == *"default congestion control in $PUSH: "*" -> bbr_traced"* ]]; then
 			ready=true
 			break
 		fi
@@ -283,9 +331,13 @@ done
 # end loses none still sitting in the kernel's capture buffer
 ip netns exec "$PUSH" tcpdump -i eth0 -s 128 -U --immediate-mode -w "$out/capture.pcap" "tcp port $port" \
 	2>"$out/tcpdump.log" &
-pids+=("$!")
+td_pid=$!
+pids+=("$td_pid")
 for _ in $(seq 100); do grep -q 'listening on' "$out/tcpdump.log" && break; sleep 0.05; done
 grep -q 'listening on' "$out/tcpdump.log" || fail "tcpdump did not start: $(tail -1 "$out/tcpdump.log")"
+# what reached the capture before its filter: never written, so not waited for
+"$ROOT/scripts/tcpdump-drain.sh" mark "$td_pid" "$out/tcpdump.log" 5 ||
+	echo "$PROG: warning: tcpdump gave no count: the capture may lack its tail" >&2
 
 # --- the push ----------------------------------------------------------------------
 ip netns exec "$RECV" "$BIN/pushsim" recv --listen "10.77.2.2:$port" --mode "$receiver" \
@@ -327,8 +379,16 @@ reaped "$recv_pid"
 [ $send_rc -eq 0 ] || fail "pushsim send failed ($send_rc): $(tail -1 "$out/send.log")"
 [ $recv_rc -eq 0 ] || fail "pushsim recv failed ($recv_rc): $(tail -1 "$out/recv.log")"
 cat "$out/send.jsonl" "$out/recv.jsonl" >"$out/pushsim.json"
+# the receiver's kernel counts the ACKs its delayed-ACK timer sent
+# (TcpExtDelayedACKs): the ground truth beside the detector's delayed_ack
+recv_delacks=$(ip netns exec "$RECV" awk '$1 == "TcpExt:" { if (!col) { for (i = 2; i <= NF; i++)
+	if ($i == "DelayedACKs") col = i } else print $col }' /proc/net/netstat)
+[[ $recv_delacks =~ ^[0-9]+$ ]] || fail "cannot read TcpExtDelayedACKs in $RECV from /proc/net/netstat"
 
 # stop the capture and bbrtrace; bbrtrace writes its summary and verdict at exit
+# tcpdump lags behind on a slow CPU: what it has not written when stopped is lost
+"$ROOT/scripts/tcpdump-drain.sh" wait "$td_pid" "$out/tcpdump.log" 10 ||
+	echo "$PROG: warning: the capture may lack its tail" >&2
 kill -INT "$bt_pid" 2>/dev/null
 wait "$bt_pid"
 bt_rc=$?
@@ -336,36 +396,47 @@ reaped "$bt_pid"
 [ $bt_rc -eq 0 ] || fail "bbrtrace failed ($bt_rc): $(tail -1 "$out/bbrtrace.log")"
 cleanup
 trap - INT TERM
+$cleanup_failed && exit 1
 
 # --- verdict --------------------------------------------------------------------------
 netem_note=""
 [ "$rtt" != native ] && [ "$rtt_effective" = native ] && netem_note=" (netem missing: $rtt not applied)"
-jq -c --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" \
+# one jq per output (each costs about 0.4 s on an emulated CPU)
+jq -c -n --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" \
 	--arg recv "$receiver" --argjson dur "$duration" --argjson fps "$fps" \
 	--arg rate "$rate" --arg rc "$rate_change" --arg pol "$policer" \
-	--slurpfile ps "$out/pushsim.json" \
-	'select(.type=="verdict") + {scenario: {rtt: $rtt, rtt_effective: $rtt_eff, quickack: $qa,
-	  receiver: $recv, duration_s: $dur, fps: $fps, htb_mbit: $rate, rate_change: $rc,
-	  policer_mbit: $pol},
-	  push: ($ps | map(select(.type=="summary")) | map({(.role): .}) | add)}' \
+	--argjson delacks "$recv_delacks" --slurpfile ps "$out/pushsim.json" \
+	'[inputs | select(.type == "verdict" or .type == "summary")] as $r
+	| ($r | map(select(.type == "verdict")) | first) + {scenario: {rtt: $rtt,
+	  rtt_effective: $rtt_eff, quickack: $qa, receiver: $recv, duration_s: $dur, fps: $fps,
+	  htb_mbit: $rate, rate_change: $rc, policer_mbit: $pol,
+	  backend: ($r | map(select(.type == "summary")) | first | .backend)},
+	  push: ($ps | map(select(.type == "summary")) | map({(.role): .}) | add),
+	  receiver_delayed_acks: $delacks}
+	| select(.type == "verdict")' \
 	"$out/trace.jsonl" >"$out/verdict.json" || fail "no verdict in $out/trace.jsonl"
 [ -s "$out/verdict.json" ] || fail "bbrtrace wrote no verdict record (see $out/bbrtrace.log)"
-{
-	jq -r .text "$out/verdict.json"
-	echo "scenario: receiver $receiver, quickack $quickack, RTT $rtt_effective$netem_note, $fps fps, $duration s${rate:+, htb $rate Mbit/s}${rate_change:+ then $change_to Mbit/s at $change_at s}${policer:+, policer $policer Mbit/s}"
-	jq -r '.push.send | "push: \(.frames) frames, \(.stalls) stalls (longest \(.longest_stall_ms) ms), \(.late_frames) late, mean goodput \(.goodput_bps/1e6*100|round/100) Mbit/s"' "$out/verdict.json"
-} >"$out/verdict.txt"
+read -r samples bt_used push_cc < <(jq -r '"\(.samples) \(.scenario.backend) \(.push.send.cc)"' "$out/verdict.json")
+jq -r --arg sc "scenario: receiver $receiver, quickack $quickack, RTT $rtt_effective$netem_note, $fps fps, $duration s${rate:+, htb $rate Mbit/s}${rate_change:+ then $change_to Mbit/s at $change_at s}${policer:+, policer $policer Mbit/s}, $push_cc traced by $bt_used" \
+	'.text, $sc,
+	(.push.send | "push: \(.frames) frames, \(.stalls) stalls (longest \(.longest_stall_us / 1000 | round) ms), \(.late_frames) late, mean goodput \(.goodput_bps/1e6*100|round/100) Mbit/s"),
+	"receiver: its delayed-ACK timer sent \(.receiver_delayed_acks) ACKs (TcpExtDelayedACKs)"' \
+	"$out/verdict.json" >"$out/verdict.txt"
+[ "$samples" -gt 0 ] ||
+	fail "bbrtrace ($bt_used) saw no BBR rate sample of the push, which ran $push_cc: see $out/bbrtrace.log"
 
 # the dip plot: capture throughput, BBR's estimate and each collapse
 plot=""
-if [ -x "$BIN/bbrplot" ] && "$BIN/bbrplot" --trace "$out/trace.jsonl" --pcap "$out/capture.pcap" \
-	-o "$out/dip.png" --title "quickack $quickack, $receiver receiver, RTT $rtt_effective" \
-	2>"$out/bbrplot.log"; then
-	plot=",dip.png"
-else
-	echo "$PROG: no plot: $(tail -1 "$out/bbrplot.log" 2>/dev/null)" >&2
+if $plot_wanted; then
+	if [ -x "$BIN/bbrplot" ] && "$BIN/bbrplot" --trace "$out/trace.jsonl" --pcap "$out/capture.pcap" \
+		-o "$out/dip.png" --title "quickack $quickack, $receiver receiver, RTT $rtt_effective" \
+		2>"$out/bbrplot.log"; then
+		plot=",dip.png"
+	else
+		echo "$PROG: no plot: $(tail -1 "$out/bbrplot.log" 2>/dev/null)" >&2
+	fi
 fi
 
 cat "$out/verdict.txt"
-echo "outputs: $out/{trace.jsonl,capture.pcap,pushsim.json,verdict.txt,verdict.json$plot}"
+echo "outputs: $out/{trace.jsonl,capture.pcap,send.jsonl,recv.jsonl,pushsim.json,verdict.txt,verdict.json$plot}"
 exit 0

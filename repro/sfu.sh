@@ -30,9 +30,11 @@
 # Needs root and the built tools (make).
 #
 #   repro/sfu.sh [--scenario all|healthy|load|network] [--seconds S]
-#                [--rate PPS] [--port PORT] [--json]
+#                [--rate PPS] [--port PORT] [--id ID] [--json]
 #
-# --json prints one JSON line per scenario instead of the table. Exit status:
+# --json prints one JSON line per scenario instead of the table. The
+# namespaces are ud-sfu-ID-snd, -rtr and -srv (ID: default this script's
+# PID, letters, digits and dashes). Exit status:
 # 0 done, 1 a step failed, 2 bad arguments, 3 not root.
 set -uo pipefail
 
@@ -43,6 +45,7 @@ SECONDS_PER=10
 RATE=9000
 PORT=41500
 JSON=0
+ID=$$
 
 die_usage() { echo "sfu.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -52,6 +55,7 @@ while [ $# -gt 0 ]; do
 	--rate) [ $# -ge 2 ] || die_usage "--rate: needs a value"; RATE=$2; shift 2 ;;
 	--port) [ $# -ge 2 ] || die_usage "--port: needs a value"; PORT=$2; shift 2 ;;
 	--json) JSON=1; shift ;;
+	--id) [ $# -ge 2 ] || die_usage "--id: needs a value"; ID=$2; shift 2 ;;
 	-h | --help) sed -n '2,/^set -uo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
 	*) die_usage "$1: unknown option (see --help)" ;;
 	esac
@@ -69,7 +73,8 @@ for t in udpdwell rtpsend sfu_echo; do
 done
 command -v jq >/dev/null || { echo "sfu.sh: needs jq" >&2; exit 1; }
 
-NS=ud-sfu-$$
+[[ $ID =~ ^[A-Za-z0-9-]{1,20}$ ]] || die_usage "--id: '$ID' is not 1..20 letters, digits or dashes"
+NS=ud-sfu-$ID
 SND=$NS-snd RTR=$NS-rtr SRV=$NS-srv
 WORK=$(mktemp -d /tmp/ud-sfu.XXXXXX)
 PIDS=()
@@ -126,7 +131,7 @@ run_scenario() {
 	shift
 	snd_args=("$@")
 
-	timeout -s INT $((SECONDS_PER + 120)) "$BIN/udpdwell" -p "$PORT" -i 3600 -f json \
+	timeout -s INT $((SECONDS_PER + 120)) "$BIN/udpdwell" -p "$PORT" --interval 3600 -f json \
 		> "$WORK/$name.ud" 2> "$WORK/$name.ud.err" &
 	ud_pid=$!
 	PIDS+=("$ud_pid")

@@ -19,6 +19,7 @@ Options:
   --receiver MODE   prompt | paced | app-ack (default app-ack)
   --duration S      seconds per run (default 30)
   --out DIR         where runs and results go (default build/sweep)
+  --no-plot         no dip.png per run (bbrplot takes seconds on a slow CPU)
   -h, --help        this help
 
 Outputs: DIR/RTT-quickack-on|off/ (each dip.sh run), DIR/sweep.txt (the
@@ -36,6 +37,8 @@ table) and DIR/sweep.csv, one row per run, with these columns:
   stalls                sender frame intervals that ended with unsent data
   late_frames           frames the sender started late
   goodput_bps           mean sender goodput (bytes ACKed x 8 / duration)
+  receiver_delayed_acks ACKs the receiver's delayed-ACK timer sent (its
+                        kernel's TcpExtDelayedACKs): 0 with quickack on
   dir                   the run's output directory
 
 Where netem exists (e.g. a Debian or Ubuntu kernel with sch_netem), run as
@@ -45,13 +48,14 @@ Exit status: 0 ok, 1 a run failed, 2 bad arguments, 130 interrupted.
 EOF
 }
 
-rtts="native 60us 200us 1ms" receiver=app-ack duration=30 out=$ROOT/build/sweep
+rtts="native 60us 200us 1ms" receiver=app-ack duration=30 out=$ROOT/build/sweep dip_opts=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rtts) [ $# -ge 2 ] || { echo "$PROG: --rtts needs a value" >&2; exit 2; }; rtts=$2; shift ;;
 	--receiver) [ $# -ge 2 ] || { echo "$PROG: --receiver needs a value" >&2; exit 2; }; receiver=$2; shift ;;
 	--duration) [ $# -ge 2 ] || { echo "$PROG: --duration needs a value" >&2; exit 2; }; duration=$2; shift ;;
 	--out) [ $# -ge 2 ] || { echo "$PROG: --out needs a value" >&2; exit 2; }; out=$2; shift ;;
+	--no-plot) dip_opts+=(--no-plot) ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "$PROG: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
@@ -85,14 +89,14 @@ fi
 
 mkdir -p "$out" || exit 1
 csv=$out/sweep.csv
-echo "rtt,rtt_effective,quickack,receiver,duration_s,collapses,delayed_ack_per_min,rate_drop_per_min,loss_policer_per_min,other_per_min,stalls,late_frames,goodput_bps,dir" >"$csv"
+echo "rtt,rtt_effective,quickack,receiver,duration_s,collapses,delayed_ack_per_min,rate_drop_per_min,loss_policer_per_min,other_per_min,stalls,late_frames,goodput_bps,receiver_delayed_acks,dir" >"$csv"
 status=0
 for r in $rtts; do
 	for qa in off on; do
 		d=$out/$r-quickack-$qa
 		echo "$PROG: rtt $r, quickack $qa ..."
 		"$ROOT/repro/dip.sh" --rtt "$r" --quickack "$qa" --receiver "$receiver" \
-			--duration "$duration" --out "$d" >"$d.log" 2>&1
+			--duration "$duration" --out "$d" "${dip_opts[@]}" >"$d.log" 2>&1
 		rc=$?
 		if [ $rc -eq 130 ]; then
 			echo "$PROG: interrupted" >&2
@@ -110,17 +114,18 @@ for r in $rtts; do
 			(.collapses_by_cause.rate_drop * 60 / .elapsed_s),
 			(.collapses_by_cause.loss_policer * 60 / .elapsed_s),
 			(.collapses_by_cause.other * 60 / .elapsed_s),
-			.push.send.stalls, .push.send.late_frames, .push.send.goodput_bps, $d] | @csv' \
+			.push.send.stalls, .push.send.late_frames, .push.send.goodput_bps,
+			.receiver_delayed_acks, $d] | @csv' \
 			"$d/verdict.json" | tr -d '"' >>"$csv"
 	done
 done
 
 {
 	[ -n "$note" ] && echo "note: $note"
-	printf '%-8s %-8s %-8s %10s %10s %10s %10s %7s %9s\n' rtt applied quickack \
-		"dack/min" "rate/min" "polc/min" "othr/min" stalls "Mbit/s"
-	tail -n +2 "$csv" | awk -F, '{ printf "%-8s %-8s %-8s %10.1f %10.1f %10.1f %10.1f %7d %9.2f\n",
-		$1, $2, $3, $7, $8, $9, $10, $11, $13 / 1e6 }'
+	printf '%-8s %-8s %-8s %10s %10s %10s %10s %7s %9s %9s\n' rtt applied quickack \
+		"dack/min" "rate/min" "polc/min" "othr/min" stalls "Mbit/s" "rx-delack"
+	tail -n +2 "$csv" | awk -F, '{ printf "%-8s %-8s %-8s %10.1f %10.1f %10.1f %10.1f %7d %9.2f %9d\n",
+		$1, $2, $3, $7, $8, $9, $10, $11, $13 / 1e6, $14 }'
 } | tee "$out/sweep.txt"
 echo "table: $out/sweep.txt   csv: $csv"
 exit $status

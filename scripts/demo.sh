@@ -4,11 +4,16 @@
 # then with quickack on its route to the pusher. Prints the two verdicts side
 # by side with the paths of every output. Leaves nothing running and no
 # namespace, qdisc or route change behind (repro/dip.sh cleans up, also on
-# Ctrl-C); the outputs stay in $DEMO_OUT (default build/demo).
+# Ctrl-C); the outputs stay in $DEMO_OUT (default build/demo). DEMO_DURATION
+# sets each run's seconds (30), DEMO_RTT a delay netem adds on the router
+# (default native: the veth RTT), as repro/dip.sh --rtt takes it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${DEMO_OUT:-build/demo}
 DUR=${DEMO_DURATION:-30}
+RTT=${DEMO_RTT:-native}
+where="at the native veth RTT"
+[ "$RTT" = native ] || where="with netem adding $RTT on the router"
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "demo: needs root (network namespaces and BPF)" >&2
@@ -20,7 +25,7 @@ mkdir -p "$OUT" || exit 1
 cat <<EOF
 demo: a live push (pushsim: 4 Mbit/s, 20 fps, Nagle on, 4 KB RTMP-like chunks)
       to a receiver that sends application ACKs (ping-pong mode, as RTMP),
-      over pusher -- router -- receiver namespaces at the native veth RTT.
+      over pusher -- router -- receiver namespaces $where.
       bbrtrace --detect watches BBR on the pusher; tcpdump captures the push.
       Run 1: quickack off (the kernel's delayed ACKs). Run 2: quickack on the
       receiver's route to the pusher. $DUR s each.
@@ -29,11 +34,11 @@ EOF
 status=0
 for qa in off on; do
 	echo "== quickack $qa"
-	if ! repro/dip.sh --receiver app-ack --quickack "$qa" --duration "$DUR" \
+	if ! repro/dip.sh --receiver app-ack --quickack "$qa" --duration "$DUR" --rtt "$RTT" \
 		--out "$OUT/quickack-$qa" --id "demo$qa" >"$OUT.quickack-$qa.log" 2>&1; then
 		status=1
 	fi
-	sed 's/^/   /' "$OUT.quickack-$qa.log" | grep -vE '^   (The bandwidth|scenario|push:|outputs)' || true
+	sed 's/^/   /' "$OUT.quickack-$qa.log" | grep -vE '^   (The bandwidth|scenario|push:|receiver:|outputs)' || true
 	mv -f "$OUT.quickack-$qa.log" "$OUT/quickack-$qa/dip.log" 2>/dev/null
 done
 [ $status -eq 0 ] || { echo "demo: a run failed; see $OUT/quickack-*/dip.log" >&2; exit 1; }
@@ -47,7 +52,8 @@ col() {
 		jq -r '"collapses: \(.collapses) in \(.elapsed_s|round) s (\(.collapses_per_min*10|round/10)/min)",
 			(.collapses_by_cause | to_entries | map("  \(.key): \(.value)") | .[]),
 			"push: \(.push.send.stalls) stalls, \(.push.send.late_frames) late frames,",
-			"      goodput \(.push.send.goodput_bps/1e6*100|round/100) Mbit/s"' "$d/verdict.json"
+			"      goodput \(.push.send.goodput_bps/1e6*100|round/100) Mbit/s",
+			"receiver: \(.receiver_delayed_acks) delayed ACKs (its kernel)"' "$d/verdict.json"
 		echo
 		head -1 "$d/verdict.txt" | fold -s -w 58 | sed 's/ *$//'
 	}

@@ -12,7 +12,11 @@ PKGS=(
   linux-libc-dev-arm64-cross
   # run and test
   iproute2 iperf3 tcpdump tshark tcptrace gnuplot-nox bats jq procps
+  # mergecap, editcap, capinfos: bbrpcap's tests over several capture files
+  wireshark-common
   python3-scapy prometheus afl++ valgrind curl file
+  # strace: fault injection (quickack killed between its journal and a change)
+  strace
   # make install's man pages and bash completions, and their tests
   groff-base man-db bash-completion
   # the kernel matrix: Debian's kernels booted under QEMU (tests/kernels/)

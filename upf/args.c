@@ -14,8 +14,6 @@
 #include "floor.h"
 #include "table_rte.h"
 
-#define XSTR(x) #x
-#define STR(x) XSTR(x)
 
 #define DEFAULT_BATCH 32
 #define DEFAULT_SESSIONS 100000
@@ -36,16 +34,22 @@ static const char *const outer_names[] = { "ipv4", "ipv6", NULL };
 static const char *const onoff_names[] = { "off", "on", NULL };
 
 const struct up_preset up_presets[] = {
-	{ "before", UP_GLOBAL, UP_LAYOUT_FAT, 1, false, false, UP_TABLE_OWN, true, "the incident's design" },
-	{ "affinity", UP_STEERED, UP_LAYOUT_FAT, 1, false, false, UP_TABLE_OWN, true,
-	  "flow affinity, owned sessions" },
-	{ "batched", UP_STEERED, UP_LAYOUT_FAT, 8, true, false, UP_TABLE_OWN, true, "+ batch 8 and prefetch" },
-	{ "split", UP_STEERED, UP_LAYOUT_SPLIT, 8, true, false, UP_TABLE_OWN, true, "+ hot/cold split" },
-	{ "best", UP_STEERED, UP_LAYOUT_SPLIT, 8, true, true, UP_TABLE_OWN, true, "+ huge pages" },
-	{ "sharded", UP_SHARDED, UP_LAYOUT_SPLIT, 8, true, true, UP_TABLE_OWN, true, "best with a dispatcher" },
-	{ "rte", UP_STEERED, UP_LAYOUT_SPLIT, 8, true, true, UP_TABLE_RTE, true, "best with rte_hash" },
-	{ "before-rte", UP_GLOBAL, UP_LAYOUT_FAT, 1, false, false, UP_TABLE_RTE, false,
-	  "before with rte_hash: the incident" },
+	{ "before", UP_GLOBAL, UP_LAYOUT_FAT, 1, false, false, UP_TABLE_OWN, true, true, "the incident's design" },
+	{ "affinity", UP_STEERED, UP_LAYOUT_FAT, 1, false, false, UP_TABLE_OWN, true, true,
+	  "+ flow affinity" },
+	{ "batched", UP_STEERED, UP_LAYOUT_FAT, 8, true, false, UP_TABLE_OWN, true, true, "+ batch 8, prefetch" },
+	{ "split", UP_STEERED, UP_LAYOUT_SPLIT, 8, true, false, UP_TABLE_OWN, true, true, "+ hot/cold split" },
+	{ "best", UP_STEERED, UP_LAYOUT_SPLIT, 8, true, true, UP_TABLE_OWN, true, true, "+ huge pages" },
+	{ "sharded", UP_SHARDED, UP_LAYOUT_SPLIT, 8, true, true, UP_TABLE_OWN, true, true, "best, a dispatcher" },
+	{ "rte", UP_STEERED, UP_LAYOUT_SPLIT, 8, true, true, UP_TABLE_RTE, true, true, "best with rte_hash" },
+	{ "before-rte", UP_GLOBAL, UP_LAYOUT_FAT, 1, false, false, UP_TABLE_RTE, true, false,
+	  "before with rte_hash" },
+	{ "inline", UP_STEERED, UP_LAYOUT_INLINE, 8, true, true, UP_TABLE_OWN, true, true,
+	  "best, inline hot part" },
+	{ "slot", UP_STEERED, UP_LAYOUT_SPLIT, 8, true, true, UP_TABLE_SLOT, true, true,
+	  "best, TEID names slot" },
+	{ "slot-unchecked", UP_STEERED, UP_LAYOUT_SPLIT, 8, true, true, UP_TABLE_SLOT, false, false,
+	  "slot, TEID not checked" },
 };
 const unsigned int up_npresets = ARRAY_SIZE(up_presets);
 
@@ -63,6 +67,7 @@ void up_preset_apply(struct up_run_cfg *c, const struct up_preset *p)
 	c->prefetch = p->prefetch;
 	c->huge = p->huge;
 	c->table = p->table;
+	c->teid_check = p->teid_check;
 }
 
 void up_knob_set(struct up_run_cfg *c, enum up_knob k, uint64_t v)
@@ -74,14 +79,16 @@ void up_knob_set(struct up_run_cfg *c, enum up_knob k, uint64_t v)
 	case UP_K_BATCH: c->batch = (unsigned int)v; break;
 	case UP_K_PREFETCH: c->prefetch = v; break;
 	case UP_K_HUGE: c->huge = v; break;
+	case UP_K_TEID_CHECK: c->teid_check = v; break;
 	default: break;
 	}
 }
 
 void up_label(const struct up_run_cfg *c, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/%s/b%u%s/%s/%s", up_design_names[c->design], up_layout_names[c->layout],
-		 c->batch, c->prefetch ? "p" : "", up_table_names[c->table], c->huge ? "thp" : "4k");
+	snprintf(buf, len, "%s/%s/b%u%s/%s%s/%s", up_design_names[c->design], up_layout_names[c->layout],
+		 c->batch, c->prefetch ? "p" : "", up_table_names[c->table],
+		 c->table == UP_TABLE_SLOT && !c->teid_check ? "-unchecked" : "", c->huge ? "thp" : "4k");
 }
 
 uint64_t up_default_packets(uint32_t sessions)
@@ -247,6 +254,7 @@ static const struct {
 	[UP_K_BATCH] = { item_batch, NULL },
 	[UP_K_PREFETCH] = { item_choice, onoff_names },
 	[UP_K_HUGE] = { item_choice, onoff_names },
+	[UP_K_TEID_CHECK] = { item_choice, onoff_names },
 };
 
 /* sweep takes a list of every knob; lookup a list of tables and of batch sizes */
@@ -299,6 +307,11 @@ static int set_prefetch(void *a, const char *opt, const char *val)
 static int set_huge(void *a, const char *opt, const char *val)
 {
 	return set_knob(a, UP_K_HUGE, opt, val);
+}
+
+static int set_teid_check(void *a, const char *opt, const char *val)
+{
+	return set_knob(a, UP_K_TEID_CHECK, opt, val);
 }
 
 static int set_no_prefetch(void *a, const char *opt, const char *val)
@@ -396,18 +409,23 @@ static int set_outer(void *cfg, const char *opt, const char *val)
 		 "TEID to a worker's ring | steered: traffic pre-split by\n" \
 		 "TEID, as NIC flow steering does (default steered)"
 #define H_TABLE "own (this project's table) | rte_hash (DPDK; whether\n" \
-		"it is built in is said below) (default own)"
+		"it is built in is said below) | slot: no table, the\n"  \
+		"TEID names the session's slot (default own)"
 #define H_LAYOUT "fat: 256-byte sessions, a packet touches 4 cache lines\n" \
 		 "| split: one hot 64-byte line, shared rules, cold data\n"   \
-		 "apart (default split)"
+		 "apart | inline: the hot part in 32 bytes, in the table's\n" \
+		 "bucket (own table only) (default split)"
+#define H_TEID_CHECK "the slot table compares the packet's TEID with the\n" \
+		     "one its slot gave out (a stale or forged TEID is no\n" \
+		     "session's); off measures what that costs"
 #define H_PREFETCH "prefetch each burst's table buckets, then its sessions"
 #define H_HUGE "transparent huge pages (madvise) for sessions and\n" \
 	       "table; what was obtained is reported"
-#define H_WORKERS "worker threads, 1.." STR(UP_MAX_WORKERS) ", pinned to the allowed CPUs in\n" \
+#define H_WORKERS "worker threads, 1.." TK_STR(UP_MAX_WORKERS) ", pinned to the allowed CPUs in\n" \
 		  "turn; sharded adds a dispatcher thread (default 1)"
 #define H_FLOOR "buffer for the memory floor, MiB; 0 skips it (default:\n" \
-		STR(UP_FLOOR_L3_TIMES) " x the L3, within " STR(UP_FLOOR_MIN_MIB) ".." \
-		STR(UP_FLOOR_MAX_MIB) " MiB)"
+		TK_STR(UP_FLOOR_L3_TIMES) " x the L3, within " TK_STR(UP_FLOOR_MIN_MIB) ".." \
+		TK_STR(UP_FLOOR_MAX_MIB) " MiB)"
 #define H_VERIFY "after the run, check each session's packet and byte\n" \
 		 "counters against what was sent to it"
 
@@ -421,12 +439,17 @@ static int set_outer(void *cfg, const char *opt, const char *val)
 	OPT_E_DOUBLE("zipf-s", 0, "S", gen.zipf_s, 0.1, 3.0, "Zipf exponent, 0.1..3 (default 0.99)"), \
 	OPT_E_CALL("pkt-size", 0, "S", set_pkt_size,                                        \
 		   "inner IP packet bytes: imix (7:4:1 of 60/576/1400) or\n"                 \
-		   STR(PKT_SIZE_MIN) ".." STR(PKT_SIZE_MAX) " (default imix)"),              \
+		   TK_STR(PKT_SIZE_MIN) ".." TK_STR(PKT_SIZE_MAX) " (default imix)"),              \
 	OPT_E_CALL("outer", 0, "V", set_outer, "ipv4 | ipv6 outer header (default ipv4)"),  \
 	OPT_E_CALL("mbr-bps", 0, "N", set_mbr,                                              \
 		   "each session's QER maximum bit rate, bit/s; k, M, G\n"                   \
 		   "suffixes (default 100M)"),                                               \
-	OPT_E_U64("seed", 0, "N", gen.seed, 0, UINT32_MAX, "random seed for TEIDs and the stream (default 1)")
+	OPT_E_U64("seed", 0, "N", gen.seed, 0, UINT32_MAX, "random seed for TEIDs and the stream (default 1)"), \
+	OPT_E_U32("bad-every", 0, "N", gen.bad_every, 0, UINT32_MAX,                        \
+		  "every Nth packet is bad, in turn: a stale TEID (its\n"                   \
+		  "slot's generation before), a TEID beyond the slots, a\n"                 \
+		  "frame cut short, GTP-U version 2; dropped as no\n"                       \
+		  "session's or malformed (default 0: none)")
 
 static const struct opt run_options[] = {
 	OPT_E_CALL("preset", 0, "NAME", set_preset,
@@ -436,11 +459,12 @@ static const struct opt run_options[] = {
 	OPT_E_CALL("table", 0, "T", set_table, H_TABLE),
 	OPT_E_CALL("layout", 0, "L", set_layout, H_LAYOUT),
 	OPT_E_CALL("batch", 0, "N", set_batch,
-		   "packets per burst, 1.." STR(UP_MAX_BATCH) " (default " STR(DEFAULT_BATCH) ")"),
+		   "packets per burst, 1.." TK_STR(UP_MAX_BATCH) " (default " TK_STR(DEFAULT_BATCH) ")"),
 	OPT_E_CALL_OPTIONAL("prefetch", 0, "on|off", set_prefetch, H_PREFETCH "\n(default on)"),
 	OPT_E_CALL("no-prefetch", 0, NULL, set_no_prefetch, "the same as --prefetch off"),
 	OPT_E_CALL_OPTIONAL("hugepages", 0, "on|off", set_huge, H_HUGE " (default off)"),
 	OPT_E_CALL("no-hugepages", 0, NULL, set_no_huge, "the same as --hugepages off"),
+	OPT_E_CALL("teid-check", 0, "on|off", set_teid_check, H_TEID_CHECK " (default on)"),
 	OPT_E_U32("workers", 0, "N", run.workers, 1, UP_MAX_WORKERS, H_WORKERS),
 	OPT_E_CALL("sessions", 0, "N", set_sessions,
 		   "sessions, 1..4M; k and M suffixes (10k, 2.2M). The\n"
@@ -468,13 +492,14 @@ static const struct opt sweep_options[] = {
 		   "without rte_hash's when it is not built in)"),
 	OPT_E_CALL("preset", 0, "NAME", set_preset, "the design the lists below start from"),
 	OPT_E_CALL("design", 0, "LIST", set_design, "designs: global, sharded, steered"),
-	OPT_E_CALL("table", 0, "LIST", set_table, "tables: own, rte_hash"),
-	OPT_E_CALL("layout", 0, "LIST", set_layout, "session layouts: fat, split"),
-	OPT_E_CALL("batch", 0, "LIST", set_batch, "burst sizes, 1.." STR(UP_MAX_BATCH)),
+	OPT_E_CALL("table", 0, "LIST", set_table, "tables: own, rte_hash, slot"),
+	OPT_E_CALL("layout", 0, "LIST", set_layout, "session layouts: fat, split, inline"),
+	OPT_E_CALL("batch", 0, "LIST", set_batch, "burst sizes, 1.." TK_STR(UP_MAX_BATCH)),
 	OPT_E_CALL_OPTIONAL("prefetch", 0, "LIST", set_prefetch, H_PREFETCH ":\non, off (alone: on)"),
 	OPT_E_CALL("no-prefetch", 0, NULL, set_no_prefetch, "the same as --prefetch off"),
 	OPT_E_CALL_OPTIONAL("hugepages", 0, "LIST", set_huge, H_HUGE ":\non, off (alone: on)"),
 	OPT_E_CALL("no-hugepages", 0, NULL, set_no_huge, "the same as --hugepages off"),
+	OPT_E_CALL("teid-check", 0, "LIST", set_teid_check, H_TEID_CHECK ":\non, off"),
 	OPT_E_U32("workers", 0, "N", run.workers, 1, UP_MAX_WORKERS, H_WORKERS),
 	OPT_E_CALL("sessions", 0, "LIST", set_sessions,
 		   "session counts, 1..4M each; k and M suffixes\n"
@@ -493,7 +518,7 @@ static const struct opt lookup_options[] = {
 		   "the tables to compare: own, rte_hash (default both,\n"
 		   "or own alone when rte_hash is not built in)"),
 	OPT_E_CALL("batch", 0, "LIST", set_batch,
-		   "burst sizes, 1.." STR(UP_MAX_BATCH) " (default " STR(DEFAULT_BATCH) "); 1 looks keys up one\n"
+		   "burst sizes, 1.." TK_STR(UP_MAX_BATCH) " (default " TK_STR(DEFAULT_BATCH) "); 1 looks keys up one\n"
 		   "at a time"),
 	OPT_E_CALL("sessions", 0, "N", set_sessions,
 		   "keys in the table, 1..4M; k and M suffixes (default\n100k)"),
@@ -514,8 +539,8 @@ static const struct opt lookup_options[] = {
 
 static const struct opt floor_options[] = {
 	OPT_E_U64("floor-mib", 0, "N", floor_mib, 1, MAX_FLOOR_MIB,
-		  "the buffer, MiB (default: " STR(UP_FLOOR_L3_TIMES) " x the L3, within\n"
-		  STR(UP_FLOOR_MIN_MIB) ".." STR(UP_FLOOR_MAX_MIB) " MiB)"),
+		  "the buffer, MiB (default: " TK_STR(UP_FLOOR_L3_TIMES) " x the L3, within\n"
+		  TK_STR(UP_FLOOR_MIN_MIB) ".." TK_STR(UP_FLOOR_MAX_MIB) " MiB)"),
 	OPT_E_FORMAT(fmt, fmt_set),
 	OPT_E_OUTPUT(output, "write the record to FILE instead of stdout"),
 	OPT_E_STANDARD,
@@ -641,7 +666,7 @@ static void presets_help(FILE *f, bool swept)
 
 		up_preset_apply(&c, &up_presets[i]);
 		up_label(&c, label, sizeof(label));
-		fprintf(f, "  %c %-10s %-30s %s\n", swept && up_presets[i].swept ? '*' : ' ',
+		fprintf(f, "  %c %-14s %-37s %s\n", swept && up_presets[i].swept ? '*' : ' ',
 			up_presets[i].name, label, up_presets[i].what);
 	}
 	fprintf(f, "Batch 8 measured best on the build machine: bigger bursts put more prefetches\n"
@@ -734,8 +759,12 @@ static void check_run(struct up_args *a)
 {
 	if (a->pcap_in && a->sessions_set)
 		cli_usage_die("--sessions: not with --pcap-in (the capture's TEIDs are the sessions)");
-	if (a->pcap_in && (a->gen.dist || a->gen.pkt_size || a->gen.outer_family == 6))
-		cli_usage_die("--pcap-in: the capture is the traffic; --dist, --pkt-size and --outer do not apply");
+	if (a->pcap_in && (a->gen.dist || a->gen.pkt_size || a->gen.outer_family == 6 || a->gen.bad_every))
+		cli_usage_die("--pcap-in: the capture is the traffic; --dist, --pkt-size, --outer and --bad-every do not apply");
+	if (a->pcap_in && a->run.table == UP_TABLE_SLOT)
+		cli_usage_die("--table slot: a capture's TEIDs were not given out by this UPF (generated traffic only)");
+	if (up_cfg_refused(&a->run))
+		cli_usage_die("%s", up_cfg_refused(&a->run));
 	up_check_workers(&a->run);
 }
 
@@ -762,7 +791,7 @@ static void check_sweep(struct up_args *a)
 	for (int k = 0; k < UP_NKNOBS; k++)
 		knobs |= a->knob[k].n > 0;
 	if (knobs && a->presets.n)
-		cli_usage_die("--presets: not with lists of --design/--table/--layout/--batch/--prefetch/--hugepages");
+		cli_usage_die("--presets: not with lists of --design/--table/--layout/--batch/--prefetch/--hugepages/--teid-check");
 	if (!a->sessions.n)
 		a->sessions = default_sessions;
 	if (!knobs && !a->presets.n)
@@ -780,6 +809,10 @@ static void check_sweep(struct up_args *a)
 static void check_lookup(struct up_args *a)
 {
 	struct up_list *tables = &a->knob[UP_K_TABLE], *batches = &a->knob[UP_K_BATCH];
+
+	for (unsigned int i = 0; i < tables->n; i++)
+		if (tables->v[i] == UP_TABLE_SLOT)
+			cli_usage_die("--tables: slot is no table to look up (the TEID is the index)");
 
 	if (!tables->n) {
 		tables->v[tables->n++] = UP_TABLE_OWN;
@@ -826,7 +859,8 @@ static void args_defaults(struct up_args *a)
 	a->cmd = UP_CMD_RUN;
 	a->run = (struct up_run_cfg){ .design = UP_STEERED, .table = UP_TABLE_OWN,
 				      .layout = UP_LAYOUT_SPLIT, .batch = DEFAULT_BATCH,
-				      .prefetch = true, .huge = false, .workers = 1 };
+				      .prefetch = true, .huge = false, .workers = 1,
+				      .teid_check = true };
 	a->gen = (struct up_gen_opts){ .sessions = DEFAULT_SESSIONS, .dist = UP_DIST_UNIFORM,
 				       .zipf_s = 0.99, .pkt_size = 0, .outer_family = 4,
 				       .mbr_bps = DEFAULT_MBR_BPS, .seed = 1 };

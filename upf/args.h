@@ -24,7 +24,7 @@ extern const char *const up_cmd_names[]; /* NULL-terminated, by enum */
 
 /* the design choices a sweep takes a list of; run takes one of each */
 enum up_knob { UP_K_DESIGN, UP_K_TABLE, UP_K_LAYOUT, UP_K_BATCH, UP_K_PREFETCH, UP_K_HUGE,
-	       UP_NKNOBS };
+	       UP_K_TEID_CHECK, UP_NKNOBS };
 
 struct up_list {
 	unsigned int n;         /* 0: not given */
@@ -38,6 +38,7 @@ struct up_preset {
 	unsigned int batch;
 	bool prefetch, huge;
 	enum up_table_kind table;
+	bool teid_check;        /* the slot table's */
 	bool swept;             /* in sweep's default list */
 	const char *what;       /* in --help */
 };
@@ -71,7 +72,8 @@ struct up_args {
  */
 void up_args_parse(struct up_args *a, int argc, char **argv);
 
-/* "design/layout/bBATCH[p]/table/thp|4k": a configuration's name in a sweep */
+/* "design/layout/bBATCH[p]/table/thp|4k": a configuration's name in a sweep
+ * (table: slot-unchecked for the slot table without its TEID check) */
 void up_label(const struct up_run_cfg *c, char *buf, size_t len);
 
 /* figures that check-identity checks; by default the incident's */

@@ -17,8 +17,8 @@ $(info upf: pkg-config finds no libdpdk: building upfbench without the rte_hash 
 endif
 $(OBJ)/upf/table_rte.o: CFLAGS += $(UPF_DPDK_CFLAGS)
 
-UPF_CORE := upf/gtpu.c upf/hw.c upf/table.c upf/table_rte.c upf/session.c upf/traffic.c \
-            upf/path.c upf/floor.c
+UPF_CORE := upf/gtpu.c upf/hw.c upf/table.c upf/table_rte.c upf/session.c upf/inline.c \
+            upf/teid.c upf/traffic.c upf/path.c upf/floor.c
 UPF_LIBS := -lpcap -lpthread $(UPF_DPDK_LIBS)
 
 TOOLS += upfbench
@@ -27,7 +27,7 @@ upfbench_LIBS := $(UPF_LIBS)
 
 UNIT_TESTS += test_gtpu test_upf_table test_upf_path test_upf_args
 test_gtpu_SRCS := upf/gtpu.c
-test_upf_table_SRCS := upf/table.c upf/hw.c
+test_upf_table_SRCS := upf/table.c upf/hw.c upf/inline.c upf/session.c upf/teid.c
 test_upf_path_SRCS := $(UPF_CORE)
 test_upf_path_LIBS := $(UPF_LIBS)
 test_upf_args_SRCS := upf/args.c $(UPF_CORE)

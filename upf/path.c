@@ -11,13 +11,14 @@
 
 #include "gtpu_fast.h"
 #include "hw.h"
+#include "inline.h"
 #include "path.h"
 #include "table.h"
 #include "table_rte.h"
 
 const char *const up_design_names[] = { "global", "sharded", "steered", NULL };
-const char *const up_table_names[] = { "own", "rte_hash", NULL };
-const char *const up_layout_names[] = { "fat", "split", NULL };
+const char *const up_table_names[] = { "own", "rte_hash", "slot", NULL };
+const char *const up_layout_names[] = { "fat", "split", "inline", NULL };
 const char *const up_stage_names[] = { "rx", "parse", "lookup", "rules", "counters", "decap", NULL };
 
 /* not a power of two, so that the slots' headers spread over the cache sets */
@@ -58,12 +59,15 @@ struct up_mbuf {
 	uint16_t out_len;
 	int16_t status;         /* enum gtpu_status */
 	uint16_t teid_off, ue_off;
-	uint32_t pad;
+	uint16_t frame_len;     /* the template's: a cut frame is restored on the slot's next use */
+	uint8_t gtp_flags;      /* the template's first GTP-U octet, likewise */
+	uint8_t pad;
 	struct gtpu_pkt pkt;
 };
 
 struct up_rx {
 	const struct up_traffic *t;
+	const struct up_spec *spec; /* generated: the stream with the run's kind of TEIDs */
 	const uint32_t *pos_list; /* steered: this worker's stream positions; NULL: all */
 	uint32_t len;           /* positions in one cycle */
 	uint32_t idx, stride;
@@ -73,9 +77,10 @@ struct up_rx {
 	struct up_mbuf *desc;
 };
 
-static int rx_init(struct up_rx *rx, const struct up_traffic *t, uint32_t nslots)
+static int rx_init(struct up_rx *rx, const struct up_traffic *t, enum up_teids teids, uint32_t nslots)
 {
 	rx->t = t;
+	rx->spec = teids == UP_TEIDS_SLOT ? t->slot_spec : t->spec;
 	rx->nslots = nslots;
 	rx->desc = up_mem_alloc((size_t)nslots * sizeof(*rx->desc), false);
 	if (!rx->desc)
@@ -91,9 +96,10 @@ static int rx_init(struct up_rx *rx, const struct up_traffic *t, uint32_t nslots
 
 		memcpy(rx->slots + (size_t)s * SLOT_BYTES, tp->frame, tp->len);
 		d->data = rx->slots + (size_t)s * SLOT_BYTES;
-		d->len = tp->len;
+		d->len = d->frame_len = tp->len;
 		d->teid_off = tp->teid_off;
 		d->ue_off = tp->ue_off;
+		d->gtp_flags = tp->frame[tp->teid_off - 4];
 	}
 	return 0;
 }
@@ -106,54 +112,90 @@ static void rx_free(struct up_rx *rx)
 	rx->slots = NULL;
 }
 
-/* the next n packets of this context, written into its ring like a NIC would */
-static inline unsigned int rx_burst(struct up_rx *rx, struct up_mbuf **m, unsigned int n)
+/* the next stream position of this context */
+static inline void rx_advance(uint32_t *idx, uint32_t stride, uint32_t len)
+{
+	uint32_t i = *idx + stride;
+
+	while (i >= len)
+		i -= len;
+	*idx = i;
+}
+
+/* replayed frames: the descriptor points at the capture's frame */
+static inline void rx_replayed(struct up_rx *rx, struct up_mbuf **m, unsigned int n)
 {
 	const struct up_traffic *t = rx->t;
 	const uint32_t *pl = rx->pos_list;
 	uint32_t idx = rx->idx, len = rx->len, stride = rx->stride, mask = rx->nslots - 1;
 	uint64_t k = rx->k;
 
-	if (rx->quota - k < n)
-		n = (unsigned int)(rx->quota - k);
-	/* locals: the frame writes below may alias anything, so rx's fields would be reloaded */
-	if (t->from_pcap) {
-		for (unsigned int j = 0; j < n; j++) {
-			uint32_t pos = pl ? pl[idx] : idx;
-			struct up_mbuf *d = &rx->desc[k & mask];
+	for (unsigned int j = 0; j < n; j++, k++) {
+		uint32_t pos = pl ? pl[idx] : idx;
+		struct up_mbuf *d = &rx->desc[k & mask];
 
-			d->data = t->fbuf + t->foff[pos];
-			d->len = t->flen[pos];
-			m[j] = d;
-			k++;
-			idx += stride;
-			while (idx >= len)
-				idx -= len;
-		}
-	} else {
-		const struct up_spec *spec = t->spec;
-
-		for (unsigned int j = 0; j < n; j++) {
-			uint32_t pos = pl ? pl[idx] : idx;
-			struct up_mbuf *d = &rx->desc[k & mask];
-			uint8_t *f = (uint8_t *)(uintptr_t)d->data;
-			const uint8_t *ahead = rx->desc[(k + UP_MAX_BATCH) & mask].data;
-			struct up_spec sp = spec[pos];
-
-			memcpy(f + d->teid_off, &sp.teid_be, 4);
-			memcpy(f + d->ue_off, &sp.ue_be, 4);
-			m[j] = d;
-			/* the NIC has written these by now: bring the headers of a later burst in */
-			up_prefetch_w(ahead);
-			up_prefetch_w(ahead + 64);
-			k++;
-			idx += stride;
-			while (idx >= len)
-				idx -= len;
-		}
+		d->data = t->fbuf + t->foff[pos];
+		d->len = t->flen[pos];
+		m[j] = d;
+		rx_advance(&idx, stride, len);
 	}
 	rx->k = k;
 	rx->idx = idx;
+}
+
+/*
+ * Generated frames: the position's TEID and UE address written into the
+ * slot's template. With bad positions, each frame is also cut or has its
+ * GTP-U version changed, or is restored, as its position says; without,
+ * those two writes are not in the loop at all.
+ */
+static inline __attribute__((always_inline)) void
+rx_generated(struct up_rx *rx, struct up_mbuf **m, unsigned int n, const bool damaged)
+{
+	const uint8_t *bad = rx->t->bad;
+	const uint32_t *pl = rx->pos_list;
+	const struct up_spec *spec = rx->spec;
+	uint32_t idx = rx->idx, len = rx->len, stride = rx->stride, mask = rx->nslots - 1;
+	uint64_t k = rx->k;
+
+	/* locals: the frame writes below may alias anything, so rx's fields would be reloaded */
+	for (unsigned int j = 0; j < n; j++, k++) {
+		uint32_t pos = pl ? pl[idx] : idx;
+		struct up_mbuf *d = &rx->desc[k & mask];
+		uint8_t *f = (uint8_t *)(uintptr_t)d->data;
+		const uint8_t *ahead = rx->desc[(k + UP_MAX_BATCH) & mask].data;
+		struct up_spec sp = spec[pos];
+
+		memcpy(f + d->teid_off, &sp.teid_be, 4);
+		memcpy(f + d->ue_off, &sp.ue_be, 4);
+		if (damaged) {
+			uint8_t kind = bad[pos];
+
+			d->len = kind == UP_BAD_CUT ? UP_BAD_CUT_LEN : d->frame_len;
+			f[d->teid_off - 4] = (uint8_t)(d->gtp_flags ^
+						       (kind == UP_BAD_VERSION ? UP_BAD_VERSION_XOR : 0));
+		}
+		m[j] = d;
+		/* the NIC has written these by now: bring the headers of a later burst in */
+		up_prefetch_w(ahead);
+		up_prefetch_w(ahead + 64);
+		rx_advance(&idx, stride, len);
+	}
+	rx->k = k;
+	rx->idx = idx;
+}
+
+/* the next n packets of this context, written into its ring like a NIC would */
+static inline unsigned int rx_burst(struct up_rx *rx, struct up_mbuf **m, unsigned int n)
+{
+	if (rx->quota - rx->k < n)
+		n = (unsigned int)(rx->quota - rx->k);
+	if (rx->t->from_pcap)
+		rx_replayed(rx, m, n);
+	else if (rx->t->bad)
+		rx_generated(rx, m, n, true);
+	else
+		rx_generated(rx, m, n, false);
 	return n;
 }
 
@@ -213,6 +255,8 @@ struct up_worker {
 	const struct upt *own;
 	struct upt_rte *rte;
 	struct up_pool *pool;
+	/* slot table: the TEID's slot bits, and the session indexes this pool holds */
+	uint32_t slot_mask, slot_base, slot_count;
 	void (*loop)(struct up_worker *w);
 	/* results */
 	uint64_t tsc0, tsc1;
@@ -229,6 +273,8 @@ struct up_worker {
 struct up_engine {
 	const struct up_run_cfg *c;
 	const struct up_traffic *t;
+	enum up_teids teids;
+	struct up_slot_split split; /* slot-encoded TEIDs: which worker owns a slot */
 	pthread_mutex_t lock;
 	pthread_cond_t cv;
 	unsigned int ready;
@@ -239,9 +285,69 @@ struct up_engine {
 	int dispatch_done;
 };
 
+/* the worker that owns a TEID's session: by the steering hash, or by the range of its slot */
+static inline unsigned int teid_owner(const struct up_traffic *t, enum up_teids teids,
+				      const struct up_slot_split *split, unsigned int workers,
+				      uint32_t teid)
+{
+	if (teids == UP_TEIDS_SLOT)
+		return up_slot_owner(split, up_teid_index(t->plan.slot_mask, teid));
+	return up_steer(teid, workers);
+}
+
+static inline unsigned int engine_owner(const struct up_engine *e, uint32_t teid)
+{
+	return teid_owner(e->t, e->teids, &e->split, e->c->workers, teid);
+}
+
 /* in this order: apply() computes a verdict by adding to V_NO_PDR */
 enum verdict { V_NONE, V_NO_SESSION, V_NO_PDR, V_FAR_DROP, V_QER_DROP, V_FWD };
 _Static_assert(UP_MAX_BATCH < 256, "apply() tallies verdicts in octets");
+
+/*
+ * How a packet finds its session and which lines that touches; each has a
+ * loop of its own, so that the inner loop is straight code.
+ */
+enum path {
+	PATH_OWN_FAT, PATH_OWN_SPLIT,   /* the own table's bucket, then the session */
+	PATH_RTE_FAT, PATH_RTE_SPLIT,   /* rte_hash, then the session */
+	PATH_INLINE,                    /* the bucket is the session's hot line */
+	PATH_SLOT,                      /* the TEID names the hot line, which must hold that TEID */
+	PATH_SLOT_UNCHECKED,            /* the same, the line's TEID not compared */
+	PATH_N
+};
+
+static inline bool path_fat(enum path k)
+{
+	return k == PATH_OWN_FAT || k == PATH_RTE_FAT;
+}
+
+static inline bool path_slot(enum path k)
+{
+	return k == PATH_SLOT || k == PATH_SLOT_UNCHECKED;
+}
+
+static enum path path_of(const struct up_run_cfg *c)
+{
+	bool fat = c->layout == UP_LAYOUT_FAT;
+
+	if (c->table == UP_TABLE_SLOT)
+		return c->teid_check ? PATH_SLOT : PATH_SLOT_UNCHECKED;
+	if (c->layout == UP_LAYOUT_INLINE)
+		return PATH_INLINE;
+	if (c->table == UP_TABLE_RTE)
+		return fat ? PATH_RTE_FAT : PATH_RTE_SPLIT;
+	return fat ? PATH_OWN_FAT : PATH_OWN_SPLIT;
+}
+
+const char *up_cfg_refused(const struct up_run_cfg *c)
+{
+	if (c->table == UP_TABLE_SLOT && c->layout != UP_LAYOUT_SPLIT)
+		return "--table slot: the TEID names a hot line of the split layout (not --layout fat or inline)";
+	if (c->layout == UP_LAYOUT_INLINE && c->table != UP_TABLE_OWN)
+		return "--layout inline: the hot lines are the buckets of the project's own table (--table own)";
+	return NULL;
+}
 
 static inline void parse_burst(struct up_worker *w, struct up_mbuf **m, unsigned int n)
 {
@@ -259,9 +365,9 @@ static inline void parse_burst(struct up_worker *w, struct up_mbuf **m, unsigned
 	}
 }
 
-static inline void prefetch_session(const struct up_pool *p, uint32_t idx, const enum up_layout layout)
+static inline void prefetch_session(const struct up_pool *p, uint32_t idx, const bool fat)
 {
-	if (layout == UP_LAYOUT_FAT) {
+	if (fat) {
 		const char *s = (const char *)&p->fat[idx];
 
 		up_prefetch_w(s);
@@ -271,6 +377,14 @@ static inline void prefetch_session(const struct up_pool *p, uint32_t idx, const
 	} else {
 		up_prefetch_w(&p->hot[idx]);
 	}
+}
+
+/* the hot line a slot-encoded TEID names in this worker's pool; UPT_MISS beyond it */
+static inline uint32_t slot_line(const struct up_worker *w, uint32_t teid)
+{
+	uint32_t local = up_teid_index(w->slot_mask, teid) - w->slot_base;
+
+	return local < w->slot_count ? local : UPT_MISS;
 }
 
 /* what reading the TSC itself costs, taken out of each stage time */
@@ -304,29 +418,46 @@ struct burst {
 	struct up_mbuf *m[UP_MAX_BATCH];
 	const struct upt_bucket *b[UP_MAX_BATCH];
 	uint32_t idx[UP_MAX_BATCH];
+	uint64_t probe;         /* inline: packets whose session is past its home line */
 	unsigned int n;
 };
 
-/* lookup, first half: locate and prefetch every bucket of the burst */
+/*
+ * Lookup, first half: locate and prefetch the one line each packet needs
+ * first: the own table's bucket, the inline table's home line, or the
+ * line the TEID's slot names (then the lookup is done).
+ */
 static inline __attribute__((always_inline)) void
-lookup_issue(struct up_worker *w, struct burst *x, const enum up_table_kind tk)
+lookup_issue(struct up_worker *w, struct burst *x, const enum path k)
 {
-	if (tk != UP_TABLE_OWN)
-		return; /* rte_hash's bulk lookup prefetches inside itself */
+	const struct up_pool *pool = w->pool;
+
 	for (unsigned int i = 0; i < x->n; i++) {
-		x->b[i] = upt_bucket_of(w->own, x->m[i]->pkt.teid);
-		up_prefetch(x->b[i]);
+		uint32_t teid = x->m[i]->pkt.teid;
+
+		if (k == PATH_OWN_FAT || k == PATH_OWN_SPLIT) {
+			x->b[i] = upt_bucket_of(w->own, teid);
+			up_prefetch(x->b[i]);
+		} else if (k == PATH_INLINE) {
+			x->idx[i] = upi_home(pool, teid);
+			up_prefetch_w(&pool->ent[(size_t)x->idx[i] * UPI_WAYS]);
+		} else if (path_slot(k)) {
+			x->idx[i] = slot_line(w, teid);
+			if (x->idx[i] != UPT_MISS)
+				up_prefetch_w(&pool->hot[x->idx[i]]);
+		}
+		/* rte_hash's bulk lookup prefetches inside itself */
 	}
 }
 
-/* lookup, second half: compare (the buckets are in cache by now), prefetch the sessions */
+/* lookup, second half, for the two tables: compare (the buckets are in cache by now), prefetch the sessions */
 static inline __attribute__((always_inline)) void
-lookup_finish(struct up_worker *w, struct burst *x, const enum up_layout layout,
-	      const enum up_table_kind tk, const bool prefetch)
+lookup_table(struct up_worker *w, struct burst *x, const enum path k, const bool prefetch)
 {
 	unsigned int n = x->n;
+	const bool fat = path_fat(k);
 
-	if (tk == UP_TABLE_OWN) {
+	if (k == PATH_OWN_FAT || k == PATH_OWN_SPLIT) {
 		for (unsigned int i = 0; i < n; i++) {
 			const struct up_mbuf *m = x->m[i];
 
@@ -336,7 +467,7 @@ lookup_finish(struct up_worker *w, struct burst *x, const enum up_layout layout,
 			else
 				x->idx[i] = m->status == GTPU_OK ? upt_lookup(w->own, m->pkt.teid) : UPT_MISS;
 			if (prefetch && x->idx[i] != UPT_MISS)
-				prefetch_session(w->pool, x->idx[i], layout);
+				prefetch_session(w->pool, x->idx[i], fat);
 		}
 		return;
 	}
@@ -352,57 +483,180 @@ lookup_finish(struct up_worker *w, struct burst *x, const enum up_layout layout,
 		if (x->m[i]->status != GTPU_OK)
 			x->idx[i] = UPT_MISS;
 		if (prefetch && x->idx[i] != UPT_MISS)
-			prefetch_session(w->pool, x->idx[i], layout);
+			prefetch_session(w->pool, x->idx[i], fat);
 	}
+}
+
+/*
+ * The inline table, its home lines in cache by now: a session found at
+ * home is settled; one whose home line is full of others, and does not end
+ * a probe, has the next line prefetched now, a step before lookup_settle()
+ * walks there. Without a branch on the outcome, which the predictor cannot
+ * learn: one packet in ten probes.
+ */
+static inline __attribute__((always_inline)) void
+lookup_inline_home(struct up_worker *w, struct burst *x)
+{
+	const struct up_pool *pool = w->pool;
+	uint64_t probe = 0;
+
+	for (unsigned int i = 0; i < x->n; i++) {
+		const struct up_mbuf *m = x->m[i];
+		uint32_t home = x->idx[i], teid = m->pkt.teid;
+		uint32_t next = home + 1 == pool->lines ? 0 : home + 1;
+		unsigned int hit = upi_match(pool, home, teid), valid = m->status == GTPU_OK && teid != 0;
+		bool found = valid && hit, on = valid && !hit && !upi_ends(pool, home);
+
+		x->idx[i] = (uint32_t)up_sel(found, home * UPI_WAYS + (hit >> 1), up_sel(on, home, UPT_MISS));
+		probe |= (uint64_t)on << i;
+		up_prefetch_w(&pool->ent[(size_t)up_sel(on, next, home) * UPI_WAYS]);
+	}
+	x->probe = probe;
+}
+
+/*
+ * Lookup, second half: each packet's line. The tables compare their
+ * buckets (in cache by now) and prefetch the sessions. Without prefetching
+ * every path does its whole lookup here; with it, the inline table and the
+ * slots read their line two steps after its prefetch, not one
+ * (lookup_inline_home(), lookup_settle()).
+ */
+static inline __attribute__((always_inline)) void
+lookup_finish(struct up_worker *w, struct burst *x, const enum path k, const bool prefetch)
+{
+	if (k != PATH_INLINE && !path_slot(k)) {
+		lookup_table(w, x, k, prefetch);
+		return;
+	}
+	if (prefetch)
+		return;
+	for (unsigned int i = 0; i < x->n; i++) {
+		const struct up_mbuf *m = x->m[i];
+
+		if (m->status != GTPU_OK)
+			x->idx[i] = UPT_MISS;
+		else if (k == PATH_INLINE)
+			x->idx[i] = upi_lookup(w->pool, m->pkt.teid);
+		else
+			x->idx[i] = slot_line(w, m->pkt.teid);
+	}
+}
+
+/*
+ * The burst about to be applied: an inline session past its home line is
+ * found on the lines after it (the first one prefetched a step ago). (A
+ * slot named by a packet that is no G-PDU needs no undoing: rules_one()
+ * looks at the status first.)
+ */
+static inline __attribute__((always_inline)) void
+lookup_settle(struct up_worker *w, struct burst *x, const enum path k)
+{
+	if (k != PATH_INLINE)
+		return;
+	for (uint64_t probe = x->probe; probe; probe &= probe - 1) {
+		unsigned int i = (unsigned int)__builtin_ctzll(probe);
+
+		x->idx[i] = upi_probe(w->pool, x->idx[i], x->m[i]->pkt.teid);
+	}
+	/* while a ring is empty the bursts turn without passing lookup_inline_home() */
+	x->probe = 0;
+}
+
+/* what the rules need of a session's hot part, wherever that part lives */
+struct hot_view {
+	uint32_t ue_ip4;
+	uint64_t ue6;           /* the UE's /64, as it sits in memory */
+	const struct up_rules_vec *rules;
+	uint64_t *qer;
+	uint32_t rate, burst;
+};
+
+/* the PDRs of the rule set that match the packet; *fwd: whether the first one's FAR forwards */
+static inline __attribute__((always_inline)) unsigned int
+hot_hits(const struct hot_view *v, const struct gtpu_pkt *p, unsigned int *fwd)
+{
+	uint32_t src4, dst4;
+	uint64_t src6;
+	unsigned int is4 = p->inner_family == 4, is6 = p->inner_family == 6, ue_ok, hits;
+
+	__builtin_memcpy(&src4, p->src, 4);
+	__builtin_memcpy(&dst4, p->dst, 4);
+	__builtin_memcpy(&src6, p->src, 8);
+	ue_ok = (is4 & (src4 == v->ue_ip4)) | (is6 & (src6 == v->ue6));
+	hits = up_rules_vec_hits(v->rules, up_vkey(p, ue_ok), dst4, p->dport);
+	/* hits | 8: lane 3 when none, so ctz needs no branch */
+	*fwd = (hits != 0) & v->rules->far_fwd[__builtin_ctz(hits | 8)];
+	return hits;
+}
+
+static inline __attribute__((always_inline)) void
+hot_view_split(struct hot_view *v, struct up_sess_hot *s)
+{
+	v->ue_ip4 = s->ue_ip4;
+	__builtin_memcpy(&v->ue6, s->ue_ip6, 8);
+	v->rules = &up_rule_vecs[s->rules];
+	v->qer = &s->qer_state;
+	v->rate = s->qer_rate;
+	v->burst = s->qer_burst;
+}
+
+/* the inline entry's: its /64 is the rule set's pool and its own four octets; its QER a profile's */
+static inline __attribute__((always_inline)) void
+hot_view_inline(struct hot_view *v, const struct up_pool *pool, struct up_sess_inline *s)
+{
+	const struct up_qer_profile *q = &pool->qer[s->qer];
+	uint32_t pool6;
+
+	v->ue_ip4 = s->ue_ip4;
+	v->rules = &up_rule_vecs[s->rules];
+	__builtin_memcpy(&pool6, v->rules->ue6_pool, 4);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	v->ue6 = (uint64_t)s->ue6_mid << 32 | pool6;
+#else
+	v->ue6 = (uint64_t)pool6 << 32 | s->ue6_mid;
+#endif
+	v->qer = &s->qer_state;
+	v->rate = q->rate;
+	v->burst = q->burst;
 }
 
 /* PDR match by QFI and inner 5-tuple, FAR, QER: the packet's verdict */
 static inline __attribute__((always_inline)) unsigned int
 rules_one(const struct up_pool *pool, const struct up_mbuf *m, uint32_t idx, uint64_t now_tick,
-	  const enum up_layout layout, const bool shared)
+	  const enum path k, const bool shared)
 {
 	const struct gtpu_pkt *p = &m->pkt;
+	struct hot_view v;
 	unsigned int hits, fwd;
-	uint64_t *qer;
-	uint32_t rate, burst;
 	bool pass;
 
 	if (m->status != GTPU_OK)
 		return V_NONE;
 	if (idx == UPT_MISS)
 		return V_NO_SESSION;
-	if (layout == UP_LAYOUT_FAT) {
+	if (path_fat(k)) {
 		struct up_sess_fat *s = &pool->fat[idx];
 		unsigned int first;
 
 		hits = up_pdr_hits(s->pdr, s->n_pdr, p, s->ue_ip4, s->ue_ip6);
-		qer = &s->qer_state;
-		rate = s->qer_rate;
-		burst = s->qer_burst;
+		v.qer = &s->qer_state;
+		v.rate = s->qer_rate;
+		v.burst = s->qer_burst;
 		first = hits ? (unsigned int)__builtin_ctz(hits) : 0;
 		fwd = (hits != 0) & (s->far[s->pdr[first].far_id].action == UP_FAR_FORWARD);
+	} else if (k == PATH_INLINE) {
+		hot_view_inline(&v, pool, &pool->ent[idx]);
+		hits = hot_hits(&v, p, &fwd);
 	} else {
-		struct up_sess_hot *s = &pool->hot[idx];
-		const struct up_rules_vec *r = &up_rule_vecs[s->rules];
-		uint32_t src4, dst4;
-		uint64_t src6, ue6;
-		unsigned int is4 = p->inner_family == 4, is6 = p->inner_family == 6, ue_ok;
-
-		qer = &s->qer_state;
-		rate = s->qer_rate;
-		burst = s->qer_burst;
-		__builtin_memcpy(&src4, p->src, 4);
-		__builtin_memcpy(&dst4, p->dst, 4);
-		__builtin_memcpy(&src6, p->src, 8);
-		__builtin_memcpy(&ue6, s->ue_ip6, 8);
-		ue_ok = (is4 & (src4 == s->ue_ip4)) | (is6 & (src6 == ue6));
-		hits = up_rules_vec_hits(r, up_vkey(p, ue_ok), dst4, p->dport);
-		/* hits | 8: lane 3 when none, so ctz needs no branch */
-		fwd = (hits != 0) & r->far_fwd[__builtin_ctz(hits | 8)];
+		/* a TEID the slot did not give out: stale, or forged */
+		if (k == PATH_SLOT && __builtin_expect(pool->hot[idx].teid != p->teid, 0))
+			return V_NO_SESSION;
+		hot_view_split(&v, &pool->hot[idx]);
+		hits = hot_hits(&v, p, &fwd);
 	}
 	/* no branch on the outcome: a packet that is not forwarded asks the QER for 0 bytes */
-	pass = shared ? up_qer_step_atomic(qer, now_tick, rate, burst, fwd ? p->tpdu_len : 0)
-		      : up_qer_step(qer, now_tick, rate, burst, fwd ? p->tpdu_len : 0);
+	pass = shared ? up_qer_step_atomic(v.qer, now_tick, v.rate, v.burst, fwd ? p->tpdu_len : 0)
+		      : up_qer_step(v.qer, now_tick, v.rate, v.burst, fwd ? p->tpdu_len : 0);
 	/* no PDR, FAR drop, QER drop, forwarded: fwd implies hits */
 	return V_NO_PDR + (hits != 0) + fwd + (fwd & pass);
 }
@@ -410,14 +664,21 @@ rules_one(const struct up_pool *pool, const struct up_mbuf *m, uint32_t idx, uin
 /* usage counters: every packet that reached its session */
 static inline __attribute__((always_inline)) void
 count_one(const struct up_pool *pool, const struct up_mbuf *m, uint32_t idx, unsigned int v,
-	  const enum up_layout layout, const bool shared)
+	  const enum path k, const bool shared)
 {
 	uint32_t len = m->pkt.tpdu_len, drop = v != V_FWD;
 	uint64_t *c;
 
 	if (v == V_NONE || v == V_NO_SESSION)
 		return;
-	c = layout == UP_LAYOUT_FAT ? &pool->fat[idx].pkts : &pool->hot[idx].pkts;
+	if (k == PATH_INLINE) {
+		if (shared)
+			upi_count_shared(pool, idx, len, drop);
+		else
+			upi_count(pool, idx, len, drop);
+		return;
+	}
+	c = path_fat(k) ? &pool->fat[idx].pkts : &pool->hot[idx].pkts;
 	if (shared) {
 		__atomic_fetch_add(&c[0], 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&c[1], len, __ATOMIC_RELAXED);
@@ -443,8 +704,8 @@ decap_one(struct up_mbuf *m, unsigned int v, uint64_t *tally)
 
 /* rules, counters, decapsulation of a burst whose sessions are known */
 static inline __attribute__((always_inline)) void
-apply(struct up_worker *w, struct burst *x, bool timed, uint64_t *t,
-      const enum up_layout layout, const bool shared)
+apply(struct up_worker *w, struct burst *x, bool timed, uint64_t *t, const enum path k,
+      const bool shared)
 {
 	uint8_t verdict[UP_MAX_BATCH];
 	const struct up_pool *pool = w->pool;
@@ -459,10 +720,10 @@ apply(struct up_worker *w, struct burst *x, bool timed, uint64_t *t,
 	now_tick = w->now_tick;
 
 	for (unsigned int i = 0; i < n; i++)
-		verdict[i] = (uint8_t)rules_one(pool, x->m[i], x->idx[i], now_tick, layout, shared);
+		verdict[i] = (uint8_t)rules_one(pool, x->m[i], x->idx[i], now_tick, k, shared);
 	stamp(w, UP_ST_RULES, timed, t);
 	for (unsigned int i = 0; i < n; i++)
-		count_one(pool, x->m[i], x->idx[i], verdict[i], layout, shared);
+		count_one(pool, x->m[i], x->idx[i], verdict[i], k, shared);
 	stamp(w, UP_ST_COUNTERS, timed, t);
 	for (unsigned int i = 0; i < n; i++)
 		decap_one(x->m[i], verdict[i], &tally);
@@ -491,102 +752,126 @@ static inline void count_stage(struct up_worker *w, bool timed, enum up_stage s,
 		w->st_pkts[s] += n;
 }
 
+#define MAX_DEPTH 4
+
+/*
+ * Bursts in flight when prefetching, and when each looks at what it
+ * prefetched. A table's bucket and then its session: a step apart each
+ * (step 0 prefetches the bucket, step 1 compares and prefetches the
+ * session, step 2 applies). The slots' one line: two steps (0, then 2).
+ * The inline table's home line: two steps (0, then 2), and the next line
+ * for the few sessions past their home one more (3). Two steps, not one,
+ * because a burst of 8 packets is shorter than a DRAM access here; deeper
+ * pipelines for the tables measured no better.
+ */
+static inline unsigned int path_depth(enum path k)
+{
+	return k == PATH_INLINE ? 4 : 3;
+}
+
+/* one step of the prefetching pipeline: st[s] is the burst received s steps ago */
+static inline __attribute__((always_inline)) void
+pipeline_step(struct up_worker *w, struct burst **st, const enum path k, const bool shared,
+	      bool timed, uint64_t *t)
+{
+	const unsigned int depth = path_depth(k);
+	struct burst *last = st[depth - 1];
+
+	lookup_issue(w, st[0], k);
+	if (k == PATH_INLINE)
+		lookup_inline_home(w, st[depth - 2]);
+	else
+		lookup_finish(w, st[1], k, true);
+	lookup_settle(w, last, k);
+	stamp(w, UP_ST_LOOKUP, timed, t);
+	count_stage(w, timed, UP_ST_LOOKUP, last->n);
+	apply(w, last, timed, t, k, shared);
+	count_stage(w, timed, UP_ST_RULES, last->n);
+	count_stage(w, timed, UP_ST_COUNTERS, last->n);
+	count_stage(w, timed, UP_ST_DECAP, last->n);
+	last->n = 0;
+}
+
 /*
  * Without prefetching, each burst goes through every stage before the next
- * one. With it, three bursts are in flight: burst j has its buckets
- * prefetched while burst j-1 finishes its lookups (and prefetches its
- * sessions) and burst j-2 is matched, counted and decapsulated. Every
- * memory access then has a burst's worth of work to hide behind.
+ * one. With it, path_depth() bursts are in flight: while the newest has
+ * its first line prefetched, older ones have their lookups finished (and
+ * their sessions prefetched), and the oldest is matched, counted and
+ * decapsulated. Every memory access then has a burst's worth of work or
+ * more to hide behind.
  */
 static inline __attribute__((always_inline)) void
-worker_loop(struct up_worker *w, const bool from_ring, const enum up_layout layout,
-	    const bool shared, const enum up_table_kind tk, const bool prefetch)
+worker_loop(struct up_worker *w, const bool from_ring, const enum path k, const bool shared,
+	    const bool prefetch)
 {
-	struct burst bs[3];
+	const unsigned int depth = prefetch ? path_depth(k) : 1;
+	struct burst bs[MAX_DEPTH], *st[MAX_DEPTH];
 	unsigned int batch = w->e->c->batch, cur = 0;
 	uint64_t iter = 0;
 
 	memset(bs, 0, sizeof(bs));
-	for (;; iter++) {
-		bool timed = (iter & SAMPLE_MASK) == 0;
+	for (;; iter++, cur++) {
+		bool timed = (iter & SAMPLE_MASK) == 0, idle = true;
 		uint64_t t = timed ? up_tsc() : 0;
-		struct burst *a = &bs[cur], *b = &bs[(cur + 2) % 3], *c = &bs[(cur + 1) % 3];
 
-		a->n = receive(w, a, batch, timed, &t, from_ring);
-		w->pkts += a->n;
+		for (unsigned int i = 0; i < depth; i++) {
+			st[i] = &bs[(cur + depth - i) % depth];
+			idle &= !st[i]->n;
+		}
+		st[0]->n = receive(w, st[0], batch, timed, &t, from_ring);
+		w->pkts += st[0]->n;
 		if (!from_ring) {
-			count_stage(w, timed, UP_ST_RX, a->n);
-			count_stage(w, timed, UP_ST_PARSE, a->n);
+			count_stage(w, timed, UP_ST_RX, st[0]->n);
+			count_stage(w, timed, UP_ST_PARSE, st[0]->n);
 		}
-		if (!prefetch) {
-			if (!a->n) {
-				if (!from_ring)
-					break;
-				if (!__atomic_load_n(&w->e->dispatch_done, __ATOMIC_ACQUIRE)) {
-					cpu_relax();
-					continue;
-				}
-				/* the dispatcher's last enqueue happens before it sets done */
-				a->n = receive(w, a, batch, false, &t, from_ring);
-				w->pkts += a->n;
-				if (!a->n)
-					break;
-			}
-			lookup_finish(w, a, layout, tk, false);
-			stamp(w, UP_ST_LOOKUP, timed, &t);
-			count_stage(w, timed, UP_ST_LOOKUP, a->n);
-			apply(w, a, timed, &t, layout, shared);
-			count_stage(w, timed, UP_ST_RULES, a->n);
-			count_stage(w, timed, UP_ST_COUNTERS, a->n);
-			count_stage(w, timed, UP_ST_DECAP, a->n);
-			continue;
-		}
-		if (!a->n && !b->n && !c->n) {
+		if (idle && !st[0]->n) {
 			if (!from_ring)
 				break;
-			if (__atomic_load_n(&w->e->dispatch_done, __ATOMIC_ACQUIRE)) {
-				a->n = receive(w, a, batch, false, &t, from_ring);
-				w->pkts += a->n;
-				if (!a->n)
-					break;
-			} else {
+			if (!__atomic_load_n(&w->e->dispatch_done, __ATOMIC_ACQUIRE)) {
 				cpu_relax();
 				continue;
 			}
+			/* the dispatcher's last enqueue happens before it sets done */
+			st[0]->n = receive(w, st[0], batch, false, &t, from_ring);
+			w->pkts += st[0]->n;
+			if (!st[0]->n)
+				break;
 		}
-		lookup_issue(w, a, tk);
-		lookup_finish(w, b, layout, tk, true);
+		if (prefetch) {
+			pipeline_step(w, st, k, shared, timed, &t);
+			continue;
+		}
+		lookup_finish(w, st[0], k, false);
 		stamp(w, UP_ST_LOOKUP, timed, &t);
-		count_stage(w, timed, UP_ST_LOOKUP, b->n);
-		apply(w, c, timed, &t, layout, shared);
-		count_stage(w, timed, UP_ST_RULES, c->n);
-		count_stage(w, timed, UP_ST_COUNTERS, c->n);
-		count_stage(w, timed, UP_ST_DECAP, c->n);
-		c->n = 0;
-		cur = (cur + 1) % 3;
+		count_stage(w, timed, UP_ST_LOOKUP, st[0]->n);
+		apply(w, st[0], timed, &t, k, shared);
+		count_stage(w, timed, UP_ST_RULES, st[0]->n);
+		count_stage(w, timed, UP_ST_COUNTERS, st[0]->n);
+		count_stage(w, timed, UP_ST_DECAP, st[0]->n);
+		st[0]->n = 0;
 	}
 }
 
 /* one instance per combination, so that each inner loop is straight code */
-#define LOOP(R, L, S, T, P)                                                            \
-	static void loop_##R##L##S##T##P(struct up_worker *w)                         \
+#define LOOP(R, K, S, P)                                                               \
+	static void loop_##R##_##K##_##S##P(struct up_worker *w)                      \
 	{                                                                              \
-		worker_loop(w, R, L ? UP_LAYOUT_SPLIT : UP_LAYOUT_FAT, S,                \
-			    T ? UP_TABLE_RTE : UP_TABLE_OWN, P);                          \
+		worker_loop(w, R, (enum path)K, S, P);                                 \
 	}
-#define LOOP_P(R, L, S, T) LOOP(R, L, S, T, 0) LOOP(R, L, S, T, 1)
-#define LOOP_T(R, L, S) LOOP_P(R, L, S, 0) LOOP_P(R, L, S, 1)
-#define LOOP_S(R, L) LOOP_T(R, L, 0) LOOP_T(R, L, 1)
-#define LOOP_L(R) LOOP_S(R, 0) LOOP_S(R, 1)
-LOOP_L(0)
-LOOP_L(1)
+#define LOOP_P(R, K, S) LOOP(R, K, S, 0) LOOP(R, K, S, 1)
+#define LOOP_S(R, K) LOOP_P(R, K, 0) LOOP_P(R, K, 1)
+#define LOOP_K(R) LOOP_S(R, 0) LOOP_S(R, 1) LOOP_S(R, 2) LOOP_S(R, 3) LOOP_S(R, 4) LOOP_S(R, 5) \
+	LOOP_S(R, 6)
+_Static_assert(PATH_N == 7, "a loop for every path");
+LOOP_K(0)
+LOOP_K(1)
 
-#define REF(R, L, S, T, P) [R][L][S][T][P] = loop_##R##L##S##T##P
-#define REF_P(R, L, S, T) REF(R, L, S, T, 0), REF(R, L, S, T, 1)
-#define REF_T(R, L, S) REF_P(R, L, S, 0), REF_P(R, L, S, 1)
-#define REF_S(R, L) REF_T(R, L, 0), REF_T(R, L, 1)
-#define REF_L(R) REF_S(R, 0), REF_S(R, 1)
-static void (*const loops[2][2][2][2][2])(struct up_worker *) = { REF_L(0), REF_L(1) };
+#define REF(R, K, S, P) [R][K][S][P] = loop_##R##_##K##_##S##P
+#define REF_P(R, K, S) REF(R, K, S, 0), REF(R, K, S, 1)
+#define REF_S(R, K) REF_P(R, K, 0), REF_P(R, K, 1)
+#define REF_K(R) REF_S(R, 0), REF_S(R, 1), REF_S(R, 2), REF_S(R, 3), REF_S(R, 4), REF_S(R, 5), \
+	REF_S(R, 6)
+static void (*const loops[2][PATH_N][2][2])(struct up_worker *) = { REF_K(0), REF_K(1) };
 
 static void dispatcher_loop(struct up_worker *d)
 {
@@ -613,7 +898,7 @@ static void dispatcher_loop(struct up_worker *d)
 		memset(cnt, 0, W * sizeof(cnt[0]));
 		for (unsigned int i = 0; i < n; i++)
 			if (m[i]->status == GTPU_OK) {
-				unsigned int wk = up_steer(m[i]->pkt.teid, W);
+				unsigned int wk = engine_owner(e, m[i]->pkt.teid);
 
 				out[wk][cnt[wk]++] = m[i];
 			}
@@ -712,8 +997,15 @@ static void owner_free(struct owner *o)
 	free(o->count);
 }
 
-static int owner_init(struct owner *o, const struct up_traffic *t, unsigned int nw)
+/*
+ * Each session's pool and its index there. Slot-encoded sessions go to
+ * their slot's owner in slot order, so that a pool holds the contiguous
+ * range its worker owns, at index slot - 1 - base.
+ */
+static int owner_init(struct owner *o, const struct up_engine *e, unsigned int nw)
 {
+	const struct up_traffic *t = e->t;
+
 	memset(o, 0, sizeof(*o));
 	o->nw = nw;
 	o->of = malloc((size_t)(t->n_sess ? t->n_sess : 1) * sizeof(uint32_t));
@@ -723,7 +1015,7 @@ static int owner_init(struct owner *o, const struct up_traffic *t, unsigned int 
 	if (!o->of || !o->local || !o->count || !o->gidx)
 		return -1;
 	for (uint32_t s = 0; s < t->n_sess; s++) {
-		o->of[s] = nw == 1 ? 0 : up_steer(t->sess[s].teid, nw);
+		o->of[s] = nw == 1 ? 0 : engine_owner(e, up_traffic_teid(t, e->teids, s));
 		o->local[s] = o->count[o->of[s]]++;
 	}
 	for (unsigned int i = 0; i < nw; i++) {
@@ -736,74 +1028,116 @@ static int owner_init(struct owner *o, const struct up_traffic *t, unsigned int 
 	return 0;
 }
 
-/* the session a stream position sends to, and the worker that receives it when steered */
-static inline uint32_t pos_teid(const struct up_traffic *t, uint32_t pos)
+void up_walk_init(struct up_walk *wk, const struct up_traffic *t, const struct up_run_cfg *c)
 {
-	if (!t->from_pcap)
-		return __builtin_bswap32(t->spec[pos].teid_be);
-	return t->sidx[pos] == UINT32_MAX ? 0 : t->sess[t->sidx[pos]].teid;
+	memset(wk, 0, sizeof(*wk));
+	wk->t = t;
+	wk->c = c;
+	wk->split = up_slot_split_of(t->n_sess, c->workers);
 }
 
-/*
- * Walk the packets in generation order g = 0..P-1 as the receive contexts
- * produce them: fn(g, k, pos) where k counts the packets of g's context.
- */
-static void walk_expected(const struct up_traffic *t, const struct up_run_cfg *c,
-			  uint64_t *pkts, uint64_t *bytes)
+void up_walk_next(struct up_walk *wk, uint32_t *pos, uint64_t *k)
 {
-	uint64_t kw[UP_MAX_WORKERS] = { 0 };
-	unsigned int W = c->workers;
+	const struct up_traffic *t = wk->t;
+	const struct up_run_cfg *c = wk->c;
+	uint64_t g = wk->g++;
 
+	*pos = (uint32_t)(g % t->len);
+	if (c->design == UP_GLOBAL) {
+		*k = g / c->workers;
+	} else if (c->design == UP_STEERED) {
+		uint32_t teid = up_traffic_pos_teid(t, up_run_teids(c), *pos);
+
+		*k = wk->kw[teid_owner(t, up_run_teids(c), &wk->split, c->workers, teid)]++;
+	} else {
+		*k = g;
+	}
+}
+
+/* what every session should have counted, and the bad packets the run should have dropped */
+struct expected {
+	uint64_t *pkts, *bytes;
+	uint64_t no_session, malformed;
+};
+
+static void walk_expected(const struct up_traffic *t, const struct up_run_cfg *c,
+			  struct expected *x)
+{
+	struct up_walk wk;
+
+	up_walk_init(&wk, t, c);
 	for (uint64_t g = 0; g < c->packets; g++) {
-		uint32_t pos = (uint32_t)(g % t->len), s = t->sidx[pos];
+		uint32_t pos, s;
 		uint64_t k;
 
-		if (c->design == UP_GLOBAL) {
-			k = g / W;
-		} else if (c->design == UP_STEERED) {
-			k = kw[up_steer(pos_teid(t, pos), W)]++;
-		} else {
-			k = g;
+		up_walk_next(&wk, &pos, &k);
+		s = t->sidx[pos];
+		if (t->bad && t->bad[pos]) {
+			x->malformed += up_bad_malformed(t->bad[pos]);
+			x->no_session += !up_bad_malformed(t->bad[pos]);
 		}
 		if (s == UINT32_MAX)
 			continue;
-		pkts[s]++;
-		bytes[s] += up_traffic_tpdu(t, k, pos);
+		x->pkts[s]++;
+		x->bytes[s] += up_traffic_tpdu(t, k, pos);
 	}
+}
+
+/* generated traffic: the drops by kind are known too (a capture's are whatever it holds) */
+static void verify_drops(const struct up_traffic *t, struct up_result *r, const struct expected *x)
+{
+	size_t used = strlen(r->verify_msg);
+
+	if (t->from_pcap || !r->verify_ok)
+		return;
+	if (r->no_session != x->no_session || r->malformed != x->malformed) {
+		r->verify_ok = false;
+		snprintf(r->verify_msg, sizeof(r->verify_msg),
+			 "sent %llu packets with forged TEIDs and %llu malformed; dropped %llu as no session's and %llu as malformed",
+			 (unsigned long long)x->no_session, (unsigned long long)x->malformed,
+			 (unsigned long long)r->no_session, (unsigned long long)r->malformed);
+		return;
+	}
+	if (t->bad)
+		snprintf(r->verify_msg + used, sizeof(r->verify_msg) - used,
+			 "; dropped as sent: %llu forged TEIDs (no session), %llu malformed",
+			 (unsigned long long)x->no_session, (unsigned long long)x->malformed);
 }
 
 static int verify(const struct up_traffic *t, const struct up_run_cfg *c, struct up_result *r,
 		  const struct up_counters *got)
 {
-	uint64_t *ep = calloc(t->n_sess ? t->n_sess : 1, sizeof(uint64_t));
-	uint64_t *eb = calloc(t->n_sess ? t->n_sess : 1, sizeof(uint64_t));
+	struct expected x = { calloc(t->n_sess ? t->n_sess : 1, sizeof(uint64_t)),
+			      calloc(t->n_sess ? t->n_sess : 1, sizeof(uint64_t)), 0, 0 };
 
-	if (!ep || !eb) {
-		free(ep);
-		free(eb);
+	if (!x.pkts || !x.bytes) {
+		free(x.pkts);
+		free(x.bytes);
 		return -1;
 	}
-	walk_expected(t, c, ep, eb);
+	walk_expected(t, c, &x);
 	r->verify_ok = true;
 	r->verify_sessions = t->n_sess;
 	r->verify_pkts = r->verify_bytes = 0;
 	for (uint32_t s = 0; s < t->n_sess; s++) {
 		r->verify_pkts += got->pkts[s];
 		r->verify_bytes += got->bytes[s];
-		if (r->verify_ok && (got->pkts[s] != ep[s] || got->bytes[s] != eb[s])) {
+		if (r->verify_ok && (got->pkts[s] != x.pkts[s] || got->bytes[s] != x.bytes[s])) {
 			r->verify_ok = false;
 			snprintf(r->verify_msg, sizeof(r->verify_msg),
 				 "session TEID 0x%08x: sent %llu packets / %llu bytes, counted %llu / %llu",
-				 t->sess[s].teid, (unsigned long long)ep[s], (unsigned long long)eb[s],
-				 (unsigned long long)got->pkts[s], (unsigned long long)got->bytes[s]);
+				 up_traffic_teid(t, up_run_teids(c), s), (unsigned long long)x.pkts[s],
+				 (unsigned long long)x.bytes[s], (unsigned long long)got->pkts[s],
+				 (unsigned long long)got->bytes[s]);
 		}
 	}
 	if (r->verify_ok)
 		snprintf(r->verify_msg, sizeof(r->verify_msg),
 			 "exact for %u sessions: %llu packets, %llu bytes", t->n_sess,
 			 (unsigned long long)r->verify_pkts, (unsigned long long)r->verify_bytes);
-	free(ep);
-	free(eb);
+	verify_drops(t, r, &x);
+	free(x.pkts);
+	free(x.bytes);
 	return 0;
 }
 
@@ -870,6 +1204,16 @@ static int run_begin(struct run_state *s, const struct up_traffic *t, const stru
 			 (unsigned long long)c->packets);
 		return -1;
 	}
+	if (up_cfg_refused(c)) {
+		snprintf(err, errlen, "%s", up_cfg_refused(c));
+		return -1;
+	}
+	s->e.teids = up_run_teids(c);
+	if (s->e.teids == UP_TEIDS_SLOT && t->from_pcap) {
+		snprintf(err, errlen, "--table slot: a capture's TEIDs were not given out by this UPF");
+		return -1;
+	}
+	s->e.split = up_slot_split_of(t->n_sess, W);
 	s->e.nthreads = W + (c->design == UP_SHARDED);
 	r->threads = s->e.nthreads;
 	r->oversubscribed = s->ncpu > 0 && s->e.nthreads > (unsigned int)s->ncpu;
@@ -904,7 +1248,7 @@ static int table_setup(struct run_state *s, unsigned int i)
 /* the session pools and their tables, empty */
 static int pools_setup(struct run_state *s)
 {
-	if (owner_init(&s->o, s->t, s->npools))
+	if (owner_init(&s->o, &s->e, s->npools))
 		return run_nomem(s);
 	s->pools = calloc(s->npools, sizeof(*s->pools));
 	s->own = calloc(s->npools, sizeof(*s->own));
@@ -914,8 +1258,13 @@ static int pools_setup(struct run_state *s)
 	for (unsigned int i = 0; i < s->npools; i++) {
 		if (up_pool_init(&s->pools[i], s->c->layout, s->o.count[i], s->c->huge))
 			return run_nomem(s);
+		/* the inline table's entries are the hot parts; the slot design has no table */
+		if (s->c->layout == UP_LAYOUT_INLINE) {
+			s->r->table_bytes += s->pools[i].ent_bytes;
+			continue;
+		}
 		s->r->session_bytes += s->pools[i].fat_bytes + s->pools[i].hot_bytes;
-		if (table_setup(s, i))
+		if (s->c->table != UP_TABLE_SLOT && table_setup(s, i))
 			return -1;
 	}
 	return 0;
@@ -926,24 +1275,30 @@ static int sessions_insert(struct run_state *s)
 {
 	const struct up_traffic *t = s->t;
 	const struct up_run_cfg *c = s->c;
+	bool own = c->table == UP_TABLE_OWN && c->layout != UP_LAYOUT_INLINE;
 
 	for (uint32_t i = 0; i < t->n_sess; i++) {
 		unsigned int p = s->o.of[i];
-		uint32_t local = s->o.local[i], teid = t->sess[i].teid;
+		struct up_sess_def d = t->sess[i];
+		uint32_t local = s->o.local[i];
 		int irc;
 
-		up_pool_set(&s->pools[p], local, &t->sess[i], s->r->tsc_hz);
-		irc = c->table == UP_TABLE_OWN ? upt_insert(&s->own[p], teid, local)
-					       : upt_rte_insert(s->rte[p], teid, local);
+		d.teid = up_traffic_teid(t, s->e.teids, i);
+		irc = up_pool_set(&s->pools[p], local, &d, s->r->tsc_hz);
+		if (!irc && own)
+			irc = upt_insert(&s->own[p], d.teid, local);
+		else if (!irc && c->table == UP_TABLE_RTE)
+			irc = upt_rte_insert(s->rte[p], d.teid, local);
 		if (irc) {
 			snprintf(s->err, s->errlen, "inserting TEID 0x%08x into the %s table failed: %s",
-				 teid, up_table_names[c->table], strerror(-irc));
+				 d.teid, c->layout == UP_LAYOUT_INLINE ? "inline" : up_table_names[c->table],
+				 strerror(-irc));
 			return -1;
 		}
 	}
 	for (unsigned int i = 0; i < s->npools; i++) {
 		s->r->huge_kib += up_pool_huge_kib(&s->pools[i]);
-		if (c->table == UP_TABLE_OWN)
+		if (own)
 			s->r->huge_kib += up_mem_huge_kib(s->own[i].b);
 	}
 	if (c->table == UP_TABLE_RTE)
@@ -965,7 +1320,7 @@ static int steer_positions(struct run_state *s)
 	if (!fill || !s->pos_lists)
 		goto nomem;
 	for (uint32_t pos = 0; pos < t->len; pos++)
-		fill[up_steer(pos_teid(t, pos), W)]++;
+		fill[engine_owner(&s->e, up_traffic_pos_teid(t, s->e.teids, pos))]++;
 	for (unsigned int i = 0; i < W; i++) {
 		s->pos_lists[i] = malloc((size_t)(fill[i] ? fill[i] : 1) * sizeof(uint32_t));
 		if (!s->pos_lists[i])
@@ -975,7 +1330,7 @@ static int steer_positions(struct run_state *s)
 		fill[i] = 0;
 	}
 	for (uint32_t pos = 0; pos < t->len; pos++) {
-		unsigned int wk = up_steer(pos_teid(t, pos), W);
+		unsigned int wk = engine_owner(&s->e, up_traffic_pos_teid(t, s->e.teids, pos));
 
 		s->pos_lists[wk][fill[wk]++] = pos;
 		if (pos < part)
@@ -999,7 +1354,7 @@ static int rx_setup(struct run_state *s, struct up_worker *w, unsigned int wi, b
 	if (disp)
 		while (nslots < 2 * (W * QRING + 4 * UP_MAX_BATCH))
 			nslots *= 2;
-	if (rx_init(&w->rx, t, nslots))
+	if (rx_init(&w->rx, t, s->e.teids, nslots))
 		return -1;
 	if (c->design == UP_GLOBAL) {
 		w->rx.len = t->len;
@@ -1036,8 +1391,11 @@ static int worker_setup(struct run_state *s, unsigned int i)
 		w->pool = &s->pools[p];
 		w->own = &s->own[p];
 		w->rte = s->rte[p];
-		w->loop = loops[c->design == UP_SHARDED][c->layout == UP_LAYOUT_SPLIT]
-			       [c->design == UP_GLOBAL][c->table == UP_TABLE_RTE][c->prefetch];
+		w->loop = loops[c->design == UP_SHARDED][path_of(c)][c->design == UP_GLOBAL][c->prefetch];
+		/* the pool holds the slots of a contiguous range of sessions, from its first */
+		w->slot_mask = s->t->plan.slot_mask;
+		w->slot_count = s->o.count[p];
+		w->slot_base = w->slot_count ? s->o.gidx[p][0] : 0;
 	}
 	if (c->design == UP_SHARDED && !disp) {
 		w->in = &s->e.rings[wi];

@@ -28,7 +28,8 @@
 #define UP_MAX_WORKERS 64
 
 enum up_design { UP_GLOBAL, UP_SHARDED, UP_STEERED };
-enum up_table_kind { UP_TABLE_OWN, UP_TABLE_RTE };
+/* how a packet finds its session: a table (own, rte_hash), or the slot its TEID names */
+enum up_table_kind { UP_TABLE_OWN, UP_TABLE_RTE, UP_TABLE_SLOT };
 enum up_stage { UP_ST_RX, UP_ST_PARSE, UP_ST_LOOKUP, UP_ST_RULES, UP_ST_COUNTERS, UP_ST_DECAP,
 		UP_NSTAGES };
 
@@ -48,6 +49,7 @@ struct up_run_cfg {
 	uint64_t packets;
 	bool perf;              /* hardware counters where perf_event_open has them */
 	bool verify;            /* check every session's counters against the traffic */
+	bool teid_check;        /* slot table: compare the TEID with the one the slot gave out */
 };
 
 struct up_result {
@@ -80,6 +82,31 @@ struct up_result {
 struct up_counters {
 	uint64_t *pkts, *bytes, *drops;
 };
+
+/* NULL when the configuration can run, else why not (a sentence naming the options) */
+const char *up_cfg_refused(const struct up_run_cfg *c);
+
+/* whose TEIDs a run's sessions have: slot-encoded with the slot table, else hashed */
+static inline enum up_teids up_run_teids(const struct up_run_cfg *c)
+{
+	return c->table == UP_TABLE_SLOT ? UP_TEIDS_SLOT : UP_TEIDS_HASHED;
+}
+
+/*
+ * The packets of a run in generation order, as its receive contexts build
+ * them: packet g is stream position g mod L, and the k-th packet its
+ * context built (so its template is k mod UP_NTPL).
+ */
+struct up_walk {
+	const struct up_traffic *t;
+	const struct up_run_cfg *c;
+	struct up_slot_split split;
+	uint64_t g;
+	uint64_t kw[UP_MAX_WORKERS];
+};
+
+void up_walk_init(struct up_walk *wk, const struct up_traffic *t, const struct up_run_cfg *c);
+void up_walk_next(struct up_walk *wk, uint32_t *pos, uint64_t *k);
 
 /*
  * Start DPDK's EAL with enough memory for tables of up to max_sessions keys,

@@ -13,6 +13,13 @@
  *          shared read-only rule sets (3GPP predefined rules), which stay
  *          in L1; identity and charging data in a cold array the data path
  *          never reads.
+ *   inline the hot part in 32 bytes, two sessions to a line, and the
+ *          lines are the session table's buckets (inline.h): the line a
+ *          lookup reads is the line the packet then updates. What does not
+ *          fit moves out: QER rate and burst to shared QER profiles, the
+ *          UE's IPv6 pool to the rule set, the counters' high halves to a
+ *          carry array (with the cold part's index) that a packet touches
+ *          only when a low half wraps.
  */
 #ifndef UP_SESSION_H
 #define UP_SESSION_H
@@ -23,7 +30,7 @@
 
 #include "gtpu.h"
 
-enum up_layout { UP_LAYOUT_FAT, UP_LAYOUT_SPLIT };
+enum up_layout { UP_LAYOUT_FAT, UP_LAYOUT_SPLIT, UP_LAYOUT_INLINE };
 
 enum up_far_action { UP_FAR_DROP = 0, UP_FAR_FORWARD = 1 };
 
@@ -67,12 +74,14 @@ struct up_far {
 /* a set of rules shared by many sessions */
 struct up_rules_def {
 	uint8_t n_pdr;
+	uint8_t ue6_pool[4];    /* the DNN's UE IPv6 pool: octets 0-3 of every UE's /64 */
 	struct up_pdr_def pdr[UP_MAX_PDR];
 	struct up_far far[UP_MAX_FAR];
 };
 
 struct up_rules {
 	uint8_t n_pdr;
+	uint8_t ue6_pool[4];
 	struct up_pdr pdr[UP_MAX_PDR];
 	struct up_far far[UP_MAX_FAR];
 };
@@ -110,6 +119,12 @@ struct up_sess_fat {
 	uint8_t pad3[8];
 } __attribute__((aligned(64)));
 
+/*
+ * The hot line of the split layout, all a packet reads and writes of its
+ * session: the TEID (with the slot table, the one the slot gave out), the
+ * UE's IPv4 address and IPv6 /64 prefix for the PDRs' UE check, the rule
+ * set, the QER and the usage counters.
+ */
 struct up_sess_hot {
 	uint32_t teid;
 	uint32_t ue_ip4;
@@ -123,6 +138,39 @@ struct up_sess_hot {
 	uint64_t pkts, bytes, drop_pkts;
 } __attribute__((aligned(64)));
 
+/*
+ * The inline layout's hot part, 32 bytes, two to a 64-byte line: the key
+ * (4), the UE's IPv4 address (4), bits 32-63 of its IPv6 /64 prefix (4;
+ * bits 0-31 are its DNN's pool, in the rule set), the rule set (1), the
+ * QER profile (1), the token bucket (8), and the low halves of the usage
+ * counters (4 + 4 + 2): a packet that wraps one carries into the entry's
+ * up_inline_carry.
+ */
+struct up_sess_inline {
+	uint32_t teid;          /* 0: a free entry */
+	uint32_t ue_ip4;        /* network order */
+	uint32_t ue6_mid;       /* octets 4-7 of the UE's /64 */
+	uint8_t rules;          /* a free entry: UPI_TOMBSTONE when it was ever taken */
+	uint8_t qer;            /* index into the pool's QER profiles */
+	uint16_t drops_lo;
+	uint64_t qer_state;
+	uint32_t pkts_lo;
+	uint32_t bytes_lo;
+} __attribute__((aligned(32)));
+
+/* per inline entry, apart: touched when a counter's low half wraps, and by the control plane */
+struct up_inline_carry {
+	uint32_t cold;          /* the session's cold part */
+	uint32_t pkts_hi, bytes_hi;
+	uint32_t drops_hi;      /* above the 16 bits of drops_lo */
+};
+
+/* a QER's parameters, shared by the sessions of one maximum bit rate */
+struct up_qer_profile {
+	uint32_t rate, burst;
+};
+#define UP_MAX_QER_PROFILES 256
+
 struct up_sess_cold {
 	uint64_t seid;
 	uint64_t imsi;
@@ -131,6 +179,7 @@ struct up_sess_cold {
 	uint32_t gnb_teid;
 	uint32_t charging_id;
 	uint64_t created_ns;
+	uint32_t line;          /* its hot part: the same index (split), an entry of the table (inline) */
 };
 
 /*
@@ -144,6 +193,7 @@ struct up_rules_vec {
 	int32_t port_lo[4], port_hi[4];
 	uint8_t far_fwd[4];     /* the PDR's FAR forwards */
 	uint32_t live;          /* (1 << n_pdr) - 1 */
+	uint8_t ue6_pool[4];    /* octets 0-3 of the UE IPv6 prefixes of the rule set's DNN */
 } __attribute__((aligned(64)));
 
 /*
@@ -174,6 +224,14 @@ struct up_pool {
 	struct up_sess_hot *hot;
 	struct up_sess_cold *cold;
 	size_t fat_bytes, hot_bytes, cold_bytes;
+	/* inline: the table's lines of two entries, their carries, the QER profiles */
+	uint32_t lines;
+	uint32_t stored;
+	struct up_sess_inline *ent;
+	struct up_inline_carry *carry;
+	size_t ent_bytes, carry_bytes;
+	struct up_qer_profile qer[UP_MAX_QER_PROFILES];
+	unsigned int n_qer;
 };
 
 /* the rule sets the generator uses, by index (0: internet, 1: iot, 2: any) */
@@ -192,8 +250,8 @@ void up_rules_compile(const struct up_rules_def *d, struct up_rules *out);
 
 int up_pool_init(struct up_pool *p, enum up_layout layout, uint32_t n, bool huge);
 void up_pool_free(struct up_pool *p);
-/* fill slot i from def; tsc_hz sets the QER rate */
-void up_pool_set(struct up_pool *p, uint32_t i, const struct up_sess_def *d, double tsc_hz);
+/* fill slot i from def (inline: insert its TEID); tsc_hz sets the QER rate. 0 or -errno */
+int up_pool_set(struct up_pool *p, uint32_t i, const struct up_sess_def *d, double tsc_hz);
 uint64_t up_pool_huge_kib(const struct up_pool *p);
 void up_pool_counters(const struct up_pool *p, uint32_t i, uint64_t *pkts, uint64_t *bytes,
 		      uint64_t *drops);

@@ -214,11 +214,124 @@ static int build_templates(struct up_traffic *t, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * Session i: its hashed TEID, its slot-encoded one (at a random generation:
+ * slots have been reused), UE, rules. The generations come from a stream of
+ * their own, so that a seed draws the same sessions and packet stream as
+ * before slot-encoded TEIDs existed.
+ */
+static void sessions_gen(struct up_traffic *t)
+{
+	const struct up_gen_opts *o = &t->opt;
+	uint64_t gs = rng_seed(o->seed ^ 0x6e6e6e6e6e6eull);
+
+	up_teid_plan_init(&t->plan, t->n_sess, rng_seed(o->seed ^ 0x51075107u));
+	for (uint32_t i = 0; i < t->n_sess; i++) {
+		struct up_sess_def *d = &t->sess[i];
+		uint32_t ue = 0x0a000000u + i + 1;
+
+		d->teid = teid_of(i, o->seed);
+		d->ue_ip4 = __builtin_bswap32(ue);
+		d->rules = i % 8 == 7 ? UP_RULES_IOT : UP_RULES_INTERNET;
+		d->gnb_ip4 = __builtin_bswap32(0xac100002u | (i % 16) << 8);
+		d->mbr_bps = o->mbr_bps;
+		t->slot_gen[i] = (uint32_t)(rng_next(&gs) >> 32);
+		t->slot_teid[i] = up_teid_make(&t->plan, i, t->slot_gen[i]);
+	}
+}
+
+/* the stream's sessions, Zipf: rank r has weight 1/(r+1)^s; ranks land on random sessions */
+static int stream_zipf(struct up_traffic *t, uint64_t *rs)
+{
+	uint32_t n = t->n_sess, *perm = malloc((size_t)n * sizeof(*perm));
+	double *cdf = malloc((size_t)n * sizeof(*cdf)), sum = 0;
+
+	if (!cdf || !perm) {
+		free(cdf);
+		free(perm);
+		return -1;
+	}
+	for (uint32_t r = 0; r < n; r++) {
+		sum += pow((double)r + 1, -t->opt.zipf_s);
+		cdf[r] = sum;
+		perm[r] = r;
+	}
+	for (uint32_t r = n - 1; r > 0; r--) {
+		uint32_t j = (uint32_t)(rng_next(rs) % (r + 1));
+		uint32_t x = perm[r];
+
+		perm[r] = perm[j];
+		perm[j] = x;
+	}
+	for (uint32_t i = 0; i < t->len; i++) {
+		double u = (double)(rng_next(rs) >> 11) * 0x1.0p-53 * sum;
+		uint32_t lo = 0, hi = n - 1;
+
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+
+			if (cdf[mid] > u)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		t->sidx[i] = perm[lo];
+	}
+	free(cdf);
+	free(perm);
+	return 0;
+}
+
+/* what each position writes into its frame, under either kind of TEID */
+static void specs_fill(struct up_traffic *t)
+{
+	for (uint32_t i = 0; i < t->len; i++) {
+		uint32_t s = t->sidx[i];
+
+		t->spec[i].teid_be = __builtin_bswap32(t->sess[s].teid);
+		t->slot_spec[i].teid_be = __builtin_bswap32(t->slot_teid[s]);
+		t->spec[i].ue_be = t->slot_spec[i].ue_be = t->sess[s].ue_ip4;
+	}
+}
+
+/*
+ * Every bad_every-th position, the bad kinds in turn. A forged TEID is,
+ * with hashed TEIDs, one no session has (teid_of() is a bijection: indexes
+ * from n up are nobody's); slot-encoded, the slot's generation before, or
+ * a slot beyond n. A malformed frame keeps its session's TEID (the NIC
+ * steers it there) but counts to no session.
+ */
+static int bad_fill(struct up_traffic *t)
+{
+	uint32_t every = t->opt.bad_every, j = 0;
+
+	if (!every)
+		return 0;
+	t->bad = calloc(t->len, 1);
+	if (!t->bad)
+		return -1;
+	for (uint32_t i = every - 1; i < t->len; i += every, j++) {
+		uint32_t s = t->sidx[i], slot_teid = t->slot_teid[s];
+		uint8_t kind = (uint8_t)(UP_BAD_NONE + 1 + j % (UP_NBAD - 1));
+
+		t->bad[i] = kind;
+		t->sidx[i] = UINT32_MAX;
+		if (up_bad_malformed(kind))
+			continue;
+		if (kind == UP_BAD_STALE_TEID)
+			slot_teid = up_teid_make(&t->plan, s, t->slot_gen[s] - 1);
+		else
+			slot_teid = up_teid_out_of_range(&t->plan, j);
+		t->spec[i].teid_be = __builtin_bswap32(teid_of(t->n_sess + j, t->opt.seed));
+		t->slot_spec[i].teid_be = __builtin_bswap32(slot_teid);
+	}
+	return 0;
+}
+
 int up_traffic_gen(struct up_traffic *t, const struct up_gen_opts *o, char *err, size_t errlen)
 {
 	uint64_t rs = rng_seed(o->seed), want;
-	uint32_t n = o->sessions, *perm = NULL;
-	double *cdf = NULL;
+	uint32_t n = o->sessions;
 
 	memset(t, 0, sizeof(*t));
 	t->opt = *o;
@@ -232,68 +345,27 @@ int up_traffic_gen(struct up_traffic *t, const struct up_gen_opts *o, char *err,
 		t->len = (uint32_t)want;
 	t->n_sess = n;
 	t->sess = calloc(n, sizeof(*t->sess));
+	t->slot_teid = malloc((size_t)n * sizeof(*t->slot_teid));
+	t->slot_gen = malloc((size_t)n * sizeof(*t->slot_gen));
 	t->spec = malloc((size_t)t->len * sizeof(*t->spec));
+	t->slot_spec = malloc((size_t)t->len * sizeof(*t->slot_spec));
 	t->sidx = malloc((size_t)t->len * sizeof(*t->sidx));
-	if (!t->sess || !t->spec || !t->sidx)
+	if (!t->sess || !t->slot_teid || !t->slot_gen || !t->spec || !t->slot_spec || !t->sidx)
 		goto nomem;
-	for (uint32_t i = 0; i < n; i++) {
-		struct up_sess_def *d = &t->sess[i];
-		uint32_t ue = 0x0a000000u + i + 1;
-
-		d->teid = teid_of(i, o->seed);
-		d->ue_ip4 = __builtin_bswap32(ue);
-		d->rules = i % 8 == 7 ? UP_RULES_IOT : UP_RULES_INTERNET;
-		d->gnb_ip4 = __builtin_bswap32(0xac100002u | (i % 16) << 8);
-		d->mbr_bps = o->mbr_bps;
-	}
+	sessions_gen(t);
 	if (o->dist == UP_DIST_ZIPF) {
-		double sum = 0;
-
-		/* rank r has weight 1/(r+1)^s; ranks land on random sessions */
-		cdf = malloc((size_t)n * sizeof(*cdf));
-		perm = malloc((size_t)n * sizeof(*perm));
-		if (!cdf || !perm)
+		if (stream_zipf(t, &rs))
 			goto nomem;
-		for (uint32_t r = 0; r < n; r++) {
-			sum += pow((double)r + 1, -o->zipf_s);
-			cdf[r] = sum;
-			perm[r] = r;
-		}
-		for (uint32_t r = n - 1; r > 0; r--) {
-			uint32_t j = (uint32_t)(rng_next(&rs) % (r + 1));
-			uint32_t x = perm[r];
-
-			perm[r] = perm[j];
-			perm[j] = x;
-		}
-		for (uint32_t i = 0; i < t->len; i++) {
-			double u = (double)(rng_next(&rs) >> 11) * 0x1.0p-53 * sum;
-			uint32_t lo = 0, hi = n - 1;
-
-			while (lo < hi) {
-				uint32_t mid = lo + (hi - lo) / 2;
-
-				if (cdf[mid] > u)
-					hi = mid;
-				else
-					lo = mid + 1;
-			}
-			t->sidx[i] = perm[lo];
-		}
 	} else {
 		for (uint32_t i = 0; i < t->len; i++)
 			t->sidx[i] = (uint32_t)(((rng_next(&rs) >> 32) * n) >> 32);
 	}
-	for (uint32_t i = 0; i < t->len; i++) {
-		t->spec[i].teid_be = __builtin_bswap32(t->sess[t->sidx[i]].teid);
-		t->spec[i].ue_be = t->sess[t->sidx[i]].ue_ip4;
-	}
-	free(cdf);
-	free(perm);
+	specs_fill(t);
+	if (bad_fill(t))
+		goto nomem;
 	return build_templates(t, err, errlen);
 nomem:
-	free(cdf);
-	free(perm);
+	up_traffic_free(t);
 	snprintf(err, errlen, "out of memory for %u sessions and a stream of %u packets", n, t->len);
 	return -1;
 }
@@ -302,6 +374,10 @@ void up_traffic_free(struct up_traffic *t)
 {
 	free(t->sess);
 	free(t->spec);
+	free(t->slot_spec);
+	free(t->slot_teid);
+	free(t->slot_gen);
+	free(t->bad);
 	free(t->sidx);
 	free(t->tpl);
 	free(t->fbuf);
@@ -311,9 +387,17 @@ void up_traffic_free(struct up_traffic *t)
 	memset(t, 0, sizeof(*t));
 }
 
-size_t up_traffic_frame(const struct up_traffic *t, uint64_t k, uint32_t pos, uint8_t *buf,
-			size_t cap)
+uint32_t up_traffic_pos_teid(const struct up_traffic *t, enum up_teids teids, uint32_t pos)
 {
+	if (t->from_pcap)
+		return t->sidx[pos] == UINT32_MAX ? 0 : t->sess[t->sidx[pos]].teid;
+	return __builtin_bswap32(teids == UP_TEIDS_SLOT ? t->slot_spec[pos].teid_be : t->spec[pos].teid_be);
+}
+
+size_t up_traffic_frame(const struct up_traffic *t, enum up_teids teids, uint64_t k, uint32_t pos,
+			uint8_t *buf, size_t cap)
+{
+	const struct up_spec *sp = teids == UP_TEIDS_SLOT ? &t->slot_spec[pos] : &t->spec[pos];
 	size_t len;
 
 	if (t->from_pcap) {
@@ -325,9 +409,13 @@ size_t up_traffic_frame(const struct up_traffic *t, uint64_t k, uint32_t pos, ui
 
 	len = tp->len < cap ? tp->len : cap;
 	memcpy(buf, tp->frame, len);
-	memcpy(buf + tp->teid_off, &t->spec[pos].teid_be, 4);
-	memcpy(buf + tp->ue_off, &t->spec[pos].ue_be, 4);
+	memcpy(buf + tp->teid_off, &sp->teid_be, 4);
+	memcpy(buf + tp->ue_off, &sp->ue_be, 4);
 	gtpu_frame_fix_checksums(buf, len);
+	if (t->bad && t->bad[pos] == UP_BAD_CUT && len > UP_BAD_CUT_LEN)
+		len = UP_BAD_CUT_LEN;
+	if (t->bad && t->bad[pos] == UP_BAD_VERSION)
+		buf[tp->teid_off - 4] ^= UP_BAD_VERSION_XOR;
 	return len;
 }
 

@@ -138,6 +138,8 @@ struct run_rec {
 	X("session_bytes", REC_U64, 0, REC_NOCOL, rv_u64(r->session_bytes))                     \
 	X("cpu_share", REC_F64, 3, REC_NOCOL, rv_f64(r->cpu_share))                             \
 	X("cpu_cycles_per_pkt", REC_F64, 1, REC_NOCOL, rv_f64(r->cpu_cycles_per_pkt))           \
+	X("teid_check", REC_BOOL, 0, REC_NOCOL,                                                 \
+	  r->cfg.table == UP_TABLE_SLOT ? rv_bool(r->cfg.teid_check) : rv_null())               \
 	/* the table says "n/a" for counters perf_event_open does not have */                  \
 	X(NULL, REC_STR, 0, REC_COL("LLC/pkt", 7, 0, 0), rv_str(llc))                           \
 	X(NULL, REC_STR, 0, REC_COL("dTLB/pkt", 8, 0, 0), rv_str(dtlb))
@@ -272,27 +274,22 @@ static int write_pcap_out(const struct up_args *a, const struct up_traffic *t,
 {
 	char err[256];
 	struct up_pcap_out *po = up_pcap_open(a->pcap_out, err, sizeof(err));
-	uint64_t kw[UP_MAX_WORKERS] = { 0 };
 	uint8_t frame[UP_PCAP_FRAME_MAX];
+	struct up_walk wk;
 
 	if (!po) {
 		elog("%s", err);
 		return -1;
 	}
+	up_walk_init(&wk, t, c);
 	for (uint64_t g = 0; g < c->packets; g++) {
-		uint32_t pos = (uint32_t)(g % t->len);
-		uint64_t k = g;
+		uint32_t pos;
+		uint64_t k;
 		size_t len;
 
 		/* the packet the receive context of g built: template k mod UP_NTPL */
-		if (c->design == UP_GLOBAL) {
-			k = g / c->workers;
-		} else if (c->design == UP_STEERED) {
-			uint32_t teid = t->from_pcap ? 0 : __builtin_bswap32(t->spec[pos].teid_be);
-
-			k = kw[up_steer(teid, c->workers)]++;
-		}
-		len = up_traffic_frame(t, k, pos, frame, sizeof(frame));
+		up_walk_next(&wk, &pos, &k);
+		len = up_traffic_frame(t, up_run_teids(c), k, pos, frame, sizeof(frame));
 		up_pcap_write(po, frame, len, PCAP_OUT_T0_NS + g * PCAP_OUT_GAP_NS);
 	}
 	if (up_pcap_close(po)) {
@@ -303,7 +300,7 @@ static int write_pcap_out(const struct up_args *a, const struct up_traffic *t,
 }
 
 #define COUNTER_FIELDS(X)                                                            \
-	X("teid", REC_U64, 0, REC_COL("teid", 10, 0, 0), rv_u64(t->sess[s].teid))     \
+	X("teid", REC_U64, 0, REC_COL("teid", 10, 0, 0), rv_u64(up_traffic_teid(t, teids, s))) \
 	X("pkts", REC_U64, 0, REC_COL("pkts", 10, 0, 0), rv_u64(c->pkts[s]))          \
 	X("bytes", REC_U64, 0, REC_COL("bytes", 12, 0, 0), rv_u64(c->bytes[s]))       \
 	X("drop_pkts", REC_U64, 0, REC_COL("drop_pkts", 10, 0, 0), rv_u64(c->drops[s]))
@@ -311,7 +308,9 @@ static int write_pcap_out(const struct up_args *a, const struct up_traffic *t,
 static const struct rec_field counter_fields[] = { COUNTER_FIELDS(REC_FIELD) };
 static const struct rec_schema counter_schema = { NULL, counter_fields, ARRAY_SIZE(counter_fields) };
 
-static int write_counters(const char *path, const struct up_traffic *t, const struct up_counters *c)
+/* every session's counters, under the TEID the run gave it */
+static int write_counters(const char *path, const struct up_traffic *t, enum up_teids teids,
+			  const struct up_counters *c)
 {
 	FILE *f = fopen(path, "w");
 	struct rec_writer *w;
@@ -393,7 +392,7 @@ static int run_report(const struct up_args *a, struct run_job *j)
 		return TK_EXIT_FAIL;
 	}
 	j->out = NULL;
-	if (a->counters_out && write_counters(a->counters_out, &j->t, &j->cnt))
+	if (a->counters_out && write_counters(a->counters_out, &j->t, up_run_teids(&a->run), &j->cnt))
 		return TK_EXIT_FAIL;
 	if (a->run.verify && !j->x.r.verify_ok) {
 		elog("counters are not exact: %s", j->x.r.verify_msg);
@@ -450,6 +449,20 @@ struct sweep {
 	unsigned int done;
 };
 
+/* whether the sweep has this design already (the same label) */
+static bool sweep_has(const struct sweep *s, const struct up_run_cfg *c)
+{
+	char label[48], other[48];
+
+	up_label(c, label, sizeof(label));
+	for (unsigned int i = 0; i < s->n; i++) {
+		up_label(&s->cfgs[i], other, sizeof(other));
+		if (!strcmp(label, other))
+			return true;
+	}
+	return false;
+}
+
 /* the product of the knobs' lists, the last knob varying fastest */
 static void sweep_product(const struct up_args *a, struct sweep *s)
 {
@@ -471,9 +484,21 @@ static void sweep_product(const struct up_args *a, struct sweep *s)
 			}
 		}
 		up_check_workers(&c);
+		if (up_cfg_refused(&c)) {
+			char label[48];
+
+			up_label(&c, label, sizeof(label));
+			wlog("sweep: leaving out %s: %s", label, up_cfg_refused(&c));
+			continue;
+		}
+		/* --teid-check on,off makes the tables' designs twice: once is enough */
+		if (sweep_has(s, &c))
+			continue;
 		s->labels[s->n] = NULL;
 		s->cfgs[s->n++] = c;
 	}
+	if (!s->n)
+		cli_usage_die("sweep: no design left to run (see the lines above)");
 }
 
 /* the presets (--presets, or sweep's default ones), or the product of the knobs' lists */

@@ -58,7 +58,8 @@ struct bt_event {
 	__u8 source;             /* enum bt_source */
 	__u16 pacing_gain;       /* << 8 */
 	__u16 cwnd_gain;         /* << 8 */
-	__u16 pad;
+	__u8 fin_acked;          /* this ACK covers the sender's FIN: the stream is over */
+	__u8 pad;
 	__u32 bw_prev;           /* max-bw filter before this ACK, packets/us << 24 */
 	__u32 bw;                /* after */
 	__u32 lt_bw;

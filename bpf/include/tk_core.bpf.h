@@ -148,6 +148,7 @@ struct tcp_sock {
 	u32 srtt_us;
 	u32 delivered;
 	u32 app_limited;
+	u32 write_seq;
 };
 
 struct rate_sample {
@@ -224,6 +225,9 @@ struct tcp_congestion_ops {
 #define TCP_ESTABLISHED 1
 #define TCP_SYN_SENT 2
 #define TCP_SYN_RECV 3
+#define TCP_FIN_WAIT1 4
+#define TCP_LAST_ACK 9
+#define TCP_CLOSING 11
 
 #ifndef AF_INET
 #define AF_INET 2

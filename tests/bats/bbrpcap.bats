@@ -14,9 +14,9 @@ teardown() {
 	tk_run bbrpcap --help
 	expect_status 0
 	expect_output "Commands:"
-	expect_output "  throughput FILE "
+	expect_output "  throughput FILE... "
 	expect_output "bit/s (_bps"
-	expect_output "  5   bad input: a file missing, unreadable, damaged or not of the kind expected"
+	expect_output "  5   bad input: missing, unreadable, damaged, or not what was expected"
 	expect_output "  21  --strict: a record found no frame in the capture"
 	expect_output "  -V, --version"
 }
@@ -32,7 +32,7 @@ teardown() {
 	[[ $output == *"--flow SPEC"* && $output != *"--bin-ms"* && $output != *"--each"* ]] || { tk_dump "flows"; false; }
 	tk_run bbrpcap acks --help
 	[[ $output == *"--each"* && $output == *"--side S"* && $output != *"--bin-ms"* ]] || { tk_dump "acks"; false; }
-	expect_output "dup (per ACK) and dupacks (the summary's count) are duplicate ACKs"
+	expect_output "dup (per ACK) and dupacks (the summary's count) are the same duplicate ACKs"
 	tk_run bbrpcap capture --help
 	[[ $output == *"-c, --count N"* && $output == *"-d, --duration SECONDS"* && $output != *"--reader"* ]] ||
 		{ tk_dump "capture"; false; }
@@ -174,10 +174,31 @@ teardown() {
 	expect_stderr "secret.pcap:"
 }
 
-@test "bbrpcap flows with two files is a usage error" {
-	tk_run bbrpcap flows "$PC_FIX/eth-us.pcap" "$PC_FIX/eth-ns.pcap"
+@test "stdin is read alone: \"-\" among several files is a usage error, in every analysis" {
+	local cmd
+	for cmd in flows throughput acks; do
+		tk_run bbrpcap $cmd "$PC_FIX/eth-us.pcap" - < "$PC_FIX/eth-ns.pcap"
+		expect_status 2
+		expect_one_line_stderr
+		expect_stderr "bbrpcap: $cmd: \"-\" (standard input) can only be read alone, not as one of 2 files"
+		[ -z "$output" ]
+	done
+	tk_run bbrpcap join "$PC_FIX/dip-paced.jsonl" "$PC_FIX/dip-paced.pcap" -
 	expect_status 2
-	expect_stderr "bbrpcap: flows: unexpected argument"
+	expect_stderr "bbrpcap: join: \"-\" (standard input) can only be read alone"
+}
+
+@test "a ring's base name is not a file: the error gives the pattern of its files" {
+	local d=$BATS_TEST_TMPDIR
+	cp "$PC_FIX/eth-us.pcap" "$d/push-000001.pcap"
+	cp "$PC_FIX/eth-ns.pcap" "$d/push-000002.pcap"
+	tk_run bbrpcap flows "$d/push.pcap"
+	expect_status 5
+	expect_one_line_stderr
+	expect_stderr "bbrpcap: $d/push.pcap: cannot open: No such file or directory (a --ring capture? give all its files: $d/push-*.pcap)"
+	tk_run bbrpcap flows -f json "$d"/push-*.pcap
+	expect_status 0
+	jq -e --arg f "$d/push-000001.pcap,$d/push-000002.pcap" 'select(.type == "capture") | .file == $f and .flows == 4' <<<"$output"
 }
 
 # --- every input format agrees with tshark, flow by flow, direction by direction ---
@@ -407,16 +428,38 @@ check_against_tshark() {
 	expect_stderr "dir.json: cannot create: No such file or directory"
 }
 
-@test "a --flow that matches nothing says so in one line, in every analysis" {
-	local cmd
+@test "a --flow that matches nothing is bad input (5): one line, nothing written, in every analysis" {
+	local cmd f=$BATS_TEST_TMPDIR/out.csv
 	for cmd in flows throughput acks; do
 		tk_run bbrpcap $cmd --flow :9 -f json "$PC_FIX/eth-us.pcap"
-		expect_status 0
+		expect_status 5
 		expect_one_line_stderr
-		expect_stderr "bbrpcap: warning: --flow: no flow of $PC_FIX/eth-us.pcap matches (it holds 2;"
+		expect_stderr "bbrpcap: no flow of $PC_FIX/eth-us.pcap matches --flow :9 (it holds 2 flows; \`bbrpcap flows $PC_FIX/eth-us.pcap\` lists them)"
+		[ -z "$output" ] || { tk_dump "$cmd: half output"; false; }
+		# not even the CSV header, nor the file
+		tk_run bbrpcap $cmd --flow 7 --flow 10.9.9.9:* -f csv -o "$f" "$PC_FIX/eth-us.pcap"
+		expect_status 5
+		expect_stderr "matches --flow 7 or --flow 10.9.9.9:* (it holds 2 flows;"
+		[ ! -e "$f" ] || { tk_dump "$cmd: $f was created"; false; }
+		# acks --each writes while it reads: still nothing
+		tk_run bbrpcap $cmd --each --flow :9 "$PC_FIX/eth-us.pcap"
+		[ "$cmd" != acks ] || { expect_status 5; [ -z "$output" ]; }
 		tk_run bbrpcap $cmd --flow 1 -f json "$PC_FIX/eth-us.pcap"
+		expect_status 0
 		[ -z "$stderr" ] || { tk_dump "$cmd: a warning for a flow that matches"; false; }
 	done
+	# several files: named as such
+	tk_run bbrpcap flows --flow :9 "$PC_FIX/eth-us.pcap" "$PC_FIX/eth-ns.pcap"
+	expect_status 5
+	expect_stderr "bbrpcap: no flow of the 2 files matches --flow :9 (they hold 4 flows;"
+}
+
+@test "a --flow that matches nothing beside one that matches: a warning, the records of the one" {
+	tk_run bbrpcap flows --flow :9 --flow 2 -f json "$PC_FIX/eth-us.pcap"
+	expect_status 0
+	expect_one_line_stderr
+	expect_stderr "bbrpcap: warning: no flow of $PC_FIX/eth-us.pcap matches --flow :9 (the other --flow chose 1)"
+	[ "$(jq -s '[.[] | select(.type == "flow") | .flow]' <<<"$output" | jq -c .)" = "[2]" ]
 }
 
 @test "acks: dup per ACK is the summary's dupacks, direction by direction; advancing is the other sense" {
@@ -435,11 +478,42 @@ check_against_tshark() {
 	done
 	echo "# $n ACKs neither advancing nor dup"
 	[ "$n" -gt 0 ]
-	# and the fixtures hold real duplicate ACKs
-	[ "$(bbrpcap acks -f json "$PC_FIX/dip-paced.pcap" | jq -s '[.[] | select(.type == "ack_summary") | .dupacks] | add')" -gt 0 ]
+}
+
+@test "acks: a window update is not a duplicate ACK (RFC 5681), as tcptrace and tshark count" {
+	requires tcptrace tshark
+	local f=$PC_FIX/dip-paced.pcap
+	# the receiver repeats an ACK number with a new window (frames 50 and 51, 61 and 62)
+	[ "$(bbrpcap acks --each -f json "$f" | jq -s '[.[] | select(.type == "ack" and (.advancing | not) and
+		(.dup | not) and .data_frame != null)] | length')" -ge 2 ]
+	[ "$(bbrpcap acks -f json "$f" | jq -s '[.[] | select(.type == "ack_summary") | .dupacks] | add')" -eq 0 ]
+	[ "$(tcptrace -l -r -n "$f" | awk '/duplicate acks:/ { n += $3 + $6 } END { print n + 0 }')" -eq 0 ]
+	[ "$(tshark -r "$f" -Y tcp.analysis.duplicate_ack 2>/dev/null | wc -l)" -eq 0 ]
 }
 
 # --- join's bad input, from the fixtures (the live joins are in bbrpcap_join.bats) ---
+
+@test "join on a capture that holds none of the trace's flows is bad input (5): one line, nothing written" {
+	tk_run bbrpcap join "$PC_FIX/dip-paced.jsonl" "$PC_FIX/eth-us.pcap" -o "$BATS_TEST_TMPDIR/j.jsonl"
+	expect_status 5
+	expect_one_line_stderr
+	expect_stderr "bbrpcap: join: $PC_FIX/eth-us.pcap holds none of the trace's flows (10.77.1.2:45258-10.77.2.2:43100), but 2 others (\`bbrpcap flows\` lists them): nothing to join"
+	[ -z "$output" ]
+	[ ! -e "$BATS_TEST_TMPDIR/j.jsonl" ]
+	tk_run bbrpcap join "$PC_FIX/dip-paced.jsonl" "$PC_FIX/eth-us.pcap" "$PC_FIX/sll2.pcap"
+	expect_status 5
+	expect_stderr "bbrpcap: join: the 2 files hold none of the trace's flows"
+	[ -z "$output" ]
+	# a capture of no frame at all (its header only)
+	head -c 24 "$PC_FIX/eth-us.pcap" > "$BATS_TEST_TMPDIR/empty.pcap"
+	tk_run bbrpcap join "$PC_FIX/dip-paced.jsonl" "$BATS_TEST_TMPDIR/empty.pcap"
+	expect_status 5
+	expect_stderr "empty.pcap holds none of the trace's flows (10.77.1.2:45258-10.77.2.2:43100), and no other TCP flow: nothing to join"
+	# the same trace and its own capture among others: joined
+	tk_run bbrpcap join "$PC_FIX/dip-paced.jsonl" "$PC_FIX/eth-us.pcap" "$PC_FIX/dip-paced.pcap" -o "$BATS_TEST_TMPDIR/j.jsonl"
+	expect_status 0
+	[ -s "$BATS_TEST_TMPDIR/j.jsonl" ]
+}
 
 @test "join on a trace without bbrtrace records (udpdwell's output) is bad input, named" {
 	tk_run bbrpcap join "$TK_ROOT/tests/fixtures/plots/dwell.jsonl" "$PC_FIX/dip-paced.pcap"

@@ -130,17 +130,18 @@ all_matched() {
 	[ "$(printf '%s\n' "$output" | grep 'after the data it covers' | grep -vc '; delayed_ack; ')" -eq 0 ]
 }
 
-@test "join: frame_time is the capture's time of that frame" {
+@test "join: frame_time_ns is the capture's time of that frame, frame_time_s the same in seconds" {
 	bbrpcap join "$D/trace.jsonl" "$D/snd.pcap" -o "$D/joined-snd.jsonl" > /dev/null
 	pc_frame_acks "$D/snd.pcap" > "$D/frames.txt"
 	jq -r 'select(.type == "collapse") | "\(.frame) \(.frame_time_ns)"' "$D/joined-snd.jsonl" |
 		awk 'NR == FNR { t[$1] = $3; next } { n++; s = sprintf("%.6f", $2 / 1e9); if (s != t[$1]) { print "# " $1 ": " s " vs " t[$1]; bad++ } } END { exit bad > 0 || n == 0 }' "$D/frames.txt" -
+	jq -e -s 'map(select(.frame != null)) | length > 0 and all((.frame_time_s - .frame_time_ns / 1e9 | fabs) < 1e-6)' "$D/joined-snd.jsonl" > /dev/null
 }
 
 @test "join: records keep every field they had, in order, and gain frame fields" {
 	bbrpcap join "$D/trace.jsonl" "$D/snd.pcap" -o "$D/joined-snd.jsonl" > /dev/null
 	[ "$(wc -l < "$D/joined-snd.jsonl")" -eq "$(wc -l < "$D/trace.jsonl")" ]
-	diff <(jq -c 'del(.frame, .frame_time, .frame_time_ns, .frame_time_rel, .ack_delay_us)' "$D/joined-snd.jsonl") \
+	diff <(jq -c 'del(.frame, .frame_time_s, .frame_time_ns, .frame_time_rel_s, .ack_delay_us)' "$D/joined-snd.jsonl") \
 		<(jq -c . "$D/trace.jsonl")
 }
 
@@ -170,6 +171,26 @@ all_matched() {
 	expect_output "no frame (trace line"
 	tk_run bbrpcap join "$D/trace.jsonl" "$D/early.pcap" -o "$D/joined-early.jsonl"
 	expect_status 0
+}
+
+@test "join over the capture cut into files, given newest first: the records and lines of the whole, frames numbered on" {
+	requires editcap
+	local d=$D/parts
+	mkdir -p "$d"
+	# an independent writer cuts the capture into files of 1000 frames
+	editcap -c 1000 "$D/snd.pcap" "$d/part.pcap"
+	local -a parts
+	mapfile -t parts < <(ls "$d"/part_*.pcap | sort -r)
+	echo "# ${#parts[@]} files"
+	[ "${#parts[@]}" -ge 3 ]
+	bbrpcap join "$D/trace.jsonl" "$D/snd.pcap" -o "$D/joined-whole.jsonl" > "$D/lines-whole.txt"
+	tk_run bbrpcap join "$D/trace.jsonl" "${parts[@]}" -o "$D/joined-parts.jsonl"
+	expect_status 0
+	diff "$D/joined-whole.jsonl" "$D/joined-parts.jsonl"
+	diff "$D/lines-whole.txt" <(printf '%s\n' "$output")
+	all_matched "$D/joined-parts.jsonl" "$D/snd.pcap" collapse
+	# frames from the last files too: numbered past the first files'
+	[ "$(jq -s 'map(.frame // 0) | max' "$D/joined-parts.jsonl")" -gt 2000 ]
 }
 
 @test "join: a malformed trace line is named; the records before it are still joined" {

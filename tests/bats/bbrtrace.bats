@@ -164,7 +164,7 @@ teardown() {
 	wait "$pid"
 	jq -e 'select(.type=="summary") | .samples == 0 and .lost == 0' "$out"
 	[ "$(ip netns exec "$NS-a" sysctl -n net.ipv4.tcp_congestion_control)" = "$DEFAULT_CC" ]
-	! grep -qw bbr_traced /proc/sys/net/ipv4/tcp_available_congestion_control
+	! grep -qw bbr_traced /proc/sys/net/ipv4/tcp_available_congestion_control || false
 }
 
 # the kernel frees bbrtrace's programs once the last reference (link,
@@ -217,7 +217,7 @@ nothing_left() {
 	tk_run bbrtrace --cleanup
 	expect_status 0
 	expect_stderr "bbrtrace: removed stale bbr_traced (struct_ops map id "
-	! grep -qw bbr_traced /proc/sys/net/ipv4/tcp_available_congestion_control
+	! grep -qw bbr_traced /proc/sys/net/ipv4/tcp_available_congestion_control || false
 	tk_run bbrtrace --cleanup
 	expect_status 0
 	expect_stderr "nothing to clean"

@@ -49,8 +49,8 @@ setup() {
 	grep -E '^\.+ .*/asm/types\.h$' "$err" | sed 's/^\.* //' | sort -u > "$BATS_TEST_TMPDIR/asm"
 	cat "$BATS_TEST_TMPDIR/asm" | sed 's/^/# /'
 	[ -s "$BATS_TEST_TMPDIR/asm" ]
-	! grep -v aarch64 "$BATS_TEST_TMPDIR/asm"
-	! grep -E '^\.+ .*x86' "$err"
+	! grep -v aarch64 "$BATS_TEST_TMPDIR/asm" || false
+	! grep -E '^\.+ .*x86' "$err" || false
 }
 
 @test "without arm64's asm/ headers, make bpf-arm64 says which package to install" {

@@ -217,7 +217,7 @@ complete_words() {
 
 @test "installed udpdwell measures one interval" {
 	requires root btf
-	tk_run tk_installed udpdwell --once -i 0.5 -f json -p 45000
+	tk_run tk_installed udpdwell --once --interval 0.5 -f json -p 45000
 	expect_status 0
 	expect_output '"type":"interval"'
 }

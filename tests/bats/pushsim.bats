@@ -8,6 +8,8 @@ setup() {
 }
 
 teardown() {
+	# a test that narrowed the allowed congestion controls puts them back
+	[ -z "${ALLOWED_CC:-}" ] || echo "$ALLOWED_CC" > /proc/sys/net/ipv4/tcp_allowed_congestion_control
 	tk_cleanup
 }
 
@@ -23,7 +25,7 @@ push() {
 		>"$BATS_TEST_TMPDIR/recv.jsonl" 2>"$BATS_TEST_TMPDIR/recv.err" &
 	local rpid=$!
 	tk_wait_listen "$port" 5 "$NS-b"
-	ip netns exec "$NS-a" "$BIN/pushsim" send --connect "10.201.0.2:$port" --duration "$secs" --json "${sopts[@]}" \
+	ip netns exec "$NS-a" "$BIN/pushsim" send --connect "10.201.0.2:$port" -d "$secs" -f json "${sopts[@]}" \
 		>"$BATS_TEST_TMPDIR/send.jsonl" 2>"$BATS_TEST_TMPDIR/send.err"
 	SEND_RC=$?
 	local i
@@ -47,6 +49,28 @@ sum() { jq -s "[.[] | select(.type==\"summary\")][0].$2" "$BATS_TEST_TMPDIR/$1.j
 	[ "$b" -gt 1300000 ] && [ "$b" -lt 1700000 ]
 	[ "$(jq -s '[.[] | select(.type=="second")] | length' "$BATS_TEST_TMPDIR/send.jsonl")" -ge 3 ]
 	[ "$(sum recv mode)" = '"prompt"' ]
+	# one record per second, each with the time it began: 0, 1, 2, ...
+	jq -e -s '[.[] | select(.type=="second") | .t_s] | . == [range(length)]' "$BATS_TEST_TMPDIR/send.jsonl"
+}
+
+@test "every time in pushsim's records carries its unit: seconds or microseconds, one unit per quantity" {
+	requires root netns jq
+	tk_netns_pair "$NS"
+	push 2 paced 43210 --playout-ms 200
+	[ "$SEND_RC" -eq 0 ] && [ "$RECV_RC" -eq 0 ]
+	local f keys
+	for f in send recv; do
+		keys=$(jq -s -r '[.[] | keys[]] | unique | .[]' "$BATS_TEST_TMPDIR/$f.jsonl" | tr '\n' ' ')
+		[ "$keys" = "app_acks bytes cc duration_s frame_latency_max_us frame_latency_mean_us frames goodput_bps late_frames longest_stall_us mode mss role stalls t_s type " ] ||
+			{ echo "# $f: $keys"; return 1; }
+	done
+	# the latencies in us: a 200 ms playout buffer is 200000 and more
+	[ "$(sum recv frame_latency_max_us)" -ge 200000 ]
+	[ "$(jq -s '[.[] | select(.type=="second") | .frame_latency_max_us] | min' "$BATS_TEST_TMPDIR/recv.jsonl")" -ge 190000 ]
+	# every duration's key says its unit: no _ms key beside the _us ones
+	jq -e -s '[.[] | keys[] | select(endswith("_ms"))] | length == 0' "$BATS_TEST_TMPDIR/send.jsonl" "$BATS_TEST_TMPDIR/recv.jsonl" > /dev/null
+	# the receiver has no stalls to report, the sender no latencies
+	[ "$(sum recv longest_stall_us)" = null ] && [ "$(sum send frame_latency_max_us)" = null ]
 }
 
 @test "paced receiver: frames are read one playout buffer late" {
@@ -96,6 +120,82 @@ sum() { jq -s "[.[] | select(.type==\"summary\")][0].$2" "$BATS_TEST_TMPDIR/$1.j
 	[ "$(sort -n "$BATS_TEST_TMPDIR/sizes" | tail -1)" -gt 21000 ]
 }
 
+@test "pushsim --help lists the commands and every command's exit codes; each command's --help its own" {
+	tk_run "$BIN/pushsim" --help
+	expect_status 0
+	expect_output "Commands:"
+	expect_output "  send --connect ADDR:PORT"
+	expect_output "  recv --listen [ADDR:]PORT"
+	expect_output "  -V, --version"
+	expect_output "  20  a connection or network I/O failed"
+	expect_output "  5   bad input"
+	tk_run "$BIN/pushsim" send --help
+	expect_status 0
+	expect_output "Usage: pushsim send --connect ADDR:PORT"
+	expect_output "-d, --duration SECONDS"
+	expect_output "-f, --format FMT"
+	expect_output "-o, --output FILE"
+	expect_output "--keyframe-factor X"
+	expect_output "  3   a missing privilege"
+	expect_output "  4   the kernel lacks a needed feature"
+	expect_output "  20  a connection or network I/O failed"
+	[[ $output != *"--mode"* && $output != *"--playout-ms"* && $output != *"  5   "* ]] || { tk_dump "recv's options or codes"; false; }
+	tk_run "$BIN/pushsim" recv -h
+	expect_status 0
+	expect_output "Usage: pushsim recv --listen [ADDR:]PORT"
+	expect_output "--mode MODE"
+	expect_output "--accept-timeout SECONDS"
+	expect_output "  5   bad input"
+	[[ $output != *"--gop"* && $output != *"--nodelay"* && $output != *"  4   "* ]] || { tk_dump "send's options or codes"; false; }
+}
+
+@test "pushsim -V, and each command's -V, print the version" {
+	local cmd version
+	version=$("$BIN/pushsim" --version)
+	[[ $version =~ ^pushsim\ [0-9a-g.-]+ ]] || { echo "# version: $version"; false; }
+	for cmd in "" send recv; do
+		tk_run "$BIN/pushsim" $cmd -V
+		expect_status 0
+		[ "$output" = "$version" ] || { tk_dump "pushsim $cmd -V"; false; }
+	done
+}
+
+@test "every command refuses a bad command line the same way: one line, exit 2" {
+	local cmd
+	for cmd in send recv; do
+		tk_run "$BIN/pushsim" $cmd --bogus x
+		expect_status 2
+		expect_one_line_stderr
+		expect_stderr "pushsim: unknown option '--bogus' (see --help)"
+		tk_run "$BIN/pushsim" $cmd -o
+		expect_status 2
+		expect_one_line_stderr
+		expect_stderr "pushsim: -o needs a value (see --help)"
+		tk_run "$BIN/pushsim" $cmd --summary-only=1
+		expect_status 2
+		expect_one_line_stderr
+		expect_stderr "pushsim: --summary-only takes no value (see --help)"
+		tk_run "$BIN/pushsim" $cmd --fps 241
+		expect_status 2
+		expect_one_line_stderr
+		expect_stderr "pushsim: --fps: 241 is out of range 1..240"
+		tk_run "$BIN/pushsim" $cmd -d 0
+		expect_status 2
+		expect_stderr "pushsim: -d: 0 is out of range 0.001..31536000"
+		tk_run "$BIN/pushsim" $cmd -f xml
+		expect_status 2
+		expect_stderr "pushsim: -f: 'xml' is not one of table|csv|json"
+	done
+	# pushsim's own options, before the command
+	tk_run "$BIN/pushsim" --bogus send
+	expect_status 2
+	expect_one_line_stderr
+	expect_stderr "pushsim: unknown option '--bogus' (see --help)"
+	tk_run "$BIN/pushsim" --quiet=1 send
+	expect_status 2
+	expect_stderr "pushsim: --quiet takes no value (see --help)"
+}
+
 @test "pushsim bad arguments: one line, exit 2" {
 	tk_run "$BIN/pushsim"
 	expect_status 2
@@ -108,6 +208,9 @@ sum() { jq -s "[.[] | select(.type==\"summary\")][0].$2" "$BATS_TEST_TMPDIR/$1.j
 	expect_status 2
 	expect_one_line_stderr
 	expect_stderr "pushsim: --fps: '5x' is not an integer"
+	tk_run "$BIN/pushsim" send --connect 10.0.0.1:80 -d 1.5s
+	expect_status 2
+	expect_stderr "pushsim: -d: '1.5s' is not a number"
 	tk_run "$BIN/pushsim" send --connect 10.0.0.1
 	expect_status 2
 	expect_stderr "pushsim: --connect: '10.0.0.1' is not ADDR:PORT"
@@ -120,23 +223,99 @@ sum() { jq -s "[.[] | select(.type==\"summary\")][0].$2" "$BATS_TEST_TMPDIR/$1.j
 	tk_run "$BIN/pushsim" recv --listen 43000 --fps 0
 	expect_status 2
 	expect_stderr "pushsim: --fps: 0 is out of range 1..240"
+	# an option of the other command is unknown to this one
 	tk_run "$BIN/pushsim" recv --listen 43000 --gop 5
 	expect_status 2
-	expect_stderr "pushsim: --gop: only for pushsim send"
+	expect_one_line_stderr
+	expect_stderr "pushsim: unknown option '--gop' (see --help)"
+	tk_run "$BIN/pushsim" send --connect 10.0.0.1:80 --playout-ms 5
+	expect_status 2
+	expect_stderr "pushsim: unknown option '--playout-ms' (see --help)"
 	tk_run "$BIN/pushsim" send
 	expect_status 2
 	expect_stderr "pushsim: --connect: missing (where to push)"
+	tk_run "$BIN/pushsim" recv
+	expect_status 2
+	expect_stderr "pushsim: --listen: missing (where to accept the push)"
 	tk_run "$BIN/pushsim" send --connect 10.0.0.1:80 --jitter 1.5
 	expect_status 2
 	expect_stderr "pushsim: --jitter: 1.5 is out of range 0..0.9"
+	tk_run "$BIN/pushsim" send --connect 10.0.0.1:80 stray
+	expect_status 2
+	expect_stderr "pushsim: unexpected argument 'stray' (see --help)"
 }
 
-@test "pushsim: nobody listening gives a network error, exit 10" {
+@test "pushsim -o FILE -f csv, -d with decimals, -v: the records in the file, one CSV header, the connection on stderr" {
+	requires root netns
+	tk_netns_pair "$NS"
+	local d=$BATS_TEST_TMPDIR
+	ip netns exec "$NS-b" "$BIN/pushsim" recv --listen 10.201.0.2:43207 -f csv -o "$d/recv.csv" -v \
+		>"$d/recv.out" 2>"$d/recv.err" &
+	local rpid=$!
+	tk_wait_listen 43207 5 "$NS-b"
+	tk_run ip netns exec "$NS-a" "$BIN/pushsim" -v send --connect 10.201.0.2:43207 -d 1.5 -o "$d/send.jsonl"
+	expect_status 0
+	expect_stderr "pushsim: send: 10.201.0.1:"
+	expect_stderr " -> 10.201.0.2:43207, cc "
+	[ -z "$output" ] || { tk_dump "stdout should be empty with -o"; return 1; }
+	wait $rpid
+	[ $? -eq 0 ] || { cat "$d/recv.err"; return 1; }
+	[ ! -s "$d/recv.out" ]
+	grep -q "pushsim: recv: 10.201.0.2:43207 -> 10.201.0.1:" "$d/recv.err"
+	# 1.5 s at 30 fps: 45 frames, and a summary of 1.5 s
+	[ "$(jq -s '[.[] | select(.type=="summary")][0].frames' "$d/send.jsonl")" -eq 45 ]
+	jq -e -s '[.[] | select(.type=="summary")][0].duration_s | . >= 1.5 and . < 1.7' "$d/send.jsonl"
+	# CSV: one header, a type column first, then both record types' rows
+	[ "$(head -1 "$d/recv.csv" | cut -d, -f1-3)" = "type,role,t_s" ] || { head -3 "$d/recv.csv" | sed 's/^/# /'; return 1; }
+	[ "$(grep -c '^type,' "$d/recv.csv")" -eq 1 ]
+	[ "$(grep -c '^second,recv,' "$d/recv.csv")" -ge 1 ]
+	[ "$(grep -c '^summary,recv,' "$d/recv.csv")" -eq 1 ]
+	# every row has the header's columns
+	awk -F, 'NR == 1 { n = NF } NF != n { exit 1 }' "$d/recv.csv"
+}
+
+@test "pushsim --summary-only -f csv: one record type, so no type column" {
+	requires root netns
+	tk_netns_pair "$NS"
+	ip netns exec "$NS-b" "$BIN/pushsim" recv --listen 10.201.0.2:43208 --summary-only -f csv \
+		>"$BATS_TEST_TMPDIR/recv.csv" 2>"$BATS_TEST_TMPDIR/recv.err" &
+	local rpid=$!
+	tk_wait_listen 43208 5 "$NS-b"
+	tk_run ip netns exec "$NS-a" "$BIN/pushsim" send --connect 10.201.0.2:43208 -d 0.5 --summary-only -f csv
+	expect_status 0
+	wait $rpid
+	[ "$(printf '%s\n' "$output" | head -1 | cut -d, -f1)" = role ] || { tk_dump "header"; return 1; }
+	[ "$(printf '%s\n' "$output" | wc -l)" -eq 2 ]
+	[ "$(printf '%s\n' "$output" | sed -n 2p | cut -d, -f1-2)" = send,push ]
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/recv.csv")" -eq 2 ]
+}
+
+@test "pushsim -o into a directory that does not exist fails before connecting, exit 1" {
+	tk_run "$BIN/pushsim" send --connect 127.0.0.1:9 -o "$BATS_TEST_TMPDIR/no/such/dir/out.jsonl"
+	expect_status 1
+	expect_one_line_stderr
+	expect_stderr "pushsim: $BATS_TEST_TMPDIR/no/such/dir/out.jsonl: cannot create: No such file or directory"
+}
+
+@test "pushsim: nobody listening gives a network error, exit 20" {
 	requires root netns
 	tk_netns_pair "$NS"
 	tk_run ip netns exec "$NS-a" "$BIN/pushsim" send --connect 10.201.0.2:43205 --duration 1
-	expect_status 10
+	expect_status 20
 	expect_stderr "pushsim: connect: Connection refused"
+	# -q: errors only, and this is one
+	tk_run ip netns exec "$NS-a" "$BIN/pushsim" -q send --connect 10.201.0.2:43205 -d 1
+	expect_status 20
+	expect_one_line_stderr
+	expect_stderr "pushsim: connect: Connection refused"
+}
+
+@test "pushsim recv: nobody connecting within --accept-timeout is a network error, exit 20" {
+	requires root netns
+	tk_netns_pair "$NS"
+	tk_run ip netns exec "$NS-b" "$BIN/pushsim" recv --listen 10.201.0.2:43209 --accept-timeout 0.3
+	expect_status 20
+	expect_stderr "pushsim: nobody connected within 0.3 s"
 }
 
 @test "pushsim --cc: an unknown congestion control is refused" {
@@ -145,4 +324,41 @@ sum() { jq -s "[.[] | select(.type==\"summary\")][0].$2" "$BATS_TEST_TMPDIR/$1.j
 	tk_run ip netns exec "$NS-a" "$BIN/pushsim" send --connect 10.201.0.2:43206 --cc nosuchcc --duration 1
 	expect_status 4
 	expect_stderr "pushsim: --cc: cannot use congestion control 'nosuchcc': No such file or directory"
+}
+
+@test "pushsim --cc: a congestion control this user may not choose is a missing privilege, exit 3" {
+	requires root netns
+	local cc def
+	# available, but neither allowed (net.ipv4.tcp_allowed_congestion_control)
+	# nor the default: only CAP_NET_ADMIN may choose it. Where every available
+	# one is allowed, the allowed list is narrowed to reno for the test
+	# (teardown puts it back): the kernel always has reno, and another
+	def=$(cat /proc/sys/net/ipv4/tcp_congestion_control)
+	cc=$(comm -23 <(tr ' ' '\n' </proc/sys/net/ipv4/tcp_available_congestion_control | sort) \
+		<(tr ' ' '\n' </proc/sys/net/ipv4/tcp_allowed_congestion_control | sort) | grep -vx "$def" | head -1)
+	if [ -z "$cc" ]; then
+		ALLOWED_CC=$(cat /proc/sys/net/ipv4/tcp_allowed_congestion_control)
+		echo reno > /proc/sys/net/ipv4/tcp_allowed_congestion_control
+		cc=$(tr ' ' '\n' </proc/sys/net/ipv4/tcp_available_congestion_control | grep -vx -e reno -e "$def" | head -1)
+	fi
+	[ -n "$cc" ] || { echo "# no congestion control here besides reno and the default ($def)"; return 1; }
+	tk_netns_pair "$NS"
+	tk_run ip netns exec "$NS-a" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$BIN/pushsim" send --connect 10.201.0.2:43211 --cc "$cc" -d 1
+	expect_status 3
+	expect_one_line_stderr
+	expect_stderr "pushsim: --cc: cannot use congestion control '$cc': Operation not permitted"
+}
+
+@test "pushsim recv: a stream that is not a pushsim stream is bad input, exit 5" {
+	requires root netns
+	tk_netns_pair "$NS"
+	ip netns exec "$NS-b" "$BIN/pushsim" recv --listen 10.201.0.2:43212 --accept-timeout 5 \
+		>"$BATS_TEST_TMPDIR/recv.out" 2>"$BATS_TEST_TMPDIR/recv.err" &
+	local rpid=$! rc=0
+	tk_wait_listen 43212 5 "$NS-b"
+	ip netns exec "$NS-a" bash -c 'exec 3<>/dev/tcp/10.201.0.2/43212 && printf "GET / HTTP/1.1\r\nHost: x\r\n\r\n" >&3 && sleep 0.5'
+	wait $rpid || rc=$?
+	[ "$rc" -eq 5 ] || { echo "# status $rc"; cat "$BATS_TEST_TMPDIR/recv.err"; return 1; }
+	grep -q "pushsim: the stream is not a pushsim stream (bad frame header)" "$BATS_TEST_TMPDIR/recv.err"
 }

@@ -59,7 +59,8 @@ dump() { ip -n "$NS" -d -j route show table all; ip -n "$NS" -d route show table
 		"5   bad input" "10  no such network device" "11  no such routing table" \
 		"12  no such network namespace" "13  no route matches" "14  the kernel refused the change" \
 		"15  some changes were applied, some refused" "16  read back, a route is not what was asked" \
-		"17  the journal cannot be written" "18  a matching route cannot be changed safely"; do
+		"17  the journal cannot be written" "18  a matching route cannot be changed safely" \
+		"19  the journal describes another boot, namespace or device"; do
 		expect_output $'\n'"  $code"
 	done
 	tk_run quickack --version
@@ -83,7 +84,7 @@ help_options() {
 	done
 	want=$(echo $select --all-dev --to --lock --netns --journal --dry-run $std | tr ' ' '\n' | sort | tr '\n' ' ')
 	[ "$(help_options congctl)" = "$want" ] || { echo "# congctl: $(help_options congctl)"; false; }
-	want=$(echo --netns --journal --dry-run $std | tr ' ' '\n' | sort | tr '\n' ' ')
+	want=$(echo --netns --journal --discard-stale --dry-run $std | tr ' ' '\n' | sort | tr '\n' ' ')
 	[ "$(help_options restore)" = "$want" ] || { echo "# restore: $(help_options restore)"; false; }
 	want=$(echo --netns --journal $std | tr ' ' '\n' | sort | tr '\n' ' ')
 	[ "$(help_options status)" = "$want" ] || { echo "# status: $(help_options status)"; false; }
@@ -93,6 +94,13 @@ help_options() {
 	expect_output $'\n'"  16  read back"
 	tk_run quickack show --help
 	[[ $output != *"  13  "* && $output != *"  17  "* ]] || { tk_dump "show changes nothing"; false; }
+	# only restore refuses a stale journal; the changing commands set it aside
+	tk_run quickack restore --help
+	expect_output $'\n'"  19  the journal describes another boot, namespace or device; nothing applied"
+	expect_output "--discard-stale sets them aside in a kept file"
+	tk_run quickack on --help
+	[[ $output != *"  19  "* ]] || { tk_dump "on does not refuse a stale journal"; false; }
+	expect_output "are first set aside in a kept"
 	for cmd in show on off rto-min congctl restore status; do
 		tk_run quickack "$cmd" -V
 		expect_status 0
@@ -328,7 +336,10 @@ help_options() {
 	expect_status 0
 	expect_stderr "journal $def"
 	[ -s "$def" ]
-	head -1 "$def" | grep -q "^bbrkit-quickack-journal 1 netns=$NS created="
+	# format 2: the boot, the namespace's inode (as stat shows it) and cookie
+	head -1 "$def" | grep -q "^bbrkit-quickack-journal 2 netns=$NS created=[0-9]* boot=$(cat /proc/sys/kernel/random/boot_id) netns_ino=$(ip netns exec "$NS" stat -L -c %i /proc/self/ns/net) netns_cookie=[1-9][0-9]* crc=" ||
+		{ head -1 "$def"; false; }
+	sed -n 2p "$def" | grep -q "^route seq=1 .* metric=0 devs=$(ip -n "$NS" -j link show d0 | jq '.[0].ifindex'):d0 state="
 	tk_run quickack restore --netns "$NS"
 	expect_status 0
 	[ ! -e "$def" ]

@@ -31,44 +31,57 @@ teardown() {
 }
 
 make_ns() {
-	local ns=$1 n="ip -n $1"
+	local ns=$1
 	ip netns del "$ns" 2>/dev/null || true
 	ip netns add "$ns"
 	echo "$ns" >> "$TK_STATE_DIR/netns.list"
 	# link-local addresses at once (no DAD), so none appears in the middle of a test
 	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
-	$n link set lo up
-	$n link add d0 type veth peer name p0
-	$n link add d1 type veth peer name p1
-	for d in d0 p0 d1 p1; do $n link set "$d" up; done
-	wait_link_local "$ns" 4
-	$n addr add 10.9.0.1/24 dev d0
-	$n addr add 10.8.0.1/24 dev d1
-	$n addr add fd00:9::1/64 dev d0 nodad
-	$n addr add fd00:8::1/64 dev d1 nodad
-	$n nexthop add id 10 via 10.9.0.3 dev d0
-	$n route add 10.0.1.0/24 dev d0 proto static mtu 9000 initcwnd 20
-	$n route add 10.0.1.0/24 dev d1 metric 100 proto static advmss 1400 initrwnd 30
-	$n route add 10.0.1.0/24 dev d0 table 100 proto static quickack 1
-	$n route add 10.0.2.0/24 via 10.9.0.254 dev d0 table 100 realm 5 mtu lock 1400 rto_min 5ms congctl reno features ecn
-	$n route add 10.0.3.0/24 table 200 initcwnd 15 nexthop via 10.9.0.2 dev d0 weight 2 nexthop via 10.8.0.2 dev d1
-	$n route add 10.0.4.0/24 nhid 10 congctl lock cubic
-	$n route add 10.0.5.0/24 tos 0x10 via 10.77.0.1 dev d0 onlink proto 99
-	$n route add 10.0.6.0/24 dev d0 table 200 proto static mtu 1500
-	$n -6 route add fd00:1::/64 dev d0 mtu 1400 initcwnd 10 pref high proto static
-	$n -6 route add fd00:1::/64 dev d1 metric 2048 table 100
-	$n -6 route add fd00:2::/64 via fd00:9::254 dev d0 table 100 rto_min 10ms congctl bbr hoplimit 32
-	$n -6 route add fd00:3::/64 table 200 initcwnd 12 nexthop via fd00:9::2 dev d0 nexthop via fd00:8::2 dev d1
+	# one ip process per batch: a process costs about 0.3 s on the kernel
+	# matrix's emulated CPU, and this runs before every test
+	ip -n "$ns" -batch - <<-EOF
+		link set lo up
+		link add d0 type veth peer name p0
+		link add d1 type veth peer name p1
+		link set d0 up
+		link set p0 up
+		link set d1 up
+		link set p1 up
+	EOF
+	wait_local6 "$ns" fe80:: 4
+	# "proto 99" last: iproute2's batch mode keeps a protocol number for the
+	# next line's "proto static" (rtnl_rtprot_a2n's cache, iproute2 6.1)
+	ip -n "$ns" -batch - <<-EOF
+		addr add 10.9.0.1/24 dev d0
+		addr add 10.8.0.1/24 dev d1
+		addr add fd00:9::1/64 dev d0 nodad
+		addr add fd00:8::1/64 dev d1 nodad
+		nexthop add id 10 via 10.9.0.3 dev d0
+		route add 10.0.1.0/24 dev d0 proto static mtu 9000 initcwnd 20
+		route add 10.0.1.0/24 dev d1 metric 100 proto static advmss 1400 initrwnd 30
+		route add 10.0.1.0/24 dev d0 table 100 proto static quickack 1
+		route add 10.0.2.0/24 via 10.9.0.254 dev d0 table 100 realm 5 mtu lock 1400 rto_min 5ms congctl reno features ecn
+		route add 10.0.3.0/24 table 200 initcwnd 15 nexthop via 10.9.0.2 dev d0 weight 2 nexthop via 10.8.0.2 dev d1
+		route add 10.0.4.0/24 nhid 10 congctl lock cubic
+		route add 10.0.6.0/24 dev d0 table 200 proto static mtu 1500
+		route add fd00:1::/64 dev d0 mtu 1400 initcwnd 10 pref high proto static
+		route add fd00:1::/64 dev d1 metric 2048 table 100
+		route add fd00:2::/64 via fd00:9::254 dev d0 table 100 rto_min 10ms congctl bbr hoplimit 32
+		route add fd00:3::/64 table 200 initcwnd 12 nexthop via fd00:9::2 dev d0 nexthop via fd00:8::2 dev d1
+		route add 10.0.5.0/24 tos 0x10 via 10.77.0.1 dev d0 onlink proto 99
+	EOF
+	wait_local6 "$ns" fd00: 2
 }
 
-# wait (up to 5 s) until namespace $1 has $2 link-local addresses and their routes
-wait_link_local() {
+# wait (up to 5 s) until namespace $1 has $3 IPv6 addresses starting with $2
+# and their local routes (the kernel adds those from a work queue, later)
+wait_local6() {
 	local i
 	for ((i = 0; i < 100; i++)); do
-		[ "$(ip -n "$1" -6 route show table local | grep -c '^local fe80::')" -ge "$2" ] && return 0
+		[ "$(ip -n "$1" -6 route show table local | grep -c "^local $2")" -ge "$3" ] && return 0
 		sleep 0.05
 	done
-	echo "# $1: the link-local addresses did not come up" >&2
+	echo "# $1: the $2 addresses' local routes did not come up" >&2
 	return 1
 }
 
@@ -364,17 +377,44 @@ expect_same() {
 	expect_same "ip -d route show table all" "$bt" "$(tdump)"
 }
 
-@test "a crash between the journal and the change: restore finds the routes as saved and leaves them" {
-	local bj bt
-	bj=$(jdump); bt=$(tdump)
-	tk_run quickack on fd00:1::/64 --table all --netns "$NS" --journal "$J"
-	expect_status 0
-	# as if quickack had died after syncing the journal, before sending: the routes never changed
-	ip -n "$NS" -6 route change fd00:1::/64 dev d0 mtu 1400 initcwnd 10 pref high proto static
-	ip -n "$NS" -6 route change fd00:1::/64 dev d1 metric 2048 table 100
-	expect_same "ip -d -j route show table all" "$bj" "$(jdump)"
+# quickack killed by SIGKILL at its route changes (one netlink sendto holds
+# them all), before the kernel sees them: strace stops it at that call's
+# entry, the call fails unsent and SIGKILL follows. The journal was synced
+# before.
+kill_before_changes() {
+	run strace -f -qq -o /dev/null -e trace=sendto -e inject=sendto:error=EINTR:signal=KILL:when=1 \
+		"$BIN/quickack" "$@"
+	[ "$status" -ne 0 ] || { echo "# quickack was not killed: $output"; return 1; }
+}
+
+@test "SIGKILL after the journal, before the changes: restore leaves every route exactly as before" {
+	requires strace
+	local bt
+	bt=$(tdump)
+	kill_before_changes on fd00:1::/64 --table all --netns "$NS" --journal "$J"
+	[ -s "$J" ]
+	expect_same "ip -d route show table all" "$bt" "$(tdump)"
 	tk_run quickack restore --netns "$NS" --journal "$J"
 	expect_status 0
 	expect_stderr "restore: 0 route(s) restored and verified, 2 already as saved; journal $J removed"
 	expect_same "ip -d route show table all" "$bt" "$(tdump)"
 }
+
+@test "SIGKILL after the changes, before they are verified: restore undoes them, exactly as before" {
+	requires strace
+	local bt pid
+	bt=$(tdump)
+	# the changes' sendto returns 3 s late: the kernel has them, quickack has
+	# not read its answer yet
+	strace -f -qq -o /dev/null -e trace=sendto -e inject=sendto:delay_exit=3000000:when=1 \
+		"$BIN/quickack" on fd00:1::/64 --table all --netns "$NS" --journal "$J" 2> /dev/null &
+	tk_wait_for "[ \$(ip -n $NS -6 -d route show table all | grep -c 'fd00:1::/64.*quickack 1') -eq 2 ]" 10
+	pid=$(pgrep -f -n "^$BIN/quickack on fd00:1::/64")
+	kill -9 "$pid"
+	wait || true
+	tk_run quickack restore --netns "$NS" --journal "$J"
+	expect_status 0
+	expect_stderr "restore: 2 route(s) restored and verified, 0 already as saved; journal $J removed"
+	expect_same "ip -d route show table all" "$bt" "$(tdump)"
+}
+

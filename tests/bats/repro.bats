@@ -98,14 +98,19 @@ free_port() {
 	# the receiver got every byte the sender's peer ACKed
 	jq -e -s '([.[] | select(.type=="summary" and .role=="send")][0].bytes) == ([.[] | select(.type=="summary" and .role=="recv")][0].bytes)' "$d/pushsim.json"
 	jq -e '.type == "verdict" and .scenario.quickack == "off" and .scenario.receiver == "app-ack"' "$d/verdict.json"
+	# every output --help lists is there, and nothing else
+	local listed present
+	listed=$("$TK_ROOT/repro/dip.sh" --help | sed -n '/^Outputs in DIR:/,/^$/p' | awk '/^  [a-z]/ {print $1}' | grep -v '^\*' | sort)
+	present=$(cd "$d" && ls | grep -v '\.log$' | sort)
+	[ "$listed" = "$present" ] || { echo "# --help lists: $(echo $listed)"; echo "# the run left: $(echo $present)"; return 1; }
 }
 
 @test "dip.sh leaves nothing behind: namespaces, bbr_traced, default congestion control" {
 	requires root
 	[ -s "$RP_OUT/on/trace.jsonl" ] || { echo "# the first test's run is missing"; return 1; }
 	run bash -c "ip netns list | grep -E '^rp-(push|rtr|recv)-${RP_ID}'"
-	[ -z "$output" ]
-	! grep -qw bbr_traced /proc/sys/net/ipv4/tcp_available_congestion_control
+	[ -z "$output" ] || { echo "# left: $output"; grep -h 'namespace' "$RP_OUT"/*.log 2>/dev/null; return 1; }
+	! grep -qw bbr_traced /proc/sys/net/ipv4/tcp_available_congestion_control || false
 	[ "$(sysctl -n net.ipv4.tcp_congestion_control)" != bbr_traced ]
 }
 
@@ -130,11 +135,11 @@ free_port() {
 	grep -q 'interrupted, cleaning up' "$RP_OUT/int.log"
 	# the route was restored from the journal before the namespace went
 	[ ! -s "$RP_OUT/int/quickack.journal" ]
-	! grep -q 'quickack restore failed' "$RP_OUT/int.log"
+	! grep -q 'quickack restore failed' "$RP_OUT/int.log" || false
 	run bash -c "ip netns list | grep -E '^rp-(push|rtr|recv)-${RP_ID}i'"
-	[ -z "$output" ]
-	! grep -qw bbr_traced /proc/sys/net/ipv4/tcp_available_congestion_control
-	! pgrep -f -- '10.77.2.2:43103|port 43103|--dport 43103' >/dev/null
+	[ -z "$output" ] || { echo "# left: $output"; cat "$RP_OUT/int.log"; return 1; }
+	! grep -qw bbr_traced /proc/sys/net/ipv4/tcp_available_congestion_control || false
+	! pgrep -f -- '10.77.2.2:43103|port 43103|--dport 43103' >/dev/null || false
 }
 
 @test "bbrtrace --prometheus during a run: promtool accepts the page, collapses by cause, the flow's current bw" {
@@ -244,7 +249,7 @@ free_port() {
 	expect_status 0
 	expect_output "sweep.sh: sch_netem is missing in this kernel: the RTT axis collapses to native"
 	grep -q '^note: sch_netem is missing in this kernel: the RTT axis collapses to native' "$RP_OUT/sweep/sweep.txt"
-	head -1 "$RP_OUT/sweep/sweep.csv" | grep -qx 'rtt,rtt_effective,quickack,receiver,duration_s,collapses,delayed_ack_per_min,rate_drop_per_min,loss_policer_per_min,other_per_min,stalls,late_frames,goodput_bps,dir'
+	head -1 "$RP_OUT/sweep/sweep.csv" | grep -qx 'rtt,rtt_effective,quickack,receiver,duration_s,collapses,delayed_ack_per_min,rate_drop_per_min,loss_policer_per_min,other_per_min,stalls,late_frames,goodput_bps,receiver_delayed_acks,dir'
 	[ "$(tail -n +2 "$RP_OUT/sweep/sweep.csv" | wc -l)" -eq 2 ]
 	tail -n +2 "$RP_OUT/sweep/sweep.csv" | cut -d, -f1-3 | sort | tr '\n' ' ' | grep -qx 'native,native,off native,native,on '
 }

@@ -145,7 +145,7 @@ check() {
 ADDR=127.0.0.1
 
 @test "injected delays (every 5th read 20-50 ms): average and maximum agree with the kernel timestamps, state ALERT" {
-	ud_start_each -p 41100 -i 600
+	ud_start_each -p 41100 --interval 600
 	traffic 41100 100 3 --stall-every 5 --stall-ms 20-50
 	ud_stop_each
 	check 41100 300 ALERT fifo
@@ -153,7 +153,7 @@ ADDR=127.0.0.1
 
 @test "healthy baseline: no injected delay; average and maximum agree, OK while every wait stayed below --warn-us" {
 	local state=any
-	ud_start_each -p 41101 -i 600
+	ud_start_each -p 41101 --interval 600
 	# a real-time reader, as media servers run: scheduling noise from the
 	# other work on this machine does not make a healthy server look slow
 	traffic 41101 1000 2 --rt-prio 10
@@ -165,14 +165,14 @@ ADDR=127.0.0.1
 }
 
 @test "MSG_PEEK before every read keeps the matching (peeks are not reads)" {
-	ud_start_each -p 41102 -i 600
+	ud_start_each -p 41102 --interval 600
 	traffic 41102 100 3 --peek --stall-every 5 --stall-ms 20-50
 	ud_stop_each
 	check 41102 300 any fifo
 }
 
 @test "recvmmsg readers keep the matching (one read event per datagram)" {
-	ud_start_each -p 41103 -i 600
+	ud_start_each -p 41103 --interval 600
 	traffic 41103 1000 2 --batch 32 --stall-every 5 --stall-ms 20-50
 	ud_stop_each
 	check 41103 2000 any fifo
@@ -181,7 +181,7 @@ ADDR=127.0.0.1
 
 @test "four reader threads on one socket keep the matching (EAGAIN races included)" {
 	# every read waits 5-15 ms, so datagrams queue while all four threads sleep
-	ud_start_each -p 41104 -i 600
+	ud_start_each -p 41104 --interval 600
 	traffic 41104 300 2 --threads 4 --stall-every 1 --stall-ms 5-15
 	ud_stop_each
 	check 41104 600 any fifo
@@ -190,7 +190,7 @@ ADDR=127.0.0.1
 @test "IPv6 sockets are measured too" {
 	local b
 	ADDR=::1
-	ud_start_each -p 41105 -i 600
+	ud_start_each -p 41105 --interval 600
 	ADDR='[::1]'
 	traffic 41105 100 2 --stall-every 5 --stall-ms 20-50
 	ud_stop_each

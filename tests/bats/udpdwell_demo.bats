@@ -12,7 +12,7 @@ setup_file() {
 
 teardown() {
 	# the script cleans up after itself; make sure, even when it failed
-	for ns in $(ip netns list | awk '/^ud-sfu-/ { print $1 }'); do
+	for ns in $(ip netns list | awk -v p="^ud-sfu-t$BATS_ROOT_PID-" '$1 ~ p { print $1 }'); do
 		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
 		ip netns del "$ns" 2>/dev/null
 	done
@@ -39,8 +39,7 @@ agrees_with_kernel_ts() {
 }
 
 @test "three scenarios: healthy OK, slow server ALERT without loss, bad network OK with loss and jitter" {
-	before=$(ip netns list | grep -c '^ud-sfu-' || true)
-	tk_run timeout 300 "$TK_ROOT/repro/sfu.sh" --json --seconds 3 --rate 3000 --port 41400
+	tk_run timeout 300 "$TK_ROOT/repro/sfu.sh" --json --seconds 3 --rate 3000 --port 41400 --id "t$BATS_ROOT_PID"
 	expect_status 0
 	printf '%s\n' "$output" | sed 's/^/# /' >&3
 	healthy=$(jq -c 'select(.scenario=="healthy")' <<< "$output")
@@ -65,7 +64,7 @@ agrees_with_kernel_ts() {
 	fi
 
 	# nothing left behind
-	[ "$(ip netns list | grep -c '^ud-sfu-' || true)" -eq "$before" ]
+	[ "$(ip netns list | grep -c "^ud-sfu-t$BATS_ROOT_PID-" || true)" -eq 0 ]
 }
 
 @test "bad arguments: one line, exit 2" {

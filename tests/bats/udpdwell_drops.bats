@@ -45,7 +45,7 @@ wait_udp() {
 burst() {
 	local port=$1 rx
 	shift
-	ud_start -p "$port" -i 600 "$@"
+	ud_start -p "$port" --interval 600 "$@"
 	BEFORE=$(udp_counter RcvbufErrors)
 	ip netns exec "$NS" timeout 60 "$BIN/sfu_echo" --listen "127.0.0.1:$port" --rcvbuf 2048 \
 		--stall-every 1 --stall-ms 300 --idle-exit 1 --no-echo > "$BATS_TEST_TMPDIR/rx.json" &
@@ -90,7 +90,7 @@ check_rcvbuff() {
 }
 
 @test "a socket filter that refuses everything: SOCKET_FILTER drops named from BTF, or said to be out of reach (kfree_skb without rx_sk)" {
-	ud_start -p 41302 -i 600
+	ud_start -p 41302 --interval 600
 	ip netns exec "$NS" timeout 60 /usr/bin/python3 -c '
 import ctypes, socket, struct, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

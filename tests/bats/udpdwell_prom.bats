@@ -52,7 +52,7 @@ slow_server_traffic() {
 
 @test "promtool check metrics accepts the page; other paths are 404" {
 	port=$(free_tcp_port 41330)
-	ud_start -p 41330 -i 1 --prometheus "127.0.0.1:$port"
+	ud_start -p 41330 --interval 1 --prometheus "127.0.0.1:$port"
 	grep -q "serving Prometheus metrics on http://127.0.0.1:$port/metrics" "$UD_ERR"
 	slow_server_traffic 41330 1
 	sleep 2.5
@@ -70,7 +70,7 @@ slow_server_traffic() {
 
 @test "a real Prometheus server scrapes udpdwell and its API returns the dwell histogram" {
 	exporter=$(free_tcp_port 41340)
-	ud_start -p 41341 -i 1 --prometheus "127.0.0.1:$exporter"
+	ud_start -p 41341 --interval 1 --prometheus "127.0.0.1:$exporter"
 	web=$(free_tcp_port $((exporter + 2)))
 	dir=$BATS_TEST_TMPDIR/prom
 	mkdir -p "$dir/data"

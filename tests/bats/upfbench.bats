@@ -41,15 +41,18 @@ field() { printf '%s\n' "$output" | jq -r ".$1"; }
 	expect_status 0
 	expect_output "Usage: upfbench [run] [OPTIONS]"
 	expect_output "      --prefetch [on|off]"
-	expect_output "    before     global/fat/b1/own/4k"
+	expect_output "    before         global/fat/b1/own/4k                  the incident's design"
 	expect_output "  23  --verify: counters differ from what was sent"
 	[[ $output != *"--presets"* && $output != *"  22  "* ]] || { tk_dump "run's own"; false; }
 	tk_run upfbench sweep --help
 	expect_status 0
 	expect_output "      --presets LIST      the presets to run"
 	expect_output "      --hugepages [LIST]"
-	expect_output "  * best       steered/split/b8p/own/thp"
-	expect_output "    before-rte global/fat/b1/rte_hash/4k"
+	expect_output "  * best           steered/split/b8p/own/thp             + huge pages"
+	expect_output "    before-rte     global/fat/b1/rte_hash/4k"
+	expect_output "  * inline         steered/inline/b8p/own/thp            best, inline hot part"
+	expect_output "  * slot           steered/split/b8p/slot/thp"
+	expect_output "    slot-unchecked steered/split/b8p/slot-unchecked/thp  slot, TEID not checked"
 	[[ $output != *"--pcap-in"* && $output != *"  5   "* ]] || { tk_dump "sweep generates its traffic"; false; }
 	tk_run upfbench lookup --help
 	expect_output "      --tables LIST"
@@ -61,7 +64,7 @@ field() { printf '%s\n' "$output" | jq -r ".$1"; }
 	[[ $output != *"--sessions"* ]] || { tk_dump "floor has no sessions"; false; }
 	tk_run upfbench decode --help
 	expect_output "Usage: upfbench decode --pcap-in FILE [OPTIONS]"
-	expect_output "  5   bad input: a file missing"
+	expect_output "  5   bad input: missing, unreadable"
 	tk_run upfbench check-identity --help
 	expect_output "  before: 16 x 3.0e9 / 6000 = 8.0 Mpps, not 0.8"
 	expect_output "  after: 16 x 3.0e9 / 1100 = 43.6 Mpps, not 4.2"
@@ -182,9 +185,9 @@ bad_lines() {
 @test "counters are exact in every design, including global with 2 workers" {
 	for d in global sharded steered; do
 		for w in 1 2; do
-			for l in fat split; do
+			for l in "--layout fat" "--layout split" "--layout inline" "--table slot"; do
 				tk_run upfbench run "${SMALL[@]}" --dist zipf --design $d --workers $w \
-					--layout $l --verify --format json
+					$l --verify --format json
 				expect_status 0
 				expect_stderr "counters: exact for 300 sessions: 20000 packets"
 			done
@@ -193,6 +196,75 @@ bad_lines() {
 	tk_run upfbench run "${SMALL[@]}" --design global --workers 2 --batch 1 --no-prefetch --verify --format json
 	expect_status 0
 	expect_stderr "counters: exact for 300 sessions: 20000 packets"
+}
+
+@test "forged TEIDs and malformed frames are dropped and counted exactly, in every design" {
+	# 6000 packets, each stream position once: every 5th bad, four kinds in turn, 300 each
+	for d in "--table slot" "--layout inline" "--layout split"; do
+		for w in 1 2; do
+			for p in steered sharded global; do
+				tk_run upfbench run --sessions 200 --packets 6000 --floor-mib 0 $d --design $p \
+					--workers $w --bad-every 5 --verify -f json
+				expect_status 0
+				[ "$(field no_session)" = 600 ] && [ "$(field malformed)" = 600 ] &&
+					[ "$(field dropped)" = "$(($(field no_pdr) + $(field far_drop) + $(field qer_drop) + 600))" ] ||
+					{ tk_dump "$d, $p, $w workers: 600 no session's, 600 malformed"; false; }
+				expect_stderr "counters: exact for 200 sessions: 4800 packets"
+				expect_stderr "; dropped as sent: 600 forged TEIDs (no session), 600 malformed"
+			done
+		done
+	done
+}
+
+@test "the bad packets as tshark sees them: cut frames, GTP version 2, TEIDs no session has" {
+	requires tshark
+	tk_run upfbench run --sessions 100 --packets 2000 --floor-mib 0 --table slot --bad-every 4 \
+		--pcap-out "$T/bad.pcap" --counters-out "$T/counters.csv" --verify -f json
+	expect_status 0
+	[ "$(field no_session)" = 250 ] && [ "$(field malformed)" = 250 ] || { tk_dump "250 and 250"; false; }
+	[ "$(tshark -r "$T/bad.pcap" -Y 'frame.len == 40' 2>/dev/null | grep -c .)" -eq 125 ]
+	[ "$(tshark -r "$T/bad.pcap" -Y gtpv2 2>/dev/null | grep -c .)" -eq 125 ]
+	# the G-PDUs whose TEID no session has: the stale and out-of-range ones
+	tail -n +2 "$T/counters.csv" | cut -d, -f1 > "$T/teids"
+	tshark -r "$T/bad.pcap" -Y 'gtp.message == 255' -T fields -e gtp.teid 2>/dev/null |
+		while read -r teid; do echo "$((teid))"; done > "$T/sent"
+	[ "$(grep -c . "$T/sent")" -eq 1750 ]
+	[ "$(grep -cvxFf "$T/teids" "$T/sent")" -eq 250 ]
+}
+
+@test "--teid-check off: a stale TEID is charged to its slot's session, and --verify says so (exit 23)" {
+	tk_run upfbench run --sessions 200 --packets 6000 --floor-mib 0 --preset slot-unchecked \
+		--bad-every 5 --verify -f json
+	expect_status 23
+	# the slots beyond the pool are still no session's: a bound, not the check
+	[ "$(field no_session)" = 300 ] && [ "$(field teid_check)" = false ] || { tk_dump "300 out of range"; false; }
+	expect_stderr "upfbench: counters are not exact: session TEID 0x"
+	tk_run upfbench run --sessions 200 --packets 6000 --floor-mib 0 --preset slot --verify -f json
+	expect_status 0
+	[ "$(field label)" = slot ] && [ "$(field table)" = slot ] && [ "$(field teid_check)" = true ] &&
+		[ "$(field table_bytes)" = 0 ] || { tk_dump "slot: no table"; false; }
+}
+
+@test "the slot table and the inline layout: what cannot run is refused, one line, exit 2" {
+	tk_run upfbench run "${SMALL[@]}" --table slot --layout inline
+	expect_status 2
+	expect_one_line_stderr
+	expect_stderr "upfbench: --table slot: the TEID names a hot line of the split layout (not --layout fat or inline)"
+	tk_run upfbench run "${SMALL[@]}" --table rte_hash --layout inline
+	expect_status 2
+	expect_stderr "upfbench: --layout inline: the hot lines are the buckets of the project's own table (--table own)"
+	tk_run upfbench run --pcap-in /dev/null --table slot --floor-mib 0
+	expect_status 2
+	expect_stderr "upfbench: --table slot: a capture's TEIDs were not given out by this UPF (generated traffic only)"
+	tk_run upfbench run --pcap-in /dev/null --bad-every 3 --floor-mib 0
+	expect_status 2
+	expect_stderr "upfbench: --pcap-in: the capture is the traffic; --dist, --pkt-size, --outer and --bad-every do not apply"
+	tk_run upfbench lookup --tables own,slot
+	expect_status 2
+	expect_stderr "upfbench: --tables: slot is no table to look up (the TEID is the index)"
+	tk_run upfbench run "${SMALL[@]}" --teid-check maybe
+	expect_status 2
+	expect_stderr "upfbench: --teid-check: 'maybe' is not one of off|on"
 }
 
 @test "hardware counters are detected: n/a with the reason where perf_event_open has none" {
@@ -232,11 +304,8 @@ bad_lines() {
 		{ tk_dump "floor record"; false; }
 }
 
-@test "--pcap-out opens cleanly in tshark, and tshark's per-TEID counts equal upfbench's counters" {
-	requires tshark
-	tk_run upfbench run --sessions 40 --packets 3000 --floor-mib 0 --format json \
-		--pcap-out "$T/n3.pcap" --counters-out "$T/counters.csv" --verify
-	expect_status 0
+# the per-TEID packets and bytes tshark finds in $T/n3.pcap equal $T/counters.csv
+tshark_counts_equal() {
 	n=$(tshark -r "$T/n3.pcap" -Y gtp 2>/dev/null | grep -c .)
 	[ "$n" -eq 3000 ] || { echo "# tshark sees $n GTP packets"; false; }
 	bad=$(tshark -r "$T/n3.pcap" -o ip.check_checksum:TRUE -o udp.check_checksum:TRUE \
@@ -252,6 +321,17 @@ bad_lines() {
 	tail -n +2 "$T/counters.csv" | cut -d, -f1-3 | sort > "$T/upfbench.csv"
 	diff "$T/tshark.csv" "$T/upfbench.csv"
 	[ "$(grep -c . "$T/upfbench.csv")" -eq 40 ]
+}
+
+@test "--pcap-out opens cleanly in tshark, and tshark's per-TEID counts equal upfbench's counters" {
+	requires tshark
+	# hashed TEIDs, then the slot-encoded ones this UPF gives out
+	for table in own slot; do
+		tk_run upfbench run --sessions 40 --packets 3000 --floor-mib 0 --format json --table $table \
+			--pcap-out "$T/n3.pcap" --counters-out "$T/counters.csv" --verify
+		expect_status 0
+		tshark_counts_equal
+	done
 }
 
 @test "--pcap-in replays a capture: the same per-session counters as the run that wrote it" {
@@ -308,7 +388,15 @@ bad_lines() {
 		{ tk_dump "--hugepages alone: on"; false; }
 	tk_run upfbench sweep --presets best --design global
 	expect_status 2
-	expect_stderr "upfbench: --presets: not with lists of --design/--table/--layout/--batch/--prefetch/--hugepages"
+	expect_stderr "upfbench: --presets: not with lists of --design/--table/--layout/--batch/--prefetch/--hugepages/--teid-check"
+	# what cannot run is left out, said once each
+	tk_run upfbench sweep --sessions 500 --table own,slot --layout split,inline --teid-check on,off \
+		--packets 5000 --floor-mib 0 -f csv
+	expect_status 0
+	[ "$(printf '%s\n' "$output" | tail -n +2 | cut -d, -f1 | tr '\n' ' ')" = \
+		"steered/split/b32p/own/4k steered/inline/b32p/own/4k steered/split/b32p/slot/4k steered/split/b32p/slot-unchecked/4k " ] ||
+		{ tk_dump "own: split and inline, once each (the check is the slot's); slot: split, with and without"; false; }
+	expect_stderr "upfbench: warning: sweep: leaving out steered/inline/b32p/slot/4k: --table slot: the TEID names a hot line of the split layout (not --layout fat or inline)"
 }
 
 @test "run takes one value of each knob, --prefetch and --hugepages with or without one" {

@@ -78,6 +78,7 @@ struct seg {
 	uint16_t mss;        /* SYN option */
 	int vlans;
 	uint8_t ttl;         /* 0: 64 */
+	uint16_t win;        /* 0: 65535 */
 };
 
 static size_t be16put(uint8_t *p, uint16_t v)
@@ -113,7 +114,7 @@ static size_t ipv4_tcp(uint8_t *p, const struct seg *s, uint16_t tot_override, b
 	be32put(p + 28, s->ack);
 	p[32] = (uint8_t)((thl / 4) << 4);
 	p[33] = s->flags;
-	be16put(p + 34, 65535);
+	be16put(p + 34, s->win ? s->win : 65535);
 	if (s->mss) {
 		p[40] = 2;
 		p[41] = 4;
@@ -719,39 +720,47 @@ static void test_delayed_ack_candidate(void **state)
 	free(b);
 }
 
-/* a duplicate ACK (per ACK: dupack) is what the direction counts in dupacks:
- * the same number again with nothing else; data, a FIN or an advance is not */
+/* a duplicate ACK (per ACK: dupack) is what the direction counts in dupacks,
+ * as RFC 5681 defines it: data outstanding, the highest ACK number again,
+ * nothing else and the same window; a window update, data, a FIN, an advance,
+ * or the same ACK once nothing is outstanding is not */
 static void test_dupacks(void **state)
 {
 	struct buf *b = calloc(1, sizeof(*b));
-	struct seg segs[7] = {
+	struct seg segs[11] = {
 		{ .from_b = true, .seq = 1, .ack = 1, .flags = TCP_ACK }, /* the first: where ACKs start */
 		{ .seq = 1, .ack = 1, .flags = TCP_ACK, .len = 1000 },
+		{ .seq = 1001, .ack = 1, .flags = TCP_ACK, .len = 1000 },
 		{ .from_b = true, .seq = 1, .ack = 1001, .flags = TCP_ACK },
 		{ .from_b = true, .seq = 1, .ack = 1001, .flags = TCP_ACK },
-		{ .from_b = true, .seq = 1, .ack = 1001, .flags = TCP_ACK, .len = 100 },
-		{ .from_b = true, .seq = 101, .ack = 1001, .flags = TCP_ACK | TCP_FIN },
-		{ .from_b = true, .seq = 102, .ack = 1001, .flags = TCP_ACK },
+		{ .from_b = true, .seq = 1, .ack = 1001, .flags = TCP_ACK, .win = 1000 },
+		{ .from_b = true, .seq = 1, .ack = 1001, .flags = TCP_ACK, .win = 1000 },
+		{ .from_b = true, .seq = 1, .ack = 1001, .flags = TCP_ACK, .len = 100, .win = 1000 },
+		{ .from_b = true, .seq = 101, .ack = 1001, .flags = TCP_ACK | TCP_FIN, .win = 1000 },
+		{ .from_b = true, .seq = 102, .ack = 2001, .flags = TCP_ACK, .win = 1000 },
+		{ .from_b = true, .seq = 102, .ack = 2001, .flags = TCP_ACK, .win = 1000 },
 	};
-	static const bool dup[7] = { [3] = true, [6] = true }, adv[7] = { [2] = true };
-	uint64_t t[7] = { 0, 1, 2, 3, 4, 5, 6 };
+	static const bool dup[11] = { [4] = true, [6] = true }, adv[11] = { [3] = true, [9] = true };
+	uint64_t t[11] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
 	struct acks_seen seen = { 0 };
 	struct an_config cfg = { .acks = true, .delack_ns = 10000000, .on_ack = keep_ack, .ctx = &seen };
 	struct an *a;
-	int ndup = 0;
+	int ndup = 0, n = 0;
 	(void)state;
 
-	pcap_of(b, segs, t, 7);
+	pcap_of(b, segs, t, 11);
 	a = analyse(b, &cfg);
 	for (int i = 0; i < seen.n; i++) {
 		const struct an_ack *e = &seen.v[i];
 
 		if (e->data_dir != 1) /* B's first packet made it the flow's side A: d[1] is the data */
 			continue;
+		n++;
 		assert_int_equal(e->dupack, dup[e->frame - 1]);
 		assert_int_equal(e->advancing, adv[e->frame - 1]);
 		ndup += e->dupack;
 	}
+	assert_int_equal(n, 9);
 	assert_int_equal(ndup, 2);
 	assert_int_equal(a->flows[0]->d[1].dupacks, 2);
 	an_free(a);
@@ -948,6 +957,225 @@ static void test_flow_selectors(void **state)
 	assert_string_equal(err, "'0' is not a flow number (1.. as `bbrpcap flows` lists them)");
 }
 
+/* --- several files read as one ------------------------------------------------------ */
+
+struct overlaps {
+	int n;
+	const char *earlier, *later;
+};
+
+static void note_overlap(void *ctx, const char *earlier, const char *later)
+{
+	struct overlaps *o = ctx;
+
+	o->n++;
+	o->earlier = earlier;
+	o->later = later;
+}
+
+/* three frames of A's data at base_us + 0, 10, 20 us */
+static void three_frames(struct buf *b, uint64_t base_us, uint32_t seq)
+{
+	struct seg segs[3];
+	uint64_t t[3];
+
+	for (int i = 0; i < 3; i++) {
+		segs[i] = (struct seg){ .seq = seq + (uint32_t)i * 100, .flags = TCP_ACK, .len = 100 };
+		t[i] = base_us + (uint64_t)i * 10;
+	}
+	pcap_of(b, segs, t, 3);
+}
+
+/* every frame of the set: its number and time, in order */
+static int read_set(struct cap_set *s, uint64_t *no, int64_t *ts, int max)
+{
+	struct cap_frame f;
+	int n = 0, rc;
+
+	while ((rc = cap_set_next(s, &f)) == 1) {
+		assert_true(n < max);
+		no[n] = f.no;
+		ts[n++] = f.ts_ns;
+	}
+	assert_int_equal(rc, 0);
+	return n;
+}
+
+/* given newest first, read oldest first; the numbers run on across files */
+static void test_set_time_order(void **state)
+{
+	struct buf *b1 = calloc(1, sizeof(*b1)), *b2 = calloc(1, sizeof(*b2)), *b3 = calloc(1, sizeof(*b3));
+	struct overlaps o = { 0 };
+	struct cap_set s;
+	uint64_t no[16];
+	int64_t ts[16];
+	(void)state;
+
+	three_frames(b1, 0, 1);
+	three_frames(b2, 1000, 301);
+	three_frames(b3, 2000, 601);
+	struct cap_member m[3] = { { .path = "c", .buf = b3->b, .len = b3->n },
+				   { .path = "a", .buf = b1->b, .len = b1->n },
+				   { .path = "b", .buf = b2->b, .len = b2->n } };
+	assert_int_equal(cap_set_open_mem(&s, m, 3), 0);
+	s.on_overlap = note_overlap;
+	s.ctx = &o;
+	assert_string_equal(s.files[0].path, "a");
+	assert_string_equal(s.files[2].path, "c");
+	assert_int_equal(read_set(&s, no, ts, 16), 9);
+	for (int i = 0; i < 9; i++) {
+		assert_int_equal(no[i], i + 1);
+		assert_true(i == 0 || ts[i] > ts[i - 1]);
+	}
+	assert_int_equal(o.n, 0);
+	cap_set_close(&s);
+	free(b1);
+	free(b2);
+	free(b3);
+}
+
+/* a file starting before the last frame of the one before: said, with both names */
+static void test_set_overlap(void **state)
+{
+	struct buf *b1 = calloc(1, sizeof(*b1)), *b2 = calloc(1, sizeof(*b2));
+	struct overlaps o = { 0 };
+	struct cap_set s;
+	uint64_t no[16];
+	int64_t ts[16];
+	(void)state;
+
+	three_frames(b1, 0, 1);
+	three_frames(b2, 15, 301); /* starts between the first file's 2nd and 3rd frames */
+	struct cap_member m[2] = { { .path = "late", .buf = b2->b, .len = b2->n },
+				   { .path = "early", .buf = b1->b, .len = b1->n } };
+	assert_int_equal(cap_set_open_mem(&s, m, 2), 0);
+	s.on_overlap = note_overlap;
+	s.ctx = &o;
+	assert_int_equal(read_set(&s, no, ts, 16), 6);
+	assert_int_equal(o.n, 1);
+	assert_string_equal(o.earlier, "early");
+	assert_string_equal(o.later, "late");
+	/* read one after the other, as mergecap -a: the older frame follows */
+	assert_true(ts[3] < ts[2]);
+	assert_int_equal(no[3], 4);
+	cap_set_close(&s);
+	free(b1);
+	free(b2);
+}
+
+/* each frame keeps its own file's link type; a file without frames counts for nothing */
+static void test_set_linktypes_and_empty_file(void **state)
+{
+	struct buf *eth = calloc(1, sizeof(*eth)), *raw = calloc(1, sizeof(*raw)), *none = calloc(1, sizeof(*none));
+	struct seg sg = { .seq = 1001, .flags = TCP_ACK, .len = 100 };
+	struct an_config cfg = { 0 };
+	uint8_t f[128];
+	size_t len = ipv4_tcp(f, &sg, 0, false);
+	struct cap_set s;
+	struct an *a = an_new(&cfg);
+	(void)state;
+
+	three_frames(eth, 0, 1);
+	pcap_header(raw, 0xa1b2c3d4, 101);
+	pcap_record(raw, 1700000001, 0, f, (uint32_t)len, (uint32_t)len + 100);
+	pcap_header(none, 0xa1b2c3d4, 1);
+	struct cap_member m[3] = { { .path = "raw", .buf = raw->b, .len = raw->n },
+				   { .path = "none", .buf = none->b, .len = none->n },
+				   { .path = "eth", .buf = eth->b, .len = eth->n } };
+	assert_int_equal(cap_set_open_mem(&s, m, 3), 0);
+	assert_int_equal(an_run_set(a, &s), 0);
+	assert_int_equal(a->frames, 4);
+	assert_int_equal(a->tcp_frames, 4);
+	assert_int_equal(a->nlinktypes, 2);
+	assert_int_equal(a->linktypes[0], 1);
+	assert_int_equal(a->linktypes[1], 101);
+	assert_int_equal(a->nflows, 1);
+	assert_int_equal(a->flows[0]->d[0].unique_bytes, 400);
+	cap_set_close(&s);
+	an_free(a);
+	free(eth);
+	free(raw);
+	free(none);
+}
+
+/* a damaged record in the second file: that file, its own frame and offset */
+static void test_set_damage(void **state)
+{
+	struct buf *b1 = calloc(1, sizeof(*b1)), *b2 = calloc(1, sizeof(*b2)), *bad = calloc(1, sizeof(*bad));
+	struct cap_set s;
+	struct cap_frame f;
+	int n = 0, rc;
+	(void)state;
+
+	three_frames(b1, 0, 1);
+	three_frames(b2, 1000, 301);
+	b2->n -= 30;
+	struct cap_member m[2] = { { .path = "second", .buf = b2->b, .len = b2->n },
+				   { .path = "first", .buf = b1->b, .len = b1->n } };
+	assert_int_equal(cap_set_open_mem(&s, m, 2), 0);
+	while ((rc = cap_set_next(&s, &f)) == 1)
+		n++;
+	assert_int_equal(rc, -1);
+	assert_int_equal(n, 5);
+	assert_string_equal(s.err_path, "second");
+	assert_non_null(strstr(s.err, "frame 3 at byte offset "));
+	assert_non_null(strstr(s.err, "truncated record"));
+	cap_set_close(&s);
+
+	/* damaged before its first frame: refused when the set is opened, named */
+	memcpy(bad->b, "junkjunkjunk", 12);
+	bad->n = 12;
+	m[0] = (struct cap_member){ .path = "junk", .buf = bad->b, .len = bad->n };
+	assert_int_equal(cap_set_open_mem(&s, m, 2), -1);
+	assert_string_equal(s.err_path, "junk");
+	assert_string_equal(s.err, "byte offset 0: unknown magic number 0x6a756e6b (neither pcap nor pcapng)");
+	free(b1);
+	free(b2);
+	free(bad);
+}
+
+/* files that cannot be opened are named; stdin only alone */
+static void test_set_open_errors(void **state)
+{
+	const char *missing[2] = { "tests/fixtures/pcap/eth-us.pcap", "/nonexistent/none.pcap" };
+	const char *stdin_too[2] = { "tests/fixtures/pcap/eth-us.pcap", "-" };
+	struct cap_set s;
+	(void)state;
+
+	assert_int_equal(cap_set_open(&s, missing, 2, CAP_READER_MMAP), -1);
+	assert_string_equal(s.err_path, "/nonexistent/none.pcap");
+	assert_string_equal(s.err, "cannot open: No such file or directory");
+	assert_false(s.nomem);
+	assert_int_equal(cap_set_open(&s, stdin_too, 2, CAP_READER_MMAP), -1);
+	assert_string_equal(s.err_path, "-");
+	assert_non_null(strstr(s.err, "only be read alone"));
+}
+
+/* the same real capture twice, with either reader: twice the frames, numbered on */
+static void test_set_readers_on_fixture(void **state)
+{
+	const char *twice[2] = { "tests/fixtures/pcap/eth.pcapng", "tests/fixtures/pcap/eth.pcapng" };
+	(void)state;
+
+	for (int r = CAP_READER_MMAP; r <= CAP_READER_LIBPCAP; r++) {
+		struct overlaps o = { 0 };
+		struct cap_set s;
+		uint64_t no[512];
+		int64_t ts[512];
+		int n;
+
+		assert_int_equal(cap_set_open(&s, twice, 2, (enum cap_reader)r), 0);
+		s.on_overlap = note_overlap;
+		s.ctx = &o;
+		n = read_set(&s, no, ts, 512);
+		assert_true(n > 20 && n % 2 == 0);
+		assert_int_equal(no[n - 1], n);
+		assert_true(ts[n / 2] == ts[0]);
+		assert_int_equal(o.n, 1);
+		cap_set_close(&s);
+	}
+}
+
 /* --- the mmap reader and libpcap agree on every real capture ---------------------- */
 
 static void test_readers_agree_on_fixtures(void **state)
@@ -1026,6 +1254,12 @@ int main(void)
 		cmocka_unit_test(test_port_reuse),
 		cmocka_unit_test(test_delay_percentiles),
 		cmocka_unit_test(test_flow_selectors),
+		cmocka_unit_test(test_set_time_order),
+		cmocka_unit_test(test_set_overlap),
+		cmocka_unit_test(test_set_linktypes_and_empty_file),
+		cmocka_unit_test(test_set_damage),
+		cmocka_unit_test(test_set_open_errors),
+		cmocka_unit_test(test_set_readers_on_fixture),
 		cmocka_unit_test(test_readers_agree_on_fixtures),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

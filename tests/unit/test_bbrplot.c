@@ -293,6 +293,14 @@ static void test_csv_split(void **state)
 	assert_string_equal(f[3], "");
 	assert_string_equal(f[4], "end");
 	assert_int_equal(pd_csv_split(bad, f, 8), -1);
+	/* no silent cap: a line wider than the reader takes is said to be */
+	{
+		char wide[] = "a,b,c,d,e,f,g,h,i";
+		char exact[] = "a,b,c,d,e,f,g,h";
+
+		assert_int_equal(pd_csv_split(wide, f, 8), PD_CSV_TOO_WIDE);
+		assert_int_equal(pd_csv_split(exact, f, 8), 8);
+	}
 }
 
 /* udpdwell's socket records, summed per socket over intervals, worst first */

@@ -70,8 +70,16 @@ static void test_many_fields(void **state)
 	for (int k = 0; k < 100; k++)
 		sprintf(line + strlen(line), "%s\"k%d\":%d", k ? "," : "", k, k);
 	strcat(line, "}");
+	/* no silent cap: a line with more fields than the reader keeps is refused */
+	assert_int_equal(jl_parse(line, &o, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "more than 64 fields"));
+	/* and exactly as many is read whole */
+	strcpy(line, "{");
+	for (int k = 0; k < JL_MAX_FIELDS; k++)
+		sprintf(line + strlen(line), "%s\"k%d\":%d", k ? "," : "", k, k);
+	strcat(line, "}");
 	assert_int_equal(jl_parse(line, &o, err, sizeof(err)), 0);
-	assert_int_equal(o.n, JL_MAX_FIELDS); /* the rest are parsed but not kept */
+	assert_int_equal(o.n, JL_MAX_FIELDS);
 }
 
 int main(void)

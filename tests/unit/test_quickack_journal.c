@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* quickack's journal: encoding, decoding, every kind of corruption, and the file's life */
+/* quickack's journal: encoding, decoding, every kind of corruption, the
+ * identity of the world it was written in (boot, namespace, devices), the
+ * format 1 journals before it, records set aside, and the file's life */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -44,6 +46,21 @@ static void route(struct qa_route *r, const char *dst, uint32_t table)
 	assert_int_equal(qa_route_parse(b, len, r, err, sizeof(err)), 0);
 }
 
+static const struct qaj_ident IDENT = { "83782c3f-14f6-4696-a14a-0d668e54621d", 4026532384, 25700 };
+
+/* a route record of r, whose one device (ifindex 2) is named dev */
+static int fmt_route(char *buf, size_t cap, uint64_t seq, uint64_t t, const char *op, const struct qa_route *r,
+		     const char *dev)
+{
+	struct qaj_dev d[2];
+	size_t n = qaj_route_devs(r, d, 2);
+
+	assert_int_equal(n, 1);
+	assert_int_equal(d[0].ifindex, 2);
+	snprintf(d[0].name, sizeof(d[0].name), "%s", dev);
+	return qaj_format_route(buf, cap, seq, t, op, r, d, n);
+}
+
 /* a journal with a header and two route records, in buf */
 static size_t sample(char *buf, size_t cap, const char *netns)
 {
@@ -52,11 +69,11 @@ static size_t sample(char *buf, size_t cap, const char *netns)
 
 	route(&a, "10.0.1.0", RT_TABLE_MAIN);
 	route(&b, "10.0.2.0", 100);
-	n = qaj_format_header(buf, cap, netns, 1700000000);
+	n = qaj_format_header(buf, cap, netns, 1700000000, &IDENT);
 	assert_true(n > 0);
-	m = qaj_format_route(buf + n, cap - (size_t)n, 1, 1700000001, "on", &a);
+	m = fmt_route(buf + n, cap - (size_t)n, 1, 1700000001, "on", &a, "d0");
 	assert_true(m > 0);
-	k = qaj_format_route(buf + n + m, cap - (size_t)(n + m), 2, 1700000002, "congctl", &b);
+	k = fmt_route(buf + n + m, cap - (size_t)(n + m), 2, 1700000002, "congctl", &b, "d0");
 	assert_true(k > 0);
 	qa_route_free(&a);
 	qa_route_free(&b);
@@ -74,8 +91,22 @@ static void test_roundtrip(void **state)
 
 	assert_int_equal(qaj_parse(buf, len, &j, &e), 0);
 	assert_true(j.has_header);
+	assert_int_equal(j.version, 2);
 	assert_string_equal(j.netns, "rp-recv");
 	assert_int_equal(j.created_s, 1700000000);
+	assert_true(j.has_ident);
+	assert_string_equal(j.ident.boot, IDENT.boot);
+	assert_int_equal(j.ident.netns_ino, 4026532384);
+	assert_int_equal(j.ident.netns_cookie, 25700);
+	assert_true(j.e[0].has_devs);
+	assert_int_equal(j.e[0].ndevs, 1);
+	assert_int_equal(j.e[0].devs[0].ifindex, 2);
+	assert_string_equal(j.e[0].devs[0].name, "d0");
+	/* each record knows its line, for copying it as it is */
+	assert_int_equal(j.header_len, (size_t)(strchr(buf, '\n') - buf + 1));
+	assert_int_equal(j.e[0].line_off, j.header_len);
+	assert_int_equal(j.e[1].line_off, j.e[0].line_off + j.e[0].line_len);
+	assert_int_equal(j.e[1].line_off + j.e[1].line_len, len);
 	assert_int_equal(j.n, 2);
 	assert_int_equal(j.e[0].seq, 1);
 	assert_int_equal(j.e[0].time_s, 1700000001);
@@ -93,9 +124,10 @@ static void test_roundtrip(void **state)
 	qa_route_free(&a);
 	qaj_free(&j);
 
-	/* the line format itself is stable: version 1 as documented */
-	assert_non_null(strstr(buf, "bbrkit-quickack-journal 1 netns=rp-recv created=1700000000 crc="));
-	assert_non_null(strstr(buf, "\nroute seq=1 time=1700000001 op=on family=inet table=254 dst=10.0.1.0/24 metric=0 state="));
+	/* the line format itself is stable: version 2 as documented */
+	assert_non_null(strstr(buf, "bbrkit-quickack-journal 2 netns=rp-recv created=1700000000 "
+				    "boot=83782c3f-14f6-4696-a14a-0d668e54621d netns_ino=4026532384 netns_cookie=25700 crc="));
+	assert_non_null(strstr(buf, "\nroute seq=1 time=1700000001 op=on family=inet table=254 dst=10.0.1.0/24 metric=0 devs=2:d0 state="));
 }
 
 static void test_netns_names(void **state)
@@ -193,8 +225,58 @@ static void test_corrupt(void **state)
 	assert_int_equal(e.offset, (size_t)(l2 - base)); /* the line's first byte */
 
 	len = FRESH();
-	len = edit(buf, len, "bbrkit-quickack-journal 1", "bbrkit-quickack-journal 2", false);
-	expect_corrupt(buf, len, 1, "journal version 2 is not supported (this quickack reads version 1)");
+	len = edit(buf, len, "bbrkit-quickack-journal 2", "bbrkit-quickack-journal 3", false);
+	expect_corrupt(buf, len, 1, "journal version 3 is not supported (this quickack reads versions 1 to 2)");
+
+	len = FRESH();
+	len = edit(buf, len, "bbrkit-quickack-journal 2", "bbrkit-quickack-journal 0", false);
+	expect_corrupt(buf, len, 1, "journal version 0 is not supported");
+
+	/* the identity: version 2 has it, whole and well formed */
+	len = FRESH();
+	len = edit(buf, len, " boot=83782c3f-14f6-4696-a14a-0d668e54621d", "", true);
+	expect_corrupt(buf, len, 1, "expected field 'boot=' here, found 'netns_ino=");
+
+	len = FRESH();
+	len = edit(buf, len, "boot=83782c3f", "boot=83782C3F", true);
+	expect_corrupt(buf, len, 1, "field 'boot' is not a boot id");
+
+	len = FRESH();
+	len = edit(buf, len, "netns_cookie=25700", "netns_cookie=x", true);
+	expect_corrupt(buf, len, 1, "field 'netns_cookie' is not a decimal number");
+
+	/* devs= must name state's devices, each as IFINDEX:NAME */
+	len = FRESH();
+	len = edit(buf, len, "devs=2:d0", "devs=3:d0", true);
+	expect_corrupt(buf, len, 2, "field 'devs' does not list the saved route's devices");
+
+	len = FRESH();
+	len = edit(buf, len, "devs=2:d0", "devs=-", true);
+	expect_corrupt(buf, len, 2, "field 'devs' does not list the saved route's devices");
+
+	len = FRESH();
+	len = edit(buf, len, "devs=2:d0", "devs=2:d0,2:d0", true);
+	expect_corrupt(buf, len, 2, "field 'devs' does not list the saved route's devices");
+
+	len = FRESH();
+	len = edit(buf, len, "devs=2:d0", "devs=d0", true);
+	expect_corrupt(buf, len, 2, "field 'devs' has an item that is not IFINDEX:NAME");
+
+	len = FRESH();
+	len = edit(buf, len, "devs=2:d0", "devs=0:d0", true);
+	expect_corrupt(buf, len, 2, "field 'devs' has an ifindex out of range");
+
+	len = FRESH();
+	len = edit(buf, len, "devs=2:d0", "devs=2:d/0", true);
+	expect_corrupt(buf, len, 2, "field 'devs' has a character that must be escaped");
+
+	len = FRESH();
+	len = edit(buf, len, "devs=2:d0", "devs=2:d00000000000000000", true);
+	expect_corrupt(buf, len, 2, "field 'devs' is too long");
+
+	len = FRESH();
+	len = edit(buf, len, " devs=2:d0", "", true);
+	expect_corrupt(buf, len, 2, "expected field 'devs=' here, found 'state=");
 
 	len = FRESH();
 	len = edit(buf, len, "bbrkit-quickack-journal", "some-other-file", false);
@@ -315,11 +397,11 @@ static void test_file_life(void **state)
 	assert_true(f.created);
 	route(&a, "10.0.1.0", RT_TABLE_MAIN);
 	route(&b, "10.0.2.0", 100);
-	k = qaj_format_route(buf, sizeof(buf), 1, 5, "on", &a);
+	k = fmt_route(buf, sizeof(buf), 1, 5, "on", &a, "d0");
 	n += (size_t)k;
-	k = qaj_format_route(buf + n, sizeof(buf) - n, 2, 5, "on", &b);
+	k = fmt_route(buf + n, sizeof(buf) - n, 2, 5, "on", &b, "d0");
 	n += (size_t)k;
-	assert_int_equal(qaj_append(&f, "ns1", buf, n, msg, sizeof(msg)), QAJ_OK);
+	assert_int_equal(qaj_append(&f, "ns1", &IDENT, buf, n, msg, sizeof(msg)), QAJ_OK);
 	/* a second writer waits for the lock, and gives up after its timeout */
 	assert_int_equal(qaj_open(&g, path, true, true, 50, msg, sizeof(msg)), QAJ_EIO);
 	assert_non_null(strstr(msg, "is locked by another quickack (waited 50 ms)"));
@@ -330,14 +412,16 @@ static void test_file_life(void **state)
 	assert_string_equal(f.j.netns, "ns1");
 	/* keep only the second route */
 	keep[0] = &f.j.e[1];
-	assert_int_equal(qaj_rewrite(&f, "ns1", keep, 1, msg, sizeof(msg)), QAJ_OK);
+	assert_int_equal(qaj_rewrite(&f, keep, 1, msg, sizeof(msg)), QAJ_OK);
 	qaj_close(&f);
 	assert_int_equal(qaj_open(&f, path, true, false, 100, msg, sizeof(msg)), QAJ_OK);
 	assert_int_equal(f.j.n, 1);
 	assert_int_equal(f.j.e[0].seq, 2);
 	assert_int_equal(f.j.e[0].route.table, 100);
+	/* the header is copied as it was, identity and all */
+	assert_string_equal(f.j.ident.boot, IDENT.boot);
 	/* nothing left: the journal goes away */
-	assert_int_equal(qaj_rewrite(&f, "ns1", NULL, 0, msg, sizeof(msg)), QAJ_OK);
+	assert_int_equal(qaj_rewrite(&f, NULL, 0, msg, sizeof(msg)), QAJ_OK);
 	qaj_close(&f);
 	assert_int_not_equal(stat(path, &st), 0);
 
@@ -350,15 +434,15 @@ static void test_file_life(void **state)
 	assert_non_null(strstr(msg, "nothing was applied"));
 
 	/* a torn tail is cut off before the next append */
-	n = (size_t)qaj_format_header(buf, sizeof(buf), "-", 1);
+	n = (size_t)qaj_format_header(buf, sizeof(buf), "-", 1, &IDENT);
 	fp = fopen(path, "w");
 	fwrite(buf, 1, n, fp);
 	fputs("route seq=1 ti", fp);
 	fclose(fp);
 	assert_int_equal(qaj_open(&f, path, true, false, 100, msg, sizeof(msg)), QAJ_OK);
 	assert_true(f.j.torn_tail);
-	k = qaj_format_route(buf, sizeof(buf), 1, 5, "on", &a);
-	assert_int_equal(qaj_append(&f, "-", buf, (size_t)k, msg, sizeof(msg)), QAJ_OK);
+	k = fmt_route(buf, sizeof(buf), 1, 5, "on", &a, "d0");
+	assert_int_equal(qaj_append(&f, "-", &IDENT, buf, (size_t)k, msg, sizeof(msg)), QAJ_OK);
 	qaj_close(&f);
 	assert_int_equal(qaj_open(&f, path, false, false, 100, msg, sizeof(msg)), QAJ_OK);
 	assert_false(f.j.torn_tail);
@@ -370,6 +454,257 @@ static void test_file_life(void **state)
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/sub", dir);
 	rmdir(path);
+	rmdir(dir);
+}
+
+/* a format 1 journal (before the identity records): the sample with its
+ * identity fields and devices taken out */
+static size_t sample_v1(char *buf, size_t cap)
+{
+	size_t len = sample(buf, cap, "ns1");
+
+	len = edit(buf, len, "bbrkit-quickack-journal 2", "bbrkit-quickack-journal 1", true);
+	len = edit(buf, len, " boot=83782c3f-14f6-4696-a14a-0d668e54621d netns_ino=4026532384 netns_cookie=25700", "", true);
+	len = edit(buf, len, " devs=2:d0", "", true);
+	return edit(buf, len, " devs=2:d0", "", true);
+}
+
+static void test_format1(void **state)
+{
+	char buf[4096], copy[4096];
+	size_t len = sample_v1(buf, sizeof(buf));
+	struct qaj j;
+	struct qaj_error e;
+	(void)state;
+
+	assert_null(strstr(buf, "devs="));
+	assert_int_equal(qaj_parse(buf, len, &j, &e), 0);
+	assert_int_equal(j.version, 1);
+	assert_false(j.has_ident);
+	assert_string_equal(j.ident.boot, "");
+	assert_int_equal(j.ident.netns_ino, 0);
+	assert_int_equal(j.n, 2);
+	assert_false(j.e[0].has_devs);
+	assert_int_equal(j.e[0].ndevs, 0);
+	assert_null(j.e[0].devs);
+	assert_int_equal(j.e[0].route.oif, 2);
+	qaj_free(&j);
+	/* a version 1 line with a version 2 field is not version 1 */
+	memcpy(copy, buf, len + 1);
+	len = edit(copy, len, "metric=0 state=", "metric=0 devs=2:d0 state=", true);
+	expect_corrupt(copy, len, 2, "expected field 'state=' here, found 'devs=2:d0'");
+}
+
+static void test_dev_names(void **state)
+{
+	static const char *const names[] = { "a,b", "-", "", "x%y", "0123456789abcde", "p:q=r" };
+	char buf[4096];
+	struct qa_route a;
+	struct qaj j;
+	struct qaj_error e;
+	(void)state;
+
+	route(&a, "10.0.1.0", RT_TABLE_MAIN);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		int n = qaj_format_header(buf, sizeof(buf), "-", 1, &IDENT), m;
+
+		m = fmt_route(buf + n, sizeof(buf) - (size_t)n, 1, 1, "on", &a, names[i]);
+		assert_true(m > 0 && (size_t)m <= qaj_route_line_max(&a, 1));
+		assert_int_equal(qaj_parse(buf, (size_t)(n + m), &j, &e), 0);
+		assert_string_equal(j.e[0].devs[0].name, names[i]);
+		qaj_free(&j);
+	}
+	/* what the escapes look like: a comma is not a separator, "-" is not "no devices" */
+	fmt_route(buf, sizeof(buf), 1, 1, "on", &a, "a,b");
+	assert_non_null(strstr(buf, " devs=2:a%2Cb "));
+	fmt_route(buf, sizeof(buf), 1, 1, "on", &a, "-");
+	assert_non_null(strstr(buf, " devs=2:%2D "));
+	/* an unknown boot is "-" */
+	{
+		struct qaj_ident none = { "", 0, 0 };
+		int n = qaj_format_header(buf, sizeof(buf), "-", 1, &none);
+
+		assert_non_null(strstr(buf, " boot=- netns_ino=0 netns_cookie=0 crc="));
+		assert_int_equal(qaj_parse(buf, (size_t)n, &j, &e), 0);
+		assert_true(j.has_ident);
+		assert_string_equal(j.ident.boot, "");
+	}
+	qa_route_free(&a);
+}
+
+/* a route through a device made again: the same bytes, but its ifindex */
+static void test_remap(void **state)
+{
+	struct qa_route a, b;
+	struct qaj_dev d[2];
+	uint32_t from = 2, to = 9, oif;
+	uint8_t ra[512], rb[512];
+	int na, nb, diff = 0;
+	char err[128];
+	(void)state;
+
+	route(&a, "10.0.1.0", RT_TABLE_MAIN);
+	assert_int_equal(qa_route_remap_devs(&a, &from, &to, 1, &b, err, sizeof(err)), 0);
+	assert_int_equal(b.oif, 9);
+	assert_int_equal(qaj_route_devs(&b, d, 2), 1);
+	assert_int_equal(d[0].ifindex, 9);
+	na = qa_route_request(&a, NULL, ra, sizeof(ra));
+	nb = qa_route_request(&b, NULL, rb, sizeof(rb));
+	assert_int_equal(na, nb);
+	for (int i = 0; i < na; i++)
+		diff += ra[i] != rb[i];
+	assert_int_equal(diff, 1); /* 2 -> 9: one byte of RTA_OIF */
+	memcpy(&oif, b.msg + b.attr_off[RTA_OIF] + 4, 4);
+	assert_int_equal(oif, 9);
+	/* an ifindex not in the map stays */
+	from = 5;
+	qa_route_free(&b);
+	assert_int_equal(qa_route_remap_devs(&a, &from, &to, 1, &b, err, sizeof(err)), 0);
+	assert_int_equal(b.oif, 2);
+	qa_route_free(&b);
+	qa_route_free(&a);
+}
+
+static size_t file_bytes(const char *path, char *buf, size_t cap)
+{
+	FILE *fp = fopen(path, "r");
+	size_t n;
+
+	assert_non_null(fp);
+	n = fread(buf, 1, cap - 1, fp);
+	buf[n] = '\0';
+	fclose(fp);
+	return n;
+}
+
+/* three records, the third voided; in path, and its bytes in buf */
+static size_t three_records(const char *path, char *buf, size_t cap)
+{
+	struct qa_route r[3];
+	size_t n;
+	FILE *fp;
+
+	route(&r[0], "10.0.1.0", RT_TABLE_MAIN);
+	route(&r[1], "10.0.2.0", RT_TABLE_MAIN);
+	route(&r[2], "10.0.3.0", RT_TABLE_MAIN);
+	n = (size_t)qaj_format_header(buf, cap, "ns1", 7, &IDENT);
+	for (int i = 0; i < 3; i++) {
+		n += (size_t)fmt_route(buf + n, cap - n, (uint64_t)i + 1, 8, "on", &r[i], "d0");
+		qa_route_free(&r[i]);
+	}
+	n += (size_t)qaj_format_void(buf + n, cap - n, 3);
+	fp = fopen(path, "w");
+	fwrite(buf, 1, n, fp);
+	fclose(fp);
+	return n;
+}
+
+static void test_set_aside(void **state)
+{
+	char dir[] = "/tmp/qa-unit-XXXXXX", path[256], side[512], side2[512], msg[512];
+	char orig[8192], got[8192], want[8192];
+	bool aside[3] = { true, false, true }, both[2] = { true, true }, none[1] = { false };
+	struct qaj_file f, g;
+	struct qa_route a;
+	size_t n, w;
+	int k;
+	(void)state;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/quickack.journal", dir);
+	n = three_records(path, orig, sizeof(orig));
+	assert_int_equal(qaj_open(&f, path, true, false, 100, msg, sizeof(msg)), QAJ_OK);
+	assert_int_equal(qaj_set_aside(&f, aside, side, sizeof(side), msg, sizeof(msg)), QAJ_OK);
+	/* the side file: the header and records 1 and 3 (with its void), byte for byte */
+	assert_int_equal(strncmp(side, path, strlen(path)), 0);
+	assert_int_equal(strncmp(side + strlen(path), ".stale-", 7), 0);
+	assert_int_equal(strlen(side + strlen(path) + 7), 16); /* YYYYMMDDTHHMMSSZ */
+	w = (size_t)(strchr(orig, '\n') - orig + 1);
+	memcpy(want, orig, w);
+	{
+		const char *l2 = orig + w, *l3 = strchr(l2, '\n') + 1, *l4 = strchr(l3, '\n') + 1;
+
+		memcpy(want + w, l2, (size_t)(l3 - l2));
+		w += (size_t)(l3 - l2);
+		memcpy(want + w, l4, n - (size_t)(l4 - orig));
+		w += n - (size_t)(l4 - orig);
+		want[w] = '\0';
+		assert_int_equal(file_bytes(side, got, sizeof(got)), w);
+		assert_string_equal(got, want);
+		/* the journal keeps record 2, as it was */
+		assert_int_equal(f.j.n, 1);
+		assert_int_equal(f.j.e[0].seq, 2);
+		file_bytes(path, got, sizeof(got));
+		assert_int_equal(strncmp(got, orig, (size_t)(l2 - orig)), 0); /* the header as it was */
+		assert_int_equal(strncmp(got + (l2 - orig), l3, (size_t)(l4 - l3)), 0);
+		assert_null(strstr(got, "route seq=1 "));
+	}
+	/* still locked by us, on the new file */
+	assert_int_equal(qaj_open(&g, path, true, false, 50, msg, sizeof(msg)), QAJ_EIO);
+	assert_non_null(strstr(msg, "is locked by another quickack"));
+	/* an append goes on with the next seq */
+	route(&a, "10.0.4.0", RT_TABLE_MAIN);
+	k = fmt_route(got, sizeof(got), f.j.last_seq + 1, 9, "on", &a, "d0");
+	assert_int_equal(f.j.last_seq, 3);
+	assert_int_equal(qaj_append(&f, "ns1", &IDENT, got, (size_t)k, msg, sizeof(msg)), QAJ_OK);
+	qa_route_free(&a);
+	qaj_close(&f);
+	assert_int_equal(qaj_open(&f, path, true, false, 100, msg, sizeof(msg)), QAJ_OK);
+	assert_int_equal(f.j.n, 2);
+	assert_int_equal(f.j.e[1].seq, 4);
+	/* all of it aside: the journal is emptied, and gone when nothing is appended */
+	assert_int_equal(qaj_set_aside(&f, both, side2, sizeof(side2), msg, sizeof(msg)), QAJ_OK);
+	assert_string_not_equal(side, side2);
+	assert_int_equal(f.j.n, 0);
+	assert_false(f.j.has_header);
+	qaj_close(&f);
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(access(side2, F_OK), 0);
+	/* a header alone: nothing set aside, no side file */
+	n = (size_t)qaj_format_header(orig, sizeof(orig), "ns1", 7, &IDENT);
+	{
+		FILE *fp = fopen(path, "w");
+
+		fwrite(orig, 1, n, fp);
+		fclose(fp);
+	}
+	assert_int_equal(qaj_open(&f, path, true, false, 100, msg, sizeof(msg)), QAJ_OK);
+	assert_int_equal(qaj_set_aside(&f, none, side2, sizeof(side2), msg, sizeof(msg)), QAJ_OK);
+	assert_string_equal(side2, "");
+	qaj_close(&f);
+	unlink(path);
+	{
+		char cmd[300];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		assert_int_equal(system(cmd), 0);
+	}
+}
+
+/* a format 1 journal rewritten stays format 1, its lines as they were */
+static void test_rewrite_keeps_lines(void **state)
+{
+	char dir[] = "/tmp/qa-unit-XXXXXX", path[256], buf[4096], got[4096], msg[256];
+	size_t len = sample_v1(buf, sizeof(buf));
+	const struct qaj_entry *keep[1];
+	struct qaj_file f;
+	FILE *fp;
+	(void)state;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/j", dir);
+	fp = fopen(path, "w");
+	fwrite(buf, 1, len, fp);
+	fclose(fp);
+	assert_int_equal(qaj_open(&f, path, true, false, 100, msg, sizeof(msg)), QAJ_OK);
+	keep[0] = &f.j.e[1];
+	assert_int_equal(qaj_rewrite(&f, keep, 1, msg, sizeof(msg)), QAJ_OK);
+	qaj_close(&f);
+	file_bytes(path, got, sizeof(got));
+	/* the header and the second record, exactly */
+	assert_int_equal(strncmp(got, buf, (size_t)(strchr(buf, '\n') - buf + 1)), 0);
+	assert_string_equal(strchr(got, '\n') + 1, strchr(strchr(buf, '\n') + 1, '\n') + 1);
+	unlink(path);
 	rmdir(dir);
 }
 
@@ -392,6 +727,11 @@ int main(void)
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_torn_tail_and_empty),
 		cmocka_unit_test(test_file_life),
+		cmocka_unit_test(test_format1),
+		cmocka_unit_test(test_dev_names),
+		cmocka_unit_test(test_remap),
+		cmocka_unit_test(test_set_aside),
+		cmocka_unit_test(test_rewrite_keeps_lines),
 		cmocka_unit_test(test_default_path),
 	};
 

@@ -89,8 +89,7 @@ static void test_le_edges_match_kernel_buckets(void **state)
 		assert_int_equal(ud_bucket(ns), i);
 		assert_int_equal(ud_bucket(ns + 1), i + 1);
 	}
-	assert_string_equal(ud_bucket_names[0], "<=10us");
-	assert_string_equal(ud_bucket_names[8], ">50ms");
+	/* their labels: tests/unit/test_dwellrec.c */
 }
 
 static void test_state_thresholds(void **state)
@@ -111,9 +110,7 @@ static void test_state_thresholds(void **state)
 	t.on = UD_STATE_ON_MAX;
 	assert_int_equal(ud_state_of(&t, 100, 25000, 0, 0), UD_ALERT);
 	assert_int_equal(ud_state_of(&t, 100, 4000, 0, 0), UD_OK);
-	assert_string_equal(ud_state_name(UD_OK), "OK");
-	assert_string_equal(ud_state_name(UD_WARN), "WARN");
-	assert_string_equal(ud_state_name(UD_ALERT), "ALERT");
+	/* the states' names: tests/unit/test_dwellrec.c */
 }
 
 static void test_cumul_delta(void **state)

@@ -47,6 +47,47 @@ static void test_run_defaults(void **state)
 	assert_null(a.output);
 	assert_int_equal(up_default_packets(100), 1000000);
 	assert_int_equal(up_default_packets(2200000), 8800000);
+	assert_true(a.run.teid_check);
+	assert_int_equal(a.gen.bad_every, 0);
+}
+
+/* the new designs by name and by knob; what cannot run is said, not run */
+static void test_one_line_designs(void **state)
+{
+	const char *names[] = { "inline", "slot", "slot-unchecked" };
+	const char *labels[] = { "steered/inline/b8p/own/thp", "steered/split/b8p/slot/thp",
+				 "steered/split/b8p/slot-unchecked/thp" };
+	struct up_run_cfg c;
+	char buf[64];
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		char line[64];
+
+		snprintf(line, sizeof(line), "run --preset %s --bad-every 9", names[i]);
+		parse(line);
+		assert_null(up_cfg_refused(&a.run));
+		up_label(&a.run, buf, sizeof(buf));
+		assert_string_equal(buf, labels[i]);
+		assert_int_equal(a.gen.bad_every, 9);
+	}
+	parse("sweep --table own,slot --layout split,inline --teid-check on,off");
+	assert_int_equal(a.knob[UP_K_TEID_CHECK].n, 2);
+	assert_false(a.knob[UP_K_TEID_CHECK].v[1]);
+	c = a.run;
+	c.table = UP_TABLE_SLOT;
+	c.layout = UP_LAYOUT_INLINE;
+	assert_non_null(up_cfg_refused(&c));
+	c.layout = UP_LAYOUT_FAT;
+	assert_non_null(up_cfg_refused(&c));
+	c.table = UP_TABLE_RTE;
+	c.layout = UP_LAYOUT_INLINE;
+	assert_non_null(up_cfg_refused(&c));
+	c.table = UP_TABLE_OWN;
+	assert_null(up_cfg_refused(&c));
+	assert_int_equal(up_run_teids(&c), UP_TEIDS_HASHED);
+	c.table = UP_TABLE_SLOT;
+	assert_int_equal(up_run_teids(&c), UP_TEIDS_SLOT);
 }
 
 /* a preset where it is given: later options override it, earlier ones do not */
@@ -163,6 +204,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_run_defaults),
+		cmocka_unit_test(test_one_line_designs),
 		cmocka_unit_test(test_run_preset_order),
 		cmocka_unit_test(test_sweep_lists),
 		cmocka_unit_test(test_sweep_defaults),

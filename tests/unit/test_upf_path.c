@@ -246,7 +246,7 @@ static void test_generator(void **state)
 	for (unsigned int k = 0; k < UP_NTPL; k++) {
 		struct gtpu_pkt p;
 		uint8_t f[UP_FRAME_MAX];
-		size_t n = up_traffic_frame(&t, k, k, f, sizeof(f));
+		size_t n = up_traffic_frame(&t, UP_TEIDS_HASHED, k, k, f, sizeof(f));
 
 		assert_int_equal(gtpu_parse_frame(f, n, &p, NULL), GTPU_OK);
 		assert_int_equal(p.teid, t.sess[t.sidx[k]].teid);
@@ -285,14 +285,15 @@ static void run_one(const struct up_traffic *t, enum up_design d, unsigned int w
 {
 	struct up_run_cfg c = { .design = d, .table = tk, .layout = l, .batch = batch,
 				.prefetch = prefetch, .workers = workers, .packets = 30011,
-				.verify = true };
+				.verify = true, .teid_check = true };
 	struct up_result r;
 	char err[256];
 
 	assert_int_equal(up_run(t, &c, &r, NULL, err, sizeof(err)), 0);
 	if (!r.verify_ok)
-		fail_msg("%s, %u workers, %s, batch %u%s: %s", up_design_names[d], workers,
-			 up_layout_names[l], batch, prefetch ? ", prefetch" : "", r.verify_msg);
+		fail_msg("%s, %u workers, %s, %s, batch %u%s: %s", up_design_names[d], workers,
+			 up_layout_names[l], up_table_names[tk], batch, prefetch ? ", prefetch" : "",
+			 r.verify_msg);
 	assert_int_equal(r.verify_pkts, c.packets);
 	assert_int_equal(r.malformed + r.not_gtpu + r.no_session + r.no_pdr + r.far_drop +
 				 r.qer_drop + r.forwarded,
@@ -306,12 +307,139 @@ static void test_counters_exact_every_design(void **state)
 	(void)state;
 
 	for (int d = UP_GLOBAL; d <= UP_STEERED; d++)
-		for (unsigned int w = 1; w <= 2; w++)
-			for (int l = UP_LAYOUT_FAT; l <= UP_LAYOUT_SPLIT; l++) {
+		for (unsigned int w = 1; w <= 2; w++) {
+			for (int l = UP_LAYOUT_FAT; l <= UP_LAYOUT_INLINE; l++) {
 				run_one(&t, d, w, l, 32, true, UP_TABLE_OWN);
 				run_one(&t, d, w, l, 1, false, UP_TABLE_OWN);
 				run_one(&t, d, w, l, 7, true, UP_TABLE_OWN);
 			}
+			run_one(&t, d, w, UP_LAYOUT_SPLIT, 32, true, UP_TABLE_SLOT);
+			run_one(&t, d, w, UP_LAYOUT_SPLIT, 1, false, UP_TABLE_SLOT);
+			run_one(&t, d, w, UP_LAYOUT_SPLIT, 7, true, UP_TABLE_SLOT);
+		}
+	up_traffic_free(&t);
+}
+
+/* the bad packets of the first `packets` of a stream, by kind */
+static void bad_expected(const struct up_traffic *t, uint64_t packets, uint64_t *forged,
+			 uint64_t *malformed)
+{
+	*forged = *malformed = 0;
+	for (uint64_t g = 0; g < packets; g++) {
+		uint8_t kind = t->bad[g % t->len];
+
+		*forged += kind == UP_BAD_STALE_TEID || kind == UP_BAD_SLOT_RANGE;
+		*malformed += kind == UP_BAD_CUT || kind == UP_BAD_VERSION;
+	}
+}
+
+static void test_bad_packets_dropped(void **state)
+{
+	struct up_gen_opts o = { .sessions = 500, .packets = 20000, .outer_family = 4,
+				 .mbr_bps = 100000000, .seed = 5, .bad_every = 6 };
+	struct up_traffic t;
+	uint64_t forged, malformed;
+	char err[256];
+	(void)state;
+
+	assert_int_equal(up_traffic_gen(&t, &o, err, sizeof(err)), 0);
+	bad_expected(&t, 30011, &forged, &malformed);
+	/* every 6th packet, four kinds in turn: a quarter each */
+	assert_true(forged > 30011 / 6 / 2 - 4 && forged < 30011 / 6 / 2 + 4);
+	assert_true(malformed > 30011 / 6 / 2 - 4 && malformed < 30011 / 6 / 2 + 4);
+	for (int d = UP_GLOBAL; d <= UP_STEERED; d++)
+		for (unsigned int w = 1; w <= 2; w++) {
+			struct up_run_cfg c = { .design = d, .table = UP_TABLE_OWN, .layout = UP_LAYOUT_SPLIT,
+						.batch = 8, .prefetch = true, .workers = w,
+						.packets = 30011, .verify = true, .teid_check = true };
+			enum up_table_kind tables[3] = { UP_TABLE_OWN, UP_TABLE_OWN, UP_TABLE_SLOT };
+			enum up_layout layouts[3] = { UP_LAYOUT_SPLIT, UP_LAYOUT_INLINE, UP_LAYOUT_SPLIT };
+
+			for (int k = 0; k < 3; k++) {
+				struct up_result r;
+
+				c.table = tables[k];
+				c.layout = layouts[k];
+				assert_int_equal(up_run(&t, &c, &r, NULL, err, sizeof(err)), 0);
+				if (!r.verify_ok)
+					fail_msg("%s, %u workers, %s/%s: %s", up_design_names[d], w,
+						 up_layout_names[c.layout], up_table_names[c.table], r.verify_msg);
+				assert_int_equal(r.no_session, forged);
+				assert_int_equal(r.malformed, malformed);
+			}
+		}
+	up_traffic_free(&t);
+}
+
+/* without the check, a stale TEID is charged to the slot's session: the counters say so */
+static void test_slot_unchecked(void **state)
+{
+	struct up_gen_opts o = { .sessions = 500, .packets = 20000, .outer_family = 4,
+				 .mbr_bps = 100000000, .seed = 5, .bad_every = 6 };
+	struct up_run_cfg c = { .design = UP_STEERED, .table = UP_TABLE_SLOT, .layout = UP_LAYOUT_SPLIT,
+				.batch = 8, .prefetch = true, .workers = 1, .packets = 20000,
+				.verify = true, .teid_check = false };
+	struct up_traffic t;
+	struct up_result r;
+	uint64_t out_of_range = 0;
+	char err[256];
+	(void)state;
+
+	assert_int_equal(up_traffic_gen(&t, &o, err, sizeof(err)), 0);
+	for (uint32_t g = 0; g < 20000; g++)
+		out_of_range += t.bad[g % t.len] == UP_BAD_SLOT_RANGE;
+	assert_int_equal(up_run(&t, &c, &r, NULL, err, sizeof(err)), 0);
+	assert_false(r.verify_ok);
+	/* a slot beyond the pool is still no session's: that is a bound, not the check */
+	assert_int_equal(r.no_session, out_of_range);
+	up_traffic_free(&t);
+}
+
+/* a bad position's frame, under either kind of TEID: malformed, or a TEID no session has */
+static void test_bad_frames(void **state)
+{
+	struct up_gen_opts o = { .sessions = 300, .packets = 5000, .outer_family = 6,
+				 .mbr_bps = 100000000, .seed = 9, .bad_every = 3 };
+	struct up_traffic t;
+	uint8_t f[UP_FRAME_MAX];
+	unsigned int kinds[UP_NBAD] = { 0 };
+	char err[256];
+	(void)state;
+
+	assert_int_equal(up_traffic_gen(&t, &o, err, sizeof(err)), 0);
+	for (uint32_t pos = 0; pos < t.len; pos++) {
+		uint8_t kind = t.bad[pos];
+
+		kinds[kind]++;
+		for (int teids = UP_TEIDS_HASHED; teids <= UP_TEIDS_SLOT; teids++) {
+			size_t n = up_traffic_frame(&t, teids, pos, pos, f, sizeof(f));
+			struct gtpu_pkt p;
+			int rc = gtpu_parse_frame(f, n, &p, NULL);
+
+			if (up_bad_malformed(kind)) {
+				assert_true(rc < 0);
+				continue;
+			}
+			assert_int_equal(rc, GTPU_OK);
+			assert_int_equal(p.teid, up_traffic_pos_teid(&t, teids, pos));
+			if (kind == UP_BAD_NONE) {
+				assert_int_equal(p.teid, up_traffic_teid(&t, teids, t.sidx[pos]));
+				continue;
+			}
+			assert_int_equal(t.sidx[pos], UINT32_MAX);
+			if (teids == UP_TEIDS_SLOT) {
+				uint32_t i = up_teid_index(t.plan.slot_mask, p.teid);
+
+				assert_true(kind == UP_BAD_SLOT_RANGE ? i >= t.n_sess
+								      : i < t.n_sess && t.slot_teid[i] != p.teid);
+			} else {
+				for (uint32_t s = 0; s < t.n_sess; s++)
+					assert_int_not_equal(p.teid, t.sess[s].teid);
+			}
+		}
+	}
+	for (int k = UP_BAD_STALE_TEID; k < UP_NBAD; k++)
+		assert_true(kinds[k] >= t.len / 3 / 4);
 	up_traffic_free(&t);
 }
 
@@ -357,7 +485,7 @@ static void test_pcap_roundtrip(void **state)
 	po = up_pcap_open(path, err, sizeof(err));
 	assert_non_null(po);
 	for (uint64_t g = 0; g < 5000; g++) {
-		size_t n = up_traffic_frame(&t, g, (uint32_t)(g % t.len), f, sizeof(f));
+		size_t n = up_traffic_frame(&t, UP_TEIDS_HASHED, g, (uint32_t)(g % t.len), f, sizeof(f));
 
 		assert_int_equal(up_pcap_write(po, f, n, g * 1000), 0);
 	}
@@ -481,6 +609,9 @@ int main(void)
 		cmocka_unit_test(test_generator),
 		cmocka_unit_test(test_zipf_is_skewed),
 		cmocka_unit_test(test_counters_exact_every_design),
+		cmocka_unit_test(test_bad_packets_dropped),
+		cmocka_unit_test(test_slot_unchecked),
+		cmocka_unit_test(test_bad_frames),
 		cmocka_unit_test(test_verdicts),
 		cmocka_unit_test(test_pcap_roundtrip),
 		cmocka_unit_test(test_pcap_errors),

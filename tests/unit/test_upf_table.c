@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* The session table (upf/table.c): insert, lookup, overflow chains, delete, bulk. */
+/*
+ * The session tables: the TEID table (upf/table.c: insert, lookup, overflow
+ * chains, delete, bulk), the inline table (upf/inline.c: entries, probes,
+ * tombstones, counters that carry) and slot-encoded TEIDs (upf/teid.c).
+ */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +13,9 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "upf/inline.h"
 #include "upf/table.h"
+#include "upf/teid.h"
 
 static void test_insert_lookup(void **state)
 {
@@ -150,6 +156,205 @@ static void test_sizing(void **state)
 	upt_free(&t);
 }
 
+static void test_teid_plan(void **state)
+{
+	struct up_teid_plan p;
+	(void)state;
+
+	/* 2.2M slots: 22 bits hold 1..2.2M and more; 10 check bits */
+	up_teid_plan_init(&p, 2200000, 42);
+	assert_int_equal(p.slot_bits, 22);
+	assert_int_equal(p.slot_mask, (1u << 22) - 1);
+	/* 2^20 slots need 21 bits: slot 2^20 + 1 must exist beyond them */
+	up_teid_plan_init(&p, 1u << 20, 42);
+	assert_int_equal(p.slot_bits, 21);
+	up_teid_plan_init(&p, 300, 7);
+	for (uint32_t i = 0; i < 300; i++)
+		for (uint32_t gen = 0; gen < 40; gen++) {
+			uint32_t teid = up_teid_make(&p, i, gen);
+
+			assert_int_not_equal(teid, 0);
+			assert_int_equal(up_teid_index(p.slot_mask, teid), i);
+			/* the generation before is refused: a different TEID for the same slot */
+			assert_int_not_equal(teid, up_teid_make(&p, i, gen - 1));
+		}
+	/* the check bits are keyed: another key, another TEID for the same slot and generation */
+	{
+		struct up_teid_plan q;
+
+		up_teid_plan_init(&q, 300, 8);
+		assert_int_not_equal(up_teid_make(&p, 5, 1), up_teid_make(&q, 5, 1));
+	}
+	for (uint32_t nonce = 0; nonce < 5000; nonce++)
+		assert_true(up_teid_index(p.slot_mask, up_teid_out_of_range(&p, nonce)) >= 300);
+	/* slot 0 is among them (index UINT32_MAX) */
+	assert_int_equal(up_teid_index(p.slot_mask, up_teid_out_of_range(&p, p.slot_mask - 300)),
+			 UINT32_MAX);
+}
+
+static void test_slot_owner(void **state)
+{
+	(void)state;
+
+	for (unsigned int w = 1; w <= 5; w++)
+		for (uint32_t n = 1; n < 400; n += 37) {
+			struct up_slot_split s = up_slot_split_of(n, w);
+			unsigned int prev = 0;
+
+			/* contiguous ranges, in order, every worker below w */
+			for (uint32_t i = 0; i < n; i++) {
+				unsigned int o = up_slot_owner(&s, i);
+
+				assert_true(o < w && o >= prev);
+				prev = o;
+			}
+			assert_int_equal(up_slot_owner(&s, n), w - 1);
+			assert_int_equal(up_slot_owner(&s, UINT32_MAX), w - 1);
+		}
+}
+
+/* an inline pool of room for n sessions */
+static void inline_pool(struct up_pool *p, uint32_t n)
+{
+	assert_int_equal(up_pool_init(p, UP_LAYOUT_INLINE, n, false), 0);
+	assert_int_equal(p->lines, upi_lines(n));
+}
+
+/* keys whose home is inline line `home` */
+static unsigned int keys_for_line(const struct up_pool *p, uint32_t home, uint32_t *out,
+				  unsigned int n)
+{
+	unsigned int k = 0;
+
+	for (uint32_t x = 1; k < n && x; x++)
+		if (upi_home(p, x) == home)
+			out[k++] = x;
+	return k;
+}
+
+static void test_inline_insert_lookup(void **state)
+{
+	struct up_pool p;
+	uint32_t e;
+	(void)state;
+
+	inline_pool(&p, 1000);
+	for (uint32_t i = 1; i <= 1000; i++) {
+		assert_int_equal(upi_insert(&p, i * 2654435761u, &e), 0);
+		assert_int_equal(p.ent[e].teid, i * 2654435761u);
+	}
+	assert_int_equal(p.stored, 1000);
+	for (uint32_t i = 1; i <= 1000; i++) {
+		e = upi_lookup(&p, i * 2654435761u);
+		assert_true(e < p.lines * UPI_WAYS);
+		assert_int_equal(p.ent[e].teid, i * 2654435761u);
+	}
+	assert_int_equal(upi_lookup(&p, 12345), UPT_MISS);
+	assert_int_equal(upi_insert(&p, 2654435761u, &e), -EEXIST);
+	/* TEID 0 marks a free entry: never a key, and a lookup of it misses */
+	assert_int_equal(upi_insert(&p, 0, &e), -EINVAL);
+	assert_int_equal(upi_lookup(&p, 0), UPT_MISS);
+	assert_int_equal(upi_delete(&p, 0), -ENOENT);
+	up_pool_free(&p);
+}
+
+static void test_inline_probe_and_tombstones(void **state)
+{
+	struct up_pool p;
+	uint32_t keys[7], e;
+	(void)state;
+
+	inline_pool(&p, 200);
+	assert_int_equal(keys_for_line(&p, 3, keys, 7), 7);
+	/* 7 keys homed at line 3: two there, the rest in lines 4, 5, 6 */
+	for (unsigned int i = 0; i < 7; i++) {
+		assert_int_equal(upi_insert(&p, keys[i], &e), 0);
+		assert_int_equal(e, 3 * UPI_WAYS + i);
+	}
+	assert_int_equal(upi_at_home(&p, 3, keys[0]), 3 * UPI_WAYS);
+	assert_int_equal(upi_at_home(&p, 3, keys[6]), UPI_PROBE);
+	for (unsigned int i = 0; i < 7; i++)
+		assert_int_equal(upi_lookup(&p, keys[i]), 3 * UPI_WAYS + i);
+	/* a released entry is a tombstone: the keys past it stay reachable */
+	assert_int_equal(upi_delete(&p, keys[0]), 0);
+	assert_int_equal(upi_delete(&p, keys[3]), 0);
+	assert_int_equal(p.ent[3 * UPI_WAYS].rules, UPI_TOMBSTONE);
+	assert_int_equal(upi_lookup(&p, keys[0]), UPT_MISS);
+	for (unsigned int i = 4; i < 7; i++)
+		assert_int_equal(upi_lookup(&p, keys[i]), 3 * UPI_WAYS + i);
+	assert_int_equal(upi_delete(&p, keys[0]), -ENOENT);
+	/* and free for an insert: the first tombstone on the way */
+	assert_int_equal(upi_insert(&p, keys[0], &e), 0);
+	assert_int_equal(e, 3 * UPI_WAYS);
+	assert_int_equal(p.stored, 6);
+	up_pool_free(&p);
+}
+
+static void test_inline_wraps_and_fills(void **state)
+{
+	struct up_pool p;
+	uint32_t keys[4], e, n = 0;
+	int rc;
+	(void)state;
+
+	inline_pool(&p, 50);
+	assert_int_equal(keys_for_line(&p, p.lines - 1, keys, 4), 4);
+	for (unsigned int i = 0; i < 4; i++)
+		assert_int_equal(upi_insert(&p, keys[i], &e), 0);
+	/* the last line's overflow went on to line 0 */
+	assert_int_equal(upi_lookup(&p, keys[3]), 1);
+	up_pool_free(&p);
+	/* every entry can be used before ENOSPC, and every key is still found */
+	inline_pool(&p, 50);
+	for (uint32_t x = 1; (rc = upi_insert(&p, x * 2246822519u, &e)) == 0; x++)
+		n++;
+	assert_int_equal(rc, -ENOSPC);
+	assert_int_equal(n, p.lines * UPI_WAYS);
+	for (uint32_t x = 1; x <= n; x++)
+		assert_int_equal(p.ent[upi_lookup(&p, x * 2246822519u)].teid, x * 2246822519u);
+	/* a table with no never-taken entry: a miss walks it all, and ends */
+	assert_int_equal(upi_lookup(&p, 1), UPT_MISS);
+	up_pool_free(&p);
+}
+
+/* the counters of an inline session whose low halves are about to wrap */
+static void counts_carry(bool shared)
+{
+	struct up_sess_def d = { .teid = 77, .ue_ip4 = 0x0100000a, .rules = 0, .mbr_bps = 100000000 };
+	struct up_pool p;
+	uint64_t pkts, bytes, drops;
+	uint32_t e;
+
+	inline_pool(&p, 10);
+	assert_int_equal(up_pool_set(&p, 3, &d, 2e9), 0);
+	e = p.cold[3].line;
+	assert_int_equal(p.carry[e].cold, 3);
+	p.ent[e].pkts_lo = UINT32_MAX - 1;
+	p.ent[e].bytes_lo = UINT32_MAX - 1000;
+	p.ent[e].drops_lo = UINT16_MAX;
+	for (int i = 0; i < 3; i++) {
+		if (shared)
+			upi_count_shared(&p, e, 600, 1);
+		else
+			upi_count(&p, e, 600, 1);
+	}
+	up_pool_counters(&p, 3, &pkts, &bytes, &drops);
+	assert_int_equal(pkts, (uint64_t)UINT32_MAX - 1 + 3);
+	assert_int_equal(bytes, (uint64_t)UINT32_MAX - 1000 + 1800);
+	assert_int_equal(drops, (uint64_t)UINT16_MAX + 3);
+	assert_int_equal(p.carry[e].pkts_hi, 1);
+	assert_int_equal(p.carry[e].bytes_hi, 1);
+	assert_int_equal(p.carry[e].drops_hi, 1);
+	up_pool_free(&p);
+}
+
+static void test_inline_counters_carry(void **state)
+{
+	(void)state;
+	counts_carry(false);
+	counts_carry(true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -160,6 +365,12 @@ int main(void)
 		cmocka_unit_test(test_full_table),
 		cmocka_unit_test(test_bulk_equals_single),
 		cmocka_unit_test(test_sizing),
+		cmocka_unit_test(test_teid_plan),
+		cmocka_unit_test(test_slot_owner),
+		cmocka_unit_test(test_inline_insert_lookup),
+		cmocka_unit_test(test_inline_probe_and_tombstones),
+		cmocka_unit_test(test_inline_wraps_and_fills),
+		cmocka_unit_test(test_inline_counters_carry),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,184 @@
+#!/usr/bin/env bats
+# The media-server demo's two helpers, rtpsend and sfu_echo: the dialect
+# (-h, -V, -v, -q, -f, -o, -d, -c), their one-line refusals, and their
+# summary records in each format, from real datagrams on the loopback of a
+# network namespace of their own (unshare -n: nothing is left behind).
+
+load helpers
+
+teardown() {
+	rm -f "$BATS_TEST_TMPDIR"/*.out
+	return 0
+}
+
+# SCRIPT in a network namespace of its own with lo up; rtpsend and sfu_echo
+# on PATH; wait_port PORT waits until sfu_echo listens there
+in_netns() {
+	tk_run unshare -n bash -c '
+		wait_port() {
+			for i in $(seq 100); do ss -Hlun "sport = :$1" | grep -q . && return 0; sleep 0.05; done
+			echo "nothing listens on $1" >&2; return 1
+		}
+		ip link set lo up && cd "$0" && eval "$1"' "$BATS_TEST_TMPDIR" "$1"
+}
+
+@test "--help lists the dialect's options and the exit codes; --version prints one line" {
+	for t in rtpsend sfu_echo; do
+		tk_run "$t" --help
+		expect_status 0
+		for o in "-c, --count N" "-d, --duration SECONDS" "-f, --format FMT" "-o, --output FILE" \
+			"-q, --quiet" "-v, --verbose" "-h, --help" "-V, --version" "Exit status:" "  2   bad arguments"; do
+			expect_output "$o"
+		done
+		tk_run "$t" -V
+		expect_status 0
+		[[ $output =~ ^$t\ [^\ ]+$ ]] || { tk_dump "version line"; false; }
+	done
+	tk_run rtpsend --help
+	expect_output "  20  a connection or network I/O failed"
+}
+
+@test "the four bad command lines, one line each and exit 2, the same way in both tools" {
+	local t addr
+	for t in rtpsend sfu_echo; do
+		addr=--to
+		[ "$t" = sfu_echo ] && addr=--listen
+		tk_run "$t" "$addr" 127.0.0.1:9 --bogus
+		expect_status 2; expect_one_line_stderr
+		[ "$stderr" = "$t: unknown option '--bogus' (see --help)" ] || { tk_dump "unknown option"; false; }
+		tk_run "$t" "$addr" 127.0.0.1:9 --duration
+		expect_status 2; expect_one_line_stderr
+		[ "$stderr" = "$t: --duration needs a value (see --help)" ] || { tk_dump "needs a value"; false; }
+		tk_run "$t" "$addr" 127.0.0.1:9 --quiet=1
+		expect_status 2; expect_one_line_stderr
+		[ "$stderr" = "$t: --quiet takes no value (see --help)" ] || { tk_dump "takes no value"; false; }
+		tk_run "$t" "$addr" 127.0.0.1:9 --count 0
+		expect_status 2; expect_one_line_stderr
+		[[ $stderr == "$t: --count: 0 is out of range 1.."* ]] || { tk_dump "out of range"; false; }
+		# -n was --count's letter; -c is now, as everywhere in the toolkit
+		tk_run "$t" "$addr" 127.0.0.1:9 -n 5
+		expect_status 2; expect_one_line_stderr
+		[ "$stderr" = "$t: unknown option '-n' (see --help)" ] || { tk_dump "-n"; false; }
+		tk_run "$t" "$addr" 127.0.0.1:9 -f xml
+		expect_status 2; expect_one_line_stderr
+		[ "$stderr" = "$t: -f: 'xml' is not one of table|csv|json" ] || { tk_dump "-f xml"; false; }
+		tk_run "$t" "$addr" 127.0.0.1:9 extra
+		expect_status 2; expect_one_line_stderr
+		[ "$stderr" = "$t: unexpected argument 'extra' (see --help)" ] || { tk_dump "operand"; false; }
+	done
+}
+
+@test "what each tool's options say on their own and together" {
+	tk_run rtpsend --rate 5
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "rtpsend: --to: missing; where should the datagrams go? (see --help)"
+	tk_run rtpsend --to 127.0.0.1:9 --rate 0
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "rtpsend: --rate: 0 is out of range 1..2000000"
+	tk_run rtpsend --to 127.0.0.1:9 --loss 101
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "rtpsend: --loss: 101 is out of range 0..100"
+	tk_run sfu_echo --rcvbuf 4096
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "sfu_echo: --listen: missing; where should the server listen? (see --help)"
+	tk_run sfu_echo --listen 127.0.0.1:9 --stall-ms 50-20
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "sfu_echo: --stall-ms: '50-20' has MIN above MAX"
+	tk_run sfu_echo --listen 127.0.0.1:9 --peek --batch 8
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "sfu_echo: --peek: works with one datagram per read, not with --batch"
+	tk_run sfu_echo --listen localhost:9
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "sfu_echo: --listen: 'localhost' is not an IPv4 address"
+}
+
+@test "-c counts packets: 100 sent, 100 read, echoed, in JSON lines off a terminal; -v says what runs" {
+	requires root
+	in_netns '
+		timeout 20 sfu_echo --listen 127.0.0.1:40100 -c 100 --idle-exit 2 -v > rx.out 2> rx.err &
+		wait_port 40100 || exit 1
+		timeout 20 rtpsend --to 127.0.0.1:40100 -c 100 -r 1000 -v > tx.out 2> tx.err; s=$?
+		wait $! && exit $s'
+	expect_status 0
+	rx=$(cat "$BATS_TEST_TMPDIR/rx.out") tx=$(cat "$BATS_TEST_TMPDIR/tx.out")
+	[ "$(jq -r .type <<< "$tx")" = sender ] && [ "$(jq .sent <<< "$tx")" -eq 100 ] || { echo "# $tx"; false; }
+	[ "$(jq -r .type <<< "$rx")" = receiver ] && [ "$(jq .packets <<< "$rx")" -eq 100 ] || { echo "# $rx"; false; }
+	[ "$(jq .echoes <<< "$tx")" -eq 100 ] || { echo "# $tx"; false; }
+	# the field names scripts read, in their order, units in the names
+	[ "$(jq -c keys_unsorted <<< "$tx")" = \
+		'["type","sent","emulated_loss","echoes","duration_s","rate_pps","send_avg_us","send_max_us","send_max_seq","cpu_user_s","cpu_sys_s"]' ] ||
+		{ echo "# $tx"; false; }
+	[ "$(jq -c keys_unsorted <<< "$rx")" = \
+		'["type","packets","lost","reordered","jitter_ms","wait_avg_us","wait_max_us","kwait_avg_us","kwait_max_us","kwait_max_seq","kwait_pre_avg_us","kwait_pre_max_us","kwait_pre_max_seq","stalls","reads","bad","cpu_user_s","cpu_sys_s"]' ] ||
+		{ echo "# $rx"; false; }
+	# without --kernel-ts there is no kernel wait: null, not 0
+	[ "$(jq .kwait_avg_us <<< "$rx")" = null ]
+	grep -qx "rtpsend: sending 100 datagrams of 200 bytes, 1000 a second" "$BATS_TEST_TMPDIR/tx.err" ||
+		{ cat "$BATS_TEST_TMPDIR/tx.err"; false; }
+	grep -qx "sfu_echo: listening with 1 reader thread, echoing" "$BATS_TEST_TMPDIR/rx.err" ||
+		{ cat "$BATS_TEST_TMPDIR/rx.err"; false; }
+}
+
+@test "-f csv and -o FILE: the summaries under one header each, in the files, nothing on stdout" {
+	requires root
+	in_netns '
+		timeout 20 sfu_echo --listen 127.0.0.1:40101 --idle-exit 0.5 --kernel-ts -f csv -o rx.csv &
+		wait_port 40101 || exit 1
+		timeout 20 rtpsend --to 127.0.0.1:40101 -c 50 -r 1000 -q -f csv -o tx.csv; s=$?
+		wait $! && exit $s'
+	expect_status 0
+	[ -z "$output" ] || { tk_dump "stdout must be empty"; false; }
+	[ "$(head -1 "$BATS_TEST_TMPDIR/tx.csv")" = \
+		sent,emulated_loss,echoes,duration_s,rate_pps,send_avg_us,send_max_us,send_max_seq,cpu_user_s,cpu_sys_s ]
+	[ "$(wc -l < "$BATS_TEST_TMPDIR/tx.csv")" -eq 2 ]
+	[ "$(sed -n 2p "$BATS_TEST_TMPDIR/tx.csv" | cut -d, -f1)" = 50 ]
+	[ "$(head -1 "$BATS_TEST_TMPDIR/rx.csv" | cut -d, -f1-4)" = packets,lost,reordered,jitter_ms ]
+	[ "$(sed -n 2p "$BATS_TEST_TMPDIR/rx.csv" | cut -d, -f1)" = 50 ]
+	# --kernel-ts: a kernel wait in the seventh column
+	[ -n "$(sed -n 2p "$BATS_TEST_TMPDIR/rx.csv" | cut -d, -f7)" ]
+	rm -f "$BATS_TEST_TMPDIR"/*.csv
+}
+
+@test "-f table: the summary with its units in the headers; -f json as asked" {
+	requires root
+	in_netns '
+		timeout 20 sfu_echo --listen 127.0.0.1:40102 -c 20 --idle-exit 2 -f table > rx.out &
+		wait_port 40102 || exit 1
+		timeout 20 rtpsend --to 127.0.0.1:40102 -c 20 -r 1000 -f json; s=$?
+		wait $! && exit $s'
+	expect_status 0
+	[ "$(jq -r .type <<< "$output")" = sender ]
+	head -1 "$BATS_TEST_TMPDIR/rx.out" | grep -q "packets    lost   reord jitter ms wait avg us wait max us" ||
+		{ cat "$BATS_TEST_TMPDIR/rx.out"; false; }
+	[ "$(sed -n 2p "$BATS_TEST_TMPDIR/rx.out" | awk '{ print $1 }')" = 20 ]
+}
+
+@test "-d takes decimals: rtpsend sends rate x duration, sfu_echo stops on time with nothing read" {
+	requires root
+	in_netns '
+		start=$(date +%s%N)
+		timeout 20 sfu_echo --listen 127.0.0.1:40103 -d 0.3 > rx.out || exit 1
+		echo "sfu_echo ran $((($(date +%s%N) - start) / 1000000)) ms" >&2
+		timeout 20 rtpsend --to 127.0.0.1:40103 -d 0.25 -r 200'
+	expect_status 0
+	[ "$(jq .sent <<< "$output")" -eq 50 ] || { tk_dump "50 datagrams in 0.25 s at 200/s"; false; }
+	[ "$(jq .packets "$BATS_TEST_TMPDIR/rx.out")" -eq 0 ]
+	ms=$(sed -n 's/^sfu_echo ran \([0-9]*\) ms$/\1/p' <<< "$stderr")
+	[ "$ms" -ge 300 ] && [ "$ms" -lt 3000 ] || { tk_dump "sfu_echo -d 0.3 ran $ms ms"; false; }
+}
+
+@test "-o where nothing can be written: exit 1 before anything is sent" {
+	tk_run rtpsend --to 127.0.0.1:9 -c 1 -o /nonexistent/dir/tx.json
+	expect_status 1; expect_one_line_stderr
+	expect_stderr "rtpsend: cannot write /nonexistent/dir/tx.json: No such file or directory"
+	tk_run sfu_echo --listen 127.0.0.1:9 -d 0.1 -o /nonexistent/dir/rx.json
+	expect_status 1; expect_one_line_stderr
+	expect_stderr "sfu_echo: cannot write /nonexistent/dir/rx.json: No such file or directory"
+}
+
+@test "rtpsend: no route to the server is a network failure, exit 20" {
+	requires root
+	in_netns 'timeout 20 rtpsend --to 192.0.2.1:9 -c 1'
+	expect_status 20; expect_one_line_stderr
+	expect_stderr "rtpsend: cannot open a socket to the server: Network is unreachable"
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env bats
+# make demo's story (scripts/demo.sh: repro/dip.sh with quickack off, then
+# on) with a netem delay on the router, which the build machine's kernel
+# cannot add. The kernel matrix runs this file in a guest
+# (tests/kernels/suites). The verdicts must tell the story: the receiver's
+# delayed ACKs collapse BBR's estimate with quickack off, and none do with it
+# on. Counts and causes only: the guest's CPU is emulated, slow and uneven.
+
+load ../../bats/helpers
+load repro_helpers
+
+setup_file() {
+	requires root netns btf bbr netem tcpdump jq tc
+	tk_lock_bbr_traced
+}
+
+teardown_file() {
+	tk_unlock_bbr_traced
+}
+
+@test "demo with netem 1ms: delayed_ack collapses and held ACKs with quickack off, none with it on, and the fix named" {
+	local out=$BATS_FILE_TMPDIR/demo off on
+	tk_run env DEMO_OUT="$out" DEMO_DURATION=15 DEMO_RTT=1ms "$TK_ROOT/scripts/demo.sh"
+	expect_status 0
+	printf '%s\n' "$output" | sed -n '/^QUICKACK OFF/,$p' | sed 's/^/# /' >&3
+	expect_output "with netem adding 1ms on the router"
+	expect_output "QUICKACK OFF"
+	expect_output "QUICKACK ON"
+	off=$out/quickack-off/verdict.json on=$out/quickack-on/verdict.json
+	# the delay was netem's: RTT 1ms applied, and no sample under it
+	for v in "$off" "$on"; do
+		jq -e '.scenario.rtt_effective == "1ms" and .samples > 0' "$v" > /dev/null
+	done
+	for d in quickack-off quickack-on; do
+		[ "$(min_rtt_us "$out/$d/trace.jsonl")" -ge 1000 ]
+	done
+	# quickack off: the receiver held ACKs, they collapsed the estimate, and
+	# the verdict says so and names the fix
+	jq -e '.receiver_delayed_acks > 0 and .collapses_by_cause.delayed_ack > 0' "$off" > /dev/null ||
+		{ jq -c '{receiver_delayed_acks, collapses_by_cause}' "$off"; return 1; }
+	delayed_ack_records_ok "$out/quickack-off/trace.jsonl"
+	jq -e '.text | test("caused by delayed ACKs") and test("`quickack on --to 10.77.1.2`")' "$off" > /dev/null
+	# quickack on: no held ACK, no delayed_ack collapse, no receiver fix proposed
+	jq -e '.receiver_delayed_acks == 0 and .collapses_by_cause.delayed_ack == 0' "$on" > /dev/null ||
+		{ jq -c '{receiver_delayed_acks, collapses_by_cause}' "$on"; return 1; }
+	jq -e '.text | test("delayed ACKs|quickack on") | not' "$on" > /dev/null || { jq -r .text "$on"; return 1; }
+	# the demo's own outputs: a plot per run
+	[ -s "$out/quickack-off/dip.png" ]
+	[ -s "$out/quickack-on/dip.png" ]
+}
