@@ -62,11 +62,20 @@ doc_during() {
 	return $rc
 }
 
-# udpdwell saw the stream's socket
+# udpdwell saw the stream's socket: a socket record for its port, in what it
+# wrote (-o FILE, else stdout), JSON lines or CSV (one header)
 doc_after() {
+	local out
 	[ "$(doc_program "$1")" = udpdwell ] || return 0
-	grep '"type":"socket"' "$DOC_OUT" | grep -q "\"port\":$(dwell_port)," ||
-		{ echo "# no socket record for port $(dwell_port)"; return 1; }
+	out=$(doc_opt "$1" -o --output)
+	out=${out:+$DOC_CWD/$out}
+	if [ "$(doc_opt "$1" -f --format)" = csv ]; then
+		python3 -c 'import csv, sys
+sys.exit(not any(r["type"] == "socket" and r["port"] == sys.argv[2] for r in csv.DictReader(open(sys.argv[1]))))' \
+			"${out:-$DOC_OUT}" "$(dwell_port)"
+	else
+		grep '"type":"socket"' "${out:-$DOC_OUT}" | grep -q "\"port\":$(dwell_port),"
+	fi || { echo "# no socket record for port $(dwell_port) in ${out:-stdout}"; return 1; }
 }
 
 @test "dwell/README.md: every example runs, udpdwell sees the stream, /metrics passes promtool" {

@@ -56,6 +56,8 @@ DOC_SUBST='
 s/^(bin\/bbrtrace -d) 30 /\1 4 /	30 s of tracing; 4 s with a push in them write the same records
 s/^(repro\/dip\.sh .*--duration) 30 /\1 5 /	two 30 s pushes; 5 s ones leave the same outputs, and none collapses on a delayed ACK with quickack on (repro.bats runs and counts the long ones)
 s/ --out \/tmp\// --out /	/tmp is every worktree'"'"'s: the outputs go to the test'"'"'s directory
+s/^(bin\/udpdwell -p 5004 (--once )?--interval) 10 /\1 2 /	10 s intervals; 2 s ones write the same records
+s/^(bin\/udpdwell .*-d) 60 /\1 5 /	a minute of intervals; 5 s hold two (of 2 s) and the one in progress (-d prints it)
 s/^(repro\/sfu\.sh)$/\1 --seconds 3/	10 s per scenario take 37 s here; 3 s show the same three verdicts
 s/^(upfbench run .*--sessions) 2\.2M/\1 200k/	2.2M sessions take 20-25 s and 4 GiB per run here; 200k still miss the cache
 s/^(upfbench sweep --sessions 10k,100k),1M /\1 /	the 1M column adds 7 runs and 10 s

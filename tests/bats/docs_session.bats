@@ -2,20 +2,24 @@
 # README.md's typical session, end to end as written, across namespaces, and
 # repro/README.md's runs (see docs.bats for the machinery). Both need
 # bbr_traced here (bbrtrace's struct_ops backend), one at a time on a machine:
-# each test takes the lock.
+# the file holds the lock.
 
 load helpers
 load docs_helpers
 
+# the lock for the whole file: taken per test, each test queued again
+# behind the other runs of the machine
+setup_file() { doc_lock; }
+
+teardown_file() { tk_unlock_bbr_traced; }
+
 setup() {
 	requires root netns bbr struct_ops btf jq tc
-	doc_lock
 	doc_setup
 }
 
 teardown() {
 	doc_teardown
-	tk_unlock_bbr_traced
 }
 
 SESSION=README.md

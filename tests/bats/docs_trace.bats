@@ -3,14 +3,19 @@
 # docs.bats): in the README's machine (namespace doc-ID-host, eth0 10.0.0.1)
 # facing a receiver (doc-ID-peer, 10.0.0.2), with a live push between them
 # while bbrtrace or a capture watches. They all need bbr_traced here (the
-# struct_ops backend), one at a time on a machine: each test takes the lock.
+# struct_ops backend), one at a time on a machine: the file holds the lock.
 
 load helpers
 load docs_helpers
 
+# the lock for the whole file: taken per test, each test queued again
+# behind the other runs of the machine
+setup_file() { doc_lock; }
+
+teardown_file() { tk_unlock_bbr_traced; }
+
 setup() {
 	requires root netns bbr struct_ops btf jq
-	doc_lock
 	doc_setup
 	doc_ns_add peer
 	doc_link host eth0 10.0.0.1 peer eth0 10.0.0.2
@@ -18,7 +23,6 @@ setup() {
 
 teardown() {
 	doc_teardown
-	tk_unlock_bbr_traced
 }
 
 # the receiver of the READMEs' examples
@@ -56,16 +60,12 @@ bbrtrace_after() {
 
 # --- bbrpcap ----------------------------------------------------------------------------
 
-# a push to the README's receiver while the capture runs; the first time,
-# bbrtrace traces it too, for join's trace.jsonl
+# a push to the README's receiver while the capture runs, which bbrtrace
+# traces too: join's trace.jsonl, of the flow each capture holds (the ring's
+# join reads the ring's push, not the first capture's)
 pcap_during() {
-	local trace=$DOC_CWD/trace.jsonl
-	if [ -e "$trace" ]; then
-		doc_push host peer "$PEER" 2
-		return
-	fi
-	doc_bbrtrace_start --detect -f json -o "$trace" &&
-		doc_push host peer "$PEER" 4 "$(doc_traced_cc "$DOC_BT_ERR")" &&
+	doc_bbrtrace_start --detect -f json -o "$DOC_CWD/trace.jsonl" &&
+		doc_push host peer "$PEER" 3 "$(doc_traced_cc "$DOC_BT_ERR")" &&
 		doc_bbrtrace_stop
 }
 
