@@ -82,7 +82,23 @@ doc_setup() {
 	DOC_N=0
 	mkdir -p "$DOC_CWD" "$DOC_STATE" "$DOC_LOG" "$DOC_JOURNAL_DIR"
 	: >"$DOC_RAN"
+	doc_start_reaper
 	doc_ns_add host
+}
+
+# the test's namespaces, and what runs in them, once the test's process is
+# gone: teardown does it, unless bats was killed (SIGTERM from run.sh's
+# timeout, SIGKILL). In them: TERM first (repro/dip.sh's trap removes its
+# own namespaces), KILL after 10 s. Without the test's fds (bats waits for
+# them) or its lock.
+doc_start_reaper() {
+	setsid bash -c 'while kill -0 "$0" 2>/dev/null; do sleep 1; done
+		doc_ns_pids() { for ns in $(ip netns list 2>/dev/null | awk "{print \$1}" | grep "^doc-$0-"); do ip netns pids "$ns"; done; }
+		doc_ns_pids | xargs -r kill -TERM
+		for _ in $(seq 100); do [ -z "$(doc_ns_pids)" ] && break; sleep 0.1; done
+		doc_ns_pids | xargs -r kill -9
+		for ns in $(ip netns list 2>/dev/null | awk "{print \$1}" | grep "^doc-$0-"); do ip netns del "$ns"; done' \
+		"$DOC_ID" </dev/null >/dev/null 2>&1 3>&- 8>&- &
 }
 
 doc_ns_add() {
