@@ -6,7 +6,8 @@
 #                         directory (where the commands run, so their files
 #                         are relative to it), a private /var/lib/bbrkit (the
 #                         quickack journals), and the namespace doc-ID-host
-#                         that stands for the README's machine
+#                         that stands for the README's machine; a reaper
+#                         that removes the test's namespaces if bats is killed
 # doc_teardown            stops what doc_* started, deletes every doc-ID-*
 #                         namespace; every file's teardown calls it
 # doc_readme FILE         every block of FILE (doc_block), then doc_all_run FILE
