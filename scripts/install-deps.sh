@@ -14,7 +14,7 @@ PKGS=(
   iproute2 iperf3 tcpdump tshark tcptrace gnuplot-nox bats jq procps
   # mergecap, editcap, capinfos: bbrpcap's tests over several capture files
   wireshark-common
-  python3-scapy python3-yaml prometheus afl++ valgrind curl
+  python3-scapy python3-yaml prometheus afl++ valgrind curl file
   # strace: fault injection (quickack killed between its journal and a change)
   strace
   # make install's man pages and bash completions, and their tests

@@ -66,7 +66,7 @@ requires() {
 				return
 			fi
 			ip netns del tk-probe-netem-$$ 2>/dev/null ;;
-		iperf3 | tcpdump | tshark | tcptrace | mergecap | capinfos | editcap | gnuplot | jq | bpftool | ss | nstat | prometheus | promtool | tc | valgrind | curl | script | strace)
+		iperf3 | tcpdump | tshark | tcptrace | mergecap | capinfos | editcap | gnuplot | jq | bpftool | ss | nstat | prometheus | promtool | tc | valgrind | curl | script | strace | file)
 			_tk_have_cmd "$w" || { _tk_missing "the $w command (run ./scripts/install-deps.sh)"; return; } ;;
 		scapy)
 			/usr/bin/python3 -c 'import scapy.all' 2>/dev/null ||

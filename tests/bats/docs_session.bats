@@ -1,0 +1,156 @@
+#!/usr/bin/env bats
+# README.md's typical session, end to end as written, across namespaces, and
+# repro/README.md's runs (see docs.bats for the machinery). Both need
+# bbr_traced here (bbrtrace's struct_ops backend), one at a time on a machine:
+# the file holds the lock.
+
+load helpers
+load docs_helpers
+
+# the lock for the whole file: taken per test, each test queued again
+# behind the other runs of the machine
+setup_file() { doc_lock; }
+
+teardown_file() { tk_unlock_bbr_traced; }
+
+setup() {
+	requires root netns bbr struct_ops btf jq tc
+	doc_setup
+}
+
+teardown() {
+	doc_teardown
+}
+
+SESSION=README.md
+INGEST=10.77.2.2:1935
+# the first run pushes (DOC_PUSH_PART s at a time) until the trace holds this
+# many delayed_ack collapses (a verdict in the plural, as the README's), for
+# SESSION_PUSH_MAX s at most
+SESSION_DACKS=3
+SESSION_PUSH_MAX=45
+# the push after the fix: the README's table says 0 delayed_ack collapses in
+# every 30 s run with quickack on
+SESSION_PUSH_AFTER=10
+
+# the README's topology: the pusher (10.77.1.2 on eth0) and the ingest server
+# (10.77.2.2) in namespaces of their own, routed through a third
+session_topology() {
+	doc_ns_add pusher && doc_ns_add rtr && doc_ns_add ingest &&
+		doc_link pusher eth0 10.77.1.2 rtr p0 10.77.1.1 &&
+		doc_link ingest eth0 10.77.2.2 rtr v0 10.77.2.1 &&
+		ip netns exec "$(doc_ns rtr)" sysctl -qw net.ipv4.ip_forward=1 &&
+		ip -n "$(doc_ns pusher)" route add 10.77.2.0/24 via 10.77.1.1 &&
+		ip -n "$(doc_ns ingest)" route add 10.77.1.0/24 via 10.77.2.1
+}
+
+# delayed_ack collapse records in trace $1 so far
+dack_count() { grep '"type":"collapse"' "$1" 2>/dev/null | grep -c '"cause":"delayed_ack"'; }
+
+# the live push from the pusher to the ingest server's port 1935 (its
+# application ACKs every 64 KB, as RTMP's, so its kernel delays the ACKs of
+# each frame's tail), on the namespace's congestion control, which
+# --set-default-in made bbr_traced (kernel BBR when bbrtrace runs fentry)
+doc_during() {
+	local n trace cc=
+	read -r _ n < <(doc_group_find bbrtrace)
+	trace=$DOC_CWD/$(doc_opt "$(doc_group_cmds | grep -m1 bbrtrace)" -o --output)
+	grep -q ': backend struct_ops' "$DOC_LOG/$n.err" || cc=bbr
+	if [ "$SESSION_RUN" = 1 ]; then
+		doc_push pusher ingest "$INGEST" "$SESSION_PUSH_MAX" "$cc" "[ \$(dack_count $trace) -ge $SESSION_DACKS ]"
+	else
+		doc_push pusher ingest "$INGEST" "$SESSION_PUSH_AFTER" "$cc"
+	fi
+}
+
+# the section's ```sh blocks: the sender's host's, then the receiver's
+session_blocks() { doc_list "$SESSION" | awk -F'\t' '$5 == "A typical session" {print $3}' | uniq; }
+
+# the text blocks after block $1, by their opening lines
+session_texts() { "$DOC_TOOL" texts "$SESSION" | awk -F'\t' -v b="$1" '$4 == b {print $3}' | uniq; }
+
+# the README's command normalised: no sudo, programs by name
+session_plain() { doc_drop_sudo "$1" | sed -E 's#(^| )bin/#\1#g'; }
+
+# lines of file $2 matching $1, each against text block $3
+session_each_matches() {
+	local line
+	grep -F -- "$1" "$2" >"$DOC_LOG/lines" || { echo "# no '$1' line in $2"; return 1; }
+	while IFS= read -r line; do
+		printf '%s\n' "$line" >"$DOC_LOG/line"
+		doc_match "$SESSION" "$3" "$DOC_LOG/line" || return 1
+	done <"$DOC_LOG/lines"
+}
+
+@test "README.md: the typical session runs as written across namespaces; its fix removes the delayed-ACK collapses; restore undoes it" {
+	session_topology
+	ingest=$(doc_ns ingest)
+	mapfile -t blocks < <(session_blocks)
+	mapfile -t texts < <(session_texts "${blocks[0]}")
+	[ ${#blocks[@]} -eq 2 ] && [ ${#texts[@]} -eq 2 ] ||
+		{ echo "# expected the sender's block with two text blocks (verdict, join), then the receiver's"; return 1; }
+	routes_before=$(ip -n "$ingest" route show)
+
+	# 1 and 2 on the sender's host: trace and capture a push until Ctrl-C,
+	# then join and plot; what they print matches the README's text blocks
+	SESSION_RUN=1
+	doc_block "$SESSION" "${blocks[0]}"
+	grep '^bbrtrace: verdict: ' "$DOC_TRANSCRIPT" >"$DOC_LOG/verdict"
+	[ "$(wc -l <"$DOC_LOG/verdict")" -eq 1 ]
+	doc_match "$SESSION" "${texts[0]}" "$DOC_LOG/verdict"
+	# each of join's delayed_ack lines reads as the README's
+	session_each_matches '; delayed_ack;' "$DOC_TRANSCRIPT" "${texts[1]}"
+
+	# the fix, pasted from the verdict, with the namespace option the README's
+	# receiver block gives, is the README's own command
+	fix=$(sed -E 's/^[^`]*`([^`]+)`.*$/\1/' "$DOC_LOG/verdict")
+	echo "# the verdict's fix: $fix" >&3
+	readme_fix=
+	while IFS=$'\t' read -r f n b s sec c; do
+		[ "$b" = "${blocks[1]}" ] || continue
+		ns_opt=$(grep -oE -- '--netns [^ ]+' <<<"$c")
+		[ "$(session_plain "$c")" = "$fix $ns_opt" ] && { readme_fix=$n; break; }
+	done < <(doc_list "$SESSION")
+	[ -n "$readme_fix" ] || { echo "# no command '$fix --netns NS' in the receiver's block"; return 1; }
+	echo "$SESSION:$readme_fix" >>"$DOC_RAN"
+	DOC_TRANSCRIPT=
+	doc_run "$(doc_substitute "$fix $ns_opt")"
+	ip -n "$ingest" route show | grep -E '^10\.77\.1\.0/24 .* quickack 1( |$)' ||
+		{ echo "# no quickack 1 on the ingest's route back to 10.77.1.2:"; ip -n "$ingest" route show; return 1; }
+
+	# a new run: no delayed_ack collapse, no fix
+	SESSION_RUN=2
+	main_cwd=$DOC_CWD
+	DOC_CWD=$DOC_CWD/after
+	mkdir -p "$DOC_CWD"
+	DOC_TEXT=0 doc_block "$SESSION" "${blocks[0]}"
+	[ "$(dack_count "$DOC_CWD/trace.jsonl")" -eq 0 ] || { grep '^bbrtrace: verdict' "$DOC_TRANSCRIPT"; return 1; }
+	if grep '^bbrtrace: verdict: .*Fix:' "$DOC_TRANSCRIPT"; then return 1; fi
+	DOC_CWD=$main_cwd
+
+	# the receiver block's other commands: restore, which puts the routes back
+	while IFS=$'\t' read -r f n b s sec c; do
+		[ "$b" = "${blocks[1]}" ] && [ "$n" != "$readme_fix" ] || continue
+		echo "$SESSION:$n" >>"$DOC_RAN"
+		doc_run "$(doc_substitute "$c")" "$s"
+	done < <(doc_list "$SESSION")
+	routes_after=$(ip -n "$ingest" route show)
+	[ "$routes_after" = "$routes_before" ] || { diff <(echo "$routes_before") <(echo "$routes_after"); return 1; }
+	doc_all_run "$SESSION"
+}
+
+# each dip.sh run left what the README lists, for the scenario it was given
+doc_after() {
+	local out qa
+	[[ $1 == *dip.sh* ]] || return 0
+	out=$DOC_CWD/$(doc_opt "$1" --out)
+	qa=$(doc_opt "$1" --quickack)
+	jq -e --arg qa "$qa" '.type == "verdict" and .scenario.quickack == $qa' "$out/verdict.json" >/dev/null || return 1
+	[ -s "$out/capture.pcap" ] && [ -s "$out/pushsim.json" ] && [ -s "$out/verdict.txt" ] || return 1
+	echo "# quickack $qa: $(dack_count "$out/trace.jsonl") delayed_ack collapses; $(head -1 "$out/verdict.txt")" >&3
+	[ "$qa" = off ] || [ "$(dack_count "$out/trace.jsonl")" -eq 0 ]
+}
+
+@test "repro/README.md: one run with quickack off, one with it on (shorter: see the substitution table)" {
+	doc_readme repro/README.md
+}
