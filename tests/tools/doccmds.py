@@ -42,7 +42,9 @@ EXIT_NOTE = re.compile(r"\bexit (\d+)\b")
 NUMBER = re.compile(r"\d+(?:\.\d+)?")
 ANY_NUMBER = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 ANYTHING = "[...]"
-LANGS = ("sh", "text", "")
+# sh: commands that run; text: their output; yaml: a configuration file to write, not
+# run; none: the rest
+LANGS = ("sh", "text", "yaml", "")
 
 
 class DocError(Exception):
@@ -91,7 +93,8 @@ def read_blocks(root, path):
             elif fence:
                 if fence.group(1) not in LANGS:
                     raise DocError(f"{path}:{n}: unknown fence language '{fence.group(1)}' "
-                                   "(sh for commands, text for their output, none for the rest)")
+                                   "(sh for commands, text for their output, yaml for a configuration file, "
+                                   "none for the rest)")
                 cur = Block(path, n, fence.group(1), section)
         elif fence and fence.group(1) == "":
             blocks.append(cur)
