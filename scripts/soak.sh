@@ -30,7 +30,9 @@
 #   SOAK_ID             names the namespaces soak-ID-a and soak-ID-b (default
 #                       the script's PID)
 # Only one bbr_traced can be registered per machine: the script holds the
-# lock the tests use (/run/lock/bbrkit-bbr_traced.lock) while bbrtrace runs.
+# lock the tests use (/run/lock/bbrkit-bbr_traced.lock) while bbrtrace runs,
+# unless SOAK_LOCK_HELD=1 says its caller holds it already (a test file that
+# runs the soak several times waits for the lock once).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
@@ -133,6 +135,7 @@ cleanup() {
 
 lock() {
 	local t0=$SECONDS
+	[ "${SOAK_LOCK_HELD:-0}" = 1 ] && { say "the caller holds the bbr_traced lock"; return 0; }
 	exec {LOCK_FD}> "$LOCK"
 	flock -w "$LOCK_WAIT_S" "$LOCK_FD" || die "bbr_traced is in use by another run for ${LOCK_WAIT_S}s: giving up"
 	say "waited $((SECONDS - t0))s for the bbr_traced lock"
