@@ -26,7 +26,7 @@
 #   SOAK_RSS_SLACK_KIB  how much either tool's RSS may grow once warm (default
 #                       RSS_SLACK_KIB below, which says why)
 #   SOAK_DIR            where the files go (default a temporary directory,
-#                       removed at the end unless SOAK_KEEP=1)
+#                       removed at the end unless SOAK_KEEP=1 or the run failed)
 #   SOAK_ID             names the namespaces soak-ID-a and soak-ID-b (default
 #                       the script's PID)
 # Only one bbr_traced can be registered per machine: the script holds the
@@ -113,7 +113,7 @@ stop_pid() {
 }
 
 cleanup() {
-	local ns i left=''
+	local rc=$? ns i left=''
 	trap '' INT TERM
 	stop_pid "$TCP_PID"
 	stop_pid "$UDP_PID"
@@ -129,7 +129,11 @@ cleanup() {
 			say "namespace $ns could not be removed (pids: $(ip netns pids "$ns" 2>&1 | tr '\n' ' '))"
 	done
 	unlock
-	[ -n "$DIR" ] && [ -z "${SOAK_DIR:-}" ] && [ "${SOAK_KEEP:-0}" != 1 ] && rm -rf "$DIR"
+	if [ -n "$DIR" ] && [ -z "${SOAK_DIR:-}" ] && [ "${SOAK_KEEP:-0}" != 1 ] && [ "$rc" -eq 0 ]; then
+		rm -rf "$DIR"
+	elif [ -n "$DIR" ]; then
+		say "the run's files are in $DIR"
+	fi
 	[ -z "$left" ] || exit 1 # something of the run is left: the run fails
 }
 
