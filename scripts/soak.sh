@@ -92,6 +92,8 @@ check_settings() {
 	MAX_FLOWS=$(help_default bbrtrace 'flows tracked at once') MAX_SOCKETS=$(help_default udpdwell 'sockets tracked at once')
 	[ -n "$MAX_FLOWS" ] && [ -n "$MAX_SOCKETS" ] || die "cannot read --max-flows or --max-sockets's default from --help"
 	((UDP_SOCKETS > 0)) || { say "SOAK_UDP_SOCKETS must be above 0"; exit 2; }
+	((FLOWS > MAX_FLOWS && UDP_SOCKETS > MAX_SOCKETS)) ||
+		say "warning: $FLOWS flows, $UDP_SOCKETS sockets do not overfill --max-flows $MAX_FLOWS, --max-sockets $MAX_SOCKETS: memory may still grow after the start reading"
 	WARMUP=${WARMUP:-$(default_warmup)}
 	[[ $WARMUP =~ ^[0-9]+$ ]] || { say "SOAK_WARMUP=$WARMUP: not a whole number"; exit 2; }
 	((WARMUP + END_MARGIN < SECS)) || { say "SOAK_WARMUP ($WARMUP) + SOAK_END_MARGIN must be below SOAK_SECONDS"; exit 2; }

@@ -119,6 +119,9 @@ class TcpLoad:
                         min_established_after_ramp=None)
         self.n_established = 0
         self.ramp_end = 0.0
+        self.last_watch, self.flow_seconds = None, 0.0
+        self.connect_s_sum = 0.0
+        self.fig["connect_s_max"] = 0.0
 
     def listen(self):
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -139,7 +142,7 @@ class TcpLoad:
             raise OSError(err, f"connect: {os.strerror(err)}")
         # the first flows' lives are spread over 0..HI so that they do not end together
         life = random.uniform(0 if first else self.life[0], self.life[1])
-        f = dict(s=s, up=False, reg=True, end=now + life)
+        f = dict(s=s, up=False, reg=True, end=now + life, t_open=now)
         self.flows[s.fileno()] = f
         self.sel.register(s, selectors.EVENT_WRITE, ("client", f))
         self.fig["opened"] += 1
@@ -176,6 +179,9 @@ class TcpLoad:
             self.close_flow(f, now)
             return
         f["up"] = True
+        took = max(0.0, time.monotonic() - f["t_open"])  # now is the select's start
+        self.connect_s_sum += took
+        self.fig["connect_s_max"] = round(max(self.fig["connect_s_max"], took), 3)
         self.n_established += 1
         self.fig["established"] += 1
         self.fig["max_established"] = max(self.fig["max_established"], self.n_established)
@@ -230,10 +236,17 @@ class TcpLoad:
                 self.connected(obj, now)
 
     def watch_concurrency(self, now):
+        """the least and the time-weighted mean of the flows established once ramped up"""
         if now >= self.ramp_end:
             m = self.fig["min_established_after_ramp"]
             if m is None or self.n_established < m:
                 self.fig["min_established_after_ramp"] = self.n_established
+            last = self.last_watch or now
+            self.flow_seconds += self.n_established * (now - last)
+            self.last_watch = now
+            span = now - self.ramp_end
+            if span > 0:
+                self.fig["mean_established_after_ramp"] = round(self.flow_seconds / span, 1)
 
     def run(self):
         now = time.monotonic()
@@ -255,6 +268,7 @@ class TcpLoad:
         while self.servers and time.monotonic() < end:
             self.dispatch(time.monotonic())
         self.fig["servers_left_open"] = len(self.servers)
+        self.fig["connect_s_mean"] = round(self.connect_s_sum / max(1, self.fig["established"]), 4)
         return self.fig
 
 
