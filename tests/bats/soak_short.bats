@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # `make soak` in short (scripts/soak.sh): bbrtrace and udpdwell for SOAK_S
-# seconds under 200 churning BBR flows and 2000 UDP sockets between two
-# namespaces. The tests check behaviour, never speed: the tools still run at
+# seconds under 300 churning BBR flows (more than --max-flows) and 2000 UDP
+# sockets (more than --max-sockets) between two namespaces. The tests check behaviour, never speed: the tools still run at
 # the end, their counts agree with what the soak sees, memory stays within
 # the script's one bound (SOAK_RSS_SLACK_KIB's default), and nothing is left
 # behind, also when a tool dies or the run is stopped. The last test feeds the
@@ -13,7 +13,7 @@
 load helpers
 
 SOAK_S=60
-SOAK_FLOWS=200
+SOAK_FLOWS=300
 SOAK_SOCKETS=2000
 SOAK=$BATS_TEST_DIRNAME/../../scripts/soak.sh
 REPORT=$BATS_TEST_DIRNAME/../../scripts/soak_report.py
@@ -67,6 +67,10 @@ jn() { jq -r "$2" "$D/$1"; }
 	grep -q '^verdict: stable$' "$BATS_FILE_TMPDIR/out"
 	grep -q '^soak: all invariants hold$' "$BATS_FILE_TMPDIR/out"
 	! grep -q FAIL "$BATS_FILE_TMPDIR/out"
+	# the load overfilled both tables, so the start reading was steady state
+	! grep -q 'warning:' "$BATS_FILE_TMPDIR/err"
+	grep -q "^  ok    warm at the start: bbrtrace's detector table full" "$BATS_FILE_TMPDIR/out"
+	grep -q "^  ok    warm at the start: udpdwell's socket table full" "$BATS_FILE_TMPDIR/out"
 }
 
 @test "soak_short: both tools still ran at the end and stopped cleanly on SIGINT" {
