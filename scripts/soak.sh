@@ -42,6 +42,9 @@ LOCK_WAIT_S=900
 START_WAIT_S=30          # a tool says which backend it runs within this
 STOP_WAIT_S=20           # a tool exits this long after SIGINT, or is killed
 NS_DEL_TRIES=10          # ip netns del is tried this many times, 0.5 s apart
+SETTLE_WAIT_S=15         # once the load stopped, bbrtrace's count must stand still within this
+UD_LAG_S=2               # two of udpdwell's 1 s intervals: its /metrics is one behind at most
+PORT_SEARCH=1000         # loopback ports tried for the /metrics servers
 SINK_ADDR=10.201.0.2     # namespace b's end of the veth pair
 SINK_PORT=5500
 WARM_MARGIN_S=5          # the start reading comes this long after udpdwell's table is full
@@ -169,7 +172,7 @@ make_netns() {
 # a loopback TCP port nothing listens on, from $1 up
 free_port() {
 	local p
-	for ((p = $1; p < $1 + 1000; p++)); do
+	for ((p = $1; p < $1 + PORT_SEARCH; p++)); do
 		ss -Hltn "sport = :$p" | grep -q . || { echo "$p"; return 0; }
 	done
 	return 1
@@ -262,13 +265,13 @@ wait_load() {
 	TCP_PID='' UDP_PID=''
 	[ "$rc" -eq 0 ] || { cat "$DIR/tcp.err" "$DIR/udp.err" >&2; die "the load generator failed (exit $rc)"; }
 	a=$(scrape_samples)
-	for ((i = 0; i < 15; i++)); do
+	for ((i = 0; i < SETTLE_WAIT_S; i++)); do
 		pause 1
 		b=$(scrape_samples)
 		[ "$a" = "$b" ] && break
 		a=$b
 	done
-	pause 2 # two of udpdwell's intervals: its /metrics is one interval behind at most
+	pause "$UD_LAG_S"
 }
 
 scrape_samples() {

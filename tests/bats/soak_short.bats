@@ -28,8 +28,8 @@ setup_file() {
 	export SOAK_LOCK_HELD=1
 	SOAK_DIR=$D SOAK_ID=$ID SOAK_SECONDS=$SOAK_S SOAK_FLOWS=$SOAK_FLOWS \
 		SOAK_UDP_SOCKETS=$SOAK_SOCKETS timeout "$RUN_BOUND_S" "$SOAK" \
-		> "$BATS_FILE_TMPDIR/out" 2> "$BATS_FILE_TMPDIR/err"
-	echo $? > "$BATS_FILE_TMPDIR/rc"
+		> "$BATS_FILE_TMPDIR/out" 2> "$BATS_FILE_TMPDIR/err" && rc=0 || rc=$?
+	echo "$rc" > "$BATS_FILE_TMPDIR/rc" # judged by the first test, which shows the output
 	timing "the ${SOAK_S} s run"
 }
 

@@ -46,6 +46,8 @@ CONNECT_TIMEOUT_S = 5.0    # a SYN left unanswered this long: counted as failed,
 DRAIN_TIMEOUT_S = 2.0      # a socket's last datagrams (or a flow's FIN) awaited this long
 SELECT_MAX_S = 0.05        # the loop looks at the clock at least this often
 ACCEPT_BATCH = 64          # connections accepted per readable listener, at most
+RECV_BATCH = 64            # datagrams read per readable UDP socket, at most
+DRAIN_POLL_S = 0.005       # a closing UDP socket looks for its last datagrams this often
 LISTEN_BACKLOG = 4096
 
 stop = False
@@ -362,7 +364,7 @@ class UdpLoad:
         """closes r once it has read every datagram sent to it"""
         now = time.monotonic()
         if r["got"] < r["sent"] and now < give_up_at:
-            self.t.at(now + 0.005, self.finish, r, give_up_at)
+            self.t.at(now + DRAIN_POLL_S, self.finish, r, give_up_at)
             return
         if r["got"] < r["sent"]:
             self.fig["closed_undrained"] += 1
@@ -372,7 +374,7 @@ class UdpLoad:
         self.fig["closed"] += 1
 
     def read(self, r):
-        for _ in range(64):
+        for _ in range(RECV_BATCH):
             try:
                 r["s"].recv(2048)
             except BlockingIOError:
