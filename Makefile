@@ -6,6 +6,10 @@
 #                   narrow, KERNELS="6.1 6.12" (default) or KERNELS=none
 #   make demo       install missing packages, build, and run the main scenario
 #   make bench      run the benchmarks (measurements, not pass/fail)
+#   make soak       bbrtrace and udpdwell under churning load between namespaces
+#                   for SOAK_SECONDS (default 600): start-vs-end table of memory,
+#                   lost/evicted counts and CPU per event; fails on growth past
+#                   the bound, a dead tool or a count mismatch (scripts/soak.sh)
 #   make fuzz       run the fuzz harnesses (FUZZ_SECONDS per target, default 600)
 #   make bpf-arm64  compile every BPF program for arm64 too, into build/bpf-arm64
 #   make install    tools, man pages, bash completions and plot templates under
@@ -89,7 +93,7 @@ include $(sort $(wildcard */module.mk))
 LIB_OBJS   := $(LIB_SRCS:%.c=$(OBJ)/%.o)
 LIBTK      := $(OBJ)/libtoolkit.a
 
-.PHONY: all test demo bench fuzz clean deps unit-tests bench-progs fuzz-build kernel-table bpf-arm64 \
+.PHONY: all test demo bench soak fuzz clean deps unit-tests bench-progs fuzz-build kernel-table bpf-arm64 \
         install uninstall install-list FORCE
 all: $(addprefix $(BIN)/,$(TOOLS))
 
@@ -194,6 +198,11 @@ demo: deps
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all bench-progs
 	$(Q)BENCH_BIN=$(OBJ)/bench ./bench/run.sh
+
+SOAK_SECONDS ?= 600
+soak: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)SOAK_SECONDS=$(SOAK_SECONDS) ./scripts/soak.sh
 
 # --- fuzzing: clang libFuzzer + ASan + UBSan ----------------------------------------
 FUZZ_SECONDS ?= 600
