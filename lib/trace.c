@@ -11,12 +11,18 @@
 const char *const bt_cause_names[BT_NCAUSES] = { BT_CAUSES(BT_CAUSE_NAME) };
 const char *const bt_cause_labels[BT_NCAUSES] = { BT_CAUSES(BT_CAUSE_LABEL) };
 
-int bt_cause_parse(const char *name)
+/* the index of name in names[0..n), or -1 */
+static int name_index(const char *const *names, int n, const char *name)
 {
-	for (int i = 0; name && i < BT_NCAUSES; i++)
-		if (!strcmp(name, bt_cause_names[i]))
+	for (int i = 0; name && i < n; i++)
+		if (!strcmp(name, names[i]))
 			return i;
 	return -1;
+}
+
+int bt_cause_parse(const char *name)
+{
+	return name_index(bt_cause_names, BT_NCAUSES, name);
 }
 
 #define BT_IMPACT_NAME(id, name, label) name,
@@ -24,10 +30,7 @@ const char *const bt_impact_names[BT_NIMPACTS] = { BT_IMPACTS(BT_IMPACT_NAME) };
 
 int bt_impact_parse(const char *name)
 {
-	for (int i = 0; name && i < BT_NIMPACTS; i++)
-		if (!strcmp(name, bt_impact_names[i]))
-			return i;
-	return -1;
+	return name_index(bt_impact_names, BT_NIMPACTS, name);
 }
 
 /* indexed by enum bt_mode (bpf/contract/bbrtrace.h) */
@@ -46,10 +49,7 @@ bool bt_mode_is_handshake(uint8_t mode)
 
 int bt_mode_parse(const char *name)
 {
-	for (size_t i = 0; name && i < ARRAY_SIZE(mode_names); i++)
-		if (!strcmp(name, mode_names[i]))
-			return (int)i;
-	return -1;
+	return name_index(mode_names, (int)ARRAY_SIZE(mode_names), name);
 }
 
 /*
@@ -73,8 +73,8 @@ int bt_mode_parse(const char *name)
 #define RD_U64_OR_NULL(lv, valid) ((valid) = RD_U64(lv), (valid) || (f && f->kind == JL_NULL))
 #define RD_ADDR(arr) rd_addr(jl_field_str(f), arr)
 #define RD_MODE(lv) rd_enum(jl_field_str(f), bt_mode_parse, &(lv))
-#define RD_CAUSE(lv) rd_cause(jl_field_str(f), &(lv))
-#define RD_IMPACT(lv) rd_impact(jl_field_str(f), &(lv))
+#define RD_CAUSE(lv) rd_named(jl_field_str(f), bt_cause_parse, &(lv))
+#define RD_IMPACT(lv) rd_named(jl_field_str(f), bt_impact_parse, &(lv))
 #define RD_STR(arr) rd_str(jl_field_str(f), arr, sizeof(arr))
 
 static bool rd_addr(const char *s, uint8_t out[16])
@@ -97,25 +97,14 @@ static bool rd_enum(const char *s, int (*parse)(const char *), uint8_t *out)
 	return true;
 }
 
-static bool rd_cause(const char *s, enum bt_cause *out)
-{
-	int v = bt_cause_parse(s);
-
-	if (v < 0)
-		return false;
-	*out = (enum bt_cause)v;
-	return true;
-}
-
-static bool rd_impact(const char *s, enum bt_impact *out)
-{
-	int v = bt_impact_parse(s);
-
-	if (v < 0)
-		return false;
-	*out = (enum bt_impact)v;
-	return true;
-}
+/* a name back into its enum's value, through parse; false when it is none */
+#define rd_named(s, parse, out)                                                          \
+	({                                                                               \
+		int v_ = parse(s);                                                       \
+		if (v_ >= 0)                                                             \
+			*(out) = (__typeof__(*(out)))v_;                                 \
+		v_ >= 0;                                                                 \
+	})
 
 static bool rd_str(const char *s, char *out, size_t len)
 {

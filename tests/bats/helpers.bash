@@ -212,6 +212,16 @@ tk_unlock_bbr_traced() {
 }
 
 # wait up to $2 seconds (default 10) until command $1 succeeds
+# a TCP port of FROM..TO-1 that nothing in this namespace listens on (TO:
+# FROM's thousand's end), printed; fails when every one is taken
+tk_free_tcp_port() {
+	local p from=$1 to=${2:-$(( ($1 / 1000 + 1) * 1000 ))}
+	for ((p = from; p < to; p++)); do
+		ss -Hltn "sport = :$p" | grep -q . || { echo "$p"; return 0; }
+	done
+	return 1
+}
+
 tk_wait_for() {
 	local cmd=$1 secs=${2:-10} i
 	for ((i = 0; i < secs * 10; i++)); do

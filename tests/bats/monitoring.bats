@@ -35,25 +35,7 @@ teardown() {
 	return 0
 }
 
-# a TCP port of 41400-41999 that nothing listens on, from $1 up
-free_tcp_port() {
-	local p
-	for ((p = $1; p < 42000; p++)); do
-		ss -Hltn "sport = :$p" | grep -q . || { echo "$p"; return 0; }
-	done
-	return 1
-}
 
-# RTP-like datagrams into a slow reader on port $1 in the namespace, $2 s
-udp_traffic() {
-	ip netns exec "$NS" timeout 120 "$BIN/sfu_echo" --listen "127.0.0.1:$1" --idle-exit 2 \
-		--stall-every 5 --stall-ms 20-50 > /dev/null &
-	for ((i = 0; i < 100; i++)); do
-		ip netns exec "$NS" ss -Hlun "sport = :$1" | grep -q . && break
-		sleep 0.05
-	done
-	ip netns exec "$NS" timeout 120 "$BIN/rtpsend" --to "127.0.0.1:$1" --rate 100 --duration "$2" > /dev/null &
-}
 
 # bbrtrace --detect --prometheus on port $1, its stderr in $BATS_TEST_TMPDIR/bt.err
 bt_start() {
@@ -86,9 +68,9 @@ prom_query() {
 @test "the rules and the dashboard read only metrics that bbrtrace and udpdwell export" {
 	requires root btf bbr struct_ops yaml curl ss
 	local bt ud
-	bt=$(free_tcp_port 41400)
+	bt=$(tk_free_tcp_port 41400)
 	bt_start "$bt"
-	ud=$(free_tcp_port $((bt + 1)))
+	ud=$(tk_free_tcp_port $((bt + 1)))
 	ud_start -p 41450 --interval 1 --prometheus "127.0.0.1:$ud"
 	curl -sf "http://127.0.0.1:$bt/metrics" > "$BATS_TEST_TMPDIR/bt.metrics"
 	curl -sf "http://127.0.0.1:$ud/metrics" > "$BATS_TEST_TMPDIR/ud.metrics"
@@ -106,11 +88,11 @@ prom_query() {
 @test "a real Prometheus scraping both tools evaluates every dashboard expression and every rule without error" {
 	requires root btf bbr struct_ops yaml curl ss prometheus jq
 	local bt ud web dir e n=0
-	bt=$(free_tcp_port 41410)
+	bt=$(tk_free_tcp_port 41410)
 	bt_start "$bt"
-	ud=$(free_tcp_port $((bt + 1)))
+	ud=$(tk_free_tcp_port $((bt + 1)))
 	ud_start -p 41451 --interval 1 --prometheus "127.0.0.1:$ud"
-	web=$(free_tcp_port $((ud + 1)))
+	web=$(tk_free_tcp_port $((ud + 1)))
 	dir=$BATS_TEST_TMPDIR/prom
 	mkdir -p "$dir/data"
 	cp "$MON/bbrkit.rules.yml" "$dir/"
@@ -127,7 +109,7 @@ prom_query() {
 		--web.listen-address="127.0.0.1:$web" --log.level=warn > "$dir/log" 2>&1 &
 	PROM_PID=$!
 	tk_wait_for "curl -sf http://127.0.0.1:$web/-/ready > /dev/null" 30
-	udp_traffic 41451 8
+	ud_slow_reader_traffic "$NS" 41451 8
 	# a few scrapes of both, with datagrams waiting
 	tk_wait_for "prom_query 127.0.0.1:$web 'count(udp_socket_dwell_seconds_count{port=\"41451\"} > 0) and count(bbrtrace_samples_total)' | jq -e '.data.result | length == 1' > /dev/null" 60 ||
 		{ cat "$dir/log"; return 1; }

@@ -34,14 +34,6 @@ dack_count() { jq -s '[.[] | select(.type=="collapse" and .cause=="delayed_ack")
 # the single summary record's field $2 of trace $1 (jq 1.6's -e misjudges a select() that ends empty)
 summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 then .[0].$2 else error(\"\(length) summaries\") end" "$1"; }
 
-# a TCP port of 43900-43999 nothing listens on in this namespace
-free_port() {
-	local p
-	for ((p = 43900; p < 44000; p++)); do
-		ss -Hltn "sport = :$p" | grep -q . || { echo "$p"; return 0; }
-	done
-	return 1
-}
 
 @test "app-ack receiver at native RTT: >= 5 delayed_ack collapses with quickack off, <= 20% of that with quickack on" {
 	requires root netns bbr struct_ops btf tcpdump jq tc
@@ -144,7 +136,7 @@ free_port() {
 
 @test "bbrtrace --prometheus during a run: promtool accepts the page, collapses by cause, the flow's current bw" {
 	requires root netns struct_ops tcpdump jq curl promtool
-	addr=127.0.0.1:$(free_port)
+	addr=127.0.0.1:$(tk_free_tcp_port 43900 44000)
 	d=$RP_OUT/prom
 	"$TK_ROOT/repro/dip.sh" --receiver app-ack --quickack off --duration 15 --out "$d" --id "${RP_ID}p" --port 43105 \
 		--prometheus "$addr" >"$RP_OUT/prom.log" 2>&1 &

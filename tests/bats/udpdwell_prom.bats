@@ -29,32 +29,13 @@ teardown() {
 	return 0
 }
 
-# a TCP port of 41000-41999 that nothing listens on, from $1 up
-free_tcp_port() {
-	local p
-	for ((p = $1; p < 42000; p++)); do
-		ss -Hltn "sport = :$p" | grep -q . || { echo "$p"; return 0; }
-	done
-	return 1
-}
 
-# stalled reads on port $1 in the namespace, for $2 seconds, in the background
-slow_server_traffic() {
-	ip netns exec "$NS" timeout 120 "$BIN/sfu_echo" --listen "127.0.0.1:$1" --idle-exit 2 \
-		--stall-every 5 --stall-ms 20-50 > /dev/null &
-	for ((i = 0; i < 100; i++)); do
-		ip netns exec "$NS" ss -Hlun "sport = :$1" | grep -q . && break
-		sleep 0.05
-	done
-	ip netns exec "$NS" timeout 120 "$BIN/rtpsend" --to "127.0.0.1:$1" --rate 100 --duration "$2" \
-		> /dev/null &
-}
 
 @test "promtool check metrics accepts the page; other paths are 404" {
-	port=$(free_tcp_port 41330)
+	port=$(tk_free_tcp_port 41330)
 	ud_start -p 41330 --interval 1 --prometheus "127.0.0.1:$port"
 	grep -q "serving Prometheus metrics on http://127.0.0.1:$port/metrics" "$UD_ERR"
-	slow_server_traffic 41330 1
+	ud_slow_reader_traffic "$NS" 41330 1
 	sleep 2.5
 	curl -sf "http://127.0.0.1:$port/metrics" > "$BATS_TEST_TMPDIR/metrics"
 	tk_run promtool check metrics < "$BATS_TEST_TMPDIR/metrics"
@@ -69,9 +50,9 @@ slow_server_traffic() {
 }
 
 @test "a real Prometheus server scrapes udpdwell and its API returns the dwell histogram" {
-	exporter=$(free_tcp_port 41340)
+	exporter=$(tk_free_tcp_port 41340)
 	ud_start -p 41341 --interval 1 --prometheus "127.0.0.1:$exporter"
-	web=$(free_tcp_port $((exporter + 2)))
+	web=$(tk_free_tcp_port $((exporter + 2)))
 	dir=$BATS_TEST_TMPDIR/prom
 	mkdir -p "$dir/data"
 	sed "s/@TARGET@/127.0.0.1:$exporter/" "$TK_ROOT/tests/fixtures/udpdwell/prometheus.yml.in" > "$dir/prometheus.yml"
@@ -81,7 +62,7 @@ slow_server_traffic() {
 		--web.listen-address="127.0.0.1:$web" --log.level=warn > "$dir/log" 2>&1 &
 	PROM_PID=$!
 	tk_wait_for "curl -sf http://127.0.0.1:$web/-/ready > /dev/null" 30
-	slow_server_traffic 41341 6
+	ud_slow_reader_traffic "$NS" 41341 6
 	q='udp_socket_dwell_seconds_bucket{port="41341",comm="sfu_echo"}'
 	ok=0
 	for ((i = 0; i < 60; i++)); do
