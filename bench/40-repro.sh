@@ -28,7 +28,14 @@ done
 echo "cores: $(nproc); load average: $(cut -d' ' -f1-3 /proc/loadavg) (a shared machine: see the ranges)"
 echo "$RUNS pairs of $SECS s runs, quickack off then on; app-ack receiver, 4 Mbit/s, 20 fps, native veth RTT"
 mkdir -p "$(dirname "$CSV")"
-echo "pair,quickack,elapsed_s,collapses,delayed_ack,rate_drop,loss_policer,other,delayed_ack_per_min,collapses_per_min,stalls,late_frames,goodput_bps,frame_latency_mean_us,frame_latency_max_us,lost_events" >"$CSV"
+: >"$CSV"
+# the header, once the first verdict names bbrtrace's causes (in its order)
+csv_header() {
+	jq -r '["pair", "quickack", "elapsed_s", "collapses"] + (.collapses_by_cause | keys_unsorted)
+		+ ["delayed_ack_per_min", "collapses_per_min", "throttling", "throttled_s", "stalls",
+		"late_frames", "goodput_bps", "frame_latency_mean_us", "frame_latency_max_us",
+		"lost_events"] | join(",")' "$1"
+}
 for ((i = 1; i <= RUNS; i++)); do
 	for qa in off on; do
 		d=$tmp/$i-$qa
@@ -39,10 +46,11 @@ for ((i = 1; i <= RUNS; i++)); do
 			exit 1
 		fi
 		lost=$(jq -s '[.[] | select(.type=="summary")][0].lost' "$d/trace.jsonl")
-		jq -r --argjson i "$i" --arg qa "$qa" --argjson lost "$lost" '[$i, $qa, .elapsed_s, .collapses,
-			.collapses_by_cause.delayed_ack, .collapses_by_cause.rate_drop,
-			.collapses_by_cause.loss_policer, .collapses_by_cause.other,
-			(.collapses_by_cause.delayed_ack * 60 / .elapsed_s), .collapses_per_min,
+		[ -s "$CSV" ] || csv_header "$d/verdict.json" >"$CSV"
+		jq -r --argjson i "$i" --arg qa "$qa" --argjson lost "$lost" '[$i, $qa, .elapsed_s, .collapses]
+			+ (.collapses_by_cause | to_entries | map(.value))
+			+ [(.collapses_by_cause.delayed_ack * 60 / .elapsed_s), .collapses_per_min,
+			([.throttling_by_cause[]] | add), .throttled_s,
 			.push.send.stalls, .push.send.late_frames, .push.send.goodput_bps,
 			.push.recv.frame_latency_mean_us, .push.recv.frame_latency_max_us, $lost] | @csv' \
 			"$d/verdict.json" | tr -d '"' >>"$CSV"
@@ -50,9 +58,10 @@ for ((i = 1; i <= RUNS; i++)); do
 	done
 done
 
-# median (range) of column $1 for quickack $2, scaled by $3
+# median (range) of the column named $1 for quickack $2, scaled by $3
 stat() {
-	awk -F, -v c="$1" -v q="$2" -v s="${3:-1}" 'NR > 1 && $2 == q { v[n++] = $c * s }
+	awk -F, -v name="$1" -v q="$2" -v s="${3:-1}" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i; next }
+		$2 == q { v[n++] = $c * s }
 		END { if (!n) { print "nan nan nan"; exit }
 			for (i = 0; i < n; i++) for (j = i + 1; j < n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
 			m = (n % 2) ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2
@@ -60,7 +69,7 @@ stat() {
 }
 echo
 printf '%-28s %-24s %-24s %10s\n' "per run (median, min..max)" "quickack off" "quickack on" "off / on"
-row() { # label column scale format
+row() { # label column-name scale format
 	local off on ratio
 	read -r om olo ohi < <(stat "$2" off "$3")
 	read -r nm nlo nhi < <(stat "$2" on "$3")
@@ -69,12 +78,14 @@ row() { # label column scale format
 	ratio=$(awk -v a="$om" -v b="$nm" 'BEGIN { if (b > 0) printf "%.1fx", a / b; else if (a > 0) print "inf (on: 0)"; else print "-" }')
 	printf '%-28s %-24s %-24s %10s\n' "$1" "$off" "$on" "$ratio"
 }
-row "delayed_ack collapses/min" 9 1 "%.1f"
-row "all collapses/min" 10 1 "%.1f"
-row "stalls/min" 11 "$(awk -v s="$SECS" 'BEGIN { print 60 / s }')" "%.1f"
-row "late frames" 12 1 "%.0f"
-row "goodput Mbit/s" 13 1e-6 "%.2f"
-row "frame latency mean ms" 14 1e-3 "%.1f"
-row "frame latency max ms" 15 1e-3 "%.1f"
-row "lost trace events" 16 1 "%.0f"
+row "delayed_ack collapses/min" delayed_ack_per_min 1 "%.1f"
+row "all collapses/min" collapses_per_min 1 "%.1f"
+row "throttling collapses" throttling 1 "%.0f"
+row "time throttled ms" throttled_s 1e3 "%.0f"
+row "stalls/min" stalls "$(awk -v s="$SECS" 'BEGIN { print 60 / s }')" "%.1f"
+row "late frames" late_frames 1 "%.0f"
+row "goodput Mbit/s" goodput_bps 1e-6 "%.2f"
+row "frame latency mean ms" frame_latency_mean_us 1e-3 "%.1f"
+row "frame latency max ms" frame_latency_max_us 1e-3 "%.1f"
+row "lost trace events" lost_events 1 "%.0f"
 echo "CSV: $CSV"

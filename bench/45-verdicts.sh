@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The verdicts against scenarios with a known answer: fresh repro/dip.sh runs
+# between namespaces, each traced by bbrtrace --detect, and one table of
+# scenario x cause x impact (the confusion table of issue 12). Each cell is
+# "collapses (of them throttling)"; `other %` is the share no named cause
+# explains; `expected` is what the scenario should show.
+#
+#   scenario        what runs                                  expected
+#   app-ack off     live push, RTMP-like receiver, quickack off throttling delayed_ack
+#   app-ack on      the same, quickack on                      nothing throttles
+#   prompt          a receiver that reads at once              nothing throttles
+#   rate cut        htb 100 -> 10 Mbit/s mid-run, 30 Mbit/s    throttling rate_drop
+#   rate cut, deep  the same behind a 1000-packet netem queue  rate_drop, never delayed_ack
+#                   (netem only where the kernel has it)
+#   policer         tbf 20 Mbit/s, 30 Mbit/s push              throttling loss_policer
+#
+# VERDICT_BENCH_SECS (default 20) per run. CSV: build/bench/verdicts.csv.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+SECS=${VERDICT_BENCH_SECS:-20}
+CSV=build/bench/verdicts.csv
+LOCK=/run/lock/bbrkit-bbr_traced.lock
+tmp=$(mktemp -d /tmp/vd-bench.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+
+[ "$(id -u)" -eq 0 ] || { echo "45-verdicts: needs root" >&2; exit 1; }
+for t in pushsim bbrtrace quickack; do
+	[ -x "bin/$t" ] || { echo "45-verdicts: bin/$t is missing: make" >&2; exit 1; }
+done
+# netem for the deep queue: probed in a namespace of our own
+deep=(--rtt 1ms)
+ip netns add "vd-nq-$$" 2>/dev/null
+ip netns exec "vd-nq-$$" tc qdisc add dev lo root netem delay 1ms 2>/dev/null || deep=()
+ip netns del "vd-nq-$$" 2>/dev/null
+
+# name|dip.sh options|expected
+scenarios=(
+	"app-ack off|--receiver app-ack --quickack off|throttling delayed_ack"
+	"app-ack on|--receiver app-ack --quickack on|nothing throttles"
+	"prompt|--receiver prompt|nothing throttles"
+	"rate cut|--receiver prompt --rate 100 --rate-change $((SECS / 2)):10 --bitrate-kbps 30000|throttling rate_drop"
+	"rate cut, deep|--receiver prompt --rate 100 --rate-change $((SECS / 2)):10 --bitrate-kbps 30000 ${deep[*]}|rate_drop, never delayed_ack"
+	"policer|--receiver prompt --policer 20 --bitrate-kbps 30000|throttling loss_policer"
+)
+
+echo "cores: $(nproc); load average: $(cut -d' ' -f1-3 /proc/loadavg); $SECS s per run"
+[ ${#deep[@]} -gt 0 ] || echo "no sch_netem here: 'rate cut, deep' runs without its queue"
+mkdir -p "$(dirname "$CSV")"
+: >"$CSV"
+n=0
+for sc in "${scenarios[@]}"; do
+	IFS='|' read -r name opts expected <<<"$sc"
+	d=$tmp/$n
+	n=$((n + 1))
+	# shellcheck disable=SC2086 # the options are words
+	if ! flock -w 900 "$LOCK" repro/dip.sh $opts --duration "$SECS" --out "$d" --id "vd$$$n" \
+		--port $((43450 + n)) --no-plot >"$d.log" 2>&1; then
+		echo "45-verdicts: '$name' failed: $(tail -1 "$d.log")" >&2
+		exit 1
+	fi
+	[ -s "$CSV" ] || jq -r '["scenario", "expected", "collapses"]
+		+ (.collapses_by_cause | keys_unsorted | map(., . + "_throttling"))
+		+ ["other_share", "throttled_s", "late_bytes", "verdict"] | join(",")' "$d/verdict.json" >"$CSV"
+	jq -r --arg s "$name" --arg e "$expected" '[$s, $e, .collapses]
+		+ ([.collapses_by_cause, .throttling_by_cause] as [$c, $t] | $c | keys_unsorted | map($c[.], $t[.]))
+		+ [(if .collapses > 0 then .collapses_by_cause.other / .collapses else 0 end), .throttled_s,
+		.late_bytes, (.text | split(";")[0:2] | join(";") | gsub(","; ""))] | @csv' "$d/verdict.json" >>"$CSV"
+	cp "$d/verdict.txt" "$tmp/$name.txt" 2>/dev/null
+done
+
+# the table: a column per cause, "n (t)" = n collapses, t of them throttling
+python3 - "$CSV" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+causes = [k for k in rows[0] if k not in ("scenario", "expected", "collapses", "other_share",
+          "throttled_s", "late_bytes", "verdict") and not k.endswith("_throttling")]
+head = ["scenario", "collapses"] + causes + ["other %", "throttled", "expected"]
+out = [head]
+for r in rows:
+    out.append([r["scenario"], r["collapses"]]
+               + [f'{r[c]} ({r[c + "_throttling"]})' for c in causes]
+               + [f'{100 * float(r["other_share"]):.1f}', f'{float(r["throttled_s"]):.2f} s', r["expected"]])
+w = [max(len(row[i]) for row in out) for i in range(len(head))]
+for row in out:
+    print("  ".join(v.ljust(w[i]) for i, v in enumerate(row)))
+print("cells: collapses of that cause (of them throttling)")
+PY
+echo "CSV: $CSV"
