@@ -384,7 +384,7 @@ static unsigned int decimals(const struct jl_field *f)
 	X("frame_time_s", REC_F64, 6, REC_NOCOL, e ? rv_f64((double)e->ts_ns * 1e-9) : rv_null()) \
 	X("frame_time_ns", REC_U64, 0, REC_NOCOL, e ? rv_u64((uint64_t)e->ts_ns) : rv_null())  \
 	X("frame_time_rel_s", REC_F64, 9, REC_NOCOL,                                         \
-	  e ? rv_f64((double)(e->ts_ns - j->t0_ns) * 1e-9) : rv_null())                     \
+	  e ? rv_f64(((double)e->ts_ns - (double)j->t0_ns) * 1e-9) : rv_null())                     \
 	X("ack_delay_us", REC_F64, 3, REC_NOCOL,                                           \
 	  e && e->delay_ns >= 0 ? rv_f64((double)e->delay_ns * 1e-3) : rv_null())
 static const struct rec_field join_fields[] = { JOIN_FIELDS(REC_FIELD) };
@@ -501,7 +501,7 @@ static void collapse_line(FILE *out, const struct join *j, const struct jm_rec *
 		return;
 	}
 	fprintf(out, "frame %llu (t=%.6f s): ACK %u", (unsigned long long)e->frame,
-		(double)(e->ts_ns - j->t0_ns) * 1e-9, r->snd_una);
+		((double)e->ts_ns - (double)j->t0_ns) * 1e-9, r->snd_una);
 	if (bt_has(&fs, BT_C_CAUSE) && c.cause == BT_CAUSE_DELAYED_ACK) {
 		if (e->delay_ns >= 1000000)
 			fprintf(out, " came %.1f ms after the data it covers", (double)e->delay_ns * 1e-6);

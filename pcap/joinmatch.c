@@ -3,12 +3,34 @@
  * The join's matching (joinmatch.h): records against ACK frames, by flow,
  * ACK number and time, after a clock offset estimated from the data.
  */
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "pcap/joinmatch.h"
 
 #define CLUSTER_NS 20000000 /* width of the window in which the clock offset is sought */
 #define MAX_CAND 8          /* candidates per record used for the offset */
+
+/* nanosecond arithmetic that saturates: a damaged trace or capture may hold any
+ * 64-bit time, and an overflow would be undefined */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
+static int64_t sat_sub(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	return __builtin_sub_overflow(a, b, &r) ? (b < 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
+static int64_t sat_abs(int64_t a)
+{
+	return a == INT64_MIN ? INT64_MAX : a < 0 ? -a : a;
+}
 
 static int cmp_ev(const void *x, const void *y)
 {
@@ -86,7 +108,7 @@ bool jm_estimate_offset(struct jm *j, size_t *support)
 				}
 				d = v;
 			}
-			d[n++] = j->evs[k].ts_ns - r->t_ns;
+			d[n++] = sat_sub(j->evs[k].ts_ns, r->t_ns);
 		}
 	}
 	if (!n) {
@@ -96,7 +118,7 @@ bool jm_estimate_offset(struct jm *j, size_t *support)
 	}
 	qsort(d, n, sizeof(*d), cmp_i64);
 	for (size_t lo = 0, hi = 0; lo < n; lo++) {
-		while (hi < n && d[hi] - d[lo] <= CLUSTER_NS)
+		while (hi < n && sat_sub(d[hi], d[lo]) <= CLUSTER_NS)
 			hi++;
 		if (hi - lo > best_n) {
 			best_n = hi - lo;
@@ -152,12 +174,12 @@ static bool match_group_dp(struct jm *j, const size_t *r, size_t m, size_t lo, s
 		how[k] = 0;
 	}
 	for (i = 1; i <= m; i++) {
-		int64_t want = j->recs[r[i - 1]].t_ns + j->offset_ns;
+		int64_t want = sat_add(j->recs[r[i - 1]].t_ns, j->offset_ns);
 
 		cost[i * w] = cost[(i - 1) * w] + (double)max_skew_ns;
 		how[i * w] = 1;
 		for (k = 1; k <= n; k++) {
-			int64_t err = j->evs[lo + k - 1].ts_ns - want;
+			int64_t err = sat_abs(sat_sub(j->evs[lo + k - 1].ts_ns, want));
 			double best = cost[i * w + k - 1], c;
 			uint8_t h = 0; /* frame k unused */
 
@@ -166,8 +188,6 @@ static bool match_group_dp(struct jm *j, const size_t *r, size_t m, size_t lo, s
 				best = c;
 				h = 1; /* record i unmatched */
 			}
-			if (err < 0)
-				err = -err;
 			if (err <= max_skew_ns) {
 				c = cost[(i - 1) * w + k - 1] + (double)err;
 				if (c < best) {
@@ -204,7 +224,7 @@ static void match_group_greedy(struct jm *j, const size_t *r, size_t m, size_t l
 
 	for (size_t k = 0; k < m && next < hi; k++) {
 		struct jm_rec *rec = &j->recs[r[k]];
-		int64_t want = rec->t_ns + j->offset_ns, err;
+		int64_t want = sat_add(rec->t_ns, j->offset_ns), err;
 		size_t a = next, b = hi, best;
 
 		while (a < b) { /* first candidate at or after the expected time */
@@ -216,9 +236,9 @@ static void match_group_greedy(struct jm *j, const size_t *r, size_t m, size_t l
 				b = mid;
 		}
 		best = a < hi ? a : hi - 1;
-		if (a > next && (a == hi || want - j->evs[a - 1].ts_ns <= j->evs[a].ts_ns - want))
+		if (a > next && (a == hi || sat_sub(want, j->evs[a - 1].ts_ns) <= sat_sub(j->evs[a].ts_ns, want)))
 			best = a - 1;
-		err = j->evs[best].ts_ns - want;
+		err = sat_sub(j->evs[best].ts_ns, want);
 		if (err > max_skew_ns || err < -max_skew_ns)
 			continue;
 		rec->ev = (int64_t)best;
