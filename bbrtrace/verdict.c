@@ -84,12 +84,41 @@ static void headline(struct bt_verdict *v, uint64_t throttling)
 	    (unsigned long long)throttling, BT_THROTTLE_HEADROOM, held, late);
 }
 
+/* the causes without a clause of their own, in one: "2 had other causes (1 other, 1 lone
+ * late segment: see each record's evidence)" */
+static bool has_clause(int cause)
+{
+	return cause == BT_CAUSE_DELAYED_ACK || cause == BT_CAUSE_RATE_DROP || cause == BT_CAUSE_LOSS_POLICER;
+}
+
+static void throttling_rest(struct bt_verdict *v)
+{
+	const struct bt_detect_stats *st = &v->st;
+	uint64_t n = 0;
+	const char *sep = "";
+
+	for (int i = 0; i < BT_NCAUSES; i++)
+		n += has_clause(i) ? 0 : st->throttling[i];
+	if (!n)
+		return;
+	cat(v->text, sizeof(v->text), "; %llu had %s (", (unsigned long long)n,
+	    plural(n, "another cause", "other causes"));
+	for (int i = 0; i < BT_NCAUSES; i++) {
+		if (has_clause(i) || !st->throttling[i])
+			continue;
+		cat(v->text, sizeof(v->text), "%s%llu %s", sep, (unsigned long long)st->throttling[i],
+		    bt_cause_labels[i]);
+		sep = ", ";
+	}
+	cat(v->text, sizeof(v->text), "%s", ": see each record's evidence)");
+}
+
 /* the throttling collapses, cause by cause, with their evidence */
 static void throttling_clauses(struct bt_verdict *v)
 {
 	const struct bt_detect_stats *st = &v->st;
 	uint64_t dack = st->throttling[BT_CAUSE_DELAYED_ACK], rate = st->throttling[BT_CAUSE_RATE_DROP];
-	uint64_t pol = st->throttling[BT_CAUSE_LOSS_POLICER], oth = st->throttling[BT_CAUSE_OTHER];
+	uint64_t pol = st->throttling[BT_CAUSE_LOSS_POLICER];
 	double app_share = st->samples ? (double)st->app_limited_samples / (double)st->samples : 0;
 	char a[32], b[32];
 
@@ -116,9 +145,7 @@ static void throttling_clauses(struct bt_verdict *v)
 		    "behind a traffic policer",
 		    (unsigned long long)pol, plural(pol, "was", "were"), a);
 	}
-	if (oth)
-		cat(v->text, sizeof(v->text), "; %llu had another cause (see each record's evidence)",
-		    (unsigned long long)oth);
+	throttling_rest(v);
 }
 
 /* the harmless collapses in one clause: how many, of which causes */

@@ -640,6 +640,8 @@ static void test_verdict_nothing_throttled(void **state)
 	assert_non_null(strstr(v.text, "1 of them throttled the stream"));
 	assert_non_null(strstr(v.text, "for 40 ms in all") || strstr(v.text, "for 41 ms in all"));
 	assert_non_null(strstr(v.text, "; 1 more was harmless ("));
+	/* a throttling cause without a clause of its own is still named */
+	assert_non_null(strstr(v.text, "; 1 had another cause (1 other: see each record's evidence)"));
 	bt_detect_free(d);
 }
 
