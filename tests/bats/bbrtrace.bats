@@ -25,12 +25,7 @@ teardown_file() {
 }
 
 teardown() {
-	# nothing a test started may outlive it
-	jobs -p | xargs -r kill -INT 2>/dev/null || true
-	sleep 0.3
-	jobs -p | xargs -r kill -9 2>/dev/null || true
-	ip netns pids "$NS-a" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
-	ip netns pids "$NS-b" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
+	tk_end_test_processes "$NS"
 	sleep 0.2
 	return 0
 }

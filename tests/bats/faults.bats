@@ -24,11 +24,7 @@ teardown_file() {
 }
 
 teardown() {
-	jobs -p | xargs -r kill -INT 2>/dev/null || true
-	sleep 0.3
-	jobs -p | xargs -r kill -9 2>/dev/null || true
-	ip netns pids "$NS-a" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
-	ip netns pids "$NS-b" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
+	tk_end_test_processes "$NS"
 	if mountpoint -q "$BATS_TEST_TMPDIR/full" 2>/dev/null; then umount "$BATS_TEST_TMPDIR/full"; fi
 	return 0
 }

@@ -169,6 +169,17 @@ tk_netns_pair() {
 	printf '%s\n' "$a" "$b" >> "$TK_STATE_DIR/netns.list"
 }
 
+# a test's teardown for a tk_netns_pair NAME: nothing the test started may
+# outlive it: its jobs (SIGINT, then SIGKILL 0.3 s later) and whatever runs in
+# NAME-a and NAME-b (iperf3 -D is not a job)
+tk_end_test_processes() {
+	jobs -p | xargs -r kill -INT 2>/dev/null || true
+	sleep 0.3
+	jobs -p | xargs -r kill -9 2>/dev/null || true
+	ip netns pids "$1-a" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
+	ip netns pids "$1-b" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
+}
+
 # kill the processes started in our namespaces, then delete the namespaces
 tk_cleanup() {
 	local ns pids
