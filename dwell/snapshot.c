@@ -53,6 +53,7 @@ void ud_entry_from(struct ud_entry *e, uint32_t slot, const struct ud_sock *st,
 	for (int c = 0; c < ncpus; c++) {
 		const struct ud_sock_stats *p = &pcpu[c];
 
+		e->slot_reads += p->reads;
 		if (p->gen != st->gen)
 			continue;
 		e->cumul.sum_ns += p->sum_ns;
@@ -214,9 +215,12 @@ int ud_snapshot_read(struct ud_snapshot *s, const struct ud_source *src, uint64_
 	s->drop_entries = 0;
 	s->orphan_drops = 0;
 	for (uint32_t slot = 0; slot < src->nslots; slot++) {
+		bool known;
+
 		if (!copy_slot(&src->state[slot], copy))
 			continue;
-		if (bpf_map_lookup_elem(src->stats_fd, &slot, s->pcpu))
+		known = !bpf_map_lookup_elem(src->stats_fd, &slot, s->pcpu);
+		if (!known)
 			memset(s->pcpu, 0, (size_t)s->ncpus * sizeof(*s->pcpu));
 		if (s->n == s->cap) {
 			unsigned int ncap = s->cap ? s->cap * 2 : 64;
@@ -229,7 +233,8 @@ int ud_snapshot_read(struct ud_snapshot *s, const struct ud_source *src, uint64_
 			s->e = p;
 			s->cap = ncap;
 		}
-		ud_entry_from(&s->e[s->n++], slot, copy, s->pcpu, s->ncpus, epoch);
+		ud_entry_from(&s->e[s->n], slot, copy, s->pcpu, s->ncpus, epoch);
+		s->e[s->n++].reads_known = known;
 	}
 	if (s->n)
 		qsort(s->e, s->n, sizeof(*s->e), cmp_entry);
@@ -238,6 +243,43 @@ int ud_snapshot_read(struct ud_snapshot *s, const struct ud_source *src, uint64_
 out:
 	free(copy);
 	return err;
+}
+
+int ud_ledger_init(struct ud_ledger *l, uint32_t nslots)
+{
+	memset(l, 0, sizeof(*l));
+	l->seen = calloc(nslots ? nslots : 1, sizeof(*l->seen));
+	if (!l->seen)
+		return -ENOMEM;
+	l->nslots = nslots;
+	return 0;
+}
+
+void ud_ledger_free(struct ud_ledger *l)
+{
+	free(l->seen);
+	memset(l, 0, sizeof(*l));
+}
+
+uint64_t ud_ledger_settle(struct ud_ledger *l, const struct ud_snapshot *s,
+			  const struct ud_row *rows)
+{
+	uint64_t out;
+
+	for (unsigned int i = 0; i < s->n; i++) {
+		uint32_t slot = (uint32_t)s->e[i].key;
+		uint32_t reads;
+
+		if (slot >= l->nslots || !s->e[i].reads_known)
+			continue;
+		reads = s->e[i].slot_reads - l->seen[slot]; /* mod 2^32 */
+		l->seen[slot] = s->e[i].slot_reads;
+		l->owed += (int64_t)reads - (int64_t)(rows[i].d.packets + rows[i].d.unmatched);
+	}
+	out = l->owed > 0 ? (uint64_t)l->owed : 0;
+	l->owed -= (int64_t)out;
+	l->total += out;
+	return out;
 }
 
 void ud_snapshot_free(struct ud_snapshot *s)

@@ -41,6 +41,8 @@ struct ud_entry {
 	uint64_t oldest_stamp_ns;  /* the oldest datagram still waiting, 0: none */
 	struct ud_drop_count drops[UD_MAX_REASONS];
 	unsigned int ndrops;
+	uint32_t slot_reads;       /* every read of the slot, any generation (mod 2^32) */
+	bool reads_known;          /* false: the per-CPU figures could not be read */
 };
 
 struct ud_snapshot {
@@ -79,6 +81,23 @@ void ud_snapshot_free(struct ud_snapshot *s);
 struct ud_entry *ud_snapshot_find(const struct ud_snapshot *s, uint64_t key);
 uint64_t ud_entry_drops(const struct ud_entry *e, uint32_t reason);
 
+/*
+ * The reads no socket record reports: a socket whose slot changed hands
+ * before an interval showed its last reads takes them with it. Each slot's
+ * count of every read (struct ud_sock_stats' reads) against what the rows
+ * report tells how many; a copy racing a read can show the rows one ahead,
+ * which the next interval evens out, so the shortfall is carried (owed).
+ */
+struct ud_ledger {
+	uint32_t *seen;  /* each slot's count at the last reading */
+	uint32_t nslots;
+	int64_t owed;    /* reads counted but not reported yet; < 0: reported ahead */
+	uint64_t total;  /* unattributed reads so far */
+};
+
+int ud_ledger_init(struct ud_ledger *l, uint32_t nslots);
+void ud_ledger_free(struct ud_ledger *l);
+
 /* the interval's view of one socket */
 struct ud_row {
 	uint64_t key;
@@ -108,6 +127,13 @@ void ud_row_build(struct ud_row *r, const struct ud_entry *cur, const struct ud_
 		  uint64_t now_ns, uint64_t since_ns);
 
 /* worst first: the larger of p99 and the oldest wait, then max, then port */
+/*
+ * Settles one reading against the rows built from it (rows[i] from s->e[i]):
+ * returns the reads of this interval that no row reports.
+ */
+uint64_t ud_ledger_settle(struct ud_ledger *l, const struct ud_snapshot *s,
+			  const struct ud_row *rows);
+
 int ud_row_cmp_worst(const void *a, const void *b);
 
 #endif

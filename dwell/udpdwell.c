@@ -86,6 +86,8 @@ struct ud_ctx {
 	struct ud_snapshot cur, prev, scrape;
 	uint64_t interval_start_ns;
 	uint64_t evicted;
+	struct ud_ledger ledger;     /* reads no socket record reports */
+	uint64_t unattributed;       /* in the interval just closed */
 	/* the state of each socket at the last interval, for the gauge */
 	struct ud_keystate {
 		uint64_t key;
@@ -150,7 +152,9 @@ static void footer(FILE *f)
 	fputs("\n"
 	      "Output, per interval (all figures cover that interval only):\n"
 	      "  one \"interval\" record: time, interval_s, backend, sockets shown, tracked,\n"
-	      "    packets, unmatched reads, FIFO resynchronisations, evicted sockets;\n"
+	      "    packets, unmatched reads, FIFO resynchronisations, evicted sockets,\n"
+	      "    unattributed (reads of evicted sockets after their last interval: every\n"
+	      "    read is in a socket record or counted here);\n"
 	      "  one \"socket\" record per socket: port, addr, pid, comm (the last reader, or\n"
 	      "    the process holding the socket), packets (reads), avg_us, p50_us, p99_us,\n"
 	      "    max_us, queue_len (datagrams waiting), buckets, drops {reason: count},\n"
@@ -248,7 +252,9 @@ static const struct opt options[] = {
 		   "serve Prometheus metrics at http://ADDR:PORT/metrics\n"
 		   "([::1]:PORT for IPv6): udp_socket_dwell_seconds\n"
 		   "(histogram), udp_socket_drops_total, udp_socket_state\n"
-		   "(" UD_STATE_LEGEND "), udp_socket_queue_length"),
+		   "(" UD_STATE_LEGEND "), udp_socket_queue_length,\n"
+		   "udpdwell_sockets_tracked, udpdwell_sockets_evicted_total\n"
+		   "and udpdwell_unattributed_reads_total"),
 	OPT_E_U32("max-sockets", 0, "N", max_sockets, MIN_SOCKETS, MAX_SOCKETS,
 		  "sockets tracked at once, " STR(MIN_SOCKETS) ".." STR(MAX_SOCKETS) " (default "
 		  STR(UD_DEFAULT_SOCKETS) ";\n"
@@ -508,6 +514,7 @@ static int close_interval(struct ud_ctx *c, uint64_t *now)
 		ud_row_build(&c->rows[nrows++], e, ud_snapshot_find(&c->prev, e->key), &c->o->thr,
 			     c->reason_rcvbuff, c->reason_proto_mem, *now, since);
 	}
+	c->unattributed = ud_ledger_settle(&c->ledger, &c->cur, c->rows);
 	resolve_owners(c, c->rows, nrows);
 	update_evicted(c);
 	keep_states(c, nrows);
@@ -550,7 +557,8 @@ static int write_interval(struct ud_ctx *c, unsigned int nrows, uint64_t since, 
 	struct ud_interval_rec iv = { .interval_s = (double)(now - since) / 1e9, .sockets = shown,
 				      .tracked = c->prev.n, .packets = tot.packets, .unmatched = tot.unmatched,
 				      .resync_added = tot.resync_added, .resync_dropped = tot.resync_dropped,
-				      .ring_full = tot.ring_full, .evicted = c->evicted };
+				      .ring_full = tot.ring_full, .evicted = c->evicted,
+				      .unattributed = c->unattributed };
 
 	/* a live table redraws the screen; a single interval is just printed */
 	if (c->tty && o->out.format == REC_TABLE && o->intervals != 1)
@@ -701,6 +709,7 @@ static const struct prom_label *labels_of(const struct series *s, struct labels 
 #define METRIC_QUEUE "udp_socket_queue_length"
 #define METRIC_EVICTED "udpdwell_sockets_evicted_total"
 #define METRIC_TRACKED "udpdwell_sockets_tracked"
+#define METRIC_UNATTRIBUTED "udpdwell_unattributed_reads_total"
 
 static int put_dwell(struct prom_buf *b, const struct series *s, unsigned int n)
 {
@@ -772,6 +781,10 @@ static int put_map(struct prom_buf *b, const struct ud_ctx *c)
 	err |= prom_sample_u64(b, METRIC_EVICTED, NULL, 0, c->evicted);
 	err |= prom_family(b, METRIC_TRACKED, PROM_GAUGE, "Sockets in the kernel's socket map.");
 	err |= prom_sample_u64(b, METRIC_TRACKED, NULL, 0, c->scrape.n);
+	err |= prom_family(b, METRIC_UNATTRIBUTED, PROM_COUNTER,
+			   "Reads of sockets evicted before an interval reported them (as of the "
+			   "last interval).");
+	err |= prom_sample_u64(b, METRIC_UNATTRIBUTED, NULL, 0, c->ledger.total);
 	return err;
 }
 
@@ -841,6 +854,10 @@ static int open_bpf(struct ud_ctx *c, struct run *r)
 	if (code != TK_EXIT_OK) {
 		elog("%s", c->bpf.summary);
 		return code;
+	}
+	if (ud_ledger_init(&c->ledger, c->bpf.nslots)) {
+		elog("out of memory for %u sockets' read counts", c->bpf.nslots);
+		return TK_EXIT_FAIL;
 	}
 	if (o->bpf_stats) {
 		r->stats_fd = bpfu_enable_stats();
@@ -992,6 +1009,7 @@ static int teardown(struct ud_ctx *c, struct run *r, int code)
 	ud_snapshot_free(&c->cur);
 	ud_snapshot_free(&c->prev);
 	ud_snapshot_free(&c->scrape);
+	ud_ledger_free(&c->ledger);
 	free(c->states);
 	free(c->owners);
 	free(c->rows);

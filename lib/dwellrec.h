@@ -103,7 +103,9 @@ enum ud_keep {
  * One interval: when it closed (UTC, ISO 8601 with milliseconds), its
  * length, the backend, the sockets shown and tracked, and the totals over
  * every socket: reads, reads that matched no enqueue, the FIFO's
- * resynchronisations, events that found the ring full; sockets evicted.
+ * resynchronisations, events that found the ring full; sockets evicted, and
+ * reads of evicted sockets that no socket record reports (their slot changed
+ * hands before the interval closed).
  */
 #define UD_INTERVAL_FIELDS(X)                                                            \
 	X(time, ud_text, TEXT, 0, REC_COL("TIME (UTC)", -24, 0, 0))                       \
@@ -116,7 +118,8 @@ enum ud_keep {
 	UD_COUNT(X, resync_added, "RESYNC+", 7)                                           \
 	UD_COUNT(X, resync_dropped, "RESYNC-", 7)                                         \
 	UD_COUNT(X, ring_full, "RINGFULL", 8)                                             \
-	UD_COUNT(X, evicted, "EVICTED", 7)
+	UD_COUNT(X, evicted, "EVICTED", 7)                                                \
+	UD_COUNT(X, unattributed, "UNATTRIB", 8)
 
 /*
  * One socket over one interval: its local port and address, the last

@@ -24,22 +24,13 @@ BT_SAMPLES = "bbrtrace_samples_total"
 BT_LOST = "bbrtrace_lost_events_total"
 BT_EVICTED = "bbrtrace_detector_flows_evicted_total"
 UD_EVICTED = "udpdwell_sockets_evicted_total"
+UD_UNATTRIBUTED = "udpdwell_unattributed_reads_total"
 BT_PER_ACK_PROG = "bt_main"  # the struct_ops program run on every ACK (bpf/bbr_traced.bpf.c)
 KIB = 1024
 # how many more samples a /metrics page may hold at the end than at the start:
 # its per-flow and per-socket series are bounded by --max-flows and
 # --max-sockets, and both tables are full at the start reading
 SERIES_SLACK = 0
-# A known udpdwell fault (to be fixed there, then this set to False): a slot
-# taken from a socket before udpdwell wrote its interval takes that socket's
-# figures with it, uncounted. With the soak's load it can only strike the
-# socket in the last slot filled (port first + max_sockets - 1): every slot
-# starts with ref = 1, so at the table's first wrap the CLOCK hand
-# (ud_slot_claim, bpf/udpdwell.bpf.h) clears 31 and takes the 32nd for each
-# new socket and reaches slot max_sockets - 1 sixteen sockets after its
-# socket opened, about 0.5 s, often before the next 1 s interval. The check
-# forgives that one socket's datagrams only, and says so (KNOWN line).
-KNOWN_FIRST_WRAP_LOSS = True
 
 
 def ud_counter_index(name):
@@ -309,20 +300,20 @@ def unreported_ports(run, u):
 
 
 def datagram_checks(run, u):
-    """every datagram the load read was timed by udpdwell, or is a loss it counts"""
+    """every datagram the load read was timed by udpdwell, or is a read it counts as unattributed"""
     got, timed = u.get("received"), run.ud_packets(0, float("inf"))
     unm, full = run.ud_packets(0, float("inf"), "unmatched"), run.ud_packets(0, float("inf"), "ring_full")
+    lost = run.ud_packets(0, float("inf"), "unattributed")
     missing = unreported_ports(run, u) or {}
-    known_port = u.get("first_port", 0) + run.p["max_sockets"] - 1
-    known = {p: n for p, n in missing.items() if p == known_port} if KNOWN_FIRST_WRAP_LOSS else {}
-    ok = got is not None and got > 0 and timed + unm + sum(known.values()) == got
-    run.check(ok, f"udpdwell: datagrams the load read {got} = timed {timed} + unmatched {unm}"
-              + (f" + {sum(known.values())} of port {known_port}, never reported (KNOWN_FIRST_WRAP_LOSS)"
-                 if known else "") + f" (interval records; ring_full {full}; sockets never "
-              f"reported: {sorted(missing)[:5]})")
-    if known:
-        print(f"  KNOWN udpdwell: the socket on port {known_port} (slot {run.p['max_sockets'] - 1}) lost its "
-              f"{sum(known.values())} datagrams, uncounted: see KNOWN_FIRST_WRAP_LOSS in {__file__}")
+    ok = got is not None and got > 0 and timed + unm + lost == got
+    run.check(ok, f"udpdwell: datagrams the load read {got} = timed {timed} + unmatched {unm} + "
+              f"unattributed {lost} (interval records; ring_full {full}; sockets never "
+              f"reported: {len(missing)}, {sorted(missing)[:5]})")
+    run.check(lost >= sum(missing.values()),
+              f"udpdwell: the sockets never reported read {sum(missing.values())} datagrams, "
+              f"within the unattributed {lost}")
+    mlost = metric(run.reading("ud", "final"), UD_UNATTRIBUTED)
+    run.check(mlost == lost, f"udpdwell: unattributed reads: /metrics {mlost}, interval records {lost}")
 
 
 def udpdwell_checks(run):

@@ -128,13 +128,20 @@ struct ud_sock {
  * CPUs up.
  */
 struct ud_sock_stats {
+	/*
+	 * Every read this CPU accounted for the slot, whatever its generation:
+	 * kept when a new socket claims the slot, so user space counts the
+	 * reads of a socket whose slot changed hands before it reported them
+	 * (mod 2^32). It comes first and is counted last (ud_account): a copy
+	 * of the figures, which reads in address order, never sees it ahead.
+	 */
+	__u32 reads;
+	__u32 gen;
 	__u64 sum_ns;
 	__u64 buckets[UD_NBUCKETS]; /* reads matched: their sum */
 	__u64 max_ns;
 	__u64 max_epoch_ns[2]; /* maximum per interval, slot = epoch & 1 */
 	__u32 max_epoch_tag[2]; /* the interval number (low 32 bits) */
-	__u32 gen;
-	__u32 pad;
 	__u64 unmatched;      /* reads that found no stamp */
 };
 

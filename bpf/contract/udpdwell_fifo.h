@@ -180,9 +180,19 @@ static __always_inline __s64 ud_fifo_pop(struct ud_sock *st, __u64 now)
 static __always_inline void ud_stats_claim(struct ud_sock_stats *s, __u32 gen)
 {
 	if (s->gen != gen) {
+		__u32 reads = s->reads;
+
 		__builtin_memset(s, 0, sizeof(*s));
+		s->reads = reads;
 		s->gen = gen;
 	}
+}
+
+/* one more read counted, after the figures it went into (see reads) */
+static __always_inline void ud_count_read(struct ud_sock_stats *s)
+{
+	__asm__ __volatile__("" ::: "memory");
+	UD_STORE(s->reads, s->reads + 1);
 }
 
 /* account one dwell time (or a read without a stamp, dwell_ns < 0) */
@@ -193,6 +203,7 @@ static __always_inline void ud_account(struct ud_sock_stats *s, __s64 dwell_ns, 
 
 	if (dwell_ns < 0) {
 		s->unmatched++;
+		ud_count_read(s);
 		return;
 	}
 	/* the number of reads is the sum of the buckets */
@@ -206,6 +217,7 @@ static __always_inline void ud_account(struct ud_sock_stats *s, __s64 dwell_ns, 
 	} else if (d > s->max_epoch_ns[slot]) {
 		s->max_epoch_ns[slot] = d;
 	}
+	ud_count_read(s);
 }
 
 /*

@@ -240,7 +240,7 @@ send_one() { ip netns exec "$NS" bash -c "printf 'x' > /dev/udp/127.0.0.1/$1"; }
 	ud_stop
 	[ ! -s "$UD_OUT" ] || { echo "# stdout: $(cat "$UD_OUT")"; false; }
 	header=$(head -1 "$csv")
-	[ "$header" = "type,time,interval_s,backend,sockets,tracked,packets,unmatched,resync_added,resync_dropped,ring_full,evicted,port,addr,pid,comm,avg_us,p50_us,p99_us,max_us,queue_len,buckets,drops,state,prog,run_cnt,run_time_ns,ns_per_run" ] ||
+	[ "$header" = "type,time,interval_s,backend,sockets,tracked,packets,unmatched,resync_added,resync_dropped,ring_full,evicted,unattributed,port,addr,pid,comm,avg_us,p50_us,p99_us,max_us,queue_len,buckets,drops,state,prog,run_cnt,run_time_ns,ns_per_run" ] ||
 		{ echo "# $header"; false; }
 	[ "$(grep -c '^type,' "$csv")" -eq 1 ] || { cat "$csv"; false; }
 	# the socket's row under that header: port, comm and packets by column name

@@ -118,6 +118,7 @@ static void test_interval(void **state)
 
 	r.ring_full = 8;
 	r.evicted = 1ULL << 63;
+	r.unattributed = 9;
 	strcpy(r.time, "2026-11-29T22:47:34.127Z");
 	strcpy(r.backend, "tracepoint");
 	round_trip(&kinds[INTERVAL], &r, true);

@@ -564,6 +564,7 @@ static void test_cpu_figures_reset_by_generation(void **state)
 	s->sum_ns = 777;
 	s->buckets[4] = 9;
 	s->unmatched = 2;
+	s->reads = 11;
 	ud_stats_claim(s, 3);
 	assert_int_equal(s->sum_ns, 777);
 	/* the slot changed hands: this CPU's first read starts afresh */
@@ -575,6 +576,8 @@ static void test_cpu_figures_reset_by_generation(void **state)
 	assert_int_equal(s->sum_ns, 500);
 	assert_int_equal(packets(s), 1);
 	assert_int_equal(s->unmatched, 0);
+	/* the count of every read goes on across the change of hands */
+	assert_int_equal(s->reads, 12);
 }
 
 static void test_random_interleavings_keep_the_sum(void **state)
@@ -600,6 +603,8 @@ static void test_random_interleavings_keep_the_sum(void **state)
 	/* every enqueue was signalled: no stamp had to be added at a read */
 	assert_int_equal(f->st->resync_added, 0);
 	assert_int_equal(f->st->tail, packets(&f->cpu[0]) + fifo_len(f));
+	/* and the slot's count of every read is the reads */
+	assert_int_equal(f->cpu[0].reads, packets(&f->cpu[0]) + f->cpu[0].unmatched);
 }
 
 int main(void)
