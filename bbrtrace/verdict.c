@@ -84,13 +84,55 @@ static void headline(struct bt_verdict *v, uint64_t throttling)
 	    (unsigned long long)throttling, BT_THROTTLE_HEADROOM, held, late);
 }
 
-/* the causes without a clause of their own, in one: "2 had other causes (1 other, 1 lone
- * late segment: see each record's evidence)" */
-static bool has_clause(int cause)
+/* the throttling collapses of one cause, n of them, with their evidence */
+typedef void cause_clause_fn(struct bt_verdict *v, uint64_t n);
+
+static void delayed_ack_clause(struct bt_verdict *v, uint64_t n)
 {
-	return cause == BT_CAUSE_DELAYED_ACK || cause == BT_CAUSE_RATE_DROP || cause == BT_CAUSE_LOSS_POLICER;
+	const struct bt_detect_stats *st = &v->st;
+	double app_share = st->samples ? (double)st->app_limited_samples / (double)st->samples : 0;
+	char a[32], b[32];
+
+	fmt_us(a, sizeof(a), st->delack_rcv_interval_median_us);
+	fmt_us(b, sizeof(b), st->delack_snd_interval_median_us);
+	cat(v->text, sizeof(v->text),
+	    "; %llu %s caused by delayed ACKs (rcv_interval ≈ %s against snd_interval ≈ %s%s)",
+	    (unsigned long long)n, plural(n, "was", "were"), a, b,
+	    app_share >= 0.5 ? ", while the stream was app-limited" : "");
 }
 
+static void rate_drop_clause(struct bt_verdict *v, uint64_t n)
+{
+	char a[32], b[32];
+
+	fmt_bps(a, sizeof(a), v->st.rate_bw_prev_median_bps);
+	fmt_bps(b, sizeof(b), v->st.rate_bw_median_bps);
+	cat(v->text, sizeof(v->text),
+	    "; %llu %s real rate %s: the path delivered less (≈ %s to %s, receive and send "
+	    "intervals agree)",
+	    (unsigned long long)n, plural(n, "was a", "were"), plural(n, "drop", "drops"), a, b);
+}
+
+static void loss_policer_clause(struct bt_verdict *v, uint64_t n)
+{
+	char a[32];
+
+	fmt_bps(a, sizeof(a), v->st.lt_bw_last_bps);
+	cat(v->text, sizeof(v->text),
+	    "; %llu %s BBR switching to its long-term rate (%s) after sustained losses, as "
+	    "behind a traffic policer",
+	    (unsigned long long)n, plural(n, "was", "were"), a);
+}
+
+/* the causes with a clause of their own; the others share one (throttling_rest) */
+static cause_clause_fn *const cause_clauses[BT_NCAUSES] = {
+	[BT_CAUSE_DELAYED_ACK] = delayed_ack_clause,
+	[BT_CAUSE_RATE_DROP] = rate_drop_clause,
+	[BT_CAUSE_LOSS_POLICER] = loss_policer_clause,
+};
+
+/* the causes without a clause of their own, in one: "2 had other causes (1 other, 1 lone
+ * late segment: see each record's evidence)" */
 static void throttling_rest(struct bt_verdict *v)
 {
 	const struct bt_detect_stats *st = &v->st;
@@ -98,13 +140,13 @@ static void throttling_rest(struct bt_verdict *v)
 	const char *sep = "";
 
 	for (int i = 0; i < BT_NCAUSES; i++)
-		n += has_clause(i) ? 0 : st->throttling[i];
+		n += cause_clauses[i] ? 0 : st->throttling[i];
 	if (!n)
 		return;
 	cat(v->text, sizeof(v->text), "; %llu had %s (", (unsigned long long)n,
 	    plural(n, "another cause", "other causes"));
 	for (int i = 0; i < BT_NCAUSES; i++) {
-		if (has_clause(i) || !st->throttling[i])
+		if (cause_clauses[i] || !st->throttling[i])
 			continue;
 		cat(v->text, sizeof(v->text), "%s%llu %s", sep, (unsigned long long)st->throttling[i],
 		    bt_cause_labels[i]);
@@ -116,35 +158,9 @@ static void throttling_rest(struct bt_verdict *v)
 /* the throttling collapses, cause by cause, with their evidence */
 static void throttling_clauses(struct bt_verdict *v)
 {
-	const struct bt_detect_stats *st = &v->st;
-	uint64_t dack = st->throttling[BT_CAUSE_DELAYED_ACK], rate = st->throttling[BT_CAUSE_RATE_DROP];
-	uint64_t pol = st->throttling[BT_CAUSE_LOSS_POLICER];
-	double app_share = st->samples ? (double)st->app_limited_samples / (double)st->samples : 0;
-	char a[32], b[32];
-
-	if (dack) {
-		fmt_us(a, sizeof(a), st->delack_rcv_interval_median_us);
-		fmt_us(b, sizeof(b), st->delack_snd_interval_median_us);
-		cat(v->text, sizeof(v->text),
-		    "; %llu %s caused by delayed ACKs (rcv_interval ≈ %s against snd_interval ≈ %s%s)",
-		    (unsigned long long)dack, plural(dack, "was", "were"), a, b,
-		    app_share >= 0.5 ? ", while the stream was app-limited" : "");
-	}
-	if (rate) {
-		fmt_bps(a, sizeof(a), st->rate_bw_prev_median_bps);
-		fmt_bps(b, sizeof(b), st->rate_bw_median_bps);
-		cat(v->text, sizeof(v->text),
-		    "; %llu %s real rate %s: the path delivered less (≈ %s to %s, receive and send "
-		    "intervals agree)",
-		    (unsigned long long)rate, plural(rate, "was a", "were"), plural(rate, "drop", "drops"), a, b);
-	}
-	if (pol) {
-		fmt_bps(a, sizeof(a), st->lt_bw_last_bps);
-		cat(v->text, sizeof(v->text),
-		    "; %llu %s BBR switching to its long-term rate (%s) after sustained losses, as "
-		    "behind a traffic policer",
-		    (unsigned long long)pol, plural(pol, "was", "were"), a);
-	}
+	for (int i = 0; i < BT_NCAUSES; i++)
+		if (cause_clauses[i] && v->st.throttling[i])
+			cause_clauses[i](v, v->st.throttling[i]);
 	throttling_rest(v);
 }
 

@@ -39,11 +39,13 @@ static void refused_without_root(struct tk_choice *c)
 {
 	size_t n = strlen(c->line);
 	char p[16] = "unreadable";
+	int level;
 
 	if (bpfu_full_root() || n + 1 >= sizeof(c->line))
 		return;
-	if (bpfu_perf_paranoid() != INT_MIN)
-		snprintf(p, sizeof(p), "%d", bpfu_perf_paranoid());
+	level = bpfu_perf_paranoid();
+	if (level != INT_MIN)
+		snprintf(p, sizeof(p), "%d", level);
 	snprintf(c->line + n, sizeof(c->line) - n,
 		 "; without root this kernel refused every backend (kernel.perf_event_paranoid=%s): "
 		 "run as root",
