@@ -313,6 +313,36 @@ time.sleep(0.5)' &
 		{ echo "# $iv"; false; }
 }
 
+@test "reads of sockets evicted before an interval showed them are counted: records + unattributed = every read" {
+	ud_start -p 41210-41249 --interval 600 --max-sockets 16
+	# 40 sockets through 16 slots in one interval: each reads its 5 datagrams,
+	# and 24 or more lose their slot before the interval closes
+	ip netns exec "$NS" timeout 60 /usr/bin/python3 -c '
+import socket, time
+socks = []
+for p in range(41210, 41250):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.1", p))
+    socks.append(s)
+out = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for s, p in zip(socks, range(41210, 41250)):
+    for _ in range(5):
+        out.sendto(b"x", ("127.0.0.1", p))
+    for _ in range(5):
+        s.recv(16)
+    time.sleep(0.005)
+time.sleep(0.5)' &
+	wait $!
+	ud_stop
+	local iv shown unattributed
+	iv=$(jq -c 'select(.type=="interval")' "$UD_OUT" | tail -1)
+	shown=$(jq -s '[.[] | select(.type=="socket") | .packets] | add // 0' "$UD_OUT")
+	unattributed=$(jq -s '[.[] | select(.type=="interval") | .unattributed] | add' "$UD_OUT")
+	echo "# reads in socket records $shown, unattributed $unattributed; $iv" >&3
+	[ $((shown + unattributed)) -eq 200 ] && [ "$unattributed" -ge $((24 * 5)) ] ||
+		{ echo "# $iv"; false; }
+}
+
 @test "--intervals stops after N intervals, --once after one" {
 	tk_run udpdwell -p 41260 --interval 0.2 --intervals 3 -f json
 	expect_status 0
