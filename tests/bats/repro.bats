@@ -80,6 +80,17 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 	grep -q '^scenario: receiver app-ack, quickack off, RTT native' "$RP_OUT/off/verdict.txt"
 }
 
+@test "impact: with quickack off the delayed ACKs throttled the push; with quickack on none did, and no receiver fix is proposed" {
+	requires root jq
+	[ -s "$RP_OUT/on/verdict.json" ] || { echo "# the first test's runs are missing"; return 1; }
+	jq -e '.throttling_by_cause.delayed_ack >= 1 and .throttled_s > 0' "$RP_OUT/off/verdict.json"
+	jq -e '.throttling_by_cause.delayed_ack == 0' "$RP_OUT/on/verdict.json"
+	# every collapse record carries its impact and headroom
+	jq -e -s '[.[] | select(.type=="collapse") | select((.impact | IN("throttling", "harmless")) and .headroom > 0 | not)] | length == 0' \
+		"$RP_OUT/on/trace.jsonl"
+	! jq -e '.fix // "" | test("quickack")' "$RP_OUT/on/verdict.json"
+}
+
 @test "dip.sh leaves its outputs: a readable capture, both pushsim summaries, the verdict" {
 	requires root jq tcpdump
 	d=$RP_OUT/off

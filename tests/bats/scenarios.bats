@@ -1,0 +1,126 @@
+#!/usr/bin/env bats
+# Scenarios with a known answer (issue 12): real flows between namespaces,
+# traced by bbrtrace --detect, whose verdict must name the right cause and
+# impact. The live pushes (delayed ACKs with quickack off and on) are in
+# repro.bats; here, a bulk flow whose path's rate is cut mid-run, behind a
+# shallow and a deep queue: BBR's estimate falls because the path delivers
+# less, which is a rate drop however long the queue is, never a delayed ACK.
+#
+#   a (iperf3 -c, bbr_traced) --- r (htb RATE, pfifo LIMIT packets) --- b (iperf3 -s)
+
+load helpers
+
+NS=sc-${BATS_ROOT_PID}
+# the cut: 100 Mbit/s, then 10 Mbit/s half way through
+RATE_BEFORE=100
+RATE_AFTER=10
+SECS=12
+SHALLOW=20   # packets: 29 kB, 23 ms at the rate after the cut
+DEEP=2000    # packets: 2.9 MB, 2.3 s at the rate after the cut
+
+setup_file() {
+	requires root netns btf bbr struct_ops iperf3 jq tc
+	tk_lock_bbr_traced
+}
+
+teardown_file() {
+	tk_unlock_bbr_traced
+}
+
+teardown() {
+	jobs -p | xargs -r kill -INT 2>/dev/null || true
+	sleep 0.3
+	jobs -p | xargs -r kill -9 2>/dev/null || true
+	local ns
+	for ns in "$NS-a" "$NS-r" "$NS-b"; do
+		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
+	done
+	tk_cleanup
+}
+
+# the line a --- r --- b, with the bottleneck on r's way to b
+line() {
+	local limit=$1 ns
+	for ns in "$NS-a" "$NS-r" "$NS-b"; do
+		ip netns del "$ns" 2>/dev/null || true
+		ip netns add "$ns" && TK_NETNS+=("$ns") && printf '%s\n' "$ns" >> "$TK_STATE_DIR/netns.list"
+		ip -n "$ns" link set lo up
+	done
+	ip -n "$NS-a" link add v0 type veth peer name v1 netns "$NS-r"
+	ip -n "$NS-r" link add v2 type veth peer name v3 netns "$NS-b"
+	ip -n "$NS-a" addr add 10.231.1.1/24 dev v0
+	ip -n "$NS-r" addr add 10.231.1.2/24 dev v1
+	ip -n "$NS-r" addr add 10.231.2.1/24 dev v2
+	ip -n "$NS-b" addr add 10.231.2.2/24 dev v3
+	ip -n "$NS-a" link set v0 up
+	ip -n "$NS-r" link set v1 up
+	ip -n "$NS-r" link set v2 up
+	ip -n "$NS-b" link set v3 up
+	ip -n "$NS-a" route add default via 10.231.1.2
+	ip -n "$NS-b" route add default via 10.231.2.1
+	ip netns exec "$NS-r" sysctl -qw net.ipv4.ip_forward=1
+	tc -n "$NS-r" qdisc add dev v2 root handle 1: htb default 10
+	tc -n "$NS-r" class add dev v2 parent 1: classid 1:10 htb rate ${RATE_BEFORE}mbit ceil ${RATE_BEFORE}mbit
+	tc -n "$NS-r" qdisc add dev v2 parent 1:10 handle 10: pfifo limit "$limit"
+}
+
+# bulk_rate_cut LIMIT OUT: the traced bulk flow through the cut; OUT.jsonl is the trace
+bulk_rate_cut() {
+	local limit=$1 out=$2 port tracer cut
+	line "$limit"
+	port=$(tk_free_tcp_port 5300)
+	bbrtrace -b struct_ops --detect --daddr 10.231.2.2 -f json -o "$out.jsonl" 2> "$out.err" &
+	tracer=$!
+	tk_wait_for "grep -q 'bbrtrace: backend struct_ops' '$out.err'" 60 || { cat "$out.err"; return 1; }
+	ip netns exec "$NS-b" iperf3 -s -1 -p "$port" > /dev/null 2>&1 &
+	tk_wait_listen "$port" 5 "$NS-b"
+	(sleep $((SECS / 2)) && tc -n "$NS-r" class change dev v2 parent 1: classid 1:10 htb \
+		rate ${RATE_AFTER}mbit ceil ${RATE_AFTER}mbit) &
+	cut=$!
+	ip netns exec "$NS-a" iperf3 -c 10.231.2.2 -p "$port" -t "$SECS" -C bbr_traced > "$out.iperf" 2>&1 ||
+		{ cat "$out.iperf"; return 1; }
+	wait "$cut"
+	kill -INT "$tracer"
+	wait "$tracer"
+}
+
+# the summary's count of collapses of cause $2 (or all, "") in trace $1; $3: by_cause|throttling
+count() {
+	local what=${3:-collapses}
+	if [ -z "$2" ]; then
+		jq -s '[.[] | select(.type=="collapse")] | length' "$1"
+	else
+		jq -s "[.[] | select(.type==\"summary\")][0].${what}_by_cause.$2" "$1"
+	fi
+}
+
+# the story of a bulk flow through a cut, whatever the queue: rate drops that
+# throttled it, no delayed ACK, and (nearly) every collapse named
+assert_rate_drop_story() {
+	local t=$1.jsonl label=$2 all dack rate rate_thr other
+	all=$(count "$t" "")
+	dack=$(count "$t" delayed_ack)
+	rate=$(count "$t" rate_drop)
+	rate_thr=$(count "$t" rate_drop throttling)
+	other=$(count "$t" other)
+	echo "# $label: $all collapses: rate_drop $rate ($rate_thr throttling), delayed_ack $dack, other $other;" \
+		"$(jq -r 'select(.type=="verdict") | .text' "$t" | head -c 400)" >&3
+	[ "$all" -ge 1 ]
+	[ "$dack" -eq 0 ] || { echo "# $dack delayed_ack collapses in a bulk flow: $(jq -c 'select(.type=="collapse" and .cause=="delayed_ack")' "$t" | head -3)"; return 1; }
+	[ "$rate_thr" -ge 1 ] || { echo "# no throttling rate_drop"; jq -c 'select(.type=="collapse")' "$t" | head -5; return 1; }
+	# a rate drop that throttled comes after the cut: its estimate is under the old rate
+	jq -e -s --argjson before "$RATE_BEFORE" '[.[] | select(.type=="collapse" and .cause=="rate_drop"
+		and .impact=="throttling" and .bw_bps < 0.5 * $before * 1e6)] | length >= 1' "$t" > /dev/null
+	# the verdict leads with what throttled the flow and names no receiver fix
+	jq -e -s '[.[] | select(.type=="verdict")][0] | (.text | test("rate drop")) and ((.fix // "") | test("quickack") | not)' "$t" > /dev/null
+}
+
+@test "bulk flow, rate cut behind a shallow queue ($SHALLOW packets): throttling rate_drop, no delayed_ack" {
+	bulk_rate_cut "$SHALLOW" "$BATS_TEST_TMPDIR/shallow"
+	assert_rate_drop_story "$BATS_TEST_TMPDIR/shallow" "shallow queue"
+}
+
+@test "bulk flow, rate cut behind a deep queue ($DEEP packets): throttling rate_drop, no delayed_ack" {
+	bulk_rate_cut "$DEEP" "$BATS_TEST_TMPDIR/deep"
+	assert_rate_drop_story "$BATS_TEST_TMPDIR/deep" "deep queue"
+}
