@@ -20,8 +20,10 @@
 #
 # The breakdown (STAGES=1, the default when bench/udpdwell_stages is built):
 # each repeat also runs udpdwell's own programs stopped after each stage
-# (enum ud_stage in bpf/contract/udpdwell.h: empty, filter, clock, slot,
-# stats, fifo, account; the "with" run is the whole program), and the table
+# (bpf/udpdwell_tp_stages.bpf.c, enum ud_stage in bpf/contract/udpdwell.h:
+# empty, filter, clock, slot, stats, fifo, account; the "with" run, udpdwell
+# itself, is the whole program; one more run of the stage object's whole
+# program shows what its own checks cost), and the table
 # gives, per hook (enqueue, read), what each stage adds per datagram: the
 # difference between two stages' BPF run time in the same repeat (median over
 # the repeats), the empty program's being the floor. The steps' sum is shown
@@ -140,6 +142,7 @@ run() {
 # differences); $1 = the gross figure. Also writes $BREAKDOWN.
 breakdown() {
 	tail -n +2 "$PROGS" | tr -d '"' | awk -F, -v gross="$1" -v out="$BREAKDOWN" -v list="$WORK/stages.txt" '
+		# 3: the drop programs, which only udpdwell runs (rare: in the step only)
 		function hook(p) { return p ~ /data_ready|enqueue/ ? 1 : (p ~ /recv/ ? 2 : 3) }
 		function med(a, n,    i, j, t) {
 			for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
@@ -165,8 +168,8 @@ breakdown() {
 		END {
 			printf "\nbreakdown, BPF ns per datagram that each stage adds to the one before\n"
 			printf "(the same repeat'\''s runs; median over the repeats):\n"
-			printf "  %-8s %-64s %7s %7s %7s %7s\n", "stage", "adds", "enqueue", "read", "drops", "step"
-			print "stage,adds,enqueue_ns,read_ns,drops_ns,step_ns,cumulative_ns" > out
+			printf "  %-8s %-64s %7s %7s %7s\n", "stage", "adds", "enqueue", "read", "step"
+			print "stage,adds,enqueue_ns,read_ns,step_ns,cumulative_ns" > out
 			cum = 0
 			for (k = 1; k <= K; k++) {
 				for (h = 1; h <= 4; h++) n[h] = 0
@@ -182,10 +185,14 @@ breakdown() {
 				if (!n[4]) continue
 				for (h = 1; h <= 4; h++) { for (i = 1; i <= n[h]; i++) a[i] = v[h, i]; s[h] = med(a, n[h]) }
 				cum += s[4]
-				printf "  %-8s %-64s %7.1f %7.1f %7.1f %7.1f\n", name[k], what[k], s[1], s[2], s[3], s[4]
-				printf "%s,\"%s\",%.1f,%.1f,%.1f,%.1f,%.1f\n", name[k], what[k], s[1], s[2], s[3], s[4], cum >> out
+				printf "  %-8s %-64s %7.1f %7.1f %7.1f\n", name[k], what[k], s[1], s[2], s[4]
+				printf "%s,\"%s\",%.1f,%.1f,%.1f,%.1f\n", name[k], what[k], s[1], s[2], s[4], cum >> out
 			}
 			printf "  sum of the steps: %.1f ns per datagram; gross (median of the whole runs): %s ns\n", cum, gross
+			n[4] = 0
+			for (r in reps) if (((r, 0) in seen) && ((r, K) in seen))
+				a[++n[4]] = c[r, 0, 1] + c[r, 0, 2] + c[r, 0, 3] - c[r, K, 1] - c[r, K, 2] - c[r, K, 3]
+			if (n[4]) printf "  the stage objects'\'' own checks (their whole program less udpdwell'\''s): %.1f ns per datagram\n", med(a, n[4])
 		}'
 }
 
@@ -195,8 +202,8 @@ echo "udpdwell cost: $RATE datagrams/s on loopback for $SECS s per run, receiver
 STAGE_MODES=
 if [ "$STAGES" = 1 ]; then
 	if [ -x "$STAGED" ]; then
-		# stage 0 is the whole program: the "with" run
-		STAGE_MODES=$("$STAGED" --list | awk '$1 > 0 { printf " stage:%d", $1 }')
+		# stage 0, the whole program with the knob's checks, against udpdwell's
+		STAGE_MODES=$("$STAGED" --list | awk '{ printf " stage:%d", $1 }')
 		"$STAGED" --list > "$WORK/stages.txt"
 	else
 		echo "60-udpdwell: $STAGED is missing (make bench-progs): no breakdown" >&2
@@ -309,7 +316,11 @@ if [ ${#bpfs[@]} -gt 0 ]; then
 		awk -v o="$(scval stats_overhead_ns)" -v r="$runs" 'BEGIN {
 			if (r > 0) printf "  at %.2f runs per datagram they cost about %.0f ns of CPU per datagram; what they count of\n  themselves is the floor above, so the gross less the floor is the figure without them\n", r, o * r }'
 	fi
-	[ -n "$STAGE_MODES" ] && breakdown "$G"
+	if [ -n "$STAGE_MODES" ]; then
+		breakdown "$G"
+		[ "${BACKEND:-}" = tracepoint ] ||
+			echo "  (the stage objects are the tracepoint backend's; udpdwell ran ${BACKEND:-?}: the last step compares unlike programs)"
+	fi
 	[ -s "$WORK/fifo.txt" ] && awk '{ p += $1; u += $2; a += $3; d += $4 }
 		END { printf "matching, all \"with\" runs: %d reads matched, %d unmatched, %d stamps added and %d dropped by resynchronisation\n", p, u, a, d }' "$WORK/fifo.txt"
 	echo "receiver CPU per datagram, with / without udpdwell (median of pair ratios): $(median "${ratios_rx[@]}")   [${ratios_rx[*]}]"

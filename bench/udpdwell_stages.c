@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * udpdwell's programs stopped after one stage (enum ud_stage in
+ * udpdwell's tracepoint programs stopped after one stage (enum ud_stage in
  * bpf/contract/udpdwell.h), for bench/60-udpdwell.sh's cost breakdown: loads
- * the backend udpdwell would (auto) with targ_stop_at = STAGE, turns on
- * bpf_stats, says "backend ..." on stderr when attached, and on SIGINT or
- * SIGTERM (or after 600 s) prints each program's statistics as udpdwell
- * --bpf-stats does (JSON lines, "type":"bpf_prog"), then exits.
+ * bpf/udpdwell_tp_stages.bpf.c (the tracepoint backend with the stage knob)
+ * with targ_stop_at = STAGE and the rest as udpdwell sets it, without the
+ * drop programs (a drop is rare in the benchmark), turns on bpf_stats, says
+ * "backend ..." on stderr when attached, and on SIGINT or SIGTERM (or after
+ * 600 s) prints each program's statistics as udpdwell --bpf-stats does (JSON
+ * lines, "type":"bpf_prog"), then exits.
  *
  *   udpdwell_stages --list          the stages: "NUMBER NAME WHAT" per line
  *   udpdwell_stages STAGE LO-HI     run stage STAGE on local ports LO..HI
@@ -22,7 +24,7 @@
 #include "bpfutil.h"
 #include "common.h"
 #include "bpf/contract/udpdwell.h"
-#include "dwell/backend.h"
+#include "udpdwell_tp_stages.skel.h"
 
 #define MAX_WAIT_S 600 /* a forgotten run ends by itself */
 
@@ -50,14 +52,33 @@ static int usage(void)
 	return TK_EXIT_USAGE;
 }
 
+/* loaded and attached as udpdwell's tracepoint backend, stopping at stop_at */
+static struct udpdwell_tp_stages_bpf *open_stages(uint32_t stop_at, uint16_t lo, uint16_t hi)
+{
+	struct udpdwell_tp_stages_bpf *s = udpdwell_tp_stages_bpf__open();
+	char module[64];
+
+	if (!s)
+		return NULL;
+	s->rodata->targ_port_lo = lo;
+	s->rodata->targ_port_hi = hi;
+	s->rodata->targ_max_sockets = UD_DEFAULT_SOCKETS;
+	s->rodata->targ_rdonly_cast = bpfu_func_nargs("bpf_rdonly_cast", module, sizeof(module)) >= 0;
+	s->rodata->targ_stop_at = stop_at;
+	bpf_program__set_autoload(s->progs.ud_kfree_skb, false);
+	bpf_program__set_autoload(s->progs.ud_udp_fail_queue, false);
+	if (udpdwell_tp_stages_bpf__load(s) || udpdwell_tp_stages_bpf__attach(s)) {
+		udpdwell_tp_stages_bpf__destroy(s);
+		return NULL;
+	}
+	return s;
+}
+
 int main(int argc, char **argv)
 {
-	struct ud_bpf_opts o = { .max_sockets = UD_DEFAULT_SOCKETS,
-				 .reason_rcvbuff = UD_REASON_LEGACY_RCVBUFF,
-				 .reason_proto_mem = UD_REASON_LEGACY_PROTO_MEM };
 	struct timespec wait = { .tv_sec = MAX_WAIT_S };
-	struct ud_bpf b = { 0 };
-	unsigned int lo, hi;
+	struct udpdwell_tp_stages_bpf *s;
+	unsigned int lo, hi, stage;
 	sigset_t set;
 	int stats_fd;
 
@@ -66,32 +87,29 @@ int main(int argc, char **argv)
 			printf("%d %s %s\n", i, stage_names[i], stage_what[i]);
 		return TK_EXIT_OK;
 	}
-	if (argc != 3 || sscanf(argv[2], "%u-%u", &lo, &hi) != 2 || lo > hi || hi > 65535)
-		return usage();
-	o.stop_at = (uint32_t)atoi(argv[1]);
-	o.port_lo = (uint16_t)lo;
-	o.port_hi = (uint16_t)hi;
-	if (o.stop_at >= UD_STAGE_MAX)
+	if (argc != 3 || sscanf(argv[1], "%u", &stage) != 1 || stage >= UD_STAGE_MAX ||
+	    sscanf(argv[2], "%u-%u", &lo, &hi) != 2 || lo > hi || hi > 65535)
 		return usage();
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	bpfu_setup_libbpf();
-	if (ud_bpf_open(UD_BACKEND_AUTO, &o, &b) != TK_EXIT_OK) {
-		fprintf(stderr, "udpdwell_stages: %s\n", b.summary);
+	s = open_stages(stage, (uint16_t)lo, (uint16_t)hi);
+	if (!s) {
+		fprintf(stderr, "udpdwell_stages: cannot load or attach the programs\n");
 		return TK_EXIT_FAIL;
 	}
 	stats_fd = bpfu_enable_stats();
 	if (stats_fd < 0) {
 		fprintf(stderr, "udpdwell_stages: cannot turn on bpf_stats\n");
-		ud_bpf_close(&b);
+		udpdwell_tp_stages_bpf__destroy(s);
 		return TK_EXIT_FAIL;
 	}
-	fprintf(stderr, "%s; stage %s\n", b.summary, stage_names[o.stop_at]);
+	fprintf(stderr, "backend tracepoint, stopping after stage %s\n", stage_names[stage]);
 	sigtimedwait(&set, NULL, &wait);
-	print_stats(b.obj);
+	print_stats(s->obj);
 	close(stats_fd);
-	ud_bpf_close(&b);
+	udpdwell_tp_stages_bpf__destroy(s);
 	return TK_EXIT_OK;
 }

@@ -58,9 +58,18 @@ const volatile __u32 targ_max_sockets = UD_DEFAULT_SOCKETS; /* = ud_state's slot
 /* kernel's values of SKB_DROP_REASON_SOCKET_RCVBUFF / PROTO_MEM (from BTF) */
 const volatile __u32 targ_reason_rcvbuff = UD_REASON_LEGACY_RCVBUFF;
 const volatile __u32 targ_reason_proto_mem = UD_REASON_LEGACY_PROTO_MEM;
-/* enum ud_stage: where the programs stop (the cost breakdown's bench only) */
+#ifdef UD_STAGES
+/*
+ * enum ud_stage: where the programs stop, in the cost breakdown's objects
+ * only (bpf/udpdwell_tp_stages.bpf.c); udpdwell's own objects are built
+ * without the knob, whose checks would stay in the code (the verifier drops a
+ * branch never taken only when its target is otherwise dead).
+ */
 const volatile __u32 targ_stop_at = UD_STAGE_ALL;
 #define UD_STOP(stage) (targ_stop_at == (stage))
+#else
+#define UD_STOP(stage) false
+#endif
 
 /* user space's interval number, for the per-interval maximum */
 __u64 ud_epoch = 0;

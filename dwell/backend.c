@@ -51,7 +51,6 @@ int ud_tp_nargs(const char *tp)
 		(s)->rodata->targ_reason_rcvbuff = (o)->reason_rcvbuff;                  \
 		(s)->rodata->targ_reason_proto_mem = (o)->reason_proto_mem;              \
 		(s)->rodata->targ_max_sockets = (o)->max_sockets;                        \
-		(s)->rodata->targ_stop_at = (o)->stop_at;                                \
 		bpf_map__set_max_entries((s)->maps.ud_state, (o)->max_sockets);          \
 		bpf_map__set_max_entries((s)->maps.ud_stats, (o)->max_sockets);          \
 		bpf_map__set_max_entries((s)->maps.ud_drops, 4 * (o)->max_sockets);      \

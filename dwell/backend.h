@@ -24,7 +24,6 @@ struct ud_bpf_opts {
 	bool legacy_drops;        /* attribute drops through udp_fail_queue_rcv_skb */
 	uint32_t reason_rcvbuff;  /* the kernel's SKB_DROP_REASON_* values */
 	uint32_t reason_proto_mem;
-	uint32_t stop_at;         /* enum ud_stage; 0 (ALL) but in the cost breakdown's bench */
 };
 
 struct bpf_object;

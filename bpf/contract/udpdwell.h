@@ -69,8 +69,8 @@ enum ud_counter {
 
 /*
  * Where the enqueue and read programs stop, for bench/60-udpdwell.sh's cost
- * breakdown only (rodata targ_stop_at, set by bench/udpdwell_stages; the
- * verifier prunes the checks of udpdwell's own UD_STAGE_ALL). Each stage adds
+ * breakdown only (rodata targ_stop_at of bpf/udpdwell_tp_stages.bpf.c, set
+ * by bench/udpdwell_stages; udpdwell's own objects have no such knob). Each stage adds
  * one step to the one before; a stage a hook does not have adds nothing
  * there. The difference between two stages' cost is that step's cost.
  */
