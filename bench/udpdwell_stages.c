@@ -12,6 +12,7 @@
  *   udpdwell_stages --list          the stages: "NUMBER NAME WHAT" per line
  *   udpdwell_stages STAGE LO-HI     run stage STAGE on local ports LO..HI
  */
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,8 @@
 
 #include "bpfutil.h"
 #include "common.h"
+#include "dwellrec.h"
+#include "record.h"
 #include "bpf/contract/udpdwell.h"
 #include "udpdwell_tp_stages.skel.h"
 
@@ -31,19 +34,27 @@
 static const char *const stage_names[] = UD_STAGE_NAMES;
 static const char *const stage_what[] = UD_STAGE_WHAT;
 
-static void print_stats(struct bpf_object *obj)
+/* each program's statistics, as udpdwell --bpf-stats writes them (lib/dwellrec.h) */
+static int print_stats(struct bpf_object *obj)
 {
+	struct rec_writer *w = rec_writer_new(REC_JSON, stdout);
 	struct bpf_program *p;
+	int err = 0;
 
+	if (!w)
+		return -1;
 	bpf_object__for_each_program(p, obj) {
-		uint64_t ns, cnt;
+		struct ud_bpf_rec b = { 0 };
 		int fd = bpf_program__fd(p);
 
-		if (fd < 0 || bpfu_prog_stats(fd, &ns, &cnt))
+		if (fd < 0 || bpfu_prog_stats(fd, &b.run_time_ns, &b.run_cnt))
 			continue;
-		printf("{\"type\":\"bpf_prog\",\"prog\":\"%s\",\"run_cnt\":%llu,\"run_time_ns\":%llu}\n",
-		       bpf_program__name(p), (unsigned long long)cnt, (unsigned long long)ns);
+		snprintf(b.prog, sizeof(b.prog), "%s", bpf_program__name(p));
+		b.ns_per_run = b.run_cnt ? (double)b.run_time_ns / (double)b.run_cnt : NAN;
+		if (ud_bpf_write(w, &b))
+			err = -1;
 	}
+	return rec_writer_free(w) || err ? -1 : 0;
 }
 
 static int usage(void)
@@ -80,7 +91,7 @@ int main(int argc, char **argv)
 	struct udpdwell_tp_stages_bpf *s;
 	unsigned int lo, hi, stage;
 	sigset_t set;
-	int stats_fd;
+	int stats_fd, rc;
 
 	if (argc == 2 && !strcmp(argv[1], "--list")) {
 		for (int i = 0; i < UD_STAGE_MAX; i++)
@@ -108,8 +119,8 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "backend tracepoint, stopping after stage %s\n", stage_names[stage]);
 	sigtimedwait(&set, NULL, &wait);
-	print_stats(s->obj);
+	rc = print_stats(s->obj) ? TK_EXIT_FAIL : TK_EXIT_OK;
 	close(stats_fd);
 	udpdwell_tp_stages_bpf__destroy(s);
-	return TK_EXIT_OK;
+	return rc;
 }
