@@ -18,6 +18,17 @@
 # datagram (enqueue and read stamps). Last, bench/udpdwell_statcost measures
 # from the outside what the statistics add to each program run.
 #
+# The breakdown (STAGES=1, the default when bench/udpdwell_stages is built):
+# each repeat also runs udpdwell's own programs stopped after each stage
+# (bpf/udpdwell_tp_stages.bpf.c, enum ud_stage in bpf/contract/udpdwell.h:
+# empty, filter, clock, slot, stats, fifo, account; the "with" run, udpdwell
+# itself, is the whole program; one more run of the stage object's whole
+# program shows what its own checks cost), and the table
+# gives, per hook (enqueue, read), what each stage adds per datagram: the
+# difference between two stages' BPF run time in the same repeat (median over
+# the repeats), the empty program's being the floor. The steps' sum is shown
+# against the gross figure.
+#
 # The sender (whose softirq does the enqueue on loopback) and the receiver
 # run on two different CPUs (TX_CPU, RX_CPU; PIN=0 leaves them to the
 # scheduler, whose choice of one CPU or two changes every figure): the usual
@@ -36,6 +47,7 @@ RATE=${RATE:-100000}
 SECS=${SECONDS_PER_RUN:-3}
 REPEATS=${REPEATS:-5}
 BASELINE=${BASELINE:-}
+STAGES=${STAGES:-1}
 BENCH_BIN=${BENCH_BIN:-build/rel/bench}
 PIN=${PIN:-1}
 TX_CPU=${TX_CPU:-0}
@@ -46,6 +58,8 @@ PROGS=build/bench/60-udpdwell-progs.csv
 STATCOST=build/bench/60-udpdwell-statcost.csv
 NS=ud-bench-$$
 WORK=$(mktemp -d /tmp/ud-bench.XXXXXX)
+STAGED=$BENCH_BIN/udpdwell_stages
+BREAKDOWN=build/bench/60-udpdwell-stages.csv
 mkdir -p build/bench
 
 [ "$(id -u)" -eq 0 ] || { echo "60-udpdwell: needs root" >&2; exit 1; }
@@ -70,7 +84,7 @@ cleanup() {
 trap cleanup EXIT
 ip netns add "$NS" && ip -n "$NS" link set lo up || exit 1
 
-# one run: $1 = without|with|baseline|reference; prints
+# one run: $1 = without|with|baseline|reference|stage:N; prints
 # "datagrams rx_cpu_s tx_cpu_s bpf_ns bpf_runs backend" (bpf_*: udpdwell's own programs)
 run() {
 	local mode=$1 i rx extra=() ud=bin/udpdwell
@@ -78,13 +92,14 @@ run() {
 	UD_PID=
 	[ "$mode" = reference ] && extra=(--bpf-reference)
 	[ "$mode" = baseline ] && ud=$BASELINE
+	local cmd=("$ud" -p "$PORT" --interval 3600 -f json --bpf-stats "${extra[@]}")
+	[ "${mode#stage:}" != "$mode" ] && cmd=("$STAGED" "${mode#stage:}" "$PORT-$PORT")
 	if [ "$mode" != without ]; then
 		# emptied here, not by the child's redirection: the wait below must
 		# not find the previous run's "backend" line
 		: > "$ud_out"
 		: > "$ud_err"
-		timeout -s INT 300 "$ud" -p "$PORT" --interval 3600 -f json --bpf-stats "${extra[@]}" \
-			> "$ud_out" 2> "$ud_err" &
+		timeout -s INT 300 "${cmd[@]}" > "$ud_out" 2> "$ud_err" &
 		UD_PID=$!
 		for ((i = 0; i < 300; i++)); do
 			grep -qs "backend " "$ud_err" && break
@@ -122,10 +137,79 @@ run() {
 	echo "$n $rxcpu $txcpu $bns $bruns $backend"
 }
 
+# The breakdown's table from $PROGS: per stage and hook, ns per datagram
+# added to the stage before (median over repeats of the same-repeat
+# differences); $1 = the gross figure. Also writes $BREAKDOWN.
+breakdown() {
+	tail -n +2 "$PROGS" | tr -d '"' | awk -F, -v gross="$1" -v out="$BREAKDOWN" -v list="$WORK/stages.txt" '
+		# 3: the drop programs, which only udpdwell runs (rare: in the step only)
+		function hook(p) { return p ~ /data_ready|enqueue/ ? 1 : (p ~ /recv/ ? 2 : 3) }
+		function med(a, n,    i, j, t) {
+			for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+			return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+		}
+		BEGIN {
+			# "NUMBER NAME WHAT": stage 0, the whole program, comes last (the "with" run)
+			K = 0
+			while ((getline l < list) > 0) {
+				split(l, f, " "); k = f[1] + 0; name[k] = f[2]
+				what[k] = substr(l, length(f[1]) + length(f[2]) + 3); K++
+			}
+			name[K] = name[0]; what[K] = what[0]
+		}
+		{
+			r = substr($1, 1, index($1, "-") - 1)
+			if ($2 == "with") k = K
+			else if ($2 ~ /^stage:/) k = substr($2, 7) + 0
+			else next
+			if ($6 > 0) c[r, k, hook($3)] += $5 / $6
+			seen[r, k] = 1; reps[r] = 1
+		}
+		END {
+			printf "\nbreakdown, BPF ns per datagram that each stage adds to the one before\n"
+			printf "(the same repeat'\''s runs; median over the repeats):\n"
+			printf "  %-8s %-64s %7s %7s %7s\n", "stage", "adds", "enqueue", "read", "step"
+			print "stage,adds,enqueue_ns,read_ns,step_ns,cumulative_ns" > out
+			cum = 0
+			for (k = 1; k <= K; k++) {
+				for (h = 1; h <= 4; h++) n[h] = 0
+				for (r in reps) {
+					if (!((r, k) in seen) || (k > 1 && !((r, k - 1) in seen))) continue
+					t = 0
+					for (h = 1; h <= 3; h++) {
+						d = c[r, k, h] - (k > 1 ? c[r, k - 1, h] : 0)
+						v[h, ++n[h]] = d; t += d
+					}
+					v[4, ++n[4]] = t
+				}
+				if (!n[4]) continue
+				for (h = 1; h <= 4; h++) { for (i = 1; i <= n[h]; i++) a[i] = v[h, i]; s[h] = med(a, n[h]) }
+				cum += s[4]
+				printf "  %-8s %-64s %7.1f %7.1f %7.1f\n", name[k], what[k], s[1], s[2], s[4]
+				printf "%s,\"%s\",%.1f,%.1f,%.1f,%.1f\n", name[k], what[k], s[1], s[2], s[4], cum >> out
+			}
+			printf "  sum of the steps: %.1f ns per datagram; gross (median of the whole runs): %s ns\n", cum, gross
+			n[4] = 0
+			for (r in reps) if (((r, 0) in seen) && ((r, K) in seen))
+				a[++n[4]] = c[r, 0, 1] + c[r, 0, 2] + c[r, 0, 3] - c[r, K, 1] - c[r, K, 2] - c[r, K, 3]
+			if (n[4]) printf "  the stage objects'\'' own checks (their whole program less udpdwell'\''s): %.1f ns per datagram\n", med(a, n[4])
+		}'
+}
+
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 
 echo "udpdwell cost: $RATE datagrams/s on loopback for $SECS s per run, receiver recvmmsg (32),"
-echo "$REPEATS repeats of: without, with udpdwell, with reference programs${BASELINE:+, with BASELINE}"
+STAGE_MODES=
+if [ "$STAGES" = 1 ]; then
+	if [ -x "$STAGED" ]; then
+		# stage 0, the whole program with the knob's checks, against udpdwell's
+		STAGE_MODES=$("$STAGED" --list | awk '{ printf " stage:%d", $1 }')
+		"$STAGED" --list > "$WORK/stages.txt"
+	else
+		echo "60-udpdwell: $STAGED is missing (make bench-progs): no breakdown" >&2
+	fi
+fi
+echo "$REPEATS repeats of: without, with udpdwell, with reference programs${BASELINE:+, with BASELINE}${STAGE_MODES:+, stopped after each stage}"
 if [ ${#TX_PIN[@]} -gt 0 ]; then
 	echo "sender on CPU $TX_CPU, receiver on CPU $RX_CPU"
 else
@@ -140,7 +224,7 @@ printf '%-4s %-9s %10s %9s %10s %11s %10s %11s %12s %12s\n' run udpdwell datagra
 status=0
 ratios_rx=() ratios_tx=() bpfs=() bases=() base_ratios=() floors=() nets=()
 for ((r = 1; r <= REPEATS; r++)); do
-	modes="without with reference"
+	modes="without with reference$STAGE_MODES"
 	[ -n "$BASELINE" ] && modes="$modes baseline"
 	gross=
 	for mode in $modes; do
@@ -232,11 +316,16 @@ if [ ${#bpfs[@]} -gt 0 ]; then
 		awk -v o="$(scval stats_overhead_ns)" -v r="$runs" 'BEGIN {
 			if (r > 0) printf "  at %.2f runs per datagram they cost about %.0f ns of CPU per datagram; what they count of\n  themselves is the floor above, so the gross less the floor is the figure without them\n", r, o * r }'
 	fi
+	if [ -n "$STAGE_MODES" ]; then
+		breakdown "$G"
+		[ "${BACKEND:-}" = tracepoint ] ||
+			echo "  (the stage objects are the tracepoint backend's; udpdwell ran ${BACKEND:-?}: the last step compares unlike programs)"
+	fi
 	[ -s "$WORK/fifo.txt" ] && awk '{ p += $1; u += $2; a += $3; d += $4 }
 		END { printf "matching, all \"with\" runs: %d reads matched, %d unmatched, %d stamps added and %d dropped by resynchronisation\n", p, u, a, d }' "$WORK/fifo.txt"
 	echo "receiver CPU per datagram, with / without udpdwell (median of pair ratios): $(median "${ratios_rx[@]}")   [${ratios_rx[*]}]"
 	echo "sender CPU per datagram (enqueue side), with / without (median): $(median "${ratios_tx[@]}")   [${ratios_tx[*]}]"
 fi
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "CSV: $OUT, $PROGS${sc:+, $STATCOST}"
+echo "CSV: $OUT, $PROGS${sc:+, $STATCOST}${STAGE_MODES:+, $BREAKDOWN}"
 exit $status

@@ -58,6 +58,18 @@ const volatile __u32 targ_max_sockets = UD_DEFAULT_SOCKETS; /* = ud_state's slot
 /* kernel's values of SKB_DROP_REASON_SOCKET_RCVBUFF / PROTO_MEM (from BTF) */
 const volatile __u32 targ_reason_rcvbuff = UD_REASON_LEGACY_RCVBUFF;
 const volatile __u32 targ_reason_proto_mem = UD_REASON_LEGACY_PROTO_MEM;
+#ifdef UD_STAGES
+/*
+ * enum ud_stage: where the programs stop, in the cost breakdown's objects
+ * only (bpf/udpdwell_tp_stages.bpf.c); udpdwell's own objects are built
+ * without the knob, whose checks would stay in the code (the verifier drops a
+ * branch never taken only when its target is otherwise dead).
+ */
+const volatile __u32 targ_stop_at = UD_STAGE_ALL;
+#define UD_STOP(stage) (targ_stop_at == (stage))
+#else
+#define UD_STOP(stage) false
+#endif
 
 /* user space's interval number, for the per-interval maximum */
 __u64 ud_epoch = 0;
@@ -318,28 +330,32 @@ static __always_inline struct ud_sock *ud_sock_get(struct sock *sk, __u16 port,
 #endif
 }
 
-/* the state of a wanted socket */
-static __always_inline struct ud_sock *ud_state_of(struct sock *sk)
+/*
+ * A datagram was enqueued at ts for sk, a wanted socket on port
+ * (sk_data_ready, or a successful enqueue function, dated at its start)
+ */
+static __always_inline void ud_enqueued_wanted(struct sock *sk, __u16 port, __u64 ts)
 {
 	struct ud_sock_ref where;
-	__u16 port;
+	struct ud_sock *st;
 
-	if (!ud_wanted(sk, &port))
-		return NULL;
-	return ud_sock_get(sk, port, &where);
+	if (UD_STOP(UD_STAGE_CLOCK))
+		return;
+	st = ud_sock_get(sk, port, &where);
+	if (!st || UD_STOP(UD_STAGE_SLOT) || UD_STOP(UD_STAGE_STATS))
+		return;
+	/* reader_queue, the read side's line, only when the fast path fails */
+	if (!ud_enqueue_stamp(st, ts, UD_Q_RCV(sk)))
+		ud_enqueue_resync(st, ts, UD_Q_RCV(sk) + UD_Q_RDR(sk));
 }
 
-/*
- * A datagram was enqueued at ts (sk_data_ready, or a successful enqueue
- * function, dated at its start)
- */
+/* the same for any socket */
 static __always_inline void ud_enqueued(struct sock *sk, __u64 ts)
 {
-	struct ud_sock *st = ud_state_of(sk);
+	__u16 port;
 
-	/* reader_queue, the read side's line, only when the fast path fails */
-	if (st && !ud_enqueue_stamp(st, ts, UD_Q_RCV(sk)))
-		ud_enqueue_resync(st, ts, UD_Q_RCV(sk) + UD_Q_RDR(sk));
+	if (ud_wanted(sk, &port))
+		ud_enqueued_wanted(sk, port, ts);
 }
 
 /*
@@ -353,6 +369,10 @@ static __always_inline void ud_read_matched(struct ud_sock *st, struct ud_sock_s
 
 	if (ud_read_must_check(st, now, rdr))
 		ud_read_resync(st, now, rdr, UD_Q_RCV(sk) + rdr);
+	if (UD_STOP(UD_STAGE_FIFO)) {
+		ud_fifo_pop(st, now);
+		return;
+	}
 	ud_read_pop(st, stats, now, rdr, ud_epoch);
 }
 
@@ -364,6 +384,7 @@ static __always_inline void ud_read_done(struct sock *sk, long ret, long flags)
 	struct ud_sock *st;
 	__u32 tgid;
 	__u16 port;
+	__u64 now;
 
 	/*
 	 * Only reads that took a datagram: a failed read changed nothing, or
@@ -371,16 +392,24 @@ static __always_inline void ud_read_done(struct sock *sk, long ret, long flags)
 	 * skips the EAGAIN that ends every recvmmsg batch before any other
 	 * work.
 	 */
-	if (ud_read_kind(ret, flags) <= 0 || !ud_wanted(sk, &port))
+	if (UD_STOP(UD_STAGE_EMPTY) || ud_read_kind(ret, flags) <= 0 || !ud_wanted(sk, &port) ||
+	    UD_STOP(UD_STAGE_FILTER))
+		return;
+	now = bpf_ktime_get_ns();
+	if (UD_STOP(UD_STAGE_CLOCK))
 		return;
 	st = ud_sock_get(sk, port, &where);
-	if (!st)
+	if (!st || UD_STOP(UD_STAGE_SLOT))
 		return;
 	stats = bpf_map_lookup_elem(&ud_stats, &where.slot);
 	if (!stats)
 		return;
 	ud_stats_claim(stats, where.gen);
-	ud_read_matched(st, stats, sk, bpf_ktime_get_ns());
+	if (UD_STOP(UD_STAGE_STATS))
+		return;
+	ud_read_matched(st, stats, sk, now);
+	if (UD_STOP(UD_STAGE_ACCOUNT))
+		return;
 	tgid = bpf_get_current_pid_tgid() >> 32;
 	if (st->tgid != tgid) {
 		st->tgid = tgid;

@@ -18,7 +18,12 @@
 SEC("tp_btf/sk_data_ready")
 int BPF_PROG(ud_tp_data_ready, struct sock *sk)
 {
-	ud_enqueued(sk, bpf_ktime_get_ns());
+	__u16 port;
+
+	/* the stamp after the filter: other sockets' signals pay no clock read */
+	if (UD_STOP(UD_STAGE_EMPTY) || !ud_wanted(sk, &port) || UD_STOP(UD_STAGE_FILTER))
+		return 0;
+	ud_enqueued_wanted(sk, port, bpf_ktime_get_ns());
 	return 0;
 }
 

@@ -24,3 +24,7 @@ test_udpdwell_fifo_SRCS :=
 BENCH_PROGS += udpdwell_statcost
 udpdwell_statcost_BPF  := udpdwell_ref
 udpdwell_statcost_LIBS := $(BPF_LIBS)
+# udpdwell's tracepoint programs stopped after one stage, for bench/60-udpdwell.sh's cost breakdown
+BENCH_PROGS += udpdwell_stages
+udpdwell_stages_BPF  := udpdwell_tp_stages
+udpdwell_stages_LIBS := $(BPF_LIBS)

@@ -67,6 +67,37 @@ enum ud_counter {
 	UD_CNT_MAX,
 };
 
+/*
+ * Where the enqueue and read programs stop, for bench/60-udpdwell.sh's cost
+ * breakdown only (rodata targ_stop_at of bpf/udpdwell_tp_stages.bpf.c, set
+ * by bench/udpdwell_stages; udpdwell's own objects have no such knob). Each stage adds
+ * one step to the one before; a stage a hook does not have adds nothing
+ * there. The difference between two stages' cost is that step's cost.
+ */
+enum ud_stage {
+	UD_STAGE_ALL = 0, /* the whole program, as udpdwell runs it */
+	UD_STAGE_EMPTY,   /* return at once: the hook's floor */
+	UD_STAGE_FILTER,  /* + a UDP socket in the port range? reads: took a datagram? */
+	UD_STAGE_CLOCK,   /* + the clock read (the enqueue or read stamp) */
+	UD_STAGE_SLOT,    /* + the socket's slot: socket-local storage, generation check */
+	UD_STAGE_STATS,   /* + (reads) this CPU's figures for the slot: lookup, generation */
+	UD_STAGE_FIFO,    /* + the FIFO: push (enqueue); check and pop (read) */
+	UD_STAGE_ACCOUNT, /* + (reads) the dwell accounted (sum, bucket, maxima), excess check */
+	UD_STAGE_MAX,     /* ALL adds to ACCOUNT (reads) the reader's tgid and comm */
+};
+/* the stages' names and what each adds, by enum ud_stage, for the breakdown's table */
+#define UD_STAGE_NAMES                                                                  \
+	{ "all", "empty", "filter", "clock", "slot", "stats", "fifo", "account" }
+#define UD_STAGE_WHAT                                                                   \
+	{ "the rest: the reader's tgid and comm (reads)",                               \
+	  "the floor: an empty program on the hook (dispatch, bpf_stats)",              \
+	  "the filter: UDP, port in range; reads: took a datagram",                     \
+	  "one clock read, bpf_ktime_get_ns (the stamp)",                               \
+	  "the socket's slot: socket-local storage, slot, generation",                  \
+	  "this CPU's figures for the slot: lookup, generation (reads)",                \
+	  "the FIFO: push (enqueue); check and pop (read)",                             \
+	  "the dwell accounted: sum, bucket, maxima; excess check (reads)" }
+
 /* a socket's slot: what socket-local storage (or the kprobe index) holds */
 struct ud_sock_ref {
 	__u32 slot;
