@@ -13,8 +13,13 @@
 #   rate cut, deep  the same behind a 1000-packet netem queue  rate_drop, never delayed_ack
 #                   (netem only where the kernel has it)
 #   policer         tbf 20 Mbit/s, 30 Mbit/s push              throttling loss_policer
+#   rtmp F fps B M Q  a real push, ffmpeg (libx264) into nginx-  harmless; quickack off: at most
+#                   rtmp (dip.sh --push ffmpeg), F fps, B Mbit/s, one throttling delayed_ack (the
+#                   quickack Q                                   RTMP handshake's held ACK)
 #
-# VERDICT_BENCH_SECS (default 20) per run. CSV: build/bench/verdicts.csv.
+# VERDICT_BENCH_SECS (default 20) per run; BENCH_VERDICT_ONLY=REGEX runs only the
+# scenarios it matches (rtmp: the real pushes). Each run's verdict is printed
+# verbatim as it ends. CSV: build/bench/verdicts.csv.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 SECS=${VERDICT_BENCH_SECS:-20}
@@ -42,7 +47,15 @@ scenarios=(
 	"rate cut|--receiver prompt --rate 100 --rate-change $((SECS / 2)):10 --bitrate-kbps 30000|throttling rate_drop"
 	"rate cut, deep|--receiver prompt --rate 100 --rate-change $((SECS / 2)):10 --bitrate-kbps 30000 ${deep[*]}|rate_drop, never delayed_ack"
 	"policer|--receiver prompt --policer 20 --bitrate-kbps 30000|throttling loss_policer"
+	"rtmp 20 fps 4M off|--push ffmpeg --fps 20 --bitrate-kbps 4000 --quickack off|harmless (handshake delayed_ack <= 1)"
+	"rtmp 20 fps 4M on|--push ffmpeg --fps 20 --bitrate-kbps 4000 --quickack on|nothing throttles"
+	"rtmp 60 fps 4M off|--push ffmpeg --fps 60 --bitrate-kbps 4000 --quickack off|harmless (handshake delayed_ack <= 1)"
+	"rtmp 60 fps 4M on|--push ffmpeg --fps 60 --bitrate-kbps 4000 --quickack on|nothing throttles"
+	"rtmp 20 fps 12M off|--push ffmpeg --fps 20 --bitrate-kbps 12000 --quickack off|harmless (handshake delayed_ack <= 1)"
+	"rtmp 20 fps 12M on|--push ffmpeg --fps 20 --bitrate-kbps 12000 --quickack on|nothing throttles"
 )
+# BENCH_VERDICT_ONLY=REGEX: only the scenarios whose name matches (the real pushes: 'rtmp')
+only=${BENCH_VERDICT_ONLY:-.}
 
 echo "cores: $(nproc); load average: $(cut -d' ' -f1-3 /proc/loadavg); $SECS s per run"
 [ ${#deep[@]} -gt 0 ] || echo "no sch_netem here: 'rate cut, deep' runs without its queue"
@@ -51,6 +64,7 @@ mkdir -p "$(dirname "$CSV")"
 n=0
 for sc in "${scenarios[@]}"; do
 	IFS='|' read -r name opts expected <<<"$sc"
+	[[ $name =~ $only ]] || continue
 	d=$tmp/$n
 	n=$((n + 1))
 	# shellcheck disable=SC2086 # the options are words
@@ -67,6 +81,7 @@ for sc in "${scenarios[@]}"; do
 		+ [(if .collapses > 0 then .collapses_by_cause.other / .collapses else 0 end), .throttled_s,
 		.late_bytes, (.text | split(";")[0:2] | join(";") | gsub(","; ""))] | @csv' "$d/verdict.json" >>"$CSV"
 	cp "$d/verdict.txt" "$tmp/$name.txt" 2>/dev/null
+	echo "$name: $(head -1 "$d/verdict.txt")"
 done
 
 # the table: a column per cause, "n (t)" = n collapses, t of them throttling

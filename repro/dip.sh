@@ -5,6 +5,7 @@
 #
 #   rp-push-ID  10.77.1.2 eth0 --- p0 10.77.1.1  rp-rtr-ID  10.77.2.1 v0 --- eth0 10.77.2.2  rp-recv-ID
 #   (pushsim send, bbr_traced)                    (htb, netem)                 (pushsim recv, quickack)
+#   (or ffmpeg, --push ffmpeg)                                                  (or nginx-rtmp)
 #
 # The router forwards; its egress towards the receiver (v0) carries the
 # optional htb bottleneck and, where the kernel has sch_netem, the added
@@ -27,15 +28,23 @@ Usage: repro/dip.sh [OPTIONS] --out DIR
 
 Runs one live-stream push between network namespaces and explains what BBR
 did: bbrtrace (with --detect) traces the pusher's flow, tcpdump captures it,
-pushsim pushes and receives, and quickack sets the receiver's route.
+pushsim (or ffmpeg into nginx-rtmp) pushes and receives, and quickack sets
+the receiver's route.
 
 Options:
+  --push TOOL          pushsim (default) or ffmpeg: a real RTMP push, ffmpeg
+                       encoding a lavfi test source with libx264 (ultrafast,
+                       zerolatency, GOP = fps, CBR at --bitrate-kbps) into
+                       nginx-rtmp (live, no recording) in the receiver's
+                       namespace; --receiver, --ack-bytes and --playout-ms
+                       are pushsim's and do not apply
   --rtt RTT            native, or a delay added on the router with netem:
                        60us, 200us, 1ms, ... (default native). Where the kernel
                        has no sch_netem, one line says so and the run is native.
   --quickack on|off    quick ACKs on the receiver's route to the pusher
                        (default off: the kernel's delayed ACKs)
-  --receiver MODE      prompt | paced | app-ack (default app-ack), see pushsim
+  --receiver MODE      prompt | paced | app-ack (default app-ack), see pushsim;
+                       with --push ffmpeg the receiver is nginx-rtmp
   --duration S         seconds of pushing, 1..3600 (default 20)
   --out DIR            where the outputs go (created; required)
   --fps N              frames per second of the push (default 20: a frame
@@ -74,8 +83,17 @@ Outputs in DIR:
   *.log           each tool's stderr (the quickack journal is emptied
                   when the route is restored at the end)
 
+With --push ffmpeg, instead of send.jsonl, recv.jsonl and pushsim.json:
+  ffmpeg.progress ffmpeg's -progress records (frame, total_size, speed, ...)
+  ffmpeg.json     its last one as a summary: frames, bytes, out_s, goodput_bps,
+                  speed and the congestion control ss saw on the flow
+  nginx/          nginx's config, pid file and logs (nginx.conf, nginx.pid,
+                  error.log, access.log)
+  verdict.json's push.send is then ffmpeg.json
+
 Exit status: 0 ok, 1 a step failed, 2 bad arguments, 130 interrupted.
-Needs root, iproute2, tcpdump, jq, and the project's bin/ (make).
+Needs root, iproute2, tcpdump, jq, and the project's bin/ (make); --push ffmpeg
+also ffmpeg, nginx and libnginx-mod-rtmp (scripts/install-deps.sh).
 EOF
 }
 
@@ -88,12 +106,13 @@ need_value() { [ $# -ge 2 ] && [ -n "$2" ] || die_usage "$1 needs a value"; }
 
 rtt=native quickack=off receiver=app-ack duration=20 out="" fps=20 bitrate_kbps=4000
 ack_bytes=65536 playout_ms=100 rate="" rate_change="" policer="" collapse_ratio=0.30
-backend=auto port=43100 id=$$ prometheus="" plot_wanted=true
+backend=auto port=43100 id=$$ prometheus="" plot_wanted=true push=pushsim receiver_set=false
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rtt) need_value "$@"; rtt=$2; shift ;;
 	--quickack) need_value "$@"; quickack=$2; shift ;;
-	--receiver) need_value "$@"; receiver=$2; shift ;;
+	--push) need_value "$@"; push=$2; shift ;;
+	--receiver) need_value "$@"; receiver=$2; receiver_set=true; shift ;;
 	--duration) need_value "$@"; duration=$2; shift ;;
 	--out) need_value "$@"; out=$2; shift ;;
 	--fps) need_value "$@"; fps=$2; shift ;;
@@ -123,6 +142,11 @@ if [ "$rtt" != native ] && ! [[ $rtt =~ ^[1-9][0-9]{0,5}(us|ms)$ ]]; then
 fi
 case $quickack in on | off) ;; *) die_usage "--quickack: '$quickack' is not on or off" ;; esac
 case $receiver in prompt | paced | app-ack) ;; *) die_usage "--receiver: '$receiver' is not one of prompt|paced|app-ack" ;; esac
+case $push in pushsim | ffmpeg) ;; *) die_usage "--push: '$push' is not one of pushsim|ffmpeg" ;; esac
+if [ "$push" = ffmpeg ]; then
+	$receiver_set && die_usage "--receiver: not with --push ffmpeg (its receiver is nginx-rtmp)"
+	receiver=nginx-rtmp
+fi
 is_uint "$duration" && [ "$duration" -ge 1 ] && [ "$duration" -le 3600 ] ||
 	die_usage "--duration: '$duration' is not an integer in 1..3600"
 [ -n "$out" ] || die_usage "--out: missing (where the outputs go)"
@@ -158,6 +182,15 @@ done
 for c in ip tc tcpdump jq; do
 	command -v "$c" >/dev/null || { echo "$PROG: the $c command is missing (scripts/install-deps.sh)" >&2; exit 1; }
 done
+# Debian's libnginx-mod-rtmp puts the module here
+NGINX_RTMP_MODULE=${DIP_NGINX_RTMP_MODULE:-/usr/lib/nginx/modules/ngx_rtmp_module.so}
+if [ "$push" = ffmpeg ]; then
+	for c in ffmpeg nginx; do
+		command -v "$c" >/dev/null || { echo "$PROG: the $c command is missing (scripts/install-deps.sh)" >&2; exit 1; }
+	done
+	[ -r "$NGINX_RTMP_MODULE" ] ||
+		{ echo "$PROG: nginx's RTMP module $NGINX_RTMP_MODULE is missing (scripts/install-deps.sh: libnginx-mod-rtmp)" >&2; exit 1; }
+fi
 
 PUSH=rp-push-$id RTR=rp-rtr-$id RECV=rp-recv-$id
 PUSHER_NET=10.77.1.0/24
@@ -219,7 +252,8 @@ fail() {
 
 mkdir -p "$out" || fail "cannot create $out"
 out=$(cd "$out" && pwd)
-rm -f "$out"/{trace.jsonl,capture.pcap,send.jsonl,recv.jsonl,pushsim.json,verdict.txt,verdict.json,quickack.journal,dip.png}
+rm -f "$out"/{trace.jsonl,capture.pcap,send.jsonl,recv.jsonl,pushsim.json,verdict.txt,verdict.json,quickack.journal,dip.png,ffmpeg.progress,ffmpeg.json}
+rm -rf "$out/nginx"
 
 # --- topology -----------------------------------------------------------------
 for ns in "$PUSH" "$RTR" "$RECV"; do
@@ -340,17 +374,55 @@ grep -q 'listening on' "$out/tcpdump.log" || fail "tcpdump did not start: $(tail
 	echo "$PROG: warning: tcpdump gave no count: the capture may lack its tail" >&2
 
 # --- the push ----------------------------------------------------------------------
-ip netns exec "$RECV" "$BIN/pushsim" recv --listen "10.77.2.2:$port" --mode "$receiver" \
-	--fps "$fps" --playout-ms "$playout_ms" --ack-bytes "$ack_bytes" --json \
-	>"$out/recv.jsonl" 2>"$out/recv.log" &
-recv_pid=$!
-pids+=("$recv_pid")
-for _ in $(seq 100); do
-	ip netns exec "$RECV" ss -Hltn "sport = :$port" | grep -q . && break
-	sleep 0.05
-done
-rate_pid=""
-if [ -n "$rate_change" ]; then
+# wait up to 5 s for a listener on the push's port in the receiver's namespace
+wait_listen() {
+	for _ in $(seq 100); do
+		ip netns exec "$RECV" ss -Hltn "sport = :$port" | grep -q . && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+start_pushsim_recv() {
+	ip netns exec "$RECV" "$BIN/pushsim" recv --listen "10.77.2.2:$port" --mode "$receiver" \
+		--fps "$fps" --playout-ms "$playout_ms" --ack-bytes "$ack_bytes" --json \
+		>"$out/recv.jsonl" 2>"$out/recv.log" &
+	recv_pid=$!
+	pids+=("$recv_pid")
+	wait_listen
+}
+
+# nginx-rtmp in the receiver's namespace: a config of its own in $out/nginx
+# (the port is free there: the namespace is new), in the foreground so that
+# it is one of our processes, stopped (TERM) at cleanup like the others
+start_nginx() {
+	local d=$out/nginx
+	mkdir -p "$d" || fail "cannot create $d"
+	cat >"$d/nginx.conf" <<-EOF
+		load_module $NGINX_RTMP_MODULE;
+		daemon off;
+		master_process on;
+		worker_processes 1;
+		pid $d/nginx.pid;
+		error_log $d/error.log info;
+		events { worker_connections 64; }
+		rtmp {
+			access_log $d/access.log;
+			server {
+				listen 10.77.2.2:$port;
+				application live { live on; record off; }
+			}
+		}
+	EOF
+	ip netns exec "$RECV" nginx -p "$d" -c "$d/nginx.conf" -e "$d/error.log" 2>"$out/nginx.log" &
+	recv_pid=$!
+	pids+=("$recv_pid")
+	wait_listen || fail "nginx-rtmp does not listen on 10.77.2.2:$port: $(tail -1 "$d/error.log" "$out/nginx.log" 2>/dev/null | grep . | tail -1)"
+}
+
+start_rate_change() {
+	rate_pid=""
+	[ -n "$rate_change" ] || return 0
 	(
 		trap 'kill "$sleep_pid" 2>/dev/null; exit 143' TERM
 		sleep "$change_at" &
@@ -360,25 +432,84 @@ if [ -n "$rate_change" ]; then
 	) &
 	rate_pid=$!
 	pids+=("$rate_pid")
-fi
-echo "$PROG: pushing for $duration s: receiver $receiver, quickack $quickack, RTT $rtt_effective${rate:+, htb ${rate} Mbit/s}${rate_change:+ then ${change_to} Mbit/s at ${change_at} s}${policer:+, policer ${policer} Mbit/s}"
+}
+
 # in the background: a signal's trap runs during `wait`, not only after the push
-ip netns exec "$PUSH" "$BIN/pushsim" send --connect "10.77.2.2:$port" --duration "$duration" \
-	--fps "$fps" --bitrate-kbps "$bitrate_kbps" --json >"$out/send.jsonl" 2>"$out/send.log" &
-send_pid=$!
-pids+=("$send_pid")
-wait "$send_pid"
-send_rc=$?
-reaped "$send_pid"
-for _ in $(seq 100); do kill -0 "$recv_pid" 2>/dev/null || break; sleep 0.1; done
-kill -INT "$recv_pid" 2>/dev/null
-wait "$recv_pid"
-recv_rc=$?
-reaped "$recv_pid"
+run_pushsim_send() {
+	local send_rc recv_rc
+	ip netns exec "$PUSH" "$BIN/pushsim" send --connect "10.77.2.2:$port" --duration "$duration" \
+		--fps "$fps" --bitrate-kbps "$bitrate_kbps" --json >"$out/send.jsonl" 2>"$out/send.log" &
+	send_pid=$!
+	pids+=("$send_pid")
+	wait "$send_pid"
+	send_rc=$?
+	reaped "$send_pid"
+	for _ in $(seq 100); do kill -0 "$recv_pid" 2>/dev/null || break; sleep 0.1; done
+	kill -INT "$recv_pid" 2>/dev/null
+	wait "$recv_pid"
+	recv_rc=$?
+	reaped "$recv_pid"
+	[ $send_rc -eq 0 ] || fail "pushsim send failed ($send_rc): $(tail -1 "$out/send.log")"
+	[ $recv_rc -eq 0 ] || fail "pushsim recv failed ($recv_rc): $(tail -1 "$out/recv.log")"
+	cat "$out/send.jsonl" "$out/recv.jsonl" >"$out/pushsim.json"
+	push_file=$out/pushsim.json
+}
+
+# the congestion control of the push's flow, as ss sees it, once it is up
+# (bounded by the push: up to 10 s)
+push_flow_cc() {
+	local cc=""
+	for _ in $(seq 100); do
+		kill -0 "$send_pid" 2>/dev/null || break
+		cc=$(ip netns exec "$PUSH" ss -Htin state established "dport = :$port" 2>/dev/null |
+			grep -oE '(^|[[:space:]])(bbr_traced|bbr|cubic|reno)([[:space:]]|$)' | head -1 | tr -d '[:space:]')
+		[ -n "$cc" ] && break
+		sleep 0.1
+	done
+	echo "${cc:-unknown}"
+}
+
+# ffmpeg: a lavfi test source, libx264 at constant bitrate (nal-hrd=cbr
+# pads each frame with filler to it), a keyframe every second, in real time
+# (-re) for --duration seconds, into nginx-rtmp as FLV
+run_ffmpeg_send() {
+	local send_rc cc
+	ip netns exec "$PUSH" ffmpeg -hide_banner -nostdin -nostats -loglevel warning \
+		-progress "$out/ffmpeg.progress" -re -f lavfi -i "testsrc2=size=640x360:rate=$fps" \
+		-t "$duration" -c:v libx264 -preset ultrafast -tune zerolatency -pix_fmt yuv420p \
+		-g "$fps" -b:v "${bitrate_kbps}k" -maxrate "${bitrate_kbps}k" -bufsize "${bitrate_kbps}k" \
+		-x264-params nal-hrd=cbr -f flv "rtmp://10.77.2.2:$port/live/test" 2>"$out/ffmpeg.log" &
+	send_pid=$!
+	pids+=("$send_pid")
+	cc=$(push_flow_cc)
+	wait "$send_pid"
+	send_rc=$?
+	reaped "$send_pid"
+	[ $send_rc -eq 0 ] || fail "ffmpeg failed ($send_rc): $(tail -1 "$out/ffmpeg.log")"
+	# the last progress record (progress=end): what ffmpeg pushed, in pushsim's summary's form
+	jq -c -R -n --arg cc "$cc" '[inputs | select(test("^[a-z_]+=")) | capture("^(?<k>[a-z_]+)=(?<v>.*)$")]
+		| reduce .[] as $kv ({}; .[$kv.k] = $kv.v)
+		| {type: "summary", role: "send", tool: "ffmpeg", frames: (.frame | tonumber),
+		  bytes: (.total_size | tonumber), out_s: ((.out_time_us | tonumber) / 1e6),
+		  speed: .speed, cc: $cc}
+		| .goodput_bps = (if .out_s > 0 then .bytes * 8 / .out_s else 0 end)' \
+		"$out/ffmpeg.progress" >"$out/ffmpeg.json" || fail "cannot read ffmpeg's progress in $out/ffmpeg.progress"
+	push_file=$out/ffmpeg.json
+}
+
+if [ "$push" = ffmpeg ]; then
+	start_nginx
+else
+	start_pushsim_recv
+fi
+start_rate_change
+echo "$PROG: pushing for $duration s: $push, receiver $receiver, quickack $quickack, RTT $rtt_effective${rate:+, htb ${rate} Mbit/s}${rate_change:+ then ${change_to} Mbit/s at ${change_at} s}${policer:+, policer ${policer} Mbit/s}"
+if [ "$push" = ffmpeg ]; then
+	run_ffmpeg_send
+else
+	run_pushsim_send
+fi
 [ -n "$rate_pid" ] && { wait "$rate_pid" 2>/dev/null; reaped "$rate_pid"; }
-[ $send_rc -eq 0 ] || fail "pushsim send failed ($send_rc): $(tail -1 "$out/send.log")"
-[ $recv_rc -eq 0 ] || fail "pushsim recv failed ($recv_rc): $(tail -1 "$out/recv.log")"
-cat "$out/send.jsonl" "$out/recv.jsonl" >"$out/pushsim.json"
 # the receiver's kernel counts the ACKs its delayed-ACK timer sent
 # (TcpExtDelayedACKs): the ground truth beside the detector's delayed_ack
 recv_delacks=$(ip netns exec "$RECV" awk '$1 == "TcpExt:" { if (!col) { for (i = 2; i <= NF; i++)
@@ -404,11 +535,13 @@ netem_note=""
 # one jq per output (each costs about 0.4 s on an emulated CPU)
 jq -c -n --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" \
 	--arg recv "$receiver" --argjson dur "$duration" --argjson fps "$fps" \
+	--arg push "$push" --argjson kbps "$bitrate_kbps" \
 	--arg rate "$rate" --arg rc "$rate_change" --arg pol "$policer" \
-	--argjson delacks "$recv_delacks" --slurpfile ps "$out/pushsim.json" \
+	--argjson delacks "$recv_delacks" --slurpfile ps "$push_file" \
 	'[inputs | select(.type == "verdict" or .type == "summary")] as $r
 	| ($r | map(select(.type == "verdict")) | first) + {scenario: {rtt: $rtt,
-	  rtt_effective: $rtt_eff, quickack: $qa, receiver: $recv, duration_s: $dur, fps: $fps,
+	  rtt_effective: $rtt_eff, quickack: $qa, push: $push, receiver: $recv, duration_s: $dur, fps: $fps,
+	  bitrate_kbps: $kbps,
 	  htb_mbit: $rate, rate_change: $rc, policer_mbit: $pol,
 	  backend: ($r | map(select(.type == "summary")) | first | .backend)},
 	  push: ($ps | map(select(.type == "summary")) | map({(.role): .}) | add),
@@ -417,9 +550,11 @@ jq -c -n --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" \
 	"$out/trace.jsonl" >"$out/verdict.json" || fail "no verdict in $out/trace.jsonl"
 [ -s "$out/verdict.json" ] || fail "bbrtrace wrote no verdict record (see $out/bbrtrace.log)"
 read -r samples bt_used push_cc < <(jq -r '"\(.samples) \(.scenario.backend) \(.push.send.cc)"' "$out/verdict.json")
-jq -r --arg sc "scenario: receiver $receiver, quickack $quickack, RTT $rtt_effective$netem_note, $fps fps, $duration s${rate:+, htb $rate Mbit/s}${rate_change:+ then $change_to Mbit/s at $change_at s}${policer:+, policer $policer Mbit/s}, $push_cc traced by $bt_used" \
+jq -r --arg sc "scenario: receiver $receiver, quickack $quickack, RTT $rtt_effective$netem_note, $fps fps, $bitrate_kbps kbit/s, $duration s${rate:+, htb $rate Mbit/s}${rate_change:+ then $change_to Mbit/s at $change_at s}${policer:+, policer $policer Mbit/s}, $push_cc traced by $bt_used" \
 	'.text, $sc,
-	(.push.send | "push: \(.frames) frames, \(.stalls) stalls (longest \(.longest_stall_us / 1000 | round) ms), \(.late_frames) late, mean goodput \(.goodput_bps/1e6*100|round/100) Mbit/s"),
+	(.push.send | if .tool == "ffmpeg" then
+	  "push: ffmpeg, \(.frames) frames in \(.out_s * 10 | round / 10) s (speed \(.speed)), mean goodput \(.goodput_bps/1e6*100|round/100) Mbit/s"
+	  else "push: \(.frames) frames, \(.stalls) stalls (longest \(.longest_stall_us / 1000 | round) ms), \(.late_frames) late, mean goodput \(.goodput_bps/1e6*100|round/100) Mbit/s" end),
 	"receiver: its delayed-ACK timer sent \(.receiver_delayed_acks) ACKs (TcpExtDelayedACKs)"' \
 	"$out/verdict.json" >"$out/verdict.txt"
 [ "$samples" -gt 0 ] ||
@@ -438,5 +573,7 @@ if $plot_wanted; then
 fi
 
 cat "$out/verdict.txt"
-echo "outputs: $out/{trace.jsonl,capture.pcap,send.jsonl,recv.jsonl,pushsim.json,verdict.txt,verdict.json$plot}"
+pushed=send.jsonl,recv.jsonl,pushsim.json
+[ "$push" = ffmpeg ] && pushed=ffmpeg.progress,ffmpeg.json,nginx
+echo "outputs: $out/{trace.jsonl,capture.pcap,$pushed,verdict.txt,verdict.json$plot}"
 exit 0

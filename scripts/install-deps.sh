@@ -17,6 +17,8 @@ PKGS=(
   python3-scapy python3-yaml prometheus afl++ valgrind curl file
   # strace: fault injection (quickack killed between its journal and a change)
   strace
+  # the real pushes: ffmpeg (libx264) into nginx-rtmp (tests/bats/rtmp.bats, repro/dip.sh --push ffmpeg)
+  ffmpeg nginx-light libnginx-mod-rtmp
   # make install's man pages and bash completions, and their tests
   groff-base man-db bash-completion
   # the kernel matrix: Debian's kernels booted under QEMU (tests/kernels/)

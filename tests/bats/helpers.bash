@@ -68,6 +68,13 @@ requires() {
 			ip netns del tk-probe-netem-$$ 2>/dev/null ;;
 		iperf3 | tcpdump | tshark | tcptrace | mergecap | capinfos | editcap | gnuplot | jq | bpftool | ss | nstat | prometheus | promtool | tc | valgrind | curl | script | strace | file)
 			_tk_have_cmd "$w" || { _tk_missing "the $w command (run ./scripts/install-deps.sh)"; return; } ;;
+		ffmpeg)
+			_tk_have_cmd ffmpeg && ffmpeg -hide_banner -encoders 2>/dev/null | grep -qw libx264 ||
+				{ _tk_missing "ffmpeg with libx264 (run ./scripts/install-deps.sh)"; return; } ;;
+		nginx-rtmp)
+			# Debian's libnginx-mod-rtmp; repro/dip.sh loads it from there
+			_tk_have_cmd nginx && [ -r "${DIP_NGINX_RTMP_MODULE:-/usr/lib/nginx/modules/ngx_rtmp_module.so}" ] ||
+				{ _tk_missing "nginx with its RTMP module (nginx-light and libnginx-mod-rtmp: run ./scripts/install-deps.sh)"; return; } ;;
 		scapy)
 			/usr/bin/python3 -c 'import scapy.all' 2>/dev/null ||
 				{ _tk_missing "python3-scapy (run ./scripts/install-deps.sh)"; return; } ;;
