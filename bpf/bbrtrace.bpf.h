@@ -31,6 +31,11 @@ const volatile __u16 targ_dport = 0;
 const volatile __u64 targ_cookie = 0;
 /* wake the reader each time 2^shift more bytes wait (it also polls on a timer) */
 const volatile __u32 targ_wakeup_shift = 18;
+/* enum bt_tap_stop: set by the benchmark's loader only (bench/bbrtap_stages.c) */
+const volatile __u32 targ_tap_stop = BT_STOP_NONE;
+
+/* whether the tap does this step (enum bt_tap_stop) */
+#define BT_TAP_DOES(step) (targ_tap_stop == BT_STOP_NONE || targ_tap_stop >= (step))
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -308,8 +313,12 @@ static __always_inline void bt_event_end(struct bt_stage *st, struct bt_event *e
 		return;
 	}
 	st->count++;
-	if (st->count >= BT_BATCH)
-		bt_stage_flush(st);
+	if (st->count >= BT_BATCH) {
+		if (BT_TAP_DOES(BT_STOP_COPY))
+			bt_stage_flush(st);
+		else
+			st->count = 0;
+	}
 	st->busy = 0;
 }
 
@@ -340,13 +349,20 @@ static __always_inline void bt_emit(struct sock *sk, struct tcp_sock *tp,
 
 	if (!e)
 		return;
-	e->t_ns = bpf_ktime_get_ns();
-	e->source = source;
-	bt_fill_flow(e, flow, cookie);
-	bt_fill_tcp(sk, tp, e);
-	bt_fill_rs(rs, e);
-	bt_fill_bbr(sk, e);
-	e->bw_prev = bw_prev;
+	if (BT_TAP_DOES(BT_STOP_CLOCK)) {
+		e->t_ns = bpf_ktime_get_ns();
+		e->source = source;
+	}
+	if (BT_TAP_DOES(BT_STOP_TCP)) {
+		bt_fill_flow(e, flow, cookie);
+		bt_fill_tcp(sk, tp, e);
+	}
+	if (BT_TAP_DOES(BT_STOP_RS))
+		bt_fill_rs(rs, e);
+	if (BT_TAP_DOES(BT_STOP_MAX)) {
+		bt_fill_bbr(sk, e);
+		e->bw_prev = bw_prev;
+	}
 	bt_event_end(st, e);
 }
 

@@ -66,6 +66,24 @@ struct bt_event {
 	__u32 min_rtt_us;
 };
 
+/*
+ * Where the tap stops, for the benchmark's cost breakdown only
+ * (bench/21-bbrtap.sh): each stage adds the work of one step of the tap to
+ * the ones before, so the difference between two stages measured in one run
+ * is that step's cost. bbrtrace itself always runs BT_STOP_NONE, and the
+ * verifier prunes the checks (targ_tap_stop is in .rodata).
+ */
+enum bt_tap_stop {
+	BT_STOP_NONE = 0,        /* the whole tap */
+	BT_STOP_FILTER,          /* max-bw before, the cookie, the flow's identity and the filter */
+	BT_STOP_SLOT,            /* + a slot in the per-CPU batch (lookup, busy flag, count) */
+	BT_STOP_COPY,            /* + the batch's copy to the ring buffer, 16 events at a time */
+	BT_STOP_CLOCK,           /* + the timestamp */
+	BT_STOP_TCP,             /* + the flow's fields and tcp_sock's */
+	BT_STOP_RS,              /* + the rate sample's */
+	BT_STOP_MAX,             /* (+ BBR's = the whole tap) */
+};
+
 /* indexes of the per-CPU counters map */
 enum bt_counter {
 	BT_CNT_LOST = 0,         /* ring buffer full: event dropped */
