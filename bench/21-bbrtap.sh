@@ -16,13 +16,15 @@ LOCK=/run/lock/bbrkit-bbr_traced.lock
 # stage names in the order of enum bt_tap_stop's steps; "none" is no tap, 0 the whole tap
 ORDER=(${BBRTAP_STAGES:-none 1 2 3 4 5 6 0})
 RINGBUF_MB=${BBRTAP_RINGBUF_MB:-8}
-# BBRTAP_OTHER=PATH: another build of bbrtap_stages (e.g. before a change), its
-# whole tap run in every round too, as stage "other"
-[ -n "${BBRTAP_OTHER:-}" ] && ORDER+=(other)
+# BBRTAP_OTHER="PATH...": other builds of bbrtap_stages (e.g. before a change),
+# whose whole tap runs in every round too, as stages o1, o2, ...
+read -r -a OTHER <<< "${BBRTAP_OTHER:-}"
+for i in "${!OTHER[@]}"; do ORDER+=("o$((i + 1))"); done
 declare -A NAME=([none]="no tap (bbr_main + call)" [1]="filter: bw before, cookie, ports, addrs"
 	[2]="slot in the per-CPU batch" [3]="copy to the ring buffer /16" [4]="clock read"
 	[5]="flow + tcp_sock fields" [6]="rate_sample fields" [0]="bbr fields (whole tap)"
-	[other]="whole tap of \$BBRTAP_OTHER")
+	)
+for i in "${!OTHER[@]}"; do NAME[o$((i + 1))]="whole tap: o$((i + 1))"; done
 
 cleanup() {
 	for ns in $NS-a $NS-b; do
@@ -51,8 +53,8 @@ sleep 0.5
 # one run: prints "ns/run runs" of bt_main with the tap stopped at $1
 stage_run() {
 	local out=$tmp/stage.out
-	if [ "$1" = other ]; then
-		"$BBRTAP_OTHER" 0 $((SECS + 2)) "$RINGBUF_MB" > "$out" &
+	if [[ $1 == o* ]]; then
+		"${OTHER[${1#o} - 1]}" 0 $((SECS + 2)) "$RINGBUF_MB" > "$out" &
 	else
 		"$STAGES" "$1" $((SECS + 2)) "$RINGBUF_MB" > "$out" &
 	fi
@@ -100,6 +102,7 @@ if [ -n "${ALL[none]:-}" ] && [ -n "${ALL[0]:-}" ]; then
 	echo "the tap's own cost (whole tap - no tap): $cost ns/ACK (aim <= 100)"
 	echo "tap_cost,$cost," >> "$CSV"
 fi
-if [ -n "${ALL[other]:-}" ]; then
-	echo "$BBRTAP_OTHER's whole tap, in the same rounds: $(printf '%s\n' ${ALL[other]} | median) ns/ACK"
-fi
+for i in "${!OTHER[@]}"; do
+	[ -n "${ALL[o$((i + 1))]:-}" ] &&
+		echo "o$((i + 1)) = ${OTHER[$i]}: whole tap $(printf '%s\n' ${ALL[o$((i + 1))]} | median) ns/ACK"
+done
