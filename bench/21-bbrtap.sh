@@ -3,8 +3,9 @@
 # stopped after each stage in turn (enum bt_tap_stop in bpf/contract/bbrtrace.h,
 # by bench/bbrtap_stages), one iperf3 flow between namespaces per run, bt_main's
 # ns/run from bpf_stats. Every stage is run once per round, in alternating
-# order, over BBRTAP_BENCH_ROUNDS rounds; a step's cost is the difference of
-# the medians of two consecutive stages, all from this run.
+# order, over BBRTAP_BENCH_ROUNDS rounds; a step's cost is the median over the
+# rounds of the difference between two consecutive stages, which ran next to
+# each other, all from this run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 STAGES=${BENCH_BIN:-build/rel/bench}/bbrtap_stages
@@ -71,38 +72,52 @@ stage_run() {
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 echo "ring buffer $RINGBUF_MB MiB; cores: $(nproc); load average: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine inflates every figure)"
-declare -A ALL
+declare -A ALL V # ALL[stage]: its figures; V[stage,round]: one figure
 for r in $(seq "$ROUNDS"); do
 	order=("${ORDER[@]}")
 	((r % 2 == 0)) && order=($(printf '%s\n' "${ORDER[@]}" | tac))
 	for s in "${order[@]}"; do
 		read -r ns runs < <(stage_run "$s")
 		# a run whose flow could not opt in (bbr_traced not yet registered) has no ACKs
-		[ "${runs:-0}" -gt 0 ] && ALL[$s]+="$ns "
+		[ "${runs:-0}" -gt 0 ] && ALL[$s]+="$ns " V[$s,$r]=$ns
 		printf 'round %d  %-42s %7.1f ns/ACK (%s ACKs)\n' "$r" "${NAME[$s]}" "$ns" "$runs"
 	done
 done
 
+# median over the rounds of stage $1's figure minus stage $2's in the same
+# round: the two ran next to each other, so the load that drifts between
+# rounds cancels
+paired() {
+	local r d=()
+	for r in $(seq "$ROUNDS"); do
+		[ -n "${V[$1,$r]:-}" ] && [ -n "${V[$2,$r]:-}" ] &&
+			d+=("$(awk -v a="${V[$1,$r]}" -v b="${V[$2,$r]}" 'BEGIN {printf "%.1f", a - b}')")
+	done
+	[ ${#d[@]} -gt 0 ] && printf '%s\n' "${d[@]}" | median || echo -
+}
+
 mkdir -p "$(dirname "$CSV")"
-echo "stage,ns_per_ack_median,step_ns" > "$CSV"
+echo "stage,ns_per_ack_median,step_ns_paired_median" > "$CSV"
 echo
-printf '%-42s %14s %12s\n' "stage (cumulative)" "median ns/ACK" "step ns/ACK"
+printf '%-42s %14s %22s\n' "stage (cumulative)" "median ns/ACK" "step ns/ACK (paired)"
 prev=
 for s in "${ORDER[@]}"; do
-	m=$(printf '%s\n' ${ALL[$s]} | median)
-	step=$([ -n "$prev" ] && awk -v a="$m" -v b="$prev" 'BEGIN {printf "%.1f", a - b}' || echo -)
-	printf '%-42s %14.1f %12s\n' "${NAME[$s]}" "$m" "$step"
+	[[ $s == o* ]] && continue
+	m=$(printf '%s\n' ${ALL[$s]:-} | median)
+	step=$([ -n "$prev" ] && paired "$s" "$prev" || echo -)
+	printf '%-42s %14s %22s\n' "${NAME[$s]}" "$m" "$step"
 	echo "\"${NAME[$s]}\",$m,$step" >> "$CSV"
-	prev=$m
+	prev=$s
 done
 if [ -n "${ALL[none]:-}" ] && [ -n "${ALL[0]:-}" ]; then
-	none=$(printf '%s\n' ${ALL[none]} | median)
-	whole=$(printf '%s\n' ${ALL[0]} | median)
-	cost=$(awk -v a="$whole" -v b="$none" 'BEGIN {printf "%.1f", a - b}')
-	echo "the tap's own cost (whole tap - no tap): $cost ns/ACK (aim <= 100)"
-	echo "tap_cost,$cost," >> "$CSV"
+	cost=$(paired 0 none)
+	echo "the tap's own cost (whole tap - no tap, paired by round): $cost ns/ACK (aim <= 100)"
+	echo "tap_cost,,$cost" >> "$CSV"
 fi
 for i in "${!OTHER[@]}"; do
-	[ -n "${ALL[o$((i + 1))]:-}" ] &&
-		echo "o$((i + 1)) = ${OTHER[$i]}: whole tap $(printf '%s\n' ${ALL[o$((i + 1))]} | median) ns/ACK"
+	o=o$((i + 1))
+	[ -n "${ALL[$o]:-}" ] || continue
+	echo "$o = ${OTHER[$i]}: whole tap median $(printf '%s\n' ${ALL[$o]} | median) ns/ACK;" \
+		"minus this build's whole tap, paired by round: $(paired "$o" 0) ns/ACK"
+	echo "\"$o ${OTHER[$i]} - whole tap\",,$(paired "$o" 0)" >> "$CSV"
 done
