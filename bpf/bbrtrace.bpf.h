@@ -339,6 +339,23 @@ int bt_flush(void *ctx)
 	return 0;
 }
 
+/*
+ * The ACK's time, CLOCK_MONOTONIC. In ESTABLISHED, tcp_rcv_established()
+ * has just read the clock for this segment into tp->tcp_clock_cache
+ * (tcp_mstamp_refresh(); 4.20+, commit 5f6188a8003d), a few microseconds
+ * before bbr_main(): reusing it saves a clock read per ACK. In the other
+ * states tcp_ack() may run without that refresh (tcp_rcv_state_process()),
+ * so they read the clock. User space allows for the lead when it orders
+ * events (BT_TSTAMP_LEAD_NS).
+ */
+static __always_inline __u64 bt_ack_time(struct sock *sk, struct tcp_sock *tp)
+{
+	if (bpf_core_field_exists(tp->tcp_clock_cache) &&
+	    BT_RD(sk, __sk_common.skc_state) == TCP_ESTABLISHED)
+		return BT_RD(tp, tcp_clock_cache);
+	return bpf_ktime_get_ns();
+}
+
 /* one sample: the flow already matched the filter */
 static __always_inline void bt_emit(struct sock *sk, struct tcp_sock *tp,
 				    const struct rate_sample *rs, const struct bt_flow *flow,
@@ -350,7 +367,7 @@ static __always_inline void bt_emit(struct sock *sk, struct tcp_sock *tp,
 	if (!e)
 		return;
 	if (BT_TAP_DOES(BT_STOP_CLOCK)) {
-		e->t_ns = bpf_ktime_get_ns();
+		e->t_ns = bt_ack_time(sk, tp);
 		e->source = source;
 	}
 	if (BT_TAP_DOES(BT_STOP_TCP)) {
