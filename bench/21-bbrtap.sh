@@ -40,6 +40,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 [ -x "$STAGES" ] || { echo "no $STAGES: run make bench"; exit 1; }
+"$STAGES" check || exit 1 # the kernel's bbr_main takes 4 arguments
 exec 9> "$LOCK"
 flock -w 1800 9 || { echo "bbr_traced is in use by another run for 30 min: giving up"; exit 1; }
 

@@ -6,6 +6,7 @@
  * bbrtrace --no-tap does), drains the ring buffer as bbrtrace would (without
  * decoding), and prints bt_main's bpf_stats when the time is up:
  *
+ *   bbrtap_stages check            exit 0 if this kernel can run it
  *   bbrtap_stages STOP SECONDS [RINGBUF_MB]
  *       STOP: none, or 0 (whole tap) .. BT_STOP_MAX-1; RINGBUF_MB: as bbrtrace's
  *       --ringbuf-mb (default 8), the reader woken per 1/32 of it, as bbrtrace does
@@ -16,6 +17,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,12 +93,26 @@ static int run(struct bbr_traced_bpf *s, int secs)
 	return 0;
 }
 
+/* bbr_traced.bpf.o calls bbr_main(sk, ack, flag, rs): 6.10+ */
+static bool bbr_main_4args(void)
+{
+	char module[64];
+
+	if (bpfu_func_nargs("bbr_main", module, sizeof(module)) == 4)
+		return true;
+	fprintf(stderr, "bbrtap_stages: this kernel's bbr_main does not take (sk, ack, flag, rs) "
+			"(6.10+), or BBR is not loaded\n");
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	struct bbr_traced_bpf *s;
 	long stop_at;
 	int secs, rc, mb;
 
+	if (argc == 2 && !strcmp(argv[1], "check")) /* can this kernel run it? */
+		return bbr_main_4args() ? 0 : 1;
 	if (argc != 3 && argc != 4) {
 		fprintf(stderr, "usage: bbrtap_stages STOP|none SECONDS [RINGBUF_MB]\n");
 		return 2;
@@ -109,6 +125,8 @@ int main(int argc, char **argv)
 				"RINGBUF_MB a power of two\n", BT_STOP_MAX - 1);
 		return 2;
 	}
+	if (!bbr_main_4args())
+		return 1;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	s = bbr_traced_bpf__open();
