@@ -90,10 +90,13 @@ static int on_ringbuf(void *ctx, void *data, size_t size)
 }
 
 /* runs bt_flush on every CPU; returns the time before which every event has
- * reached the ring buffer */
+ * reached the ring buffer (t_ns may lead an event's staging by
+ * BT_TSTAMP_LEAD_NS) */
 static uint64_t flush_cpus(struct bt_backend *b)
 {
 	uint64_t now = tk_mono_ns();
+
+	now = now > BT_TSTAMP_LEAD_NS ? now - BT_TSTAMP_LEAD_NS : 0;
 	int fd = bpf_program__fd(b->flush);
 
 	for (int cpu = 0; cpu < b->ncpus; cpu++) {

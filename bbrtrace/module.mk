@@ -9,6 +9,10 @@ bbrtrace_LIBS := $(BPF_LIBS) -lpthread
 # the user-space decode + JSON cost, measured by bench/20-bbrtrace.sh
 BENCH_PROGS += bbrtrace_decode
 bbrtrace_decode_SRCS := bbrtrace/sample.c bbrtrace/reorder.c
+# the tap's cost per stage (enum bt_tap_stop), for bench/21-bbrtap.sh
+BENCH_PROGS += bbrtap_stages
+bbrtap_stages_BPF  := bbr_traced
+bbrtap_stages_LIBS := $(BPF_LIBS)
 
 UNIT_TESTS += test_bbrtrace_sample
 test_bbrtrace_sample_SRCS := bbrtrace/sample.c bbrtrace/reorder.c

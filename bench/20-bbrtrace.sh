@@ -73,7 +73,7 @@ ref_ns=$(printf '%s\n' "${ref_all[@]}" | median)
 tap_ns=$(printf '%s\n' "${tap_all[@]}" | median)
 tap_cost=$(awk -v a="$tap_ns" -v b="$ref_ns" 'BEGIN {printf "%.1f", a - b}')
 echo "struct_ops, medians: bbr_traced without the tap (bbr_main + struct_ops call) $ref_ns ns/ACK;"
-echo "  with the tap $tap_ns ns/ACK; the tap's own cost $tap_cost ns/ACK (aim <= 300)"
+echo "  with the tap $tap_ns ns/ACK; the tap's own cost $tap_cost ns/ACK (aim <= 100; step by step: bench/21-bbrtap.sh)"
 echo "ns_per_ack_no_tap,struct_ops,$ref_ns,ns" >> "$CSV"
 echo "ns_per_ack_tap,struct_ops,$tap_ns,ns" >> "$CSV"
 echo "tap_cost,struct_ops,$tap_cost,ns" >> "$CSV"

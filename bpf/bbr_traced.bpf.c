@@ -39,7 +39,7 @@ static __always_inline void bt_tap(struct sock *sk, const struct rate_sample *rs
 	struct bt_flow flow;
 	__u64 cookie = sk->__sk_common.skc_cookie.counter;
 
-	if (bt_flow_matches(sk, &flow, cookie))
+	if (bt_flow_matches(sk, &flow, cookie) && BT_TAP_DOES(BT_STOP_SLOT))
 		bt_emit(sk, (struct tcp_sock *)sk, rs, &flow, cookie, bw_prev, BT_SRC_STRUCT_OPS);
 }
 

@@ -31,6 +31,11 @@ const volatile __u16 targ_dport = 0;
 const volatile __u64 targ_cookie = 0;
 /* wake the reader each time 2^shift more bytes wait (it also polls on a timer) */
 const volatile __u32 targ_wakeup_shift = 18;
+/* enum bt_tap_stop: set by the benchmark's loader only (bench/bbrtap_stages.c) */
+const volatile __u32 targ_tap_stop = BT_STOP_NONE;
+
+/* whether the tap does this step (enum bt_tap_stop) */
+#define BT_TAP_DOES(step) (targ_tap_stop == BT_STOP_NONE || targ_tap_stop >= (step))
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -308,8 +313,12 @@ static __always_inline void bt_event_end(struct bt_stage *st, struct bt_event *e
 		return;
 	}
 	st->count++;
-	if (st->count >= BT_BATCH)
-		bt_stage_flush(st);
+	if (st->count >= BT_BATCH) {
+		if (BT_TAP_DOES(BT_STOP_COPY))
+			bt_stage_flush(st);
+		else
+			st->count = 0;
+	}
 	st->busy = 0;
 }
 
@@ -330,6 +339,23 @@ int bt_flush(void *ctx)
 	return 0;
 }
 
+/*
+ * The ACK's time, CLOCK_MONOTONIC. In ESTABLISHED, tcp_rcv_established()
+ * has just read the clock for this segment into tp->tcp_clock_cache
+ * (tcp_mstamp_refresh(); 4.20+, commit 5f6188a8003d), a few microseconds
+ * before bbr_main(): reusing it saves a clock read per ACK. In the other
+ * states tcp_ack() may run without that refresh (tcp_rcv_state_process()),
+ * so they read the clock. User space allows for the lead when it orders
+ * events (BT_TSTAMP_LEAD_NS).
+ */
+static __always_inline __u64 bt_ack_time(struct sock *sk, struct tcp_sock *tp)
+{
+	if (bpf_core_field_exists(tp->tcp_clock_cache) &&
+	    BT_RD(sk, __sk_common.skc_state) == TCP_ESTABLISHED)
+		return BT_RD(tp, tcp_clock_cache);
+	return bpf_ktime_get_ns();
+}
+
 /* one sample: the flow already matched the filter */
 static __always_inline void bt_emit(struct sock *sk, struct tcp_sock *tp,
 				    const struct rate_sample *rs, const struct bt_flow *flow,
@@ -340,13 +366,20 @@ static __always_inline void bt_emit(struct sock *sk, struct tcp_sock *tp,
 
 	if (!e)
 		return;
-	e->t_ns = bpf_ktime_get_ns();
-	e->source = source;
-	bt_fill_flow(e, flow, cookie);
-	bt_fill_tcp(sk, tp, e);
-	bt_fill_rs(rs, e);
-	bt_fill_bbr(sk, e);
-	e->bw_prev = bw_prev;
+	if (BT_TAP_DOES(BT_STOP_CLOCK)) {
+		e->t_ns = bt_ack_time(sk, tp);
+		e->source = source;
+	}
+	if (BT_TAP_DOES(BT_STOP_TCP)) {
+		bt_fill_flow(e, flow, cookie);
+		bt_fill_tcp(sk, tp, e);
+	}
+	if (BT_TAP_DOES(BT_STOP_RS))
+		bt_fill_rs(rs, e);
+	if (BT_TAP_DOES(BT_STOP_MAX)) {
+		bt_fill_bbr(sk, e);
+		e->bw_prev = bw_prev;
+	}
 	bt_event_end(st, e);
 }
 

@@ -24,7 +24,7 @@ enum bt_mode { BT_STARTUP = 0, BT_DRAIN = 1, BT_PROBE_BW = 2, BT_PROBE_RTT = 3, 
 enum bt_source { BT_SRC_STRUCT_OPS = 1, BT_SRC_FENTRY = 2, BT_SRC_KPROBE = 3 };
 
 struct bt_event {
-	__u64 t_ns;              /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u64 t_ns;              /* CLOCK_MONOTONIC: when TCP took the ACK in (see BT_TSTAMP_LEAD_NS) */
 	__u64 cookie;            /* socket cookie (0 if the kernel had none yet) */
 	__u8 saddr[16];          /* local address, IPv4 as ::ffff:a.b.c.d */
 	__u8 daddr[16];          /* remote address */
@@ -65,6 +65,33 @@ struct bt_event {
 	__u32 lt_bw;
 	__u32 min_rtt_us;
 };
+
+/*
+ * Where the tap stops, for the benchmark's cost breakdown only
+ * (bench/21-bbrtap.sh): each stage adds the work of one step of the tap to
+ * the ones before, so the difference between two stages measured in one run
+ * is that step's cost. bbrtrace itself always runs BT_STOP_NONE, and the
+ * verifier prunes the checks (targ_tap_stop is in .rodata).
+ */
+enum bt_tap_stop {
+	BT_STOP_NONE = 0,        /* the whole tap */
+	BT_STOP_FILTER,          /* max-bw before, the cookie, the flow's identity and the filter */
+	BT_STOP_SLOT,            /* + a slot in the per-CPU batch (lookup, busy flag, count) */
+	BT_STOP_COPY,            /* + the batch's copy to the ring buffer, 16 events at a time */
+	BT_STOP_CLOCK,           /* + the timestamp */
+	BT_STOP_TCP,             /* + the flow's fields and tcp_sock's */
+	BT_STOP_RS,              /* + the rate sample's */
+	BT_STOP_MAX,             /* (+ BBR's = the whole tap) */
+};
+
+/*
+ * How long before the event reaches its per-CPU batch its t_ns may have been
+ * taken: in ESTABLISHED, t_ns is the clock read TCP made as the segment came
+ * in (tp->tcp_clock_cache), microseconds before bbr_main() runs; this bound
+ * leaves room for a preempted socket-backlog run. User space releases events
+ * in time order only once they are this much older than its last flush.
+ */
+#define BT_TSTAMP_LEAD_NS 10000000ULL /* 10 ms */
 
 /* indexes of the per-CPU counters map */
 enum bt_counter {

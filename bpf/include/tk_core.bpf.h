@@ -149,6 +149,7 @@ struct tcp_sock {
 	u32 delivered;
 	u32 app_limited;
 	u32 write_seq;
+	u64 tcp_clock_cache; /* 4.20+: CLOCK_MONOTONIC ns of the last tcp_mstamp_refresh() */
 };
 
 struct rate_sample {
