@@ -332,8 +332,9 @@ static void put_f64(struct rec_writer *w, double d, int prec, bool json)
 
 		/* x < 1e9: its rounding error (< 1.2e-7) cannot move it across a tie */
 		if (fabs(frac - 0.5) > 1e-6) {
-			uint64_t q = (uint64_t)fl + (frac > 0.5);
-			uint64_t p10 = (uint64_t)scale[prec];
+			/* x < 1e9 + 1: 32-bit division, far cheaper than 64-bit */
+			uint32_t q = (uint32_t)fl + (frac > 0.5);
+			uint32_t p10 = (uint32_t)scale[prec];
 
 			if (signbit(d)) /* printf keeps the sign of -0.0 and -0.0001 */
 				putc_(w, '-');
@@ -341,7 +342,7 @@ static void put_f64(struct rec_writer *w, double d, int prec, bool json)
 			if (prec) {
 				/* the fraction's digits with their leading zeros: the
 				 * digits of p10 + f, its leading 1 replaced by the point */
-				uint64_t f = q % p10 + p10;
+				uint32_t f = q % p10 + p10;
 
 				if (w->len + BUF_SLACK > w->cap)
 					reserve(w, 8);
