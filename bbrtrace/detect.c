@@ -100,6 +100,24 @@ static void flow_release(struct flow *f)
 	free(f->cp);
 }
 
+/*
+ * A slot made ready for a new flow. It keeps the rings of the flow it held:
+ * only a ring's first n (cp_n) entries are ever read, so they need no
+ * clearing, and a table that churns (more flows than slots: an eviction
+ * per ACK) allocates and clears nothing per flow (the history is 128 KiB).
+ * Without memory the flow keeps no history: culprits are then this ACK's
+ * only, and its demand is the estimate before each collapse.
+ */
+static void flow_reset(struct flow *f)
+{
+	struct hsample *hist = f->hist;
+	struct checkpoint *cp = f->cp;
+
+	memset(f, 0, sizeof(*f));
+	f->hist = hist ? hist : malloc(BT_DETECT_HISTORY * sizeof(*hist));
+	f->cp = cp ? cp : malloc(DEMAND_SLOTS * sizeof(*cp));
+}
+
 static void vec_free(struct vec *v)
 {
 	free(v->v);
@@ -234,12 +252,7 @@ static struct flow *flow_get(struct bt_detect *d, const struct bt_sample *s, boo
 	if (victim->used)
 		d->st.flows_evicted++; /* the least recent of its probe window */
 	d->st.flows++;
-	flow_release(victim);
-	memset(victim, 0, sizeof(*victim));
-	/* without memory the flow keeps no history: culprits are then this ACK's
-	 * only, and its demand is the estimate before each collapse */
-	victim->hist = calloc(BT_DETECT_HISTORY, sizeof(*victim->hist));
-	victim->cp = calloc(DEMAND_SLOTS, sizeof(*victim->cp));
+	flow_reset(victim);
 	victim->used = true;
 	victim->key = key;
 	*fresh = true;

@@ -16,6 +16,8 @@ bbrtap_stages_LIBS := $(BPF_LIBS)
 
 UNIT_TESTS += test_bbrtrace_sample
 test_bbrtrace_sample_SRCS := bbrtrace/sample.c bbrtrace/reorder.c
+UNIT_TESTS += test_bbrtrace_decode
+test_bbrtrace_decode_SRCS := bbrtrace/sample.c bbrtrace/reorder.c
 
 # the collapse classifier on recorded traces (tests/fixtures/detect/)
 UNIT_TESTS += test_detect

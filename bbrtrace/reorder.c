@@ -5,53 +5,128 @@
 
 #include "bbrtrace/reorder.h"
 
-struct bt_reorder_item {
-	uint64_t seq;
-	struct bt_event ev;
+/* an event's place in the time order: its time and where it waits */
+struct bt_reorder_key {
+	uint64_t t_ns;
+	size_t i;
 };
 
-int bt_reorder_push(struct bt_reorder *r, const struct bt_event *e)
+/* room for cap events and the sort's scratch; 0, or -ENOMEM */
+static int grow(struct bt_reorder *r, size_t cap)
 {
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 4096;
-		struct bt_reorder_item *p = realloc(r->items, cap * sizeof(*p));
+	struct bt_event *ev = realloc(r->ev, cap * sizeof(*ev));
+	struct bt_event *spare;
+	struct bt_reorder_key *keys, *tmp;
+	size_t *runs;
 
-		if (!p)
-			return -ENOMEM;
-		r->items = p;
-		r->cap = cap;
-	}
-	r->items[r->n].seq = r->seq++;
-	r->items[r->n].ev = *e;
-	r->n++;
+	if (!ev)
+		return -ENOMEM;
+	r->ev = ev;
+	spare = realloc(r->spare, cap * sizeof(*spare));
+	if (!spare)
+		return -ENOMEM;
+	r->spare = spare;
+	keys = realloc(r->keys, cap * sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	r->keys = keys;
+	tmp = realloc(r->tmp, cap * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	r->tmp = tmp;
+	runs = realloc(r->runs, (cap + 1) * sizeof(*runs));
+	if (!runs)
+		return -ENOMEM;
+	r->runs = runs;
+	r->cap = cap;
 	return 0;
 }
 
-static int by_time(const void *a, const void *b)
+int bt_reorder_push(struct bt_reorder *r, const struct bt_event *e)
 {
-	const struct bt_reorder_item *x = a, *y = b;
+	if (r->n == r->cap && grow(r, r->cap ? r->cap * 2 : 4096))
+		return -ENOMEM;
+	r->ev[r->n++] = *e;
+	return 0;
+}
 
-	if (x->ev.t_ns != y->ev.t_ns)
-		return x->ev.t_ns < y->ev.t_ns ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+/* the sorted runs a[lo..mid) and a[mid..hi) into out[lo..hi); of equal
+ * times, the left run's (the earlier arrival) first */
+static void merge(const struct bt_reorder_key *a, struct bt_reorder_key *out, size_t lo, size_t mid,
+		  size_t hi)
+{
+	size_t i = lo, j = mid, o = lo;
+
+	while (i < mid && j < hi)
+		out[o++] = a[j].t_ns < a[i].t_ns ? a[j++] : a[i++];
+	memcpy(out + o, a + i, (mid - i) * sizeof(*a));
+	o += mid - i;
+	memcpy(out + o, a + j, (hi - j) * sizeof(*a));
+}
+
+/*
+ * The keys of the n waiting events in time order, equal times in arrival
+ * order: a merge of the runs that are in order already (each CPU's batch
+ * is), pairwise, until one is left. Returns the array that holds them.
+ */
+static struct bt_reorder_key *sort_keys(struct bt_reorder *r)
+{
+	struct bt_reorder_key *a = r->keys, *b = r->tmp, *t;
+	size_t *run = r->runs, nrun = 0, n = r->n;
+
+	for (size_t i = 0; i < n; i++) {
+		a[i].t_ns = r->ev[i].t_ns;
+		a[i].i = i;
+		if (i == 0 || a[i].t_ns < a[i - 1].t_ns)
+			run[nrun++] = i;
+	}
+	run[nrun] = n;
+	while (nrun > 1) { /* halves every round: at most log2(n) rounds */
+		size_t m = 0;
+
+		for (size_t k = 0; k < nrun; k += 2) {
+			if (k + 1 < nrun)
+				merge(a, b, run[k], run[k + 1], run[k + 2]);
+			else
+				memcpy(b + run[k], a + run[k], (run[k + 1] - run[k]) * sizeof(*a));
+			run[m++] = run[k];
+		}
+		run[m] = n;
+		nrun = m;
+		t = a;
+		a = b;
+		b = t;
+	}
+	return a;
 }
 
 size_t bt_reorder_release(struct bt_reorder *r, uint64_t before_ns, bt_reorder_fn fn, void *ctx)
 {
+	struct bt_reorder_key *key;
+	struct bt_event *t;
 	size_t k = 0;
 
 	if (!r->n)
 		return 0;
-	qsort(r->items, r->n, sizeof(*r->items), by_time);
-	while (k < r->n && r->items[k].ev.t_ns < before_ns)
-		fn(ctx, &r->items[k++].ev);
-	memmove(r->items, r->items + k, (r->n - k) * sizeof(*r->items));
+	key = sort_keys(r);
+	while (k < r->n && key[k].t_ns < before_ns)
+		fn(ctx, &r->ev[key[k++].i]);
+	/* the events that wait on, in time order */
+	for (size_t j = k; j < r->n; j++)
+		r->spare[j - k] = r->ev[key[j].i];
+	t = r->ev;
+	r->ev = r->spare;
+	r->spare = t;
 	r->n -= k;
 	return k;
 }
 
 void bt_reorder_free(struct bt_reorder *r)
 {
-	free(r->items);
+	free(r->ev);
+	free(r->spare);
+	free(r->keys);
+	free(r->tmp);
+	free(r->runs);
 	memset(r, 0, sizeof(*r));
 }

@@ -15,9 +15,11 @@
 #include "bpf/contract/bbrtrace.h"
 
 struct bt_reorder {
-	struct bt_reorder_item *items;
+	struct bt_event *ev;          /* the n waiting events, in arrival order */
+	struct bt_event *spare;       /* where the ones that wait on move */
+	struct bt_reorder_key *keys, *tmp; /* the sort's: time and place of each */
+	size_t *runs;                 /* the sort's: where each ordered run starts */
 	size_t n, cap;
-	uint64_t seq;
 };
 
 typedef int (*bt_reorder_fn)(void *ctx, const struct bt_event *e);

@@ -4,9 +4,9 @@
  * order, decodes and writes as JSON lines (or CSV/table): the same
  * bt_reorder + bt_sample_decode + rec_write path as the tool, fed from
  * memory in the kernel's per-CPU batches (two CPUs, 16 events each),
- * writing to /dev/null.
+ * writing to /dev/null (or to OUT, to compare two builds' bytes).
  *
- *   bbrtrace_decode [N] [json|csv|table]
+ *   bbrtrace_decode [N] [json|csv|table] [OUT]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +39,7 @@ int main(int argc, char **argv)
 	const char *fmt_name = argc > 2 ? argv[2] : "json";
 	enum rec_format fmt = REC_JSON;
 	struct bt_event ev[64];
-	FILE *out = fopen("/dev/null", "w");
+	FILE *out = fopen(argc > 3 ? argv[3] : "/dev/null", "w");
 	struct rec_writer *w;
 	uint64_t t0, t1;
 

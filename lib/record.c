@@ -14,6 +14,8 @@
 #define BUF_CAP (64 * 1024)                 /* the buffer's size; it grows for a larger record */
 #define BUF_HIGH (BUF_CAP - 8 * 1024)       /* write out when a record ends above this */
 #define BUF_SLACK 256                       /* room put_json_key and put_u64 write into unchecked */
+#define KEY_SLOT 32                         /* a fixed schema's JSON key text, copied whole: ,"name": */
+#define PLAN_MAX 8                          /* fixed schemas per writer with their key texts made */
 
 /*
  * Records are built in a buffer and written out whole, with write(2): only
@@ -37,6 +39,22 @@ struct csv_union {
 	bool typed;        /* the header has a "type" column: more than one type declared */
 };
 
+/* JSON: a fixed schema's text around its values, made once per writer:
+ * head is {"type":"name", key[i] is field i's ,"name": (no comma on the
+ * record's first); a key of length 0 does not fit its slot and is written
+ * the slow way */
+struct json_key {
+	char text[KEY_SLOT - 1];
+	uint8_t len;
+};
+
+struct json_plan {
+	const struct rec_schema *s;
+	char head[2 * KEY_SLOT];
+	size_t head_len;       /* 0: the head does not fit, written the slow way */
+	struct json_key *keys; /* one per field */
+};
+
 struct rec_writer {
 	enum rec_format fmt;
 	FILE *out;
@@ -52,6 +70,8 @@ struct rec_writer {
 	/* table: how far the row runs past its columns after a cell wider than
 	 * its column; the next cells' padding takes it back */
 	size_t behind;
+	struct json_plan plans[PLAN_MAX];
+	unsigned int nplans;
 };
 
 struct rec_writer *rec_writer_new(enum rec_format fmt, FILE *out)
@@ -178,6 +198,8 @@ int rec_writer_free(struct rec_writer *w)
 	if (!w)
 		return 0;
 	err = rec_writer_flush(w);
+	for (unsigned int i = 0; i < w->nplans; i++)
+		free(w->plans[i].keys);
 	free(w->csv);
 	free(w->cell);
 	free(w->buf);
@@ -197,16 +219,6 @@ static inline void put(struct rec_writer *w, const char *s, size_t n)
 	w->len += n;
 }
 
-/* a formatted number (at most 24 bytes): a memcpy call costs more than the copy */
-static inline void put_small(struct rec_writer *w, const char *s, unsigned int n)
-{
-	if (w->len + BUF_SLACK > w->cap)
-		reserve(w, 24);
-	for (unsigned int k = 0; k < n && k < 24; k++)
-		w->buf[w->len + k] = s[k];
-	w->len += n < 24 ? n : 24;
-}
-
 static inline void putc_(struct rec_writer *w, char c)
 {
 	if (w->len + BUF_SLACK > w->cap)
@@ -221,60 +233,71 @@ static const char digit_pairs[201] = "000102030405060708091011121314151617181920
 				     "50515253545556575859606162636465666768697071727374"
 				     "75767778798081828384858687888990919293949596979899";
 
-/* decimal digits of v, right-aligned in tmp[24]; returns the index of the first */
-static int fmt_u64(char tmp[24], uint64_t v)
+/* the number of decimal digits of v: from its bit length, then one compare */
+static inline unsigned int count_digits(uint64_t v)
 {
-	int i = 24;
+	static const uint64_t pow10[20] = {
+		1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+		100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
+		10000000000000ULL, 100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+		100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL,
+	};
+	/* 1233 / 4096 is just above log10(2): t = floor(bits * log10(2)) is
+	 * the number of digits less one, or less two */
+	unsigned int t = (unsigned int)(64 - __builtin_clzll(v | 1)) * 1233 >> 12;
 
-	while (v >= 100) {
-		unsigned int r = (unsigned int)(v % 100);
-
-		v /= 100;
-		tmp[--i] = digit_pairs[2 * r + 1];
-		tmp[--i] = digit_pairs[2 * r];
-	}
-	if (v >= 10) {
-		tmp[--i] = digit_pairs[2 * v + 1];
-		tmp[--i] = digit_pairs[2 * v];
-	} else {
-		tmp[--i] = (char)('0' + v);
-	}
-	return i;
+	return t + 1 - ((v | 1) < pow10[t]);
 }
 
-static unsigned int count_digits(uint64_t v)
+/* the last two digits of v (v < 100) at p */
+static inline void put_pair(char *p, unsigned int v)
 {
-	unsigned int n = 1;
-
-	while (v >= 10000) {
-		v /= 10000;
-		n += 4;
-	}
-	return n + (v >= 10) + (v >= 100) + (v >= 1000);
+	memcpy(p, digit_pairs + 2 * v, 2);
 }
 
-/* straight into the buffer, from the last digit back */
-static void put_u64(struct rec_writer *w, uint64_t v)
+/* v < 10^8 as exactly 8 digits (leading zeros) ending at end */
+static inline void put_8digits(char *end, uint32_t v)
+{
+	uint32_t hi = v / 10000, lo = v % 10000;
+
+	put_pair(end - 2, lo % 100);
+	put_pair(end - 4, lo / 100);
+	put_pair(end - 6, hi % 100);
+	put_pair(end - 8, hi / 100);
+}
+
+/* the n = count_digits(v) digits of v written back from end: 8 at a time in
+ * 32-bit arithmetic, then pairs */
+static inline void fmt_digits(char *end, uint64_t v)
+{
+	uint32_t v32;
+
+	while (v >= 100000000) {
+		put_8digits(end, (uint32_t)(v % 100000000));
+		v /= 100000000;
+		end -= 8;
+	}
+	v32 = (uint32_t)v;
+	while (v32 >= 100) {
+		put_pair(end - 2, v32 % 100);
+		v32 /= 100;
+		end -= 2;
+	}
+	if (v32 >= 10)
+		put_pair(end - 2, v32);
+	else
+		end[-1] = (char)('0' + v32);
+}
+
+/* straight into the buffer (BUF_SLACK holds the longest, 20 digits); inlined
+ * everywhere: it is most of what a trace's record formats */
+static inline __attribute__((always_inline)) void put_u64(struct rec_writer *w, uint64_t v)
 {
 	unsigned int n = count_digits(v);
-	char *p;
 
 	if (w->len + BUF_SLACK > w->cap)
 		reserve(w, 24);
-	p = w->buf + w->len + n;
-	while (v >= 100) {
-		unsigned int r = (unsigned int)(v % 100);
-
-		v /= 100;
-		*--p = digit_pairs[2 * r + 1];
-		*--p = digit_pairs[2 * r];
-	}
-	if (v >= 10) {
-		*--p = digit_pairs[2 * v + 1];
-		*--p = digit_pairs[2 * v];
-	} else {
-		*--p = (char)('0' + v);
-	}
+	fmt_digits(w->buf + w->len + n, v);
 	w->len += n;
 }
 
@@ -309,21 +332,23 @@ static void put_f64(struct rec_writer *w, double d, int prec, bool json)
 
 		/* x < 1e9: its rounding error (< 1.2e-7) cannot move it across a tie */
 		if (fabs(frac - 0.5) > 1e-6) {
-			uint64_t q = (uint64_t)fl + (frac > 0.5);
-			uint64_t p10 = (uint64_t)scale[prec];
-			char itmp[24], ftmp[24];
-			int ii = fmt_u64(itmp, q / p10);
+			/* x < 1e9 + 1: 32-bit division, far cheaper than 64-bit */
+			uint32_t q = (uint32_t)fl + (frac > 0.5);
+			uint32_t p10 = (uint32_t)scale[prec];
 
 			if (signbit(d)) /* printf keeps the sign of -0.0 and -0.0001 */
 				putc_(w, '-');
-			put_small(w, itmp + ii, (unsigned int)(24 - ii));
+			put_u64(w, q / p10);
 			if (prec) {
-				uint64_t f = q % p10;
+				/* the fraction's digits with their leading zeros: the
+				 * digits of p10 + f, its leading 1 replaced by the point */
+				uint32_t f = q % p10 + p10;
 
-				putc_(w, '.');
-				for (int k = prec - 1; k >= 0; k--, f /= 10)
-					ftmp[k] = (char)('0' + f % 10);
-				put_small(w, ftmp, (unsigned int)prec);
+				if (w->len + BUF_SLACK > w->cap)
+					reserve(w, 8);
+				fmt_digits(w->buf + w->len + (unsigned int)prec + 1, f);
+				w->buf[w->len] = '.';
+				w->len += (unsigned int)prec + 1;
 			}
 			return;
 		}
@@ -391,16 +416,37 @@ static void put_json_key(struct rec_writer *w, const char *name, bool first)
 	w->len = (size_t)(p - w->buf);
 }
 
+/* the bytes that end a run a JSON string holds as is: the end, control
+ * characters, '"' and '\\' */
+static const uint8_t json_stop[256] = { [0 ... 0x1f] = 1, ['"'] = 1, ['\\'] = 1 };
+
 /* a JSON string of any length: runs that need no escaping are copied as
- * they are, the rest escaped a character at a time */
+ * they are, the rest escaped a character at a time; a short string with
+ * nothing to escape (addresses, names) is one copy */
 static void put_json_str(struct rec_writer *w, const char *s)
 {
+	size_t n = 0;
+
+	while (!json_stop[(unsigned char)s[n]])
+		n++;
+	if (!s[n] && n + 2 <= BUF_SLACK) {
+		char *p;
+
+		if (w->len + BUF_SLACK > w->cap)
+			reserve(w, 0);
+		p = w->buf + w->len;
+		p[0] = '"';
+		memcpy(p + 1, s, n);
+		p[n + 1] = '"';
+		w->len += n + 2;
+		return;
+	}
 	putc_(w, '"');
 	while (*s) {
-		size_t n = 0;
 		char esc[8];
 
-		while (s[n] && s[n] != '"' && s[n] != '\\' && (unsigned char)s[n] >= 0x20)
+		n = 0;
+		while (!json_stop[(unsigned char)s[n]])
 			n++;
 		put(w, s, n);
 		s += n;
@@ -430,6 +476,50 @@ static void put_csv_str(struct rec_writer *w, const char *s)
 
 /* --- JSON ------------------------------------------------------------------ */
 
+/* true or false: one fixed-size copy */
+static inline void put_json_bool(struct rec_writer *w, bool b)
+{
+	static const char text[2][8] = { "false", "true" };
+
+	if (w->len + BUF_SLACK > w->cap)
+		reserve(w, 8);
+	memcpy(w->buf + w->len, text[b], 8);
+	w->len += b ? 4 : 5;
+}
+
+/* one value (not null) */
+static inline void put_json_value(struct rec_writer *w, const struct rec_field *f, const struct rec_value *v)
+{
+	switch (f->type) {
+	case REC_U64: put_u64(w, v->u); break;
+	case REC_I64: put_i64(w, v->i); break;
+	case REC_F64: put_f64(w, v->d, f->prec, true); break;
+	case REC_STR: put_json_str(w, v->s); break;
+	case REC_BOOL: put_json_bool(w, v->b); break;
+	case REC_U64_LIST:
+		putc_(w, '[');
+		for (unsigned int k = 0; k < v->list.n; k++) {
+			if (k)
+				putc_(w, ',');
+			put_u64(w, v->list.v[k]);
+		}
+		putc_(w, ']');
+		break;
+	case REC_KV:
+		putc_(w, '{');
+		for (unsigned int k = 0; k < v->kv.n; k++) {
+			if (k)
+				putc_(w, ',');
+			put_json_str(w, v->kv.v[k].key);
+			putc_(w, ':');
+			put_u64(w, v->kv.v[k].val);
+		}
+		putc_(w, '}');
+		break;
+	case REC_RAW: put(w, v->raw.s, v->raw.len); break;
+	}
+}
+
 static void write_json(struct rec_writer *w, const struct rec_schema *s, const struct rec_value *v)
 {
 	bool first = true;
@@ -447,38 +537,107 @@ static void write_json(struct rec_writer *w, const struct rec_schema *s, const s
 			continue;
 		put_json_key(w, f->name, first);
 		first = false;
-		if (v[i].null) {
+		if (v[i].null)
 			puts_(w, "null");
+		else
+			put_json_value(w, f, &v[i]);
+	}
+	put(w, "}\n", 2);
+}
+
+/* text of at most cap bytes at dst: a,b,c joined; its length, or 0 when
+ * it does not fit */
+static size_t join3(char *dst, size_t cap, const char *a, const char *b, const char *c)
+{
+	int n = snprintf(dst, cap, "%s%s%s", a, b, c);
+
+	return n > 0 && (size_t)n < cap ? (size_t)n : 0;
+}
+
+/* the key texts of fixed schema s, made now; NULL when out of memory */
+static struct json_plan *make_plan(struct rec_writer *w, const struct rec_schema *s)
+{
+	struct json_plan *p = &w->plans[w->nplans];
+	bool first = !s->type;
+
+	memset(p, 0, sizeof(*p));
+	p->keys = calloc(s->nfields ? s->nfields : 1, sizeof(*p->keys));
+	if (!p->keys)
+		return NULL;
+	p->s = s;
+	if (s->type) {
+		char esc[2 * KEY_SLOT];
+
+		/* the escaped name must fit whole, or the slow way writes it */
+		if (rec_json_escape(esc, sizeof(esc), s->type) < sizeof(esc) - 1)
+			p->head_len = join3(p->head, sizeof(p->head), "{\"type\":\"", esc, "\"");
+	} else {
+		p->head_len = join3(p->head, sizeof(p->head), "{", "", "");
+	}
+	for (unsigned int i = 0; i < s->nfields; i++) {
+		const char *name = s->fields[i].name;
+
+		if (!name)
 			continue;
+		/* keys are plain identifiers, never escaped (as put_json_key) */
+		p->keys[i].len = (uint8_t)join3(p->keys[i].text, sizeof(p->keys[i].text), first ? "\"" : ",\"",
+						name, "\":");
+		first = false;
+	}
+	w->nplans++;
+	return p;
+}
+
+/* the plan of s when it is fixed and there is room for one; else NULL */
+static struct json_plan *find_plan(struct rec_writer *w, const struct rec_schema *s)
+{
+	if (!s->fixed)
+		return NULL;
+	for (unsigned int i = 0; i < w->nplans; i++)
+		if (w->plans[i].s == s)
+			return &w->plans[i];
+	return w->nplans < PLAN_MAX ? make_plan(w, s) : NULL;
+}
+
+/* the record through its plan: every key is one fixed-size copy, and only
+ * keys that did not fit take the slow way */
+static void write_json_planned(struct rec_writer *w, const struct json_plan *p, const struct rec_value *v)
+{
+	const struct rec_schema *s = p->s;
+	bool first = true;
+
+	if (p->head_len) {
+		put(w, p->head, p->head_len);
+		first = !s->type;
+	} else {
+		putc_(w, '{');
+		if (s->type) {
+			puts_(w, "\"type\":");
+			put_json_str(w, s->type);
+			first = false;
 		}
-		switch (f->type) {
-		case REC_U64: put_u64(w, v[i].u); break;
-		case REC_I64: put_i64(w, v[i].i); break;
-		case REC_F64: put_f64(w, v[i].d, f->prec, true); break;
-		case REC_STR: put_json_str(w, v[i].s); break;
-		case REC_BOOL: puts_(w, v[i].b ? "true" : "false"); break;
-		case REC_U64_LIST:
-			putc_(w, '[');
-			for (unsigned int k = 0; k < v[i].list.n; k++) {
-				if (k)
-					putc_(w, ',');
-				put_u64(w, v[i].list.v[k]);
-			}
-			putc_(w, ']');
-			break;
-		case REC_KV:
-			putc_(w, '{');
-			for (unsigned int k = 0; k < v[i].kv.n; k++) {
-				if (k)
-					putc_(w, ',');
-				put_json_str(w, v[i].kv.v[k].key);
-				putc_(w, ':');
-				put_u64(w, v[i].kv.v[k].val);
-			}
-			putc_(w, '}');
-			break;
-		case REC_RAW: put(w, v[i].raw.s, v[i].raw.len); break;
+	}
+	for (unsigned int i = 0; i < s->nfields; i++) {
+		const struct rec_field *f = &s->fields[i];
+		const struct json_key *k = &p->keys[i];
+
+		if (!f->name)
+			continue;
+		if (w->len + BUF_SLACK > w->cap)
+			reserve(w, 0);
+		if (k->len) {
+			memcpy(w->buf + w->len, k->text, sizeof(k->text));
+			w->len += k->len;
+		} else {
+			put_json_key(w, f->name, first);
 		}
+		first = false;
+		if (v[i].null)
+			put(w, "null", 4);
+		else if (f->type == REC_U64) /* most fields of a trace */
+			put_u64(w, v[i].u);
+		else
+			put_json_value(w, f, &v[i]);
 	}
 	put(w, "}\n", 2);
 }
@@ -782,7 +941,15 @@ int rec_write(struct rec_writer *w, const struct rec_schema *s, const struct rec
 {
 	w->rec_start = w->len;
 	switch (w->fmt) {
-	case REC_JSON: write_json(w, s, v); break;
+	case REC_JSON: {
+		const struct json_plan *p = find_plan(w, s);
+
+		if (p)
+			write_json_planned(w, p, v);
+		else
+			write_json(w, s, v);
+		break;
+	}
 	case REC_CSV: write_csv(w, s, v); break;
 	case REC_TABLE: write_table(w, s, v); break;
 	}

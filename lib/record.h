@@ -52,6 +52,11 @@ struct rec_schema {
 	const char *type;   /* the value of the "type" key; NULL for none */
 	const struct rec_field *fields;
 	unsigned int nfields;
+	/* true: the schema, its fields and their names never change while the
+	 * program runs (a static table), so a writer may keep what it derives
+	 * from them (JSON: each field's "name": text) by the schema's address;
+	 * false for a schema built per record */
+	bool fixed;
 };
 
 struct rec_kv {

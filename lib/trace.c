@@ -212,8 +212,9 @@ _Static_assert(ARRAY_SIZE(collapse_fields) == BT_COLLAPSE_NFIELDS, "one schema e
 BT_FLOW_COLUMNS(BT_SAME_PLACE)
 _Static_assert(BT_COLLAPSE_NFIELDS <= 128 && BT_SAMPLE_NFIELDS <= 128, "struct bt_fieldset holds 128 bits");
 
-const struct rec_schema bt_sample_schema = { "sample", sample_fields, BT_SAMPLE_NFIELDS };
-const struct rec_schema bt_collapse_schema = { "collapse", collapse_fields, BT_COLLAPSE_NFIELDS };
+const struct rec_schema bt_sample_schema = { "sample", sample_fields, BT_SAMPLE_NFIELDS, .fixed = true };
+const struct rec_schema bt_collapse_schema = { "collapse", collapse_fields, BT_COLLAPSE_NFIELDS,
+						    .fixed = true };
 
 const char *bt_sample_key(enum bt_sample_field f)
 {

@@ -151,6 +151,60 @@ static void test_reorder(void **state)
 	bt_reorder_free(&r);
 }
 
+struct order_seen {
+	uint64_t last_t, last_tag, n;
+	bool ok;
+};
+
+/* events leave by time, equal times by arrival (the tag counts arrivals) */
+static int check_order(void *ctx, const struct bt_event *e)
+{
+	struct order_seen *s = ctx;
+	uint64_t tag = e->cookie;
+
+	if (s->n && (e->t_ns < s->last_t || (e->t_ns == s->last_t && tag < s->last_tag)))
+		s->ok = false;
+	s->last_t = e->t_ns;
+	s->last_tag = tag;
+	s->n++;
+	return 0;
+}
+
+/* many CPUs' batches, each in order, arriving interleaved, with releases
+ * between them: every event leaves once, in order */
+static void test_reorder_many_batches(void **state)
+{
+	struct bt_reorder r = {};
+	struct order_seen s = { .ok = true };
+	struct bt_event e;
+	uint64_t x = 7, cpu_t[5] = { 0 }, pushed = 0, released = 0;
+	(void)state;
+
+	memset(&e, 0, sizeof(e));
+	for (int round = 0; round < 400; round++) {
+		int cpu = (int)((x = x * 6364136223846793005ULL + 1442695040888963407ULL) >> 61) % 5;
+		int len = 1 + (int)(x >> 40) % 40;
+
+		for (int k = 0; k < len; k++) {
+			cpu_t[cpu] += (x >> (k % 32)) % 3; /* steps of 0: equal times */
+			e.t_ns = cpu_t[cpu];
+			e.cookie = pushed++;
+			assert_int_equal(bt_reorder_push(&r, &e), 0);
+		}
+		if (round % 7 == 6) {
+			uint64_t lo = cpu_t[0];
+
+			for (int c = 1; c < 5; c++)
+				lo = cpu_t[c] < lo ? cpu_t[c] : lo;
+			released += bt_reorder_release(&r, lo, check_order, &s);
+		}
+	}
+	released += bt_reorder_release(&r, UINT64_MAX, check_order, &s);
+	assert_true(s.ok);
+	assert_true(released == pushed && s.n == pushed);
+	bt_reorder_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -159,6 +213,7 @@ int main(void)
 		cmocka_unit_test(test_decode_delayed_ack),
 		cmocka_unit_test(test_json_record),
 		cmocka_unit_test(test_reorder),
+		cmocka_unit_test(test_reorder_many_batches),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

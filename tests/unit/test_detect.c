@@ -396,6 +396,39 @@ static void test_flow_table_full(void **state)
 	bt_detect_free(d);
 }
 
+/* a slot that a new flow takes over keeps its rings, not what they held:
+ * the evicted flow's delayed-ACK sample is no culprit of the new flow's
+ * collapse, as it is of its own flow's */
+static void test_evicted_history_gone(void **state)
+{
+	struct bt_detect_cfg cfg;
+	struct bt_collapse c;
+	uint64_t delack_bw = bt_bw_to_bps((uint32_t)((1ull << 24) / 40000), 1448);
+	(void)state;
+
+	bt_detect_cfg_default(&cfg);
+	cfg.max_flows = 1;
+	for (uint64_t other = 0; other < 2; other++) {
+		struct bt_detect *d = bt_detect_new(&cfg);
+		struct bt_sample s;
+
+		assert_non_null(d);
+		/* flow 1, in the one slot: a delayed-ACK sample, no collapse */
+		s = mk(1, 0, 0, 1, 2000, 40000, false);
+		s.cookie = 1;
+		assert_false(bt_detect_feed(d, &s, &c));
+		/* flow 1 again, or flow 2 evicting it, collapses to that
+		 * sample's bandwidth on a sample of its own that is not it */
+		s = mk(2, 1000000000, delack_bw, 10, 5000, 5000, false);
+		s.cookie = 1 + other;
+		assert_true(bt_detect_feed(d, &s, &c));
+		assert_int_equal(c.cause, other ? BT_CAUSE_OTHER : BT_CAUSE_DELAYED_ACK);
+		if (other)
+			assert_non_null(strstr(c.evidence, "matches none"));
+		bt_detect_free(d);
+	}
+}
+
 static void test_rule_edges(void **state)
 {
 	struct bt_detect *d = bt_detect_new(NULL);
@@ -658,6 +691,7 @@ int main(void)
 		cmocka_unit_test(test_collapse_ratio),
 		cmocka_unit_test(test_rule_edges),
 		cmocka_unit_test(test_flow_table_full),
+		cmocka_unit_test(test_evicted_history_gone),
 		cmocka_unit_test(test_verdict_text),
 		cmocka_unit_test(test_queue_is_no_delayed_ack),
 		cmocka_unit_test(test_max_expired),

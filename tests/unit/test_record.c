@@ -362,6 +362,26 @@ static void test_u64_digits(void **state)
 		free(buf);
 		v = v * 3 + (uint64_t)k; /* walks through every digit count */
 	}
+	/* each digit count's first and last values, and each power of two's */
+	for (int k = 0; k < 64 * 2 + 20 * 2; k++) {
+		char *buf = NULL, want[64];
+		size_t len = 0;
+		FILE *out = open_memstream(&buf, &len);
+		struct rec_writer *w = rec_writer_new(REC_JSON, out);
+		uint64_t p10 = 1;
+		struct rec_value val;
+
+		for (int d = 0; d < (k - 128) / 2; d++)
+			p10 *= 10;
+		v = k < 128 ? (1ULL << (k / 2)) - (uint64_t)(k % 2) : p10 - (uint64_t)(k % 2);
+		val = rv_u64(k == 128 + 39 ? UINT64_MAX : v);
+		rec_write(w, &sc, &val);
+		rec_writer_free(w);
+		fclose(out);
+		snprintf(want, sizeof(want), "{\"v\":%llu}\n", (unsigned long long)val.u);
+		assert_string_equal(buf, want);
+		free(buf);
+	}
 }
 
 int main(void)
