@@ -124,3 +124,20 @@ assert_rate_drop_story() {
 	bulk_rate_cut "$DEEP" "$BATS_TEST_TMPDIR/deep"
 	assert_rate_drop_story "$BATS_TEST_TMPDIR/deep" "deep queue"
 }
+
+@test "a 30 Mbit/s push through a 20 Mbit/s tbf policer: throttling loss_policer, no delayed_ack, the policer named" {
+	requires tcpdump
+	local d=$BATS_TEST_TMPDIR/policer all pol dack other
+	tk_run "$TK_ROOT/repro/dip.sh" --receiver prompt --policer 20 --bitrate-kbps 30000 --duration 8 \
+		--backend struct_ops --no-plot --out "$d" --id "sc${BATS_ROOT_PID}p" --port 43191
+	expect_status 0
+	all=$(jq .collapses "$d/verdict.json")
+	pol=$(jq .throttling_by_cause.loss_policer "$d/verdict.json")
+	dack=$(jq .collapses_by_cause.delayed_ack "$d/verdict.json")
+	other=$(jq .collapses_by_cause.other "$d/verdict.json")
+	echo "# policer: $all collapses, loss_policer $pol throttling, delayed_ack $dack, other $other; $(jq -r .text "$d/verdict.json" | head -c 400)" >&3
+	[ "$pol" -ge 1 ]
+	[ "$dack" -eq 0 ]
+	[ "$other" -le "$(( all / 20 > 1 ? all / 20 : 1 ))" ]
+	jq -e '.text | test("policer")' "$d/verdict.json" > /dev/null
+}
