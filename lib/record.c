@@ -520,31 +520,6 @@ static inline void put_json_value(struct rec_writer *w, const struct rec_field *
 	}
 }
 
-static void write_json(struct rec_writer *w, const struct rec_schema *s, const struct rec_value *v)
-{
-	bool first = true;
-
-	putc_(w, '{');
-	if (s->type) {
-		puts_(w, "\"type\":");
-		put_json_str(w, s->type);
-		first = false;
-	}
-	for (unsigned int i = 0; i < s->nfields; i++) {
-		const struct rec_field *f = &s->fields[i];
-
-		if (!f->name)
-			continue;
-		put_json_key(w, f->name, first);
-		first = false;
-		if (v[i].null)
-			puts_(w, "null");
-		else
-			put_json_value(w, f, &v[i]);
-	}
-	put(w, "}\n", 2);
-}
-
 /* text of at most cap bytes at dst: a,b,c joined; its length, or 0 when
  * it does not fit */
 static size_t join3(char *dst, size_t cap, const char *a, const char *b, const char *c)
@@ -599,38 +574,44 @@ static struct json_plan *find_plan(struct rec_writer *w, const struct rec_schema
 	return w->nplans < PLAN_MAX ? make_plan(w, s) : NULL;
 }
 
-/* the record through its plan: every key is one fixed-size copy, and only
- * keys that did not fit take the slow way */
-static void write_json_planned(struct rec_writer *w, const struct json_plan *p, const struct rec_value *v)
+/* the key of field i: its text from the plan, one fixed-size copy, when
+ * the plan has it; else written out */
+static void put_json_field_key(struct rec_writer *w, const struct json_plan *p, unsigned int i,
+			       const char *name, bool first)
 {
-	const struct rec_schema *s = p->s;
-	bool first = true;
+	const struct json_key *k = p ? &p->keys[i] : NULL;
 
-	if (p->head_len) {
+	if (!k || !k->len) {
+		put_json_key(w, name, first);
+		return;
+	}
+	if (w->len + BUF_SLACK > w->cap)
+		reserve(w, 0);
+	memcpy(w->buf + w->len, k->text, sizeof(k->text));
+	w->len += k->len;
+}
+
+/* one JSON line; p: s's plan (fixed schemas), or NULL */
+static void write_json(struct rec_writer *w, const struct rec_schema *s, const struct json_plan *p,
+		       const struct rec_value *v)
+{
+	bool first = !s->type;
+
+	if (p && p->head_len) {
 		put(w, p->head, p->head_len);
-		first = !s->type;
 	} else {
 		putc_(w, '{');
 		if (s->type) {
 			puts_(w, "\"type\":");
 			put_json_str(w, s->type);
-			first = false;
 		}
 	}
 	for (unsigned int i = 0; i < s->nfields; i++) {
 		const struct rec_field *f = &s->fields[i];
-		const struct json_key *k = &p->keys[i];
 
 		if (!f->name)
 			continue;
-		if (w->len + BUF_SLACK > w->cap)
-			reserve(w, 0);
-		if (k->len) {
-			memcpy(w->buf + w->len, k->text, sizeof(k->text));
-			w->len += k->len;
-		} else {
-			put_json_key(w, f->name, first);
-		}
+		put_json_field_key(w, p, i, f->name, first);
 		first = false;
 		if (v[i].null)
 			put(w, "null", 4);
@@ -941,15 +922,7 @@ int rec_write(struct rec_writer *w, const struct rec_schema *s, const struct rec
 {
 	w->rec_start = w->len;
 	switch (w->fmt) {
-	case REC_JSON: {
-		const struct json_plan *p = find_plan(w, s);
-
-		if (p)
-			write_json_planned(w, p, v);
-		else
-			write_json(w, s, v);
-		break;
-	}
+	case REC_JSON: write_json(w, s, find_plan(w, s), v); break;
 	case REC_CSV: write_csv(w, s, v); break;
 	case REC_TABLE: write_table(w, s, v); break;
 	}

@@ -9,7 +9,7 @@ load bbrpcap_helpers
 setup_file() {
 	requires root netns iperf3 tcpdump jq
 	NS=pc-$BATS_ROOT_PID-ag
-	pc_routed_trio "$NS"
+	tk_routed_trio "$NS"
 	A=$NS-a B=$NS-b
 	D=$BATS_FILE_TMPDIR
 	pc_iperf_server "$B" 42001

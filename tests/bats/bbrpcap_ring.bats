@@ -14,7 +14,7 @@ load bbrpcap_helpers
 setup_file() {
 	requires root netns iperf3 tcpdump jq mergecap capinfos tcptrace
 	NS=pc-$BATS_ROOT_PID-rg
-	pc_routed_trio "$NS"
+	tk_routed_trio "$NS"
 	A=$NS-a B=$NS-b
 	local r=$NS-r
 	D=$BATS_FILE_TMPDIR

@@ -176,6 +176,43 @@ tk_netns_pair() {
 	printf '%s\n' "$a" "$b" >> "$TK_STATE_DIR/netns.list"
 }
 
+# A -- R -- B: namespaces NAME-a, NAME-r, NAME-b; A is 10.202.1.1 (veth0),
+# B is 10.202.2.2 (veth0), R routes between them (veth1 on each side). Cleaned
+# up by tk_cleanup.
+tk_routed_trio() {
+	local a=$1-a r=$1-r b=$1-b ns
+	for ns in "$a" "$r" "$b"; do
+		ip netns del "$ns" 2>/dev/null || true
+		ip netns add "$ns" || return 1
+		echo "$ns" >> "$TK_STATE_DIR/netns.list"
+		ip -n "$ns" link set lo up
+	done
+	ip -n "$a" link add veth0 type veth peer name ra netns "$r"
+	ip -n "$b" link add veth0 type veth peer name rb netns "$r"
+	ip -n "$a" addr add 10.202.1.1/24 dev veth0
+	ip -n "$r" addr add 10.202.1.254/24 dev ra
+	ip -n "$r" addr add 10.202.2.254/24 dev rb
+	ip -n "$b" addr add 10.202.2.2/24 dev veth0
+	for ns in "$a" "$b"; do ip -n "$ns" link set veth0 up; done
+	ip -n "$r" link set ra up
+	ip -n "$r" link set rb up
+	ip -n "$a" route add default via 10.202.1.254
+	ip -n "$b" route add default via 10.202.2.254
+	ip netns exec "$r" sysctl -qw net.ipv4.ip_forward=1
+}
+
+# what repro/dip.sh runs in (namespaces rp-push-ID, rp-rtr-ID, rp-recv-ID, and
+# those of IDs starting with ID) removed, with every process inside: a run that
+# failed half-way leaves them
+tk_del_dip_netns() {
+	local ns
+	for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^rp-(push|rtr|recv)-$1"); do
+		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
+		ip netns del "$ns" 2>/dev/null
+	done
+	return 0
+}
+
 # a test's teardown for a tk_netns_pair NAME: nothing the test started may
 # outlive it: its jobs (SIGINT, then SIGKILL 0.3 s later) and whatever runs in
 # NAME-a and NAME-b (iperf3 -D is not a job)

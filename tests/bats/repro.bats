@@ -12,11 +12,7 @@ setup_file() {
 }
 
 teardown_file() {
-	local ns
-	for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^rp-(push|rtr|recv)-${RP_ID}" ); do
-		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
-		ip netns del "$ns" 2>/dev/null
-	done
+	tk_del_dip_netns "$RP_ID"
 	tk_unlock_bbr_traced
 }
 

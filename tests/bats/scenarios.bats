@@ -28,40 +28,18 @@ teardown_file() {
 }
 
 teardown() {
-	jobs -p | xargs -r kill -INT 2>/dev/null || true
-	sleep 0.3
-	jobs -p | xargs -r kill -9 2>/dev/null || true
-	local ns
-	for ns in "$NS-a" "$NS-r" "$NS-b"; do
-		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
-	done
+	# the router runs nothing; the policer's dip.sh removes its own namespaces
+	tk_end_test_processes "$NS"
+	tk_del_dip_netns "sc${BATS_ROOT_PID}p"
 	tk_cleanup
 }
 
-# the line a --- r --- b, with the bottleneck on r's way to b
+# the line a --- r --- b (tk_routed_trio), with the bottleneck on r's way to b
 line() {
-	local limit=$1 ns
-	for ns in "$NS-a" "$NS-r" "$NS-b"; do
-		ip netns del "$ns" 2>/dev/null || true
-		ip netns add "$ns" && TK_NETNS+=("$ns") && printf '%s\n' "$ns" >> "$TK_STATE_DIR/netns.list"
-		ip -n "$ns" link set lo up
-	done
-	ip -n "$NS-a" link add v0 type veth peer name v1 netns "$NS-r"
-	ip -n "$NS-r" link add v2 type veth peer name v3 netns "$NS-b"
-	ip -n "$NS-a" addr add 10.231.1.1/24 dev v0
-	ip -n "$NS-r" addr add 10.231.1.2/24 dev v1
-	ip -n "$NS-r" addr add 10.231.2.1/24 dev v2
-	ip -n "$NS-b" addr add 10.231.2.2/24 dev v3
-	ip -n "$NS-a" link set v0 up
-	ip -n "$NS-r" link set v1 up
-	ip -n "$NS-r" link set v2 up
-	ip -n "$NS-b" link set v3 up
-	ip -n "$NS-a" route add default via 10.231.1.2
-	ip -n "$NS-b" route add default via 10.231.2.1
-	ip netns exec "$NS-r" sysctl -qw net.ipv4.ip_forward=1
-	tc -n "$NS-r" qdisc add dev v2 root handle 1: htb default 10
-	tc -n "$NS-r" class add dev v2 parent 1: classid 1:10 htb rate ${RATE_BEFORE}mbit ceil ${RATE_BEFORE}mbit
-	tc -n "$NS-r" qdisc add dev v2 parent 1:10 handle 10: pfifo limit "$limit"
+	tk_routed_trio "$NS" || return 1
+	tc -n "$NS-r" qdisc add dev rb root handle 1: htb default 10
+	tc -n "$NS-r" class add dev rb parent 1: classid 1:10 htb rate ${RATE_BEFORE}mbit ceil ${RATE_BEFORE}mbit
+	tc -n "$NS-r" qdisc add dev rb parent 1:10 handle 10: pfifo limit "$1"
 }
 
 # bulk_rate_cut LIMIT OUT: the traced bulk flow through the cut; OUT.jsonl is the trace
@@ -69,15 +47,15 @@ bulk_rate_cut() {
 	local limit=$1 out=$2 port tracer cut
 	line "$limit"
 	port=$(tk_free_tcp_port 5300)
-	bbrtrace -b struct_ops --detect --daddr 10.231.2.2 -f json -o "$out.jsonl" 2> "$out.err" &
+	bbrtrace -b struct_ops --detect --daddr 10.202.2.2 -f json -o "$out.jsonl" 2> "$out.err" &
 	tracer=$!
 	tk_wait_for "grep -q 'bbrtrace: backend struct_ops' '$out.err'" 60 || { cat "$out.err"; return 1; }
 	ip netns exec "$NS-b" iperf3 -s -1 -p "$port" > /dev/null 2>&1 &
 	tk_wait_listen "$port" 5 "$NS-b"
-	(sleep $((SECS / 2)) && tc -n "$NS-r" class change dev v2 parent 1: classid 1:10 htb \
+	(sleep $((SECS / 2)) && tc -n "$NS-r" class change dev rb parent 1: classid 1:10 htb \
 		rate ${RATE_AFTER}mbit ceil ${RATE_AFTER}mbit) &
 	cut=$!
-	ip netns exec "$NS-a" iperf3 -c 10.231.2.2 -p "$port" -t "$SECS" -C bbr_traced > "$out.iperf" 2>&1 ||
+	ip netns exec "$NS-a" iperf3 -c 10.202.2.2 -p "$port" -t "$SECS" -C bbr_traced > "$out.iperf" 2>&1 ||
 		{ cat "$out.iperf"; return 1; }
 	wait "$cut"
 	kill -INT "$tracer"
