@@ -112,7 +112,10 @@ static const char footer[] =
 "losses, acked_sacked, prior_in_flight, is_app_limited, is_retrans,\n"
 "is_ack_delayed; sample_bw_bps = delivered*mss*8/interval; BBR's bw_prev_bps\n"
 "and bw_bps (max-bw filter before/after, bit/s), mode, pacing_gain and\n"
-"cwnd_gain (ratios), min_rtt_us, lt_use_bw, lt_bw_bps. In JSON, a\n"
+"cwnd_gain (ratios), min_rtt_us, lt_use_bw, lt_bw_bps; the sender's queue:\n"
+"write_seq (write_seq - snd_nxt bytes written and not sent yet), snd_wnd (the\n"
+"peer's window, bytes from snd_una) and nonagle (the kernel's: 0 Nagle on,\n"
+"1 TCP_NODELAY, 2 TCP_CORK, 4 a push pending). In JSON, a\n"
 "\"type\":\"summary\" record at exit gives samples, lost events and elapsed time.\n"
 "Events lost in a full ring buffer are counted and reported, never hidden.\n";
 

@@ -52,5 +52,8 @@ void bt_sample_decode(struct bt_sample *s, const struct bt_event *e, int64_t mon
 	s->min_rtt_us = e->min_rtt_us;
 	s->lt_use_bw = e->lt_use_bw;
 	s->lt_bw_bps = bt_bw_to_bps(e->lt_bw, e->mss);
+	s->write_seq = e->write_seq;
+	s->snd_wnd = e->snd_wnd;
+	s->nonagle = e->nonagle;
 	s->fin_acked = e->fin_acked;
 }

@@ -20,6 +20,11 @@
 #ifndef BT_RD
 #error "define BT_RD(ptr, field) before including bbrtrace.bpf.h"
 #endif
+/* a bitfield: read in place where the pointer is the kernel's own (fentry,
+ * struct_ops), through bpf_probe_read_kernel from a kprobe */
+#ifndef BT_RD_BITS
+#define BT_RD_BITS(p, f) BPF_CORE_READ_BITFIELD(p, f)
+#endif
 
 /* Set by user space before load; zero means "any". */
 const volatile __u8 targ_saddr[16] = {};
@@ -209,6 +214,9 @@ static __always_inline void bt_fill_tcp(struct sock *sk, struct tcp_sock *tp, st
 	e->mss = BT_RD(tp, mss_cache);
 	e->cwnd = BT_RD(tp, snd_cwnd);
 	e->pacing_rate = BT_RD(sk, sk_pacing_rate);
+	e->write_seq = BT_RD(tp, write_seq);
+	e->snd_wnd = BT_RD(tp, snd_wnd);
+	e->nonagle = BT_RD_BITS(tp, nonagle);
 #ifdef BT_DIRECT_CA
 	e->netns = sk->__sk_common.skc_net.net->ns.inum;
 #else

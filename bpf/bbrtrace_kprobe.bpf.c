@@ -7,6 +7,7 @@
  * sk and rs on a per-CPU stack; pointers are read with probe reads.
  */
 #define BT_RD(p, f) BPF_CORE_READ(p, f)
+#define BT_RD_BITS(p, f) BPF_CORE_READ_BITFIELD_PROBED(p, f)
 #define BT_COOKIE_TP 1
 #include "bbrtrace.bpf.h"
 #include "bbrtrace_stack.bpf.h"

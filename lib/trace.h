@@ -163,6 +163,11 @@ struct bt_sample {
 	uint32_t min_rtt_us;
 	bool lt_use_bw;
 	uint64_t lt_bw_bps;
+	/* the sender's queue: write_seq - snd_nxt bytes written, not sent yet;
+	 * the peer's window ends at snd_una + snd_wnd; nonagle is the kernel's
+	 * tp->nonagle (0: Nagle on; 1 TCP_NODELAY, 2 TCP_CORK, 4 a push) */
+	uint32_t write_seq, snd_wnd;
+	uint8_t nonagle;
 	/* this ACK covers the sender's FIN: the stream is over (for the
 	 * detector; not a field of the sample record) */
 	bool fin_acked;
@@ -226,7 +231,10 @@ struct bt_collapse {
 	X(CWND_GAIN, NULL, 0, 0, 0)                                                   \
 	X(MIN_RTT_US, "mrtt us", 7, 0, 0)                                             \
 	X(LT_USE_BW, NULL, 0, 0, 0)                                                   \
-	X(LT_BW_BPS, NULL, 0, 0, 0)
+	X(LT_BW_BPS, NULL, 0, 0, 0)                                                   \
+	X(WRITE_SEQ, NULL, 0, 0, 0)                                                   \
+	X(SND_WND, NULL, 0, 0, 0)                                                     \
+	X(NONAGLE, NULL, 0, 0, 0)
 
 /* a collapse: the ACK's flow, the estimate before and after (in a collapse
  * record, bw_prev_bps and bw_bps are the estimate BBR paces with: max-bw, or

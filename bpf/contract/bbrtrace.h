@@ -59,11 +59,16 @@ struct bt_event {
 	__u16 pacing_gain;       /* << 8 */
 	__u16 cwnd_gain;         /* << 8 */
 	__u8 fin_acked;          /* this ACK covers the sender's FIN: the stream is over */
-	__u8 pad;
+	__u8 nonagle;            /* tp->nonagle: 0 Nagle on; TCP_NODELAY 1, TCP_CORK 2, push 4 */
 	__u32 bw_prev;           /* max-bw filter before this ACK, packets/us << 24 */
 	__u32 bw;                /* after */
 	__u32 lt_bw;
 	__u32 min_rtt_us;
+
+	/* the sender's queue, for stalls: write_seq - snd_nxt bytes were
+	 * written and not sent yet; the peer allows up to snd_una + snd_wnd */
+	__u32 write_seq;
+	__u32 snd_wnd;
 };
 
 /*

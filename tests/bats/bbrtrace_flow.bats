@@ -69,7 +69,7 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 	ip netns exec "$NS-b" iperf3 -s -1 -p 5201 -D
 	tk_wait_listen 5201 5 "$NS-b"
 	start_tracer "$out" "$err" -f json
-	local cap=$BATS_TEST_TMPDIR/acks.pcap coalesced
+	local cap=$BATS_TEST_TMPDIR/acks.pcap coalesced bldrop lost slack
 	ip netns exec "$NS-a" tcpdump -i veth0 -s 96 -w "$cap" --immediate-mode -U \
 		'tcp and src host 10.201.0.2' 2> "$BATS_TEST_TMPDIR/tcpdump.err" &
 	local dump=$!
@@ -82,6 +82,7 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 	# then reach bbr_main once (tcp_add_backlog); the namespace is new, so
 	# its counter counts this run only
 	coalesced=$(ip netns exec "$NS-a" nstat -az TcpExtTCPBacklogCoalesce | awk '/Coalesce/ {print $2}')
+	bldrop=$(ip netns exec "$NS-a" nstat -az TcpExtTCPBacklogDrop | awk '/Drop/ {print $2}')
 	# the flow has closed: the FIN's ACK has been processed; let tcpdump and
 	# the tracer's 100 ms poll catch up before stopping them
 	sleep 1
@@ -98,20 +99,29 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 	read -r all advancing < <(tcpdump -r "$cap" -nn -S "tcp dst port $lport" 2> /dev/null |
 		awk '{for (i = 1; i <= NF; i++) if ($i == "ack") { a = $(i + 1) + 0; n++; if (a > last) adv++; last = a }}
 		     END {print n, adv}')
-	echo "# $BACKEND: samples $n; ACKs on the wire $all, of which $advancing acknowledged new data; $coalesced merged in the backlog"
+	lost=$(jq -r 'select(.type=="summary") | .lost' "$out")
+	echo "# $BACKEND: samples $n; ACKs on the wire $all, of which $advancing acknowledged new data; $coalesced merged in the backlog, $bldrop dropped there; $lost events lost"
 	# bbr_main runs once for every ACK that finds data in flight: every
-	# advancing ACK (less those merged), never more than all ACKs (plus the SYN-ACK)
+	# advancing ACK (less those merged), never more than all ACKs (plus the
+	# SYN-ACK). On this machine's kernel the count is exact run after run; in
+	# a 6.1 guest under TCG it strayed by -2..+5 in 9 runs of 800-1600 ACKs,
+	# with both ends pinned to one CPU or not (not pinned down: ACKs that the
+	# capture and TCP see in different orders would do it), so the floor
+	# allows one ACK in 200, and at least 2
 	[ "$n" -gt 200 ]
-	[ "$n" -ge "$((advancing - coalesced))" ]
+	slack=$((advancing / 200 > 2 ? advancing / 200 : 2))
+	[ "$n" -ge "$((advancing - coalesced - slack))" ]
 	[ "$n" -le "$((all + 1))" ]
 	# the summary counts the same samples, and nothing was lost
 	total=$(jq -c 'select(.type=="sample")' "$out" | wc -l)
 	jq -e "select(.type==\"summary\") | .samples == $total and .lost == 0 and .backend == \"$BACKEND\"" "$out"
 	# every field of the sample record, in order
 	keys=$(jq -c 'select(.type=="sample") | keys_unsorted' "$out" | sort -u)
-	[ "$keys" = '["type","t_ns","wall_ns","cookie","saddr","daddr","sport","dport","snd_una","snd_nxt","mss","cwnd","pacing_rate_bps","delivered","interval_us","snd_interval_us","rcv_interval_us","rtt_us","losses","acked_sacked","prior_in_flight","is_app_limited","is_retrans","is_ack_delayed","sample_bw_bps","bw_prev_bps","bw_bps","mode","pacing_gain","cwnd_gain","min_rtt_us","lt_use_bw","lt_bw_bps"]' ]
+	[ "$keys" = '["type","t_ns","wall_ns","cookie","saddr","daddr","sport","dport","snd_una","snd_nxt","mss","cwnd","pacing_rate_bps","delivered","interval_us","snd_interval_us","rcv_interval_us","rtt_us","losses","acked_sacked","prior_in_flight","is_app_limited","is_retrans","is_ack_delayed","sample_bw_bps","bw_prev_bps","bw_bps","mode","pacing_gain","cwnd_gain","min_rtt_us","lt_use_bw","lt_bw_bps","write_seq","snd_wnd","nonagle"]' ]
 	# plausibility: interval_us is the larger of the two intervals (or -1 for
-	# a sample the kernel marked invalid, whose bandwidth is then null)
+	# a sample the kernel marked invalid, whose bandwidth is then null);
+	# nothing sent beyond what was written (write_seq), the peer's window
+	# open, Nagle on (iperf3 without -N: neither TCP_NODELAY nor TCP_CORK)
 	bad=$(jq -c "select(.type==\"sample\" and .sport==$lport) | select(
 		((.interval_us != -1) and (.interval_us != ([.snd_interval_us, .rcv_interval_us] | max)))
 		or ((.interval_us == -1) and (.sample_bw_bps != null))
@@ -119,7 +129,9 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 		or ((.mode | IN(\"STARTUP\",\"DRAIN\",\"PROBE_BW\",\"PROBE_RTT\",\"HANDSHAKE\")) | not)
 		or (.mss != 1448) or (.saddr != \"10.201.0.1\") or (.daddr != \"10.201.0.2\")
 		or (.pacing_gain <= 0) or (.cwnd < 1)
-		or ((.snd_una - .snd_nxt) > 0 and (.snd_una - .snd_nxt) < 2147483648))" "$out" | head -3)
+		or ((.snd_una - .snd_nxt) > 0 and (.snd_una - .snd_nxt) < 2147483648)
+		or ((.snd_nxt - .write_seq) > 0 and (.snd_nxt - .write_seq) < 2147483648)
+		or (.snd_wnd < 1448) or (.nonagle % 4 != 0))" "$out" | head -3)
 	[ -z "$bad" ] || { echo "# implausible: $bad"; false; }
 	# BBR built a bandwidth estimate, and the samples carry a cookie
 	jq -e -s '[.[] | select(.type=="sample" and .dport==5201 and .bw_bps > 10000000)] | length > 10' "$out"
@@ -260,6 +272,12 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 	stop_tracer
 	cat "$err"
 	jq -e 'select(.type=="summary") | .lost > 0 and .samples > 1000' "$out"
+	# iperf3 -N set TCP_NODELAY on its data connections: the kernel's nonagle
+	# has TCP_NAGLE_OFF (1) on every sample of theirs, read through CO-RE
+	# from wherever this kernel's tcp_sock keeps that bitfield (iperf3's
+	# control connection sets it only after its handshake)
+	jq -e -s '[.[] | select(.type=="sample" and .dport==5201)] | group_by(.sport) |
+		map(select(length > 100)) | length >= 1 and all(all(.nonagle % 2 == 1))' "$out"
 	lost=$(jq 'select(.type=="summary") | .lost' "$out")
 	grep -q "samples in .* s, $lost lost (ring buffer full: raise --ringbuf-mb or filter flows)" "$err"
 }

@@ -123,6 +123,11 @@ static void fill_event(struct bt_event *e, int i, uint64_t *x)
 	e->cwnd = (uint32_t)edgy(x, UINT32_MAX);
 	fill_rate(e, x);
 	fill_bbr(e, x);
+	/* the sender's queue (added after the fixtures' first version: drawn
+	 * from i, not x, so every earlier field keeps its value) */
+	e->write_seq = e->snd_nxt + (uint32_t)(i % 5 == 0 ? 0 : i * 7919u);
+	e->snd_wnd = i % 7 == 0 ? UINT32_MAX : (uint32_t)i * 104729u;
+	e->nonagle = (uint8_t)(i % 8);
 }
 
 /* a collapse record from two samples, with the writer's hard cases in its
