@@ -704,6 +704,9 @@ void bt_detect_stats(const struct bt_detect *d, struct bt_detect_stats *st)
 	st->delack_bw_median_bps = vec_median(&d->delack_bw);
 	st->rate_bw_prev_median_bps = vec_median(&d->rate_bw_prev);
 	st->rate_bw_median_bps = vec_median(&d->rate_bw);
+	st->throttles_open = 0;
+	for (unsigned int i = 0; i < d->cfg.max_flows; i++)
+		st->throttles_open += d->flows[i].used && d->flows[i].throttled_since_ns;
 }
 
 unsigned int bt_detect_flow_states(const struct bt_detect *d, uint64_t since_ns,

@@ -104,6 +104,8 @@ struct bt_detect_stats {
 	uint64_t throttling[BT_NCAUSES];   /* of which throttled the flow (impact) */
 	uint64_t throttled_ns;             /* time flows spent throttled, summed over flows */
 	double late_bytes;                 /* bytes their demand wanted that the pacing held back */
+	uint64_t throttles_open;           /* flows still throttled at their last sample: their
+					    * cost so far is a floor */
 	uint64_t first_t_ns, last_t_ns;
 	/* medians over the delayed_ack collapses' culprits */
 	uint32_t delack_rcv_interval_median_us;

@@ -189,7 +189,13 @@ static void harmless_clause(struct bt_verdict *v, uint64_t throttling)
 	cat(v->text, sizeof(v->text), ")%s", throttling ? ": the pacing stayed above the demand" : "");
 }
 
-/* what to do: for the throttling collapses only */
+bool bt_throttle_negligible(const struct bt_detect_stats *st)
+{
+	return !st->throttles_open && st->late_bytes < BT_FIX_MIN_LATE_BYTES &&
+	       st->throttled_ns < (uint64_t)BT_FIX_MIN_THROTTLED_MS * 1000000;
+}
+
+/* what to do: for the throttling collapses only, when they cost enough */
 static void fix_of(struct bt_verdict *v, uint64_t throttling)
 {
 	const struct bt_detect_stats *st = &v->st;
@@ -197,6 +203,15 @@ static void fix_of(struct bt_verdict *v, uint64_t throttling)
 	uint64_t pol = st->throttling[BT_CAUSE_LOSS_POLICER];
 	char snd[48], rcv[48];
 
+	if (!throttling)
+		return;
+	if (bt_throttle_negligible(st)) {
+		cat(v->text, sizeof(v->text),
+		    " That is too little to act on (under %u ms and %u kB in all): no action is "
+		    "needed.",
+		    BT_FIX_MIN_THROTTLED_MS, BT_FIX_MIN_LATE_BYTES / 1000);
+		return;
+	}
 	if (dack) {
 		cli_fmt_v6mapped(st->delack_saddr, snd, sizeof(snd));
 		cli_fmt_v6mapped(st->delack_daddr, rcv, sizeof(rcv));

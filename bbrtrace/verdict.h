@@ -8,6 +8,7 @@
 #ifndef BBRTRACE_VERDICT_H
 #define BBRTRACE_VERDICT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "bbrtrace/detect.h"
@@ -26,6 +27,10 @@ struct bt_verdict {
  * to say when no sample came (the ways a flow gets traced), or NULL */
 void bt_verdict_build(struct bt_verdict *v, const struct bt_detect *d, double collapse_ratio,
 		      double elapsed_s, const char *why_empty);
+
+/* the throttling in st too small to act on (BT_FIX_MIN_LATE_BYTES, BT_FIX_MIN_THROTTLED_MS),
+ * and over: a throttle still in progress at the end of the trace never is */
+bool bt_throttle_negligible(const struct bt_detect_stats *st);
 
 /* "type":"verdict" */
 extern const struct rec_schema bt_verdict_schema;

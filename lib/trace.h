@@ -77,6 +77,16 @@
 #define BT_DEMAND_MIN_SPAN_MS 20u
 #define BT_DEMAND_APP_SHARE 0.5
 
+/*
+ * negligible throttling: the verdict proposes no fix when the throttling
+ * collapses together held back less than BT_FIX_MIN_LATE_BYTES and
+ * throttled for less than BT_FIX_MIN_THROTTLED_MS: under one frame of a
+ * 1 Mbit/s stream at 30 fps (4.2 kB), within three frame intervals. One
+ * held ACK around a push's handshake (11 ms, 0 kB) is not worth a change.
+ */
+#define BT_FIX_MIN_LATE_BYTES 4000u
+#define BT_FIX_MIN_THROTTLED_MS 100u
+
 /* X(id, name, what it means in a sentence) */
 #define BT_IMPACTS(X)                                                                \
 	X(UNKNOWN, "unknown", "impact unknown (a trace without it)")                   \

@@ -117,5 +117,5 @@ assert_rate_drop_story() {
 	[ "$pol" -ge 1 ]
 	[ "$dack" -eq 0 ]
 	[ "$other" -le "$(( all / 20 > 1 ? all / 20 : 1 ))" ]
-	jq -e '.text | test("policer")' "$d/verdict.json" > /dev/null
+	jq -e '.text | test("Fix: find the policer on the path")' "$d/verdict.json" > /dev/null
 }
