@@ -153,7 +153,9 @@ static void detect_help(FILE *f)
 		"its time, and the bytes the demand wanted that the pacing held back, are\n"
 		"counted. The summary gives counts by cause and impact, throttled_s and\n"
 		"late_bytes; a \"type\":\"verdict\" record and a sentence on stderr say\n"
-		"which collapses throttled the stream, why, and what to fix.\n"
+		"which collapses throttled the stream, why, and what to fix. No fix is\n"
+		"proposed for throttling too small to act on: under %u ms and %u bytes held\n"
+		"back in all, none of it still running when the trace ends.\n"
 		"\n"
 		"Needs root (or CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN) and kernel BTF.\n"
 		"Environment: TK_VMLINUX_BTF=FILE reads the kernel's BTF from FILE.\n",
@@ -165,7 +167,8 @@ static void detect_help(FILE *f)
 		bt_impact_names[BT_IMPACT_THROTTLING],
 		BT_THROTTLE_HEADROOM, BT_THROTTLE_HEADROOM, bt_impact_names[BT_IMPACT_HARMLESS],
 		BT_DEMAND_WINDOW_MS, BT_DEMAND_MIN_SPAN_MS, BT_DEMAND_APP_SHARE * 100,
-		bt_cause_names[BT_CAUSE_RATE_DROP], bt_cause_names[BT_CAUSE_LOSS_POLICER], BT_THROTTLE_HEADROOM);
+		bt_cause_names[BT_CAUSE_RATE_DROP], bt_cause_names[BT_CAUSE_LOSS_POLICER], BT_THROTTLE_HEADROOM,
+		BT_FIX_MIN_THROTTLED_MS, BT_FIX_MIN_LATE_BYTES);
 }
 
 static int set_addr(void *cfg, const char *opt, const char *val)

@@ -15,7 +15,8 @@
 # - On the native veth path BBR's estimate is Gbit/s against a 4 or 12 Mbit/s
 #   demand: the collapses are harmless, except a delayed_ack one while the
 #   handshake's ping-pong holds an ACK (quickack off only, at most one per
-#   push, before the video flows).
+#   push, before the video flows), which throttles for under a millisecond:
+#   too little to act on, so there too the verdict says no action is needed.
 # - With quickack on the receiver ACKs at once: no delayed_ack collapse, the
 #   stream is never throttled, and the verdict says "No action is needed".
 # - A named cause explains the collapses: `other` is at most 5% of them, or
@@ -102,9 +103,10 @@ rt_expect_handshake_only() {
 		"$d/verdict.json" || { jq -c 'select(.type == "collapse" and .impact == "throttling")' "$d/trace.jsonl"; return 1; }
 	jq -e -s '[.[] | select(.type == "collapse" and .impact == "throttling" and .mode != "STARTUP")] | length == 0' \
 		"$d/trace.jsonl" || { jq -c 'select(.type == "collapse" and .impact == "throttling")' "$d/trace.jsonl"; return 1; }
-	# without it the verdict says no action is needed, or that nothing collapsed
-	jq -e '.throttling_by_cause.delayed_ack == 1' "$d/verdict.json" >/dev/null ||
-		grep -qE 'No action is needed|never collapsed' "$d/verdict.txt" || { head -1 "$d/verdict.txt"; return 1; }
+	# that one is far too small to act on (under 1 ms, 0 kB here): the verdict
+	# says no action is needed, or that nothing collapsed, and proposes no fix
+	grep -qiE 'no action is needed|never collapsed' "$d/verdict.txt" || { head -1 "$d/verdict.txt"; return 1; }
+	! grep -q 'Fix:' "$d/verdict.txt" || { head -1 "$d/verdict.txt"; return 1; }
 }
 
 @test "ffmpeg into nginx-rtmp, 20 fps, 4 Mbit/s, quickack off: harmless collapses, the timer fires only around the handshake" {
