@@ -47,6 +47,9 @@ struct bt_backend {
 	int so_link_fd;            /* struct_ops BPF link; -1 when none */
 	struct bpf_link *so_plain; /* struct_ops registered without a link (old kernels) */
 	struct bpf_link *cookie_link; /* struct_ops: tp_btf that assigns socket cookies */
+	struct bpf_link *write_link;  /* struct_ops: the write tap */
+	const char *write_hook;       /* the write tap's hook, or NULL ... */
+	const char *write_why;        /* ... and why */
 	struct bpf_program *flush;    /* bt_flush: empties one CPU's batch */
 	struct bt_reorder reorder;
 	int ncpus;
@@ -76,6 +79,36 @@ static unsigned int wakeup_shift(uint32_t bytes)
 		shift++;
 	return shift;
 }
+
+/*
+ * The write tap's hook on this kernel for this backend: the sock_send_length
+ * tracepoint (6.3+, commit 6e6eda44b939 "net: sock: add tracepoints for recv
+ * and send length"), else fexit on tcp_sendmsg where fentry works.
+ */
+static void choose_write_hook(struct bt_backend *b, const struct bt_config *cfg)
+{
+	b->write_hook = NULL;
+	if (!cfg->writes)
+		b->write_why = "not asked (--detect traces writes)";
+	else if (bpfu_btf_has_type("btf_trace_sock_send_length", BTF_KIND_TYPEDEF))
+		b->write_hook = "tp_btf/sock_send_length";
+	else if (b->kind == BT_FENTRY)
+		b->write_hook = "fexit/tcp_sendmsg";
+	else
+		b->write_why = "this kernel has no sock_send_length tracepoint (6.3+) and the "
+			       "fentry backend is not in use: the fentry backend, where it runs, "
+			       "traces writes through fexit on tcp_sendmsg";
+}
+
+/* the write tap's programs: the chosen one loads, the other does not */
+#define BT_SET_WRITES(skel, b)                                                           \
+	do {                                                                             \
+		bool tp_ = (b)->write_hook && !strcmp((b)->write_hook, "tp_btf/sock_send_length"); \
+		bool fx_ = (b)->write_hook && !tp_;                                      \
+		bpf_program__set_autoload((skel)->progs.bt_write_tp, tp_);               \
+		bpf_program__set_autoload((skel)->progs.bt_write_fexit, fx_);            \
+		(skel)->rodata->targ_ca_bbr_traced = (b)->kind == BT_STRUCT_OPS;         \
+	} while (0)
 
 /* a record holds one event, or a batch of them from one CPU */
 static int on_ringbuf(void *ctx, void *data, size_t size)
@@ -365,6 +398,7 @@ static int register_struct_ops(struct bt_backend *b, struct bpf_map *map, bool u
 			return -1;                                                       \
 		}                                                                        \
 		BT_SET_RODATA(b->field, cfg);                                            \
+		BT_SET_WRITES(b->field, b);                                              \
 		b->field->rodata->targ_tap = cfg->tap;                                   \
 		bpf_map__set_max_entries(b->field->maps.events, cfg->ringbuf_bytes);      \
 		if (use_link)                                                            \
@@ -381,13 +415,16 @@ static int register_struct_ops(struct bt_backend *b, struct bpf_map *map, bool u
 		events = b->field->maps.events;                                          \
 		ops = b->field->maps.struct_map;                                         \
 		cookie_prog = b->field->progs.bt_assign_cookie;                          \
+		write_prog = b->write_hook ? (b->write_hook[0] == 't' ? b->field->progs.bt_write_tp \
+								      : b->field->progs.bt_write_fexit) \
+					   : NULL;                                       \
 		b->flush = b->field->progs.bt_flush;                                     \
 	} while (0)
 
 static int open_struct_ops(struct bt_backend *b, const struct bt_config *cfg, char *why, size_t len,
 			   int *code)
 {
-	struct bpf_program *cookie_prog;
+	struct bpf_program *cookie_prog, *write_prog;
 	struct bpf_map *events, *ops;
 	bool use_link;
 	int nargs, err;
@@ -411,6 +448,7 @@ static int open_struct_ops(struct bt_backend *b, const struct bt_config *cfg, ch
 	if (!use_link)
 		vlog("this kernel has no struct_ops links: a guardian process unregisters "
 		     "bbr_traced if bbrtrace is killed");
+	choose_write_hook(b, cfg);
 	if (nargs == 4)
 		BT_OPEN_STRUCT_OPS(bbr_traced_bpf, so4, bbr_traced);
 	else
@@ -422,6 +460,15 @@ static int open_struct_ops(struct bt_backend *b, const struct bt_config *cfg, ch
 		snprintf(why, len, "attaching tp_btf/inet_sock_set_state failed: %s", strerror(errno));
 		*code = TK_EXIT_NOTSUP;
 		return -1;
+	}
+	if (write_prog) {
+		b->write_link = bpf_program__attach(write_prog);
+		if (!b->write_link) {
+			snprintf(why, len, "attaching the write tap (%s) failed: %s", b->write_hook,
+				 strerror(errno));
+			*code = TK_EXIT_NOTSUP;
+			return -1;
+		}
 	}
 	if (register_struct_ops(b, ops, use_link, cfg->guard, why, len)) {
 		*code = TK_EXIT_FAIL;
@@ -472,6 +519,8 @@ static int open_fentry(struct bt_backend *b, const struct bt_config *cfg, char *
 	bpf_program__set_autoload(s->progs.bt_fentry2, nargs == 2);
 	bpf_program__set_autoload(s->progs.bt_fexit2, nargs == 2);
 	BT_SET_RODATA(s, cfg);
+	choose_write_hook(b, cfg);
+	BT_SET_WRITES(s, b);
 	bpf_map__set_max_entries(s->maps.events, cfg->ringbuf_bytes);
 	err = bbrtrace_fentry_bpf__load(s);
 	if (err) {
@@ -505,6 +554,8 @@ static int open_kprobe(struct bt_backend *b, const struct bt_config *cfg, char *
 		return -1;
 	}
 	BT_SET_RODATA(s, cfg);
+	choose_write_hook(b, cfg);
+	BT_SET_WRITES(s, b);
 	s->rodata->targ_rs_arg = nargs == 2 ? 2 : 4;
 	bpf_map__set_max_entries(s->maps.events, cfg->ringbuf_bytes);
 	err = bbrtrace_kprobe_bpf__load(s);
@@ -586,6 +637,12 @@ uint64_t bt_backend_counter(struct bt_backend *b, enum bt_counter c)
 
 enum bt_backend_kind bt_backend_kind(const struct bt_backend *b) { return b->kind; }
 
+const char *bt_backend_write_hook(const struct bt_backend *b, const char **why)
+{
+	*why = b->write_why;
+	return b->write_hook;
+}
+
 int bt_backend_progs(struct bt_backend *b, int *fds, const char **names, int max)
 {
 	struct bpf_program *p;
@@ -615,6 +672,7 @@ void bt_backend_close(struct bt_backend *b)
 		close(b->so_link_fd); /* unregisters bbr_traced */
 	bpf_link__destroy(b->so_plain);
 	bpf_link__destroy(b->cookie_link);
+	bpf_link__destroy(b->write_link);
 	bbr_traced_bpf__destroy(b->so4);
 	bbr_traced_pre610_bpf__destroy(b->so2);
 	bbrtrace_fentry_bpf__destroy(b->fe);

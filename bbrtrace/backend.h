@@ -33,6 +33,7 @@ struct bt_config {
 	uint32_t wakeup_bytes;
 	bool tap;                     /* false: struct_ops runs BBR without the tap (bench reference) */
 	bool load_only;               /* load (verify) the programs, do not attach */
+	bool writes;                  /* also trace the flows' writes (the write tap, for stalls) */
 };
 
 typedef int (*bt_event_fn)(void *ctx, const struct bt_event *e);
@@ -51,6 +52,9 @@ int bt_backend_poll(struct bt_backend *b, int timeout_ms);
 /* consume what the ring buffer still holds */
 int bt_backend_drain(struct bt_backend *b);
 uint64_t bt_backend_counter(struct bt_backend *b, enum bt_counter c);
+/* the hook of the write tap ("tp_btf/sock_send_length", "fexit/tcp_sendmsg"), or
+ * NULL with why it is off in *why (not asked, or what the kernel lacks) */
+const char *bt_backend_write_hook(const struct bt_backend *b, const char **why);
 enum bt_backend_kind bt_backend_kind(const struct bt_backend *b);
 /* the loaded programs, for bpf_stats; returns how many were filled */
 int bt_backend_progs(struct bt_backend *b, int *fds, const char **names, int max);

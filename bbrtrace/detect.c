@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "bbrtrace/detect.h"
+#include "bbrtrace/stall.h"
 #include "bbrtrace/sample.h"
 #include "cli.h"
 #include "common.h"
@@ -59,6 +60,7 @@ struct flow {
 	 * that ends it (the demand x BT_THROTTLE_HEADROOM for an app-limited flow; a
 	 * bulk flow's, the estimate it had, back) */
 	uint64_t throttled_since_ns, throttle_demand_bps, throttle_end_bps;
+	struct bt_stall_state stall; /* the sender's stall in progress (bbrtrace/stall.h) */
 };
 
 struct vec {
@@ -71,6 +73,8 @@ struct bt_detect {
 	struct flow *flows; /* cfg.max_flows slots */
 	struct bt_detect_stats st;
 	uint64_t best_delack_count;
+	bool stall_pending;   /* a stall the last event ended, for bt_detect_take_stall() */
+	struct bt_stall stall;
 	struct vec delack_rcv, delack_snd, delack_bw_prev, delack_bw, rate_bw_prev, rate_bw;
 };
 
@@ -114,6 +118,7 @@ static void flow_reset(struct flow *f)
 	struct checkpoint *cp = f->cp;
 
 	memset(f, 0, sizeof(*f));
+	bt_stall_reset(&f->stall);
 	f->hist = hist ? hist : malloc(BT_DETECT_HISTORY * sizeof(*hist));
 	f->cp = cp ? cp : malloc(DEMAND_SLOTS * sizeof(*cp));
 }
@@ -601,11 +606,48 @@ static void throttle_track(struct bt_detect *d, struct flow *f, const struct bt_
 		f->throttled_since_ns = 0;
 }
 
+/* the flow's event through its stall tracker: a stall it ended is counted and kept */
+static void stall_step(struct bt_detect *d, struct flow *f, const struct bt_sample *s)
+{
+	struct bt_stall *x = &d->stall;
+
+	if (!bt_stall_step(&f->stall, s, x))
+		return;
+	d->stall_pending = true;
+	d->st.stalls[x->cause]++;
+	d->st.stalled_ns[x->cause] += x->duration_us * 1000;
+	if (x->cause == BT_STALL_NAGLE) {
+		memcpy(d->st.nagle_saddr, x->at.saddr, 16);
+		memcpy(d->st.nagle_daddr, x->at.daddr, 16);
+		d->st.nagle_ended[x->ended_by]++;
+	}
+}
+
+void bt_detect_write(struct bt_detect *d, const struct bt_sample *w)
+{
+	bool fresh;
+	struct flow *f = flow_get(d, w, &fresh);
+
+	d->st.writes++;
+	stall_step(d, f, w);
+}
+
+bool bt_detect_take_stall(struct bt_detect *d, struct bt_stall *out)
+{
+	if (!d->stall_pending)
+		return false;
+	*out = d->stall;
+	d->stall_pending = false;
+	return true;
+}
+
 bool bt_detect_feed(struct bt_detect *d, const struct bt_sample *s, struct bt_collapse *c)
 {
 	bool fresh, lt_switched, found = false, collapsed = false;
 	struct flow *f = flow_get(d, s, &fresh);
 	uint64_t before, after;
+
+	stall_step(d, f, s);
 
 	d->st.samples++;
 	if (s->is_app_limited)

@@ -93,6 +93,11 @@ void bt_detect_free(struct bt_detect *d);
 
 /* one sample, in kernel order; returns true and fills *c when this ACK is a collapse */
 bool bt_detect_feed(struct bt_detect *d, const struct bt_sample *s, struct bt_collapse *c);
+/* one write of a flow (kind BT_KIND_WRITE), in time order with its ACKs */
+void bt_detect_write(struct bt_detect *d, const struct bt_sample *w);
+/* after bt_detect_feed() or bt_detect_write(): true and *out filled when that
+ * event ended a stall of the sender (bbrtrace/stall.h) */
+bool bt_detect_take_stall(struct bt_detect *d, struct bt_stall *out);
 
 /* what the verdict needs, accumulated over every sample fed */
 struct bt_detect_stats {
@@ -106,6 +111,12 @@ struct bt_detect_stats {
 	double late_bytes;                 /* bytes their demand wanted that the pacing held back */
 	uint64_t throttles_open;           /* flows still throttled at their last sample: their
 					    * cost so far is a floor */
+	/* the sender's stalls (bbrtrace/stall.h), by cause, and their time */
+	uint64_t writes;
+	uint64_t stalls[BT_NSTALL_CAUSES];
+	uint64_t stalled_ns[BT_NSTALL_CAUSES];
+	uint64_t nagle_ended[BT_NSTALL_ENDS]; /* Nagle stalls, by what ended them */
+	uint8_t nagle_saddr[16], nagle_daddr[16]; /* the last Nagle stall's sender and receiver */
 	uint64_t first_t_ns, last_t_ns;
 	/* medians over the delayed_ack collapses' culprits */
 	uint32_t delack_rcv_interval_median_us;

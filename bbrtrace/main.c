@@ -60,6 +60,7 @@ struct run {
 	struct rec_writer *w;
 	FILE *out;
 	uint64_t samples;
+	uint64_t writes;          /* write events (the write tap, with --detect) */
 	uint64_t t0_ns;
 	int64_t mono_to_wall_ns;
 	bool write_failed;
@@ -283,6 +284,7 @@ static void check_args(struct env *env)
 	env->cfg.ringbuf_bytes = env->ringbuf_mb << 20;
 	env->cfg.wakeup_bytes = env->cfg.ringbuf_bytes / 32;
 	env->cfg.tap = !env->no_tap;
+	env->cfg.writes = env->detect && env->cfg.tap;
 }
 
 static void parse_args(int argc, char **argv, struct env *env)
@@ -323,25 +325,41 @@ static void write_failed(struct run *r)
 	r->write_failed = true;
 }
 
+/* --detect: the event through the detector, and the records it ends in */
+static void detect_event(struct run *r, const struct bt_sample *s)
+{
+	struct bt_collapse c;
+	struct bt_stall x;
+	bool hit = false, stalled;
+
+	pthread_mutex_lock(&r->lock);
+	if (s->kind == BT_KIND_WRITE)
+		bt_detect_write(r->det, s);
+	else
+		hit = bt_detect_feed(r->det, s, &c);
+	stalled = bt_detect_take_stall(r->det, &x);
+	pthread_mutex_unlock(&r->lock);
+	if (stalled && bt_stall_write(r->w, &x, r->t0_ns))
+		write_failed(r);
+	if (hit && bt_collapse_write(r->w, &c, r->t0_ns))
+		write_failed(r);
+}
+
 static int on_event(void *ctx, const struct bt_event *e)
 {
 	struct run *r = ctx;
 	struct bt_sample s;
 
 	bt_sample_decode(&s, e, r->mono_to_wall_ns);
-	if (bt_sample_write(r->w, &s, r->t0_ns))
-		write_failed(r);
-	r->samples++;
-	if (r->det) {
-		struct bt_collapse c;
-		bool hit;
-
-		pthread_mutex_lock(&r->lock);
-		hit = bt_detect_feed(r->det, &s, &c);
-		pthread_mutex_unlock(&r->lock);
-		if (hit && bt_collapse_write(r->w, &c, r->t0_ns))
+	if (s.kind == BT_KIND_ACK) {
+		if (bt_sample_write(r->w, &s, r->t0_ns))
 			write_failed(r);
+		r->samples++;
+	} else {
+		r->writes++;
 	}
+	if (r->det)
+		detect_event(r, &s);
 	return 0;
 }
 
@@ -357,6 +375,8 @@ static int on_event(void *ctx, const struct bt_event *e)
 #define METRIC_THROTTLING "bbrtrace_throttling_collapses_total"
 #define METRIC_THROTTLED "bbrtrace_throttled_seconds_total"
 #define METRIC_LATE "bbrtrace_late_bytes_total"
+#define METRIC_STALLS "bbrtrace_stalls_total"
+#define METRIC_STALLED "bbrtrace_stalled_seconds_total"
 
 /* /metrics shows the flows seen in the last minute */
 #define METRICS_FLOW_AGE_NS (60 * TK_NSEC_PER_SEC)
@@ -407,6 +427,19 @@ static int render_metrics(struct prom_buf *pb, void *ctx)
 	prom_family(pb, METRIC_LATE, PROM_COUNTER,
 		    "bytes the throttled flows' demand wanted that the pacing held back");
 	prom_sample(pb, METRIC_LATE, NULL, 0, st.late_bytes);
+	prom_family(pb, METRIC_STALLS, PROM_COUNTER,
+		    "stalls of the sender: data written and not sent for 10 ms or more, by cause");
+	for (int i = 0; i < BT_NSTALL_CAUSES; i++) {
+		struct prom_label l = { "cause", bt_stall_cause_names[i] };
+
+		prom_sample_u64(pb, METRIC_STALLS, &l, 1, st.stalls[i]);
+	}
+	prom_family(pb, METRIC_STALLED, PROM_COUNTER, "time senders spent stalled, by cause");
+	for (int i = 0; i < BT_NSTALL_CAUSES; i++) {
+		struct prom_label l = { "cause", bt_stall_cause_names[i] };
+
+		prom_sample(pb, METRIC_STALLED, &l, 1, (double)st.stalled_ns[i] / 1e9);
+	}
 	prom_family(pb, METRIC_FLOW_BW, PROM_GAUGE,
 		    "BBR's current bandwidth estimate per flow seen in the last 60 s, bytes/s");
 	for (unsigned int i = 0; i < n; i++) {
@@ -537,7 +570,10 @@ static void report_stats(struct run *r, enum rec_format fmt)
 	  verdict ? rv_f64((double)verdict->st.throttled_ns / 1e9) : rv_null())           \
 	X("late_bytes", REC_U64, 0, REC_NOCOL,                                            \
 	  verdict ? rv_u64((uint64_t)verdict->st.late_bytes) : rv_null())                 \
-	X("flows_evicted", REC_U64, 0, REC_NOCOL, verdict ? rv_u64(verdict->st.flows_evicted) : rv_null())
+	X("flows_evicted", REC_U64, 0, REC_NOCOL, verdict ? rv_u64(verdict->st.flows_evicted) : rv_null()) \
+	X("writes", REC_U64, 0, REC_NOCOL, verdict && hook ? rv_u64(r->writes) : rv_null())  \
+	X("stalls_by_cause", REC_KV, 0, REC_NOCOL, verdict && hook ? rv_kv(skv, BT_NSTALL_CAUSES) : rv_null()) \
+	X("stalled_s", REC_F64, 3, REC_NOCOL, verdict && hook ? rv_f64(stalled_s) : rv_null())
 static const struct rec_field summary_fields[] = { SUMMARY_FIELDS(REC_FIELD) };
 static const struct rec_schema summary_schema = { "summary", summary_fields,
 						  ARRAY_SIZE(summary_fields) };
@@ -545,11 +581,16 @@ static const struct rec_schema summary_schema = { "summary", summary_fields,
 static void write_summary(struct run *r, uint64_t lost, double elapsed,
 			  const struct bt_verdict *verdict)
 {
-	struct rec_kv kv[BT_NCAUSES], tkv[BT_NCAUSES];
+	struct rec_kv kv[BT_NCAUSES], tkv[BT_NCAUSES], skv[BT_NSTALL_CAUSES];
+	const char *no_writes, *hook = bt_backend_write_hook(r->b, &no_writes);
+	double stalled_s = 0;
 
 	if (verdict) {
 		bt_verdict_by_cause(verdict, kv);
 		bt_verdict_throttling_by_cause(verdict, tkv);
+		bt_verdict_stalls_by_cause(verdict, skv);
+		for (int i = 0; i < BT_NSTALL_CAUSES; i++)
+			stalled_s += (double)verdict->st.stalled_ns[i] / 1e9;
 	}
 	struct rec_value v[] = { SUMMARY_FIELDS(REC_VALUE) };
 	rec_write(r->w, &summary_schema, v);
@@ -589,8 +630,10 @@ static int housekeeping(struct env *env)
 static void declare_records(const struct env *env, struct rec_writer *w)
 {
 	rec_writer_declare(w, &bt_sample_schema);
-	if (env->detect)
+	if (env->detect) {
 		rec_writer_declare(w, &bt_collapse_schema);
+		rec_writer_declare(w, &bt_stall_schema);
+	}
 	if (env->stats)
 		rec_writer_declare(w, &stats_schema);
 	rec_writer_declare(w, &summary_schema);
@@ -661,6 +704,14 @@ static int start_tracing(struct env *env, struct run *r)
 	r->b = open_backend(env, r, &code);
 	if (!r->b)
 		return code;
+	if (env->detect) {
+		const char *no_writes, *hook = bt_backend_write_hook(r->b, &no_writes);
+
+		if (hook)
+			ilog("stalls: the write tap runs on %s", hook);
+		else
+			wlog("stalls of the sender are not traced: %s", no_writes);
+	}
 	if (env->detect) {
 		struct bt_detect_cfg dcfg;
 

@@ -56,4 +56,5 @@ void bt_sample_decode(struct bt_sample *s, const struct bt_event *e, int64_t mon
 	s->snd_wnd = e->snd_wnd;
 	s->nonagle = e->nonagle;
 	s->fin_acked = e->fin_acked;
+	s->kind = e->kind;
 }

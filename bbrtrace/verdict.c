@@ -58,6 +58,15 @@ static uint64_t sum_causes(const uint64_t v[BT_NCAUSES])
 	return n;
 }
 
+/* the sender stalled at least once (the stalls have a sentence of their own) */
+static bool stalled(const struct bt_detect_stats *st)
+{
+	for (int i = 0; i < BT_NSTALL_CAUSES; i++)
+		if (st->stalls[i])
+			return true;
+	return false;
+}
+
 /* "The bandwidth estimate collapsed N times in S s", and whether that throttled the stream */
 static void headline(struct bt_verdict *v, uint64_t throttling)
 {
@@ -69,8 +78,8 @@ static void headline(struct bt_verdict *v, uint64_t throttling)
 	if (!throttling) {
 		cat(v->text, sizeof(v->text),
 		    " and never throttled the stream: the pacing BBR allowed stayed above %.2f x its "
-		    "demand. No action is needed",
-		    BT_THROTTLE_HEADROOM);
+		    "demand. No action is needed%s",
+		    BT_THROTTLE_HEADROOM, stalled(st) ? " for the collapses" : "");
 		return;
 	}
 	if (st->late_bytes >= 1e6)
@@ -208,8 +217,9 @@ static void fix_of(struct bt_verdict *v, uint64_t throttling)
 	if (bt_throttle_negligible(st)) {
 		cat(v->text, sizeof(v->text),
 		    " That is too little to act on (under %u ms and %u kB in all): no action is "
-		    "needed.",
-		    BT_FIX_MIN_THROTTLED_MS, BT_FIX_MIN_LATE_BYTES / 1000);
+		    "needed%s.",
+		    BT_FIX_MIN_THROTTLED_MS, BT_FIX_MIN_LATE_BYTES / 1000,
+		    stalled(st) ? " for the collapses" : "");
 		return;
 	}
 	if (dack) {
@@ -228,6 +238,50 @@ static void fix_of(struct bt_verdict *v, uint64_t throttling)
 	} else if (rate && rate * 2 >= throttling) {
 		cat(v->text, sizeof(v->text), " No receiver setting helps: the path's capacity fell.");
 	}
+}
+
+/* the sender's stalls, in a sentence of their own: how many, how long, why, the fix */
+static void stall_sentence(struct bt_verdict *v)
+{
+	const struct bt_detect_stats *st = &v->st;
+	uint64_t n = 0, ns = 0, nagle = st->stalls[BT_STALL_NAGLE];
+	const char *sep = "";
+	char held[32], snd[48], rcv[48];
+
+	for (int i = 0; i < BT_NSTALL_CAUSES; i++) {
+		n += st->stalls[i];
+		ns += st->stalled_ns[i];
+	}
+	if (!n)
+		return;
+	fmt_us(held, sizeof(held), ns / 1000);
+	cat(v->text, sizeof(v->text), " The sender stalled %llu %s with data waiting (%u ms or more "
+	    "each, %s in all): ", (unsigned long long)n, plural(n, "time", "times"),
+	    BT_STALL_MIN_US / 1000, held);
+	for (int i = 0; i < BT_NSTALL_CAUSES; i++) {
+		if (!st->stalls[i])
+			continue;
+		cat(v->text, sizeof(v->text), "%s%llu %s", sep, (unsigned long long)st->stalls[i],
+		    bt_stall_cause_names[i]);
+		if (i == BT_STALL_NAGLE)
+			cat(v->text, sizeof(v->text),
+			    " (ended by the receiver's late ACK %llu, by the application's next write "
+			    "%llu, by neither seen %llu)",
+			    (unsigned long long)st->nagle_ended[BT_STALL_END_ACK],
+			    (unsigned long long)st->nagle_ended[BT_STALL_END_WRITE],
+			    (unsigned long long)st->nagle_ended[BT_STALL_END_UNSEEN]);
+		sep = ", ";
+	}
+	cat(v->text, sizeof(v->text), ".");
+	if (nagle * 2 < n)
+		return;
+	cli_fmt_v6mapped(st->nagle_saddr, snd, sizeof(snd));
+	cli_fmt_v6mapped(st->nagle_daddr, rcv, sizeof(rcv));
+	snprintf(v->stall_fix, sizeof(v->stall_fix),
+		 "TCP_NODELAY on the sender %s, or on the receiver %s `quickack on --to %s`", snd, rcv,
+		 snd);
+	cat(v->text, sizeof(v->text), " Nagle's algorithm held each frame's tail until the data in "
+	    "flight was ACKed. Fix: %s.", v->stall_fix);
 }
 
 void bt_verdict_build(struct bt_verdict *v, const struct bt_detect *d, double collapse_ratio,
@@ -255,6 +309,7 @@ void bt_verdict_build(struct bt_verdict *v, const struct bt_detect *d, double co
 			 collapse_ratio * 100, elapsed_s, (unsigned long long)st->samples,
 			 (unsigned long long)st->flows, plural(st->flows, "flow", "flows"),
 			 (double)st->app_limited_samples * 100 / (double)st->samples);
+		stall_sentence(v);
 		return;
 	}
 	headline(v, throttling);
@@ -262,6 +317,7 @@ void bt_verdict_build(struct bt_verdict *v, const struct bt_detect *d, double co
 	harmless_clause(v, throttling);
 	cat(v->text, sizeof(v->text), ".");
 	fix_of(v, throttling);
+	stall_sentence(v);
 }
 
 /* the verdict record's fields and values, in order; over `v`, `st`, `dack`,
@@ -295,6 +351,10 @@ void bt_verdict_build(struct bt_verdict *v, const struct bt_detect *d, double co
 	X("sender", REC_STR, 0, REC_NOCOL, dack ? rv_str(sender) : rv_null())               \
 	X("receiver", REC_STR, 0, REC_NOCOL, dack ? rv_str(receiver) : rv_null())           \
 	X("fix", REC_STR, 0, REC_NOCOL, v->fix[0] ? rv_str(v->fix) : rv_null())             \
+	X("stalls_by_cause", REC_KV, 0, REC_NOCOL, rv_kv(skv, BT_NSTALL_CAUSES))            \
+	X("stalled_s", REC_F64, 3, REC_NOCOL, rv_f64(stalled_s))                           \
+	X("nagle_stalls_ended_by", REC_KV, 0, REC_NOCOL, rv_kv(ekv, BT_NSTALL_ENDS))        \
+	X("stall_fix", REC_STR, 0, REC_NOCOL, v->stall_fix[0] ? rv_str(v->stall_fix) : rv_null()) \
 	X("text", REC_STR, 0, REC_COL("verdict", -100, 0, 0), rv_str(v->text))
 
 static const struct rec_field verdict_fields[] = { VERDICT_FIELDS(REC_FIELD) };
@@ -306,6 +366,14 @@ void bt_verdict_by_cause(const struct bt_verdict *v, struct rec_kv kv[BT_NCAUSES
 	for (int i = 0; i < BT_NCAUSES; i++) {
 		kv[i].key = bt_cause_names[i];
 		kv[i].val = v->st.collapses[i];
+	}
+}
+
+void bt_verdict_stalls_by_cause(const struct bt_verdict *v, struct rec_kv kv[BT_NSTALL_CAUSES])
+{
+	for (int i = 0; i < BT_NSTALL_CAUSES; i++) {
+		kv[i].key = bt_stall_cause_names[i];
+		kv[i].val = v->st.stalls[i];
 	}
 }
 
@@ -323,10 +391,18 @@ int bt_verdict_write(struct rec_writer *w, const struct bt_verdict *v)
 	bool dack = st->collapses[BT_CAUSE_DELAYED_ACK] > 0;
 	bool rate = st->collapses[BT_CAUSE_RATE_DROP] > 0;
 	char sender[48], receiver[48];
-	struct rec_kv kv[BT_NCAUSES], tkv[BT_NCAUSES];
+	struct rec_kv kv[BT_NCAUSES], tkv[BT_NCAUSES], skv[BT_NSTALL_CAUSES], ekv[BT_NSTALL_ENDS];
+	double stalled_s = 0;
 
 	bt_verdict_by_cause(v, kv);
 	bt_verdict_throttling_by_cause(v, tkv);
+	bt_verdict_stalls_by_cause(v, skv);
+	for (int i = 0; i < BT_NSTALL_CAUSES; i++)
+		stalled_s += (double)st->stalled_ns[i] / 1e9;
+	for (int i = 0; i < BT_NSTALL_ENDS; i++) {
+		ekv[i].key = bt_stall_end_names[i];
+		ekv[i].val = st->nagle_ended[i];
+	}
 	cli_fmt_v6mapped(st->delack_saddr, sender, sizeof(sender));
 	cli_fmt_v6mapped(st->delack_daddr, receiver, sizeof(receiver));
 	struct rec_value vals[] = { VERDICT_FIELDS(REC_VALUE) };

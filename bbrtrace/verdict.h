@@ -19,8 +19,9 @@ struct bt_verdict {
 	struct bt_detect_stats st;
 	double collapse_ratio;
 	uint64_t collapses;       /* all causes */
-	char text[1024];
+	char text[1536];
 	char fix[256];            /* empty when no fix applies */
+	char stall_fix[256];      /* the sender's stalls' fix, when most were Nagle's */
 };
 
 /* elapsed_s: how long the trace ran (the sentence's "in N s"); why_empty: what
@@ -37,6 +38,8 @@ extern const struct rec_schema bt_verdict_schema;
 int bt_verdict_write(struct rec_writer *w, const struct bt_verdict *v);
 /* collapses by cause, keyed by the causes' names (the summary carries them too) */
 void bt_verdict_by_cause(const struct bt_verdict *v, struct rec_kv kv[BT_NCAUSES]);
+/* the sender's stalls, by cause */
+void bt_verdict_stalls_by_cause(const struct bt_verdict *v, struct rec_kv kv[BT_NSTALL_CAUSES]);
 /* the throttling collapses (impact), by cause */
 void bt_verdict_throttling_by_cause(const struct bt_verdict *v, struct rec_kv kv[BT_NCAUSES]);
 

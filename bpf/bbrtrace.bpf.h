@@ -377,6 +377,7 @@ static __always_inline void bt_emit(struct sock *sk, struct tcp_sock *tp,
 	if (BT_TAP_DOES(BT_STOP_CLOCK)) {
 		e->t_ns = bt_ack_time(sk, tp);
 		e->source = source;
+		e->kind = BT_KIND_ACK;
 	}
 	if (BT_TAP_DOES(BT_STOP_TCP)) {
 		bt_fill_flow(e, flow, cookie);
@@ -389,6 +390,82 @@ static __always_inline void bt_emit(struct sock *sk, struct tcp_sock *tp,
 		e->bw_prev = bw_prev;
 	}
 	bt_event_end(st, e);
+}
+
+/*
+ * The write tap, for stalls: after each send() of a traced flow, what TCP
+ * left unsent and why it could not go. User space loads one of the two
+ * programs (none without --detect): the sock_send_length tracepoint where
+ * the kernel has it (6.3+), else fexit on tcp_sendmsg (fentry backend).
+ * Only flows on the congestion control this backend traces: bbr_traced for
+ * struct_ops (targ_ca_bbr_traced), bbr for the others; a write costs a few
+ * loads before that test, and nothing for a socket that is not TCP.
+ */
+const volatile bool targ_ca_bbr_traced = false;
+
+#define BT_IPPROTO_TCP 6
+
+/* tp, not sk: a tracepoint's sk is a struct sock to the verifier, which
+ * refuses loads past its end, such as inet_connection_sock's */
+static __always_inline bool bt_ca_traced(struct tcp_sock *tp)
+{
+	const struct tcp_congestion_ops *ops = BT_RD((struct inet_connection_sock *)tp, icsk_ca_ops);
+	char name[12] = {};
+
+	if (!ops)
+		return false;
+	BPF_CORE_READ_INTO(&name, ops, name);
+	if (targ_ca_bbr_traced)
+		return name[0] == 'b' && name[1] == 'b' && name[2] == 'r' && name[3] == '_' &&
+		       name[4] == 't' && name[5] == 'r' && name[6] == 'a' && name[7] == 'c' &&
+		       name[8] == 'e' && name[9] == 'd' && name[10] == 0;
+	return name[0] == 'b' && name[1] == 'b' && name[2] == 'r' && name[3] == 0;
+}
+
+static __always_inline void bt_emit_write(struct sock *sk, int ret)
+{
+	struct tcp_sock *tp;
+	struct bt_stage *st;
+	struct bt_event *e;
+	struct bt_flow flow;
+	__u64 cookie, wstamp;
+
+	if (ret <= 0 || BT_RD(sk, sk_protocol) != BT_IPPROTO_TCP)
+		return;
+	tp = bpf_skc_to_tcp_sock(sk);
+	if (!tp || !bt_ca_traced(tp))
+		return;
+	cookie = bpf_get_socket_cookie(sk);
+	if (!bt_flow_matches(sk, &flow, cookie))
+		return;
+	e = bt_event_begin(&st);
+	if (!e)
+		return;
+	e->t_ns = bpf_ktime_get_ns();
+	e->kind = BT_KIND_WRITE;
+	bt_fill_flow(e, &flow, cookie);
+	bt_fill_tcp(sk, tp, e);
+	e->delivered = ret;
+	e->prior_in_flight = BT_RD(tp, packets_out);
+	wstamp = BT_RD(tp, tcp_wstamp_ns);
+	e->rtt_us = wstamp > e->t_ns ? (__s64)((wstamp - e->t_ns) / 1000) : 0;
+	bt_event_end(st, e);
+}
+
+SEC("?tp_btf/sock_send_length")
+int BPF_PROG(bt_write_tp, struct sock *sk, int ret, int flags)
+{
+	bt_emit_write(sk, ret);
+	return 0;
+}
+
+struct msghdr;
+
+SEC("?fexit/tcp_sendmsg")
+int BPF_PROG(bt_write_fexit, struct sock *sk, struct msghdr *msg, __u64 size, int ret)
+{
+	bt_emit_write(sk, ret);
+	return 0;
 }
 
 #ifdef BT_COOKIE_TP

@@ -33,6 +33,26 @@ int bt_impact_parse(const char *name)
 	return name_index(bt_impact_names, BT_NIMPACTS, name);
 }
 
+#define BT_STALL_NAME(id, name, what, fix) name,
+#define BT_STALL_WHAT(id, name, what, fix) what,
+#define BT_STALL_FIX(id, name, what, fix) fix,
+const char *const bt_stall_cause_names[BT_NSTALL_CAUSES] = { BT_STALL_CAUSES(BT_STALL_NAME) };
+const char *const bt_stall_cause_whats[BT_NSTALL_CAUSES] = { BT_STALL_CAUSES(BT_STALL_WHAT) };
+const char *const bt_stall_cause_fixes[BT_NSTALL_CAUSES] = { BT_STALL_CAUSES(BT_STALL_FIX) };
+
+int bt_stall_cause_parse(const char *name)
+{
+	return name_index(bt_stall_cause_names, BT_NSTALL_CAUSES, name);
+}
+
+#define BT_STALL_END_NAME(id, name) name,
+const char *const bt_stall_end_names[BT_NSTALL_ENDS] = { BT_STALL_ENDS(BT_STALL_END_NAME) };
+
+int bt_stall_end_parse(const char *name)
+{
+	return name_index(bt_stall_end_names, BT_NSTALL_ENDS, name);
+}
+
 /* indexed by enum bt_mode (bpf/contract/bbrtrace.h) */
 static const char *const mode_names[] = { "STARTUP", "DRAIN", "PROBE_BW", "PROBE_RTT", "HANDSHAKE" };
 _Static_assert(ARRAY_SIZE(mode_names) == BT_HANDSHAKE + 1, "a name for every enum bt_mode");
@@ -75,6 +95,8 @@ int bt_mode_parse(const char *name)
 #define RD_MODE(lv) rd_enum(jl_field_str(f), bt_mode_parse, &(lv))
 #define RD_CAUSE(lv) rd_named(jl_field_str(f), bt_cause_parse, &(lv))
 #define RD_IMPACT(lv) rd_named(jl_field_str(f), bt_impact_parse, &(lv))
+#define RD_STALL_CAUSE(lv) rd_named(jl_field_str(f), bt_stall_cause_parse, &(lv))
+#define RD_STALL_END(lv) rd_named(jl_field_str(f), bt_stall_end_parse, &(lv))
 #define RD_STR(arr) rd_str(jl_field_str(f), arr, sizeof(arr))
 
 static bool rd_addr(const char *s, uint8_t out[16])
@@ -169,6 +191,17 @@ static bool rd_str(const char *s, char *out, size_t len)
 #define BT_FIELD_WRITE_SEQ "write_seq", REC_U64, 0, rv_u64(a->write_seq), RD_U64(a->write_seq)
 #define BT_FIELD_SND_WND "snd_wnd", REC_U64, 0, rv_u64(a->snd_wnd), RD_U64(a->snd_wnd)
 #define BT_FIELD_NONAGLE "nonagle", REC_U64, 0, rv_u64(a->nonagle), RD_U64(a->nonagle)
+/* `x`: a stall */
+#define BT_FIELD_DURATION_US "duration_us", REC_U64, 0, rv_u64(x->duration_us), RD_U64(x->duration_us)
+#define BT_FIELD_STALL_CAUSE "cause", REC_STR, 0, rv_str(bt_stall_cause_names[x->cause]), \
+	RD_STALL_CAUSE(x->cause)
+#define BT_FIELD_ENDED_BY "ended_by", REC_STR, 0, rv_str(bt_stall_end_names[x->ended_by]), \
+	RD_STALL_END(x->ended_by)
+#define BT_FIELD_HELD_BYTES "held_bytes", REC_U64, 0, rv_u64(x->held_bytes), RD_U64(x->held_bytes)
+#define BT_FIELD_IN_FLIGHT_BYTES "in_flight_bytes", REC_U64, 0, rv_u64(x->in_flight_bytes), \
+	RD_U64(x->in_flight_bytes)
+#define BT_FIELD_FIX "fix", REC_STR, 0, rv_str(bt_stall_cause_fixes[x->cause]), RD_NONE
+#define BT_FIELD_STALL_EVIDENCE "evidence", REC_STR, 0, rv_str(x->evidence), RD_STR(x->evidence)
 #define BT_FIELD_DROP_RATIO "drop_ratio", REC_F64, 4, rv_f64(c->drop_ratio), RD_F64(c->drop_ratio)
 #define BT_FIELD_CAUSE "cause", REC_STR, 0, rv_str(bt_cause_names[c->cause]), RD_CAUSE(c->cause)
 #define BT_FIELD_IMPACT "impact", REC_STR, 0, rv_str(bt_impact_names[c->impact]), RD_IMPACT(c->impact)
@@ -206,18 +239,22 @@ static const struct rec_field sample_fields[] = { BT_SAMPLE_COLUMNS(BT_SCHEMA_EN
 static const struct rec_field collapse_fields[] = { BT_COLLAPSE_COLUMNS(BT_SCHEMA_ENTRY) };
 static const char *const sample_keys[] = { BT_SAMPLE_COLUMNS(BT_KEY_ENTRY) };
 static const char *const collapse_keys[] = { BT_COLLAPSE_COLUMNS(BT_KEY_ENTRY) };
+static const struct rec_field stall_fields[] = { BT_STALL_COLUMNS(BT_SCHEMA_ENTRY) };
+static const char *const stall_keys[] = { BT_STALL_COLUMNS(BT_KEY_ENTRY) };
 
 _Static_assert(ARRAY_SIZE(sample_fields) == BT_SAMPLE_NFIELDS, "one schema entry per sample field");
 _Static_assert(ARRAY_SIZE(collapse_fields) == BT_COLLAPSE_NFIELDS, "one schema entry per collapse field");
 #define BT_SAME_PLACE(id, head, width, scale, prec)                                        \
-	_Static_assert((int)BT_F_##id == (int)BT_S_##id && (int)BT_F_##id == (int)BT_C_##id, \
-		       "the flow columns lead both record types");
+	_Static_assert((int)BT_F_##id == (int)BT_S_##id && (int)BT_F_##id == (int)BT_C_##id && \
+			       (int)BT_F_##id == (int)BT_T_##id,                                 \
+		       "the flow columns lead every record type");
 BT_FLOW_COLUMNS(BT_SAME_PLACE)
 _Static_assert(BT_COLLAPSE_NFIELDS <= 128 && BT_SAMPLE_NFIELDS <= 128, "struct bt_fieldset holds 128 bits");
 
 const struct rec_schema bt_sample_schema = { "sample", sample_fields, BT_SAMPLE_NFIELDS, .fixed = true };
 const struct rec_schema bt_collapse_schema = { "collapse", collapse_fields, BT_COLLAPSE_NFIELDS,
 						    .fixed = true };
+const struct rec_schema bt_stall_schema = { "stall", stall_fields, BT_STALL_NFIELDS, .fixed = true };
 
 const char *bt_sample_key(enum bt_sample_field f)
 {
@@ -260,6 +297,17 @@ int bt_collapse_write(struct rec_writer *w, const struct bt_collapse *c, uint64_
 	return rec_write(w, &bt_collapse_schema, v);
 }
 
+int bt_stall_write(struct rec_writer *w, const struct bt_stall *x, uint64_t t0_ns)
+{
+	const struct bt_sample *a = &x->at;
+	struct rec_value v[BT_STALL_NFIELDS];
+	struct bt_record_strs st, *strs = &st;
+	unsigned int i = 0;
+
+	BT_STALL_COLUMNS(BT_VALUE_ENTRY)
+	return rec_write(w, &bt_stall_schema, v);
+}
+
 const char *bt_record_type(const struct jl_obj *o)
 {
 	return jl_str(o, "type");
@@ -288,5 +336,17 @@ unsigned int bt_collapse_read(const struct jl_obj *o, struct bt_collapse *c, str
 	BT_COLLAPSE_COLUMNS(BT_READ_ENTRY)
 	c->bw_prev_bps = a->bw_prev_bps;
 	c->bw_bps = a->bw_bps;
+	return found;
+}
+
+unsigned int bt_stall_read(const struct jl_obj *o, struct bt_stall *x, struct bt_fieldset *fs)
+{
+	const char *const *keys = stall_keys;
+	struct bt_sample *a = &x->at;
+	unsigned int i = 0, found = 0;
+
+	memset(x, 0, sizeof(*x));
+	memset(fs, 0, sizeof(*fs));
+	BT_STALL_COLUMNS(BT_READ_ENTRY)
 	return found;
 }

@@ -128,6 +128,59 @@ extern const char *const bt_cause_labels[BT_NCAUSES];
 /* the cause of that name, or -1 */
 int bt_cause_parse(const char *name);
 
+/* --- sender stalls ------------------------------------------------------------------ */
+
+/*
+ * A stall: after a write, data stayed unsent (write_seq ahead of snd_nxt)
+ * and nothing more went out for at least BT_STALL_MIN_US. Below that, a
+ * sub-MSS tail waiting a round trip for its ACK, or a pacing gap, is how TCP
+ * works; 10 ms, the delayed-ACK floor, keeps out a veth path's jitter while
+ * every delayed-ACK timer (40 ms at least) is over it.
+ */
+#define BT_STALL_MIN_US 10000u
+
+/* X(id, name, what held the data, the fix) */
+#define BT_STALL_CAUSES(X)                                                           \
+	X(NAGLE, "nagle", "Nagle's algorithm held a sub-MSS tail until the data in flight was ACKed", \
+	  "TCP_NODELAY on the sender, or quick ACKs on the receiver (quickack on)")     \
+	X(RWND, "rwnd_limited", "the receiver's window was full",                      \
+	  "the receiver reads faster, or a larger receive buffer")                     \
+	X(CWND, "cwnd_limited", "the congestion window was full",                       \
+	  "none on the hosts: the path or BBR's estimate (see the collapses)")         \
+	X(PACING, "pacing_limited", "the pacing rate held the next packet back",        \
+	  "none on the hosts: BBR's pacing (see the collapses)")                       \
+	X(OTHER, "other", "no window, Nagle or pacing reason seen (see the evidence)", "")
+
+enum bt_stall_cause {
+#define BT_STALL_ENUM(id, name, what, fix) BT_STALL_##id,
+	BT_STALL_CAUSES(BT_STALL_ENUM)
+#undef BT_STALL_ENUM
+	BT_NSTALL_CAUSES
+};
+
+extern const char *const bt_stall_cause_names[BT_NSTALL_CAUSES];
+extern const char *const bt_stall_cause_whats[BT_NSTALL_CAUSES];
+extern const char *const bt_stall_cause_fixes[BT_NSTALL_CAUSES];
+/* the stall cause of that name, or -1 */
+int bt_stall_cause_parse(const char *name);
+
+/* what ended a stall: the ACK that let the data go, the application's next
+ * write (which went out with it), or neither seen (a timer) */
+#define BT_STALL_ENDS(X)                                                             \
+	X(ACK, "ack")                                                                 \
+	X(WRITE, "write")                                                             \
+	X(UNSEEN, "unseen")
+
+enum bt_stall_end {
+#define BT_STALL_END_ENUM(id, name) BT_STALL_END_##id,
+	BT_STALL_ENDS(BT_STALL_END_ENUM)
+#undef BT_STALL_END_ENUM
+	BT_NSTALL_ENDS
+};
+
+extern const char *const bt_stall_end_names[BT_NSTALL_ENDS];
+int bt_stall_end_parse(const char *name);
+
 /*
  * --- BBR's modes (the kernel's enum bbr_mode: STARTUP 0 ... PROBE_RTT 3), and
  * HANDSHAKE (4): the handshake's ACK, which bbr_main() sees before bbr_init()
@@ -181,6 +234,22 @@ struct bt_sample {
 	/* this ACK covers the sender's FIN: the stream is over (for the
 	 * detector; not a field of the sample record) */
 	bool fin_acked;
+	/* an ACK, or a write (enum bt_kind; not a field of the sample record):
+	 * a write carries the flow, the tcp_sock fields and, in delivered, the
+	 * bytes written, in prior_in_flight the packets in flight, in rtt_us
+	 * how far ahead the pacing clock was (bpf/contract/bbrtrace.h) */
+	uint8_t kind;
+};
+
+/* a stall of the sender: `at` is the write after which data stayed unsent */
+struct bt_stall {
+	struct bt_sample at;
+	uint64_t duration_us;
+	enum bt_stall_cause cause;
+	enum bt_stall_end ended_by;
+	uint32_t held_bytes;      /* written and not sent when it began */
+	uint32_t in_flight_bytes; /* snd_nxt - snd_una then */
+	char evidence[192];
 };
 
 /* a collapse of BBR's estimate on one ACK */
@@ -285,6 +354,23 @@ struct bt_collapse {
 	X(LT_BW_BPS, NULL, 0, 0, 0)                                                   \
 	X(EVIDENCE, NULL, 0, 0, 0)
 
+/* a stall: the flow, when it began (t_ns, wall_ns), and what held the data */
+#define BT_STALL_COLUMNS(X)                                                          \
+	BT_FLOW_COLUMNS(X)                                                            \
+	X(DURATION_US, "stall ms", 8, 1e-3, 1)                                        \
+	X(STALL_CAUSE, "cause", -14, 0, 0)                                            \
+	X(ENDED_BY, "ended by", -8, 0, 0)                                             \
+	X(HELD_BYTES, "held B", 7, 0, 0)                                              \
+	X(IN_FLIGHT_BYTES, "flight B", 8, 0, 0)                                       \
+	X(SND_NXT, NULL, 0, 0, 0)                                                     \
+	X(WRITE_SEQ, NULL, 0, 0, 0)                                                   \
+	X(SND_WND, NULL, 0, 0, 0)                                                     \
+	X(MSS, NULL, 0, 0, 0)                                                         \
+	X(CWND, NULL, 0, 0, 0)                                                        \
+	X(NONAGLE, NULL, 0, 0, 0)                                                     \
+	X(FIX, NULL, 0, 0, 0)                                                         \
+	X(STALL_EVIDENCE, NULL, 0, 0, 0)
+
 /* each record's field indexes: BT_S_SND_UNA, BT_C_CAUSE, ...; the flow
  * columns lead both records, so BT_F_* index either */
 enum bt_flow_field {
@@ -305,9 +391,16 @@ enum bt_collapse_field {
 #undef BT_C_ENUM
 	BT_COLLAPSE_NFIELDS
 };
+enum bt_stall_field {
+#define BT_T_ENUM(id, head, width, scale, prec) BT_T_##id,
+	BT_STALL_COLUMNS(BT_T_ENUM)
+#undef BT_T_ENUM
+	BT_STALL_NFIELDS
+};
 
 extern const struct rec_schema bt_sample_schema;   /* "type":"sample" */
 extern const struct rec_schema bt_collapse_schema; /* "type":"collapse" */
+extern const struct rec_schema bt_stall_schema;    /* "type":"stall" */
 
 /*
  * The writer's side: one record through w. t0_ns is the trace's start, for
@@ -315,6 +408,7 @@ extern const struct rec_schema bt_collapse_schema; /* "type":"collapse" */
  */
 int bt_sample_write(struct rec_writer *w, const struct bt_sample *s, uint64_t t0_ns);
 int bt_collapse_write(struct rec_writer *w, const struct bt_collapse *c, uint64_t t0_ns);
+int bt_stall_write(struct rec_writer *w, const struct bt_stall *x, uint64_t t0_ns);
 
 /* --- the readers' side ------------------------------------------------------------- */
 
@@ -337,6 +431,7 @@ const char *bt_record_type(const struct jl_obj *o);
 unsigned int bt_sample_read(const struct jl_obj *o, struct bt_sample *s, struct bt_fieldset *fs);
 unsigned int bt_collapse_read(const struct jl_obj *o, struct bt_collapse *c,
 			      struct bt_fieldset *fs);
+unsigned int bt_stall_read(const struct jl_obj *o, struct bt_stall *x, struct bt_fieldset *fs);
 /* a field's JSON name (the readers' keys come from here, never typed) */
 const char *bt_sample_key(enum bt_sample_field f);
 const char *bt_collapse_key(enum bt_collapse_field f);

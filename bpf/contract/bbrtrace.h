@@ -23,6 +23,18 @@ enum bt_mode { BT_STARTUP = 0, BT_DRAIN = 1, BT_PROBE_BW = 2, BT_PROBE_RTT = 3, 
 /* Which kernel hook produced the event. */
 enum bt_source { BT_SRC_STRUCT_OPS = 1, BT_SRC_FENTRY = 2, BT_SRC_KPROBE = 3 };
 
+/*
+ * What the event is. An ACK: bbr_main() ran for it, every field is set. A
+ * write: the application's send() on a traced flow returned (the
+ * sock_send_length tracepoint, 6.3+, or fexit on tcp_sendmsg), after TCP
+ * sent what it could; only the flow, the tcp_sock fields and these are set:
+ *     delivered         the bytes the write queued
+ *     prior_in_flight   packets in flight (tp->packets_out)
+ *     rtt_us            how far the pacing clock (tp->tcp_wstamp_ns) was ahead
+ *                       of now, in us: 0 when pacing held nothing back
+ */
+enum bt_kind { BT_KIND_ACK = 0, BT_KIND_WRITE = 1 };
+
 struct bt_event {
 	__u64 t_ns;              /* CLOCK_MONOTONIC: when TCP took the ACK in (see BT_TSTAMP_LEAD_NS) */
 	__u64 cookie;            /* socket cookie (0 if the kernel had none yet) */
@@ -69,6 +81,8 @@ struct bt_event {
 	 * written and not sent yet; the peer allows up to snd_una + snd_wnd */
 	__u32 write_seq;
 	__u32 snd_wnd;
+	__u8 kind;               /* enum bt_kind */
+	__u8 pad2[3];
 };
 
 /*

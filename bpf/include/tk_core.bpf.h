@@ -150,6 +150,8 @@ struct tcp_sock {
 	u32 app_limited;
 	u32 write_seq;
 	u32 snd_wnd;         /* the window the peer offers, bytes from snd_una */
+	u32 packets_out;
+	u64 tcp_wstamp_ns;   /* 4.20+: when pacing lets the next packet go (CLOCK_MONOTONIC) */
 	u8 nonagle: 4;       /* TCP_NAGLE_OFF 1 (TCP_NODELAY), _CORK 2, _PUSH 4; a
 			      * bitfield whose place CO-RE finds in each kernel */
 	u64 tcp_clock_cache; /* 4.20+: CLOCK_MONOTONIC ns of the last tcp_mstamp_refresh() */

@@ -17,8 +17,16 @@
 #   handshake's ping-pong holds an ACK (quickack off only, at most one per
 #   push, before the video flows), which throttles for under a millisecond:
 #   too little to act on, so there too the verdict says no action is needed.
+# - ffmpeg leaves Nagle on (its tcp_nodelay option is off by default): a
+#   frame's sub-MSS tail waits for the ACK of the data in flight, which the
+#   receiver delays. At 60 fps the next frame (17 ms on) comes first and
+#   takes the tail along: the sender stalls a frame interval on many frames
+#   (Nagle stalls ended by the next write). At 20 fps a few tails wait for
+#   the timer itself. The verdict says so, with the fix (TCP_NODELAY, or
+#   quickack on the receiver), while the collapses need no action.
 # - With quickack on the receiver ACKs at once: no delayed_ack collapse, the
-#   stream is never throttled, and the verdict says "No action is needed".
+#   stream is never throttled, nothing stalls, and the verdict says "No
+#   action is needed".
 # - A named cause explains the collapses: `other` is at most 5% of them, or
 #   one collapse in a push that made fewer than 20 (a 60 fps push makes a
 #   handful, and one spurious retransmit after reordering is `other`: no cause
@@ -92,6 +100,8 @@ rt_expect_clean() {
 	jq -e '([.throttling_by_cause[]] | add) == 0 and .throttled_s == 0' "$d/verdict.json" ||
 		{ jq -c 'select(.type == "collapse" and .impact == "throttling")' "$d/trace.jsonl"; return 1; }
 	grep -qE 'No action is needed|never collapsed' "$d/verdict.txt" || { head -1 "$d/verdict.txt"; return 1; }
+	jq -e '([.stalls_by_cause[]] | add) == 0 and .stall_fix == null' "$d/verdict.json" ||
+		{ jq -c 'select(.type == "stall")' "$d/trace.jsonl" | head -3; return 1; }
 	! grep -q 'Fix:' "$d/verdict.txt" || false
 }
 
@@ -104,9 +114,23 @@ rt_expect_handshake_only() {
 	jq -e -s '[.[] | select(.type == "collapse" and .impact == "throttling" and .mode != "STARTUP")] | length == 0' \
 		"$d/trace.jsonl" || { jq -c 'select(.type == "collapse" and .impact == "throttling")' "$d/trace.jsonl"; return 1; }
 	# that one is far too small to act on (under 1 ms, 0 kB here): the verdict
-	# says no action is needed, or that nothing collapsed, and proposes no fix
+	# says no action is needed for the collapses, or that nothing collapsed,
+	# and proposes no fix for them (Nagle's stalls have their own)
 	grep -qiE 'no action is needed|never collapsed' "$d/verdict.txt" || { head -1 "$d/verdict.txt"; return 1; }
-	! grep -q 'Fix:' "$d/verdict.txt" || { head -1 "$d/verdict.txt"; return 1; }
+	jq -e '.fix == null' "$d/verdict.json" || { jq -r .text "$d/verdict.json"; return 1; }
+}
+
+# Nagle's stalls: at least MIN, mostly ended by END (write: the next frame;
+# ack: the receiver's timer), each with its evidence, and the verdict's fix
+rt_expect_nagle() {
+	local d=$1 min=$2 end=$3
+	jq -e --argjson min "$min" --arg how "$end" '.stalls_by_cause.nagle >= $min and
+		.nagle_stalls_ended_by[$how] * 2 >= .stalls_by_cause.nagle' "$d/verdict.json" ||
+		{ jq -c '{stalls_by_cause, nagle_stalls_ended_by}' "$d/verdict.json"; return 1; }
+	jq -e -s '[.[] | select(.type=="stall" and .cause=="nagle")] | all(.nonagle == 0 and .held_bytes < .mss)' \
+		"$d/trace.jsonl"
+	jq -e '(.stall_fix | test("TCP_NODELAY on the sender 10.77.1.2, or on the receiver 10.77.2.2 `quickack on --to 10.77.1.2`"))
+		and (.text | test("Nagle"))' "$d/verdict.json"
 }
 
 @test "ffmpeg into nginx-rtmp, 20 fps, 4 Mbit/s, quickack off: harmless collapses, the timer fires only around the handshake" {
@@ -121,10 +145,12 @@ rt_expect_handshake_only() {
 	rt_expect_clean "$RT_OUT/f20b4on"
 }
 
-@test "ffmpeg into nginx-rtmp, 60 fps, 4 Mbit/s, quickack off: frames closer than the timer, harmless collapses" {
+@test "ffmpeg into nginx-rtmp, 60 fps, 4 Mbit/s, quickack off: frames closer than the timer, harmless collapses, Nagle stalls a frame's tail until the next" {
 	requires root netns bbr struct_ops btf tcpdump jq tc ffmpeg nginx-rtmp
 	rt_push f60b4off 60 4000 off 43603
 	rt_expect_handshake_only "$RT_OUT/f60b4off"
+	# a frame interval's stall on many of its 720 frames, ended by the next
+	rt_expect_nagle "$RT_OUT/f60b4off" 50 write
 }
 
 @test "ffmpeg into nginx-rtmp, 20 fps, 12 Mbit/s, quickack off: three times the demand, still harmless" {

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <stdio.h>
+#include <string.h>
+
+#include "bbrtrace/stall.h"
+#include "bpf/contract/bbrtrace.h"
+
+/* tp->nonagle's bits (include/net/tcp.h) */
+#define NAGLE_OFF 1
+#define NAGLE_CORK 2
+
+#define NO_EVENT 0xff
+
+void bt_stall_reset(struct bt_stall_state *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->last_kind = NO_EVENT;
+}
+
+/* b is after a in sequence space */
+static bool seq_after(uint32_t b, uint32_t a)
+{
+	return (int32_t)(b - a) > 0;
+}
+
+enum bt_stall_cause bt_stall_cause_of(const struct bt_sample *e, char *evidence, unsigned int len)
+{
+	uint32_t held = e->write_seq - e->snd_nxt, flight = e->snd_nxt - e->snd_una;
+	uint32_t next = held < e->mss ? held : e->mss;
+	uint32_t packets = e->prior_in_flight; /* a write carries packets_out here */
+
+	if (flight + next > e->snd_wnd) {
+		snprintf(evidence, len, "%u bytes in flight and the next %u do not fit the peer's %u-byte window",
+			 flight, next, e->snd_wnd);
+		return BT_STALL_RWND;
+	}
+	if (e->cwnd && packets >= e->cwnd) {
+		snprintf(evidence, len, "%u packets in flight fill the congestion window of %u", packets,
+			 e->cwnd);
+		return BT_STALL_CWND;
+	}
+	if (held < e->mss && flight > 0 && !(e->nonagle & (NAGLE_OFF | NAGLE_CORK))) {
+		snprintf(evidence, len, "%u bytes under one MSS (%u) held while %u bytes in flight wait for "
+			 "their ACK, Nagle on (no TCP_NODELAY)", held, e->mss, flight);
+		return BT_STALL_NAGLE;
+	}
+	if (e->rtt_us > 0) { /* a write carries the pacing clock's lead here */
+		snprintf(evidence, len, "the pacing clock %lld us ahead", (long long)e->rtt_us);
+		return BT_STALL_PACING;
+	}
+	snprintf(evidence, len, "%u bytes held, %u in flight, %u packets of a %u-packet window, "
+		 "nonagle %u", held, flight, packets, e->cwnd, e->nonagle);
+	return BT_STALL_OTHER;
+}
+
+/* the stall in progress ends at end_ns, by `by`; true when it counts */
+static bool close_stall(struct bt_stall_state *st, uint64_t end_ns, enum bt_stall_end by,
+			struct bt_stall *out)
+{
+	uint64_t us = end_ns > st->cur.at.t_ns ? (end_ns - st->cur.at.t_ns) / 1000 : 0;
+
+	st->open = false;
+	if (us < BT_STALL_MIN_US)
+		return false;
+	*out = st->cur;
+	out->duration_us = us;
+	out->ended_by = by;
+	return true;
+}
+
+/* the data that stayed unsent after write e: a stall begins */
+static void open_stall(struct bt_stall_state *st, const struct bt_sample *e)
+{
+	memset(&st->cur, 0, sizeof(st->cur));
+	st->cur.at = *e;
+	st->cur.held_bytes = e->write_seq - e->snd_nxt;
+	st->cur.in_flight_bytes = e->snd_nxt - e->snd_una;
+	st->cur.cause = bt_stall_cause_of(e, st->cur.evidence, sizeof(st->cur.evidence));
+	st->start_snd_nxt = e->snd_nxt;
+	st->open = true;
+}
+
+bool bt_stall_step(struct bt_stall_state *st, const struct bt_sample *e, struct bt_stall *out)
+{
+	bool ended = false;
+
+	if (st->open && e->kind == BT_KIND_ACK && e->fin_acked) {
+		st->open = false; /* the stream is over */
+	} else if (st->open && seq_after(e->snd_nxt, st->start_snd_nxt)) {
+		/* it went out between the last event and this one */
+		bool acked_all = st->last_una == st->last_nxt;
+
+		if (st->last_kind == BT_KIND_ACK && (st->cur.cause != BT_STALL_NAGLE || acked_all))
+			ended = close_stall(st, st->last_t_ns, BT_STALL_END_ACK, out);
+		else if (e->kind == BT_KIND_WRITE || seq_after(e->write_seq, st->last_wseq))
+			/* a write, or an ACK while one was in progress: its data went out */
+			ended = close_stall(st, e->t_ns, BT_STALL_END_WRITE, out);
+		else
+			ended = close_stall(st, e->t_ns, BT_STALL_END_UNSEEN, out);
+	}
+	if (!st->open && e->kind == BT_KIND_WRITE && seq_after(e->write_seq, e->snd_nxt))
+		open_stall(st, e);
+	st->last_t_ns = e->t_ns;
+	st->last_una = e->snd_una;
+	st->last_nxt = e->snd_nxt;
+	st->last_wseq = e->write_seq;
+	st->last_kind = e->kind;
+	return ended;
+}

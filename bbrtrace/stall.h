@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Stalls of the sender that are not collapses: data written and not sent
+ * while nothing goes out, until an ACK or the application's next write
+ * lets it go. A pure module: one flow's events (ACKs and writes, struct
+ * bt_sample with its kind) in time order in, a stall record out when one
+ * ends.
+ *
+ * The write tap reads the socket as send() returns, after TCP sent what it
+ * could. Data left unsent then (write_seq ahead of snd_nxt) opens a stall,
+ * its cause read from that moment, in this order:
+ *   rwnd_limited    the next segment does not fit the peer's window
+ *                   (snd_nxt + min(held, mss) - snd_una > snd_wnd)
+ *   cwnd_limited    the packets in flight fill the congestion window
+ *   nagle           the held data is under one MSS, data is in flight, and
+ *                   neither TCP_NODELAY nor TCP_CORK is set: Nagle's
+ *                   algorithm waits for the ACK of what is in flight
+ *   pacing_limited  the pacing clock is ahead of now
+ *   other           none of those (the evidence says what was seen)
+ * The stall lasts until an event shows snd_nxt past where it stood. An ACK's
+ * event comes before TCP sends on it: when the data went out after the
+ * previous event and that event was an ACK that could release it (for
+ * Nagle, one that ACKed all in flight), that ACK did (ended_by "ack");
+ * else, when this event is a write, or an ACK that shows more written than
+ * the last event did (a write in progress: TCP processes the ACKs that came
+ * meanwhile before send() returns), the write did ("write"); otherwise
+ * something neither tap sees, such as the pacing timer ("unseen"), at the
+ * latest by this event. A stall shorter than BT_STALL_MIN_US (lib/trace.h) is no
+ * stall. An ACK that covers the FIN ends any stall unreported.
+ */
+#ifndef BBRTRACE_STALL_H
+#define BBRTRACE_STALL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "trace.h"
+
+/* one flow's stall in progress, and its last event */
+struct bt_stall_state {
+	bool open;
+	struct bt_stall cur;      /* the stall in progress (open) */
+	uint32_t start_snd_nxt;
+	uint64_t last_t_ns;
+	uint32_t last_una, last_nxt, last_wseq; /* the last event's snd_una, snd_nxt, write_seq */
+	uint8_t last_kind;        /* enum bt_kind; 0xff before the first event */
+};
+
+void bt_stall_reset(struct bt_stall_state *st);
+
+/* the flow's next event; true and *out filled when it ended a stall of at
+ * least BT_STALL_MIN_US */
+bool bt_stall_step(struct bt_stall_state *st, const struct bt_sample *e, struct bt_stall *out);
+
+/* the cause of data left unsent after the write e, with its evidence */
+enum bt_stall_cause bt_stall_cause_of(const struct bt_sample *e, char *evidence, unsigned int len);
+
+#endif

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The stall tracker (bbrtrace/stall.c) on event sequences built to the
+ * kernel's rules: a write's event shows the socket after TCP sent what it
+ * could, an ACK's before TCP sends on it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "bbrtrace/stall.h"
+#include "bpf/contract/bbrtrace.h"
+
+#define MSS 1448
+#define MS 1000000ULL
+
+/* the flow's state at t: sequence numbers relative to 1000 */
+static struct bt_sample ev(uint8_t kind, uint64_t t_ns, uint32_t una, uint32_t nxt, uint32_t wseq)
+{
+	struct bt_sample s;
+
+	memset(&s, 0, sizeof(s));
+	s.kind = kind;
+	s.t_ns = t_ns;
+	s.snd_una = 1000 + una;
+	s.snd_nxt = 1000 + nxt;
+	s.write_seq = 1000 + wseq;
+	s.mss = MSS;
+	s.cwnd = 100;
+	s.snd_wnd = 1 << 20;
+	s.prior_in_flight = (nxt - una + MSS - 1) / MSS;
+	return s;
+}
+
+static bool step(struct bt_stall_state *st, struct bt_sample s, struct bt_stall *out)
+{
+	return bt_stall_step(st, &s, out);
+}
+
+/* a frame: 3 full segments sent, a 500-byte tail held by Nagle; the ACK of
+ * the first two comes at once, the third's 40 ms late (the receiver's
+ * delayed-ACK timer), and the tail goes out on it */
+static void test_nagle_until_the_late_ack(void **state)
+{
+	struct bt_stall_state st;
+	struct bt_stall x;
+	(void)state;
+
+	bt_stall_reset(&st);
+	assert_false(step(&st, ev(BT_KIND_WRITE, 100 * MS, 0, 3 * MSS, 3 * MSS + 500), &x));
+	assert_false(step(&st, ev(BT_KIND_ACK, 100 * MS + 50000, 2 * MSS, 3 * MSS, 3 * MSS + 500), &x));
+	assert_false(step(&st, ev(BT_KIND_ACK, 140 * MS, 3 * MSS, 3 * MSS, 3 * MSS + 500), &x));
+	/* the tail's own ACK shows it sent: the late ACK ended the stall */
+	assert_true(step(&st, ev(BT_KIND_ACK, 140 * MS + 60000, 3 * MSS + 500, 3 * MSS + 500, 3 * MSS + 500), &x));
+	assert_int_equal(x.cause, BT_STALL_NAGLE);
+	assert_int_equal(x.ended_by, BT_STALL_END_ACK);
+	assert_int_equal(x.duration_us, 40000);
+	assert_int_equal(x.held_bytes, 500);
+	assert_int_equal(x.in_flight_bytes, 3 * MSS);
+	assert_int_equal(x.at.t_ns, 100 * MS);
+	assert_non_null(strstr(x.evidence, "500 bytes under one MSS"));
+}
+
+/* the same tail, but the application's next frame comes first (33 ms): its
+ * write takes the tail along; an ACK in between that left data in flight did
+ * not release it */
+static void test_nagle_until_the_next_write(void **state)
+{
+	struct bt_stall_state st;
+	struct bt_stall x;
+	(void)state;
+
+	bt_stall_reset(&st);
+	assert_false(step(&st, ev(BT_KIND_WRITE, 0, 0, 3 * MSS, 3 * MSS + 500), &x));
+	assert_false(step(&st, ev(BT_KIND_ACK, 50000, 2 * MSS, 3 * MSS, 3 * MSS + 500), &x));
+	assert_true(step(&st, ev(BT_KIND_WRITE, 33 * MS, 2 * MSS, 6 * MSS, 6 * MSS + 200), &x));
+	assert_int_equal(x.cause, BT_STALL_NAGLE);
+	assert_int_equal(x.ended_by, BT_STALL_END_WRITE);
+	assert_int_equal(x.duration_us, 33000);
+	/* the new frame's own tail opens the next one */
+	assert_true(st.open);
+	assert_int_equal(st.cur.held_bytes, 200);
+
+	/* the next frame's write sent the tail, and the ACK of it came back
+	 * before send() returned: its event comes first, with more written */
+	bt_stall_reset(&st);
+	assert_false(step(&st, ev(BT_KIND_WRITE, 0, 0, 3 * MSS, 3 * MSS + 500), &x));
+	assert_true(step(&st, ev(BT_KIND_ACK, 33 * MS, 5 * MSS, 5 * MSS, 6 * MSS + 200), &x));
+	assert_int_equal(x.ended_by, BT_STALL_END_WRITE);
+	assert_int_equal(x.duration_us, 33000);
+}
+
+/* held for less than BT_STALL_MIN_US: how TCP works, no stall */
+static void test_short_hold_is_no_stall(void **state)
+{
+	struct bt_stall_state st;
+	struct bt_stall x;
+	(void)state;
+
+	bt_stall_reset(&st);
+	assert_false(step(&st, ev(BT_KIND_WRITE, 0, 0, MSS, MSS + 100), &x));
+	assert_false(step(&st, ev(BT_KIND_ACK, (BT_STALL_MIN_US - 1) * 1000ULL, MSS, MSS, MSS + 100), &x));
+	assert_false(step(&st, ev(BT_KIND_ACK, BT_STALL_MIN_US * 1000ULL, MSS + 100, MSS + 100, MSS + 100), &x));
+	assert_false(st.open);
+}
+
+/* TCP_NODELAY (nonagle 1): a sub-MSS tail that waits is not Nagle's */
+static void test_nodelay_is_not_nagle(void **state)
+{
+	struct bt_sample s = ev(BT_KIND_WRITE, 0, 0, MSS, MSS + 100);
+	char why[192];
+	(void)state;
+
+	assert_int_equal(bt_stall_cause_of(&s, why, sizeof(why)), BT_STALL_NAGLE);
+	s.nonagle = 1;
+	assert_int_equal(bt_stall_cause_of(&s, why, sizeof(why)), BT_STALL_OTHER);
+	s.rtt_us = 250; /* the pacing clock ahead */
+	assert_int_equal(bt_stall_cause_of(&s, why, sizeof(why)), BT_STALL_PACING);
+}
+
+/* the window checks come first: a full receive window, then a full cwnd */
+static void test_window_causes(void **state)
+{
+	struct bt_sample s = ev(BT_KIND_WRITE, 0, 0, 10 * MSS, 20 * MSS);
+	char why[192];
+	(void)state;
+
+	s.snd_wnd = 10 * MSS;
+	assert_int_equal(bt_stall_cause_of(&s, why, sizeof(why)), BT_STALL_RWND);
+	assert_non_null(strstr(why, "window"));
+	s.snd_wnd = 1 << 20;
+	s.cwnd = 10;
+	assert_int_equal(bt_stall_cause_of(&s, why, sizeof(why)), BT_STALL_CWND);
+	s.cwnd = 11;
+	assert_int_equal(bt_stall_cause_of(&s, why, sizeof(why)), BT_STALL_OTHER);
+}
+
+/* sent by something neither tap sees (a timer): ended "unseen", at the
+ * latest by the event that shows it; the FIN's ACK ends a stall unreported */
+static void test_unseen_end_and_fin(void **state)
+{
+	struct bt_stall_state st;
+	struct bt_stall x;
+	struct bt_sample fin;
+	(void)state;
+
+	bt_stall_reset(&st);
+	assert_false(step(&st, ev(BT_KIND_WRITE, 0, 0, 10 * MSS, 20 * MSS), &x));
+	assert_false(step(&st, ev(BT_KIND_WRITE, 5 * MS, 0, 10 * MSS, 21 * MSS), &x));
+	assert_true(step(&st, ev(BT_KIND_ACK, 25 * MS, 2 * MSS, 12 * MSS, 21 * MSS), &x));
+	assert_int_equal(x.ended_by, BT_STALL_END_UNSEEN);
+	assert_int_equal(x.duration_us, 25000);
+
+	bt_stall_reset(&st);
+	assert_false(step(&st, ev(BT_KIND_WRITE, 0, 0, MSS, MSS + 10), &x));
+	fin = ev(BT_KIND_ACK, 50 * MS, MSS + 11, MSS + 11, MSS + 11);
+	fin.fin_acked = true;
+	assert_false(bt_stall_step(&st, &fin, &x));
+	assert_false(st.open);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_nagle_until_the_late_ack),
+		cmocka_unit_test(test_nagle_until_the_next_write),
+		cmocka_unit_test(test_short_hold_is_no_stall),
+		cmocka_unit_test(test_nodelay_is_not_nagle),
+		cmocka_unit_test(test_window_causes),
+		cmocka_unit_test(test_unseen_end_and_fin),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
