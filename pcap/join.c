@@ -188,17 +188,35 @@ static uint8_t wire_addr(const uint8_t mapped[16], uint8_t out[16])
 }
 
 /* the record's flow, ACK number and time; its flow stays -1 when it lacks them */
+/*
+ * A stall record as join matches it: against the ACK it waited for, the one
+ * that acknowledged all the data in flight when it began (what Nagle waits
+ * for), at its end. Its fields say when it began; the copy in `x` is moved.
+ */
+static const struct bt_sample *stall_key(struct bt_stall *x, const struct jl_obj *o,
+					 struct bt_fieldset *fs)
+{
+	bt_stall_read(o, x, fs);
+	x->at.snd_una = x->at.snd_nxt;
+	x->at.t_ns += x->duration_us * 1000;
+	x->at.wall_ns += x->duration_us * 1000;
+	return &x->at;
+}
+
 static void describe(struct join *j, struct jm_rec *r, const struct jl_obj *o)
 {
 	struct bt_collapse c;
+	struct bt_stall x;
 	struct bt_fieldset fs;
 	const struct bt_sample *s = &c.ack;
 	struct tr_flow k = { 0 };
 
 	if (r->kind == JM_SAMPLE)
 		bt_sample_read(o, &c.ack, &fs);
-	else
+	else if (r->kind == JM_COLLAPSE)
 		bt_collapse_read(o, &c, &fs);
+	else
+		s = stall_key(&x, o, &fs);
 	r->flow = -1;
 	if (!j->time_chosen) {
 		j->use_wall = bt_has(&fs, BT_F_WALL_NS);
@@ -285,6 +303,7 @@ static int read_trace(struct join *j)
 		r->kind = !type ? JM_OTHER
 			  : !strcmp(type, bt_sample_schema.type)   ? JM_SAMPLE
 			  : !strcmp(type, bt_collapse_schema.type) ? JM_COLLAPSE
+			  : !strcmp(type, bt_stall_schema.type)    ? JM_STALL
 								   : JM_OTHER;
 		if (r->kind != JM_OTHER)
 			describe(j, r, o);
@@ -378,7 +397,8 @@ static unsigned int decimals(const struct jl_field *f)
 }
 
 /* what join adds to each sample and collapse record: where its ACK is in the
- * capture; over `e` (the matched frame, or NULL) and the join `j` */
+ * capture (a stall's: the ACK it waited for); over `e` (the matched frame, or
+ * NULL) and the join `j` */
 #define JOIN_FIELDS(X)                                                                    \
 	X("frame", REC_U64, 0, REC_NOCOL, e ? rv_u64(e->frame) : rv_null())                \
 	X("frame_time_s", REC_F64, 6, REC_NOCOL, e ? rv_f64((double)e->ts_ns * 1e-9) : rv_null()) \
@@ -543,7 +563,10 @@ static const struct opt_cli cli = {
 	"Usage: bbrpcap join TRACE.jsonl CAPTURE... [-o OUT.jsonl] [OPTIONS]\n"
 	"Finds, for every bbrtrace \"sample\" and \"collapse\" record, the capture frame of\n"
 	"the ACK that produced it: the frame from the receiver (daddr:dport) to the sender\n"
-	"(saddr:sport) whose ACK number is the record's snd_una.\n"
+	"(saddr:sport) whose ACK number is the record's snd_una. For a \"stall\" record,\n"
+	"the ACK it waited for: the one that acknowledged all the data in flight when it\n"
+	"began (its snd_nxt), at its end (t_ns + duration_us); a stall that the next\n"
+	"write ended may have no such frame, when that ACK also covered newer data.\n"
 	"\n"
 	"The capture may be taken on either host, may hold several flows, and may be\n"
 	"several files (a ring: read as one, in time order, frames numbered on as\n"
@@ -710,7 +733,7 @@ static int read_capture(struct join *j, struct join_opts *op, bool *joinable)
 }
 
 struct join_counts {
-	uint64_t samples, samples_matched, collapses, collapses_matched;
+	uint64_t samples, samples_matched, collapses, collapses_matched, stalls, stalls_matched;
 };
 
 /* every trace record again, joined, to out; one line per collapse to lines */
@@ -752,6 +775,9 @@ static int write_output(const struct join *j, FILE *out, FILE *lines, const char
 			n->collapses_matched += r->ev >= 0;
 			rec_writer_flush(w); /* keep the lines after their records when both go to stdout */
 			collapse_line(lines, j, r, o);
+		} else if (r->kind == JM_STALL) {
+			n->stalls++;
+			n->stalls_matched += r->ev >= 0;
 		}
 	}
 	if (!w || !o) {
@@ -813,6 +839,10 @@ static int join_and_write(struct join *j, const struct join_opts *op, int trc, i
 	     (unsigned long long)n.samples_matched, (unsigned long long)n.samples,
 	     (unsigned long long)n.collapses_matched, (unsigned long long)n.collapses,
 	     (double)j->m.offset_ns * 1e-6);
+	if (n.stalls)
+		ilog("matched %llu of %llu stalls to the ACK each waited for (a stall that the next write "
+		     "ended may have none: its ACK also covered newer data)",
+		     (unsigned long long)n.stalls_matched, (unsigned long long)n.stalls);
 	if (trc > 0 || arc == TK_EXIT_DATA)
 		return TK_EXIT_DATA;
 	if (op->strict && n.collapses_matched < n.collapses)

@@ -91,7 +91,7 @@ bool jm_estimate_offset(struct jm *j, size_t *support)
 		const struct jm_rec *r = &j->recs[i];
 		size_t lo, hi;
 
-		if (r->kind == JM_OTHER || r->flow < 0)
+		if ((r->kind != JM_SAMPLE && r->kind != JM_COLLAPSE) || r->flow < 0)
 			continue;
 		lo = ev_lower(j, (uint32_t)r->flow, r->snd_una);
 		hi = ev_upper(j, lo, (uint32_t)r->flow, r->snd_una);
@@ -282,4 +282,5 @@ void jm_match(struct jm *j, int64_t max_skew_ns)
 {
 	match_kind(j, JM_SAMPLE, max_skew_ns);
 	match_kind(j, JM_COLLAPSE, max_skew_ns);
+	match_kind(j, JM_STALL, max_skew_ns);
 }

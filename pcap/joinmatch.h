@@ -21,7 +21,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum jm_kind { JM_OTHER = 0, JM_SAMPLE, JM_COLLAPSE };
+/* a stall's snd_una is the ACK number it waited for (all the data in flight
+ * when it began) and its time its end; stalls do not vote on the offset */
+enum jm_kind { JM_OTHER = 0, JM_SAMPLE, JM_COLLAPSE, JM_STALL };
 
 struct jm_rec {
 	size_t off;          /* where the line is in the trace (the caller's) */

@@ -13,7 +13,9 @@
 # - The same with quickack on: the receiver ACKs at once, no stall.
 # - 20 fps (50 ms, over the timer): the receiver's delayed-ACK timer ends
 #   each hold, before the next frame: Nagle stalls ended by the late ACK,
-#   never more than the receiver's timer sent (TcpExtDelayedACKs).
+#   never more than the receiver's timer sent (TcpExtDelayedACKs), and
+#   bbrpcap join finds in the capture the late ACK each waited for, as late
+#   after its data as the stall was long.
 
 load helpers
 
@@ -94,4 +96,13 @@ pushsim_stalls() {
 	# each of those holds lasted the timer: 40 ms at least, well under 200
 	jq -e -s '[.[] | select(.type=="stall" and .cause=="nagle" and .ended_by=="ack") | .duration_us] |
 		all(. >= 35000 and . <= 200000)' "$d/trace.jsonl"
+	# and the capture agrees: bbrpcap join finds the ACK each waited for, and
+	# that ACK came as long after the data it covers as the stall lasted
+	bbrpcap join "$d/trace.jsonl" "$d/capture.pcap" -o "$d/joined.jsonl" 2> "$d/join.err" ||
+		{ cat "$d/join.err"; return 1; }
+	grep -q "matched [0-9]* of [0-9]* stalls" "$d/join.err"
+	jq -c -s '[.[] | select(.type=="stall" and .cause=="nagle" and .ended_by=="ack") |
+		{duration_us, frame, ack_delay_us}] | .[0:3]' "$d/joined.jsonl" | sed 's/^/# joined: /' >&3
+	jq -e -s '[.[] | select(.type=="stall" and .cause=="nagle" and .ended_by=="ack")] | length >= 1 and
+		all(.frame != null and ((.ack_delay_us - .duration_us) | fabs) < 2000)' "$d/joined.jsonl"
 }
