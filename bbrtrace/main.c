@@ -157,6 +157,16 @@ static void detect_help(FILE *f)
 		"which collapses throttled the stream, why, and what to fix. No fix is\n"
 		"proposed for throttling too small to act on: under %u ms and %u bytes held\n"
 		"back in all, none of it still running when the trace ends.\n"
+		"Stalls: --detect also traces each write of a traced flow (the\n"
+		"sock_send_length tracepoint, 6.3+, or fexit on tcp_sendmsg with the fentry\n"
+		"backend). Data left unsent after a write (write_seq ahead of snd_nxt) that\n"
+		"nothing sends for %u ms or more is a stall: a \"type\":\"stall\" record with\n"
+		"its start, duration_us, evidence and cause: %s (a sub-MSS tail held until\n"
+		"the data in flight is ACKed, Nagle on), %s, %s,\n"
+		"%s or %s; and ended_by: ack, write (the application's next\n"
+		"write took it along) or unseen. The summary and the verdict count them\n"
+		"(stalls_by_cause, stalled_s); when most were Nagle's, the verdict's fix is\n"
+		"TCP_NODELAY on the sender or quickack on the receiver.\n"
 		"\n"
 		"Needs root (or CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN) and kernel BTF.\n"
 		"Environment: TK_VMLINUX_BTF=FILE reads the kernel's BTF from FILE.\n",
@@ -169,7 +179,10 @@ static void detect_help(FILE *f)
 		BT_THROTTLE_HEADROOM, BT_THROTTLE_HEADROOM, bt_impact_names[BT_IMPACT_HARMLESS],
 		BT_DEMAND_WINDOW_MS, BT_DEMAND_MIN_SPAN_MS, BT_DEMAND_APP_SHARE * 100,
 		bt_cause_names[BT_CAUSE_RATE_DROP], bt_cause_names[BT_CAUSE_LOSS_POLICER], BT_THROTTLE_HEADROOM,
-		BT_FIX_MIN_THROTTLED_MS, BT_FIX_MIN_LATE_BYTES);
+		BT_FIX_MIN_THROTTLED_MS, BT_FIX_MIN_LATE_BYTES, BT_STALL_MIN_US / 1000,
+		bt_stall_cause_names[BT_STALL_NAGLE], bt_stall_cause_names[BT_STALL_RWND],
+		bt_stall_cause_names[BT_STALL_CWND], bt_stall_cause_names[BT_STALL_PACING],
+		bt_stall_cause_names[BT_STALL_OTHER]);
 }
 
 static int set_addr(void *cfg, const char *opt, const char *val)
