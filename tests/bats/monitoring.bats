@@ -54,7 +54,7 @@ prom_query() {
 	requires promtool
 	tk_run promtool check rules "$MON/bbrkit.rules.yml"
 	expect_status 0
-	[[ "$output" == *"SUCCESS: 6 rules found"* ]]
+	[[ "$output" == *"SUCCESS: 7 rules found"* ]]
 	tk_run promtool test rules "$MON/rules_test.yml"
 	expect_status 0
 	# the fixtures are not a formality: a threshold moved makes them fail
@@ -63,6 +63,12 @@ prom_query() {
 	tk_run promtool test rules "$BATS_TEST_TMPDIR/rules_test.yml"
 	[ "$status" -ne 0 ]
 	[[ "$output$stderr" == *"BbrDelayedAckCollapses"* ]]
+	sed 's/stalled_seconds_total{cause="nagle"}\[1m\])) > 0.05/stalled_seconds_total{cause="nagle"}[1m])) > 0.25/' \
+		"$MON/bbrkit.rules.yml" > "$BATS_TEST_TMPDIR/bbrkit.rules.yml"
+	! cmp -s "$MON/bbrkit.rules.yml" "$BATS_TEST_TMPDIR/bbrkit.rules.yml"
+	tk_run promtool test rules "$BATS_TEST_TMPDIR/rules_test.yml"
+	[ "$status" -ne 0 ]
+	[[ "$output$stderr" == *"BbrNagleStalls"* ]]
 }
 
 @test "the rules and the dashboard read only metrics that bbrtrace and udpdwell export" {
@@ -128,7 +134,7 @@ prom_query() {
 	jq -e '[.data.result[] | select(.metric.port == "41451")] | length == 1' "$dir/p99"
 	# every rule evaluated on real series, healthy
 	curl -sf "http://127.0.0.1:$web/api/v1/rules" > "$dir/rules"
-	[ "$(jq '[.data.groups[].rules[]] | length' "$dir/rules")" = 6 ]
+	[ "$(jq '[.data.groups[].rules[]] | length' "$dir/rules")" = 7 ]
 	jq -e '[.data.groups[].rules[] | select(.health != "ok")] | length == 0' "$dir/rules" || { cat "$dir/rules"; return 1; }
 	ud_stop
 }

@@ -14,6 +14,9 @@ setup_file() {
 	tk_lock_bbr_traced
 	export RP_OUT=$BATS_FILE_TMPDIR/runs
 	mkdir -p "$RP_OUT"
+	# the kernel's own answer: does it have the sock_send_length tracepoint?
+	HAS_SEND_TP=$(bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null | grep -m1 -o "btf_trace_sock_send_length" || true)
+	export HAS_SEND_TP
 }
 
 teardown_file() {
@@ -39,6 +42,19 @@ teardown() {
 			{ jq -c '{scenario, samples, cc: .push.send.cc}' "$d/verdict.json"; return 1; }
 		grep -q "^scenario: .*, $(push_cc_for "$b") traced by $b\$" "$d/verdict.txt"
 		[ "$(min_rtt_us "$d/trace.jsonl")" -ge 1000 ]
+		# the write tap, for stalls, on the hook this kernel and backend offer:
+		# the sock_send_length tracepoint (6.3+), else fexit on tcp_sendmsg
+		# (fentry only), else none, said in one line; with it, pushsim's writes
+		if [ -n "$HAS_SEND_TP" ] || [ "$b" = fentry ]; then
+			grep -q "stalls: the write tap runs on $([ -n "$HAS_SEND_TP" ] && echo tp_btf/sock_send_length || echo fexit/tcp_sendmsg)" \
+				"$d/bbrtrace.log" || { cat "$d/bbrtrace.log"; return 1; }
+			jq -e -s '[.[] | select(.type=="summary")][0] | .writes > 10 and .stalls_by_cause != null' \
+				"$d/trace.jsonl" > /dev/null
+		else
+			grep -q 'stalls of the sender are not traced: this kernel has no sock_send_length tracepoint (6.3+)' \
+				"$d/bbrtrace.log" || { cat "$d/bbrtrace.log"; return 1; }
+			jq -e -s '[.[] | select(.type=="summary")][0] | .writes == null' "$d/trace.jsonl" > /dev/null
+		fi
 		# only struct_ops switches the pusher's default, and back at exit
 		if [ "$b" = struct_ops ]; then
 			grep -q "default congestion control in rp-push-bk$n: bbr -> bbr_traced" "$d/bbrtrace.log"
