@@ -388,6 +388,8 @@ static int on_event(void *ctx, const struct bt_event *e)
 #define METRIC_THROTTLING "bbrtrace_throttling_collapses_total"
 #define METRIC_THROTTLED "bbrtrace_throttled_seconds_total"
 #define METRIC_LATE "bbrtrace_late_bytes_total"
+#define METRIC_WRITES "bbrtrace_writes_total"
+#define METRIC_LOST_WRITES "bbrtrace_lost_writes_total"
 #define METRIC_STALLS "bbrtrace_stalls_total"
 #define METRIC_STALLED "bbrtrace_stalled_seconds_total"
 
@@ -440,6 +442,11 @@ static int render_metrics(struct prom_buf *pb, void *ctx)
 	prom_family(pb, METRIC_LATE, PROM_COUNTER,
 		    "bytes the throttled flows' demand wanted that the pacing held back");
 	prom_sample(pb, METRIC_LATE, NULL, 0, st.late_bytes);
+	prom_family(pb, METRIC_WRITES, PROM_COUNTER, "writes of traced flows seen (the write tap, for stalls)");
+	prom_sample_u64(pb, METRIC_WRITES, NULL, 0, st.writes);
+	prom_family(pb, METRIC_LOST_WRITES, PROM_COUNTER,
+		    "writes' events lost because the ring buffer was full");
+	prom_sample_u64(pb, METRIC_LOST_WRITES, NULL, 0, bt_backend_counter(r->b, BT_CNT_LOST_WRITES));
 	prom_family(pb, METRIC_STALLS, PROM_COUNTER,
 		    "stalls of the sender: data written and not sent for 10 ms or more, by cause");
 	for (int i = 0; i < BT_NSTALL_CAUSES; i++) {
@@ -585,6 +592,8 @@ static void report_stats(struct run *r, enum rec_format fmt)
 	  verdict ? rv_u64((uint64_t)verdict->st.late_bytes) : rv_null())                 \
 	X("flows_evicted", REC_U64, 0, REC_NOCOL, verdict ? rv_u64(verdict->st.flows_evicted) : rv_null()) \
 	X("writes", REC_U64, 0, REC_NOCOL, verdict && hook ? rv_u64(r->writes) : rv_null())  \
+	X("writes_lost", REC_U64, 0, REC_NOCOL,                                          \
+	  verdict && hook ? rv_u64(bt_backend_counter(r->b, BT_CNT_LOST_WRITES)) : rv_null()) \
 	X("stalls_by_cause", REC_KV, 0, REC_NOCOL, verdict && hook ? rv_kv(skv, BT_NSTALL_CAUSES) : rv_null()) \
 	X("stalled_s", REC_F64, 3, REC_NOCOL, verdict && hook ? rv_f64(stalled_s) : rv_null())
 static const struct rec_field summary_fields[] = { SUMMARY_FIELDS(REC_FIELD) };
@@ -840,6 +849,10 @@ static void report(const struct env *env, struct run *r)
 	ilog("%llu samples in %.1f s, %llu lost%s", (unsigned long long)r->samples, elapsed,
 	     (unsigned long long)lost,
 	     lost ? " (ring buffer full: raise --ringbuf-mb or filter flows)" : "");
+	if (bt_backend_counter(r->b, BT_CNT_LOST_WRITES))
+		wlog("%llu writes' events lost (ring buffer full): stalls around them may be missed or "
+		     "longer than reported",
+		     (unsigned long long)bt_backend_counter(r->b, BT_CNT_LOST_WRITES));
 	if (r->det && verdict.st.flows_evicted)
 		wlog("the detector's table of %u flows was full: %llu flows were evicted and their "
 		     "history lost (raise --max-flows)",

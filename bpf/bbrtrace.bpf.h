@@ -285,14 +285,22 @@ static __always_inline void bt_stage_flush(struct bt_stage *st)
 	if (n > BT_BATCH)
 		n = BT_BATCH;
 	bytes = n * sizeof(struct bt_event);
-	if (bpf_ringbuf_output(&events, st->ev, bytes, bt_wakeup_flag(bytes)))
-		bt_count_n(BT_CNT_LOST, n);
+	if (bpf_ringbuf_output(&events, st->ev, bytes, bt_wakeup_flag(bytes))) {
+		__u64 writes = 0;
+
+		/* lost: each kind counted apart, so that ACKs lost + ACKs seen = bbr_main's runs */
+		for (__u32 i = 0; i < BT_BATCH; i++)
+			if (i < n && st->ev[i].kind == BT_KIND_WRITE)
+				writes++;
+		bt_count_n(BT_CNT_LOST, n - writes);
+		bt_count_n(BT_CNT_LOST_WRITES, writes);
+	}
 	st->count = 0;
 }
 
 /* a slot for one event; *stp is the batch it belongs to, or NULL for a
  * ring-buffer record of its own */
-static __always_inline struct bt_event *bt_event_begin(struct bt_stage **stp)
+static __always_inline struct bt_event *bt_event_begin(struct bt_stage **stp, __u32 lost_idx)
 {
 	__u32 zero = 0;
 	struct bt_stage *st = bpf_map_lookup_elem(&bt_stages, &zero);
@@ -310,7 +318,7 @@ static __always_inline struct bt_event *bt_event_begin(struct bt_stage **stp)
 	}
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e)
-		bt_count(BT_CNT_LOST);
+		bt_count(lost_idx);
 	return e;
 }
 
@@ -370,7 +378,7 @@ static __always_inline void bt_emit(struct sock *sk, struct tcp_sock *tp,
 				    __u64 cookie, __u32 bw_prev, __u8 source)
 {
 	struct bt_stage *st;
-	struct bt_event *e = bt_event_begin(&st);
+	struct bt_event *e = bt_event_begin(&st, BT_CNT_LOST);
 
 	if (!e)
 		return;
@@ -438,7 +446,7 @@ static __always_inline void bt_emit_write(struct sock *sk, int ret)
 	cookie = bpf_get_socket_cookie(sk);
 	if (!bt_flow_matches(sk, &flow, cookie))
 		return;
-	e = bt_event_begin(&st);
+	e = bt_event_begin(&st, BT_CNT_LOST_WRITES);
 	if (!e)
 		return;
 	e->t_ns = bpf_ktime_get_ns();

@@ -114,8 +114,9 @@ enum bt_tap_stop {
 
 /* indexes of the per-CPU counters map */
 enum bt_counter {
-	BT_CNT_LOST = 0,         /* ring buffer full: event dropped */
+	BT_CNT_LOST = 0,         /* ring buffer full: an ACK's event dropped */
 	BT_CNT_STACK,            /* kprobe/fentry entry-exit pairing failed */
+	BT_CNT_LOST_WRITES,      /* ring buffer full: a write's event dropped */
 	BT_CNT_MAX,
 };
 
