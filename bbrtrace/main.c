@@ -833,8 +833,10 @@ static void report(const struct env *env, struct run *r)
 	uint64_t lost = bt_backend_counter(r->b, BT_CNT_LOST);
 	struct bt_verdict verdict;
 
-	if (r->det)
+	if (r->det) {
 		bt_verdict_build(&verdict, r->det, env->collapse_ratio, elapsed, why_empty(env, r));
+		bt_verdict_note_lost(&verdict, lost, bt_backend_counter(r->b, BT_CNT_LOST_WRITES));
+	}
 	if (env->stats)
 		report_stats(r, env->format);
 	/* a table is for people: its summary and verdict go to stderr below */

@@ -320,6 +320,17 @@ void bt_verdict_build(struct bt_verdict *v, const struct bt_detect *d, double co
 	stall_sentence(v);
 }
 
+void bt_verdict_note_lost(struct bt_verdict *v, uint64_t acks, uint64_t writes)
+{
+	if (!acks && !writes)
+		return;
+	cat(v->text, sizeof(v->text),
+	    " Events were lost in a full ring buffer (%llu ACKs, %llu writes): the collapses and "
+	    "stalls above are incomplete, and a stall may span lost writes; raise --ringbuf-mb or "
+	    "filter flows.",
+	    (unsigned long long)acks, (unsigned long long)writes);
+}
+
 /* the verdict record's fields and values, in order; over `v`, `st`, `dack`,
  * `kv` and the address strings of bt_verdict_write() */
 #define VERDICT_FIELDS(X)                                                                  \

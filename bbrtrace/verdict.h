@@ -33,6 +33,9 @@ void bt_verdict_build(struct bt_verdict *v, const struct bt_detect *d, double co
  * and over: a throttle still in progress at the end of the trace never is */
 bool bt_throttle_negligible(const struct bt_detect_stats *st);
 
+/* appends, when any event was lost, that the verdict is incomplete */
+void bt_verdict_note_lost(struct bt_verdict *v, uint64_t acks, uint64_t writes);
+
 /* "type":"verdict" */
 extern const struct rec_schema bt_verdict_schema;
 int bt_verdict_write(struct rec_writer *w, const struct bt_verdict *v);
