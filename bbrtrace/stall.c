@@ -80,6 +80,43 @@ static void open_stall(struct bt_stall_state *st, const struct bt_sample *e)
 	st->open = true;
 }
 
+/*
+ * An ACK after which the peer's window still holds data back: TCP sends up
+ * to the window's end once this ACK is processed, and no further until the
+ * window opens (a window update reaches no tap: the stall ends "unseen", or
+ * on a later ACK or write). The ACK's event carries the window it brought.
+ */
+static void open_window_stall(struct bt_stall_state *st, const struct bt_sample *e)
+{
+	uint32_t end = e->snd_una + e->snd_wnd;
+
+	memset(&st->cur, 0, sizeof(st->cur));
+	st->cur.at = *e;
+	st->cur.at.snd_nxt = end; /* where TCP's send after this ACK stops */
+	st->cur.held_bytes = e->write_seq - end;
+	st->cur.in_flight_bytes = e->snd_wnd;
+	st->cur.cause = BT_STALL_RWND;
+	snprintf(st->cur.evidence, sizeof(st->cur.evidence),
+		 "after an ACK, the peer's %u-byte window is full and %u bytes wait beyond it", e->snd_wnd,
+		 st->cur.held_bytes);
+	st->start_snd_nxt = end;
+	st->open = true;
+}
+
+/* the last event was an ACK that could let the held data go: not the ACK
+ * that opened the stall; for Nagle, one that ACKed all in flight; for the
+ * window, one whose window reached past where sending stopped */
+static bool released_by_last_ack(const struct bt_stall_state *st)
+{
+	if (st->last_kind != BT_KIND_ACK || st->last_t_ns == st->cur.at.t_ns)
+		return false;
+	if (st->cur.cause == BT_STALL_NAGLE)
+		return st->last_una == st->last_nxt;
+	if (st->cur.cause == BT_STALL_RWND)
+		return seq_after(st->last_una + st->last_wnd, st->start_snd_nxt);
+	return true;
+}
+
 bool bt_stall_step(struct bt_stall_state *st, const struct bt_sample *e, struct bt_stall *out)
 {
 	bool ended = false;
@@ -88,9 +125,7 @@ bool bt_stall_step(struct bt_stall_state *st, const struct bt_sample *e, struct 
 		st->open = false; /* the stream is over */
 	} else if (st->open && seq_after(e->snd_nxt, st->start_snd_nxt)) {
 		/* it went out between the last event and this one */
-		bool acked_all = st->last_una == st->last_nxt;
-
-		if (st->last_kind == BT_KIND_ACK && (st->cur.cause != BT_STALL_NAGLE || acked_all))
+		if (released_by_last_ack(st))
 			ended = close_stall(st, st->last_t_ns, BT_STALL_END_ACK, out);
 		else if (e->kind == BT_KIND_WRITE || seq_after(e->write_seq, st->last_wseq))
 			/* a write, or an ACK while one was in progress: its data went out */
@@ -100,10 +135,14 @@ bool bt_stall_step(struct bt_stall_state *st, const struct bt_sample *e, struct 
 	}
 	if (!st->open && e->kind == BT_KIND_WRITE && seq_after(e->write_seq, e->snd_nxt))
 		open_stall(st, e);
+	else if (!st->open && e->kind == BT_KIND_ACK && !e->fin_acked && e->write_seq &&
+		 seq_after(e->write_seq, e->snd_una + e->snd_wnd))
+		open_window_stall(st, e);
 	st->last_t_ns = e->t_ns;
 	st->last_una = e->snd_una;
 	st->last_nxt = e->snd_nxt;
 	st->last_wseq = e->write_seq;
+	st->last_wnd = e->snd_wnd;
 	st->last_kind = e->kind;
 	return ended;
 }

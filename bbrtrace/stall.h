@@ -17,10 +17,15 @@
  *                   algorithm waits for the ACK of what is in flight
  *   pacing_limited  the pacing clock is ahead of now
  *   other           none of those (the evidence says what was seen)
+ * An ACK after which the peer's window still leaves data unsent (write_seq
+ * beyond snd_una + snd_wnd) opens an rwnd_limited stall too: an application
+ * that wrote everything long before is stalled by its receiver all the same.
  * The stall lasts until an event shows snd_nxt past where it stood. An ACK's
  * event comes before TCP sends on it: when the data went out after the
- * previous event and that event was an ACK that could release it (for
- * Nagle, one that ACKed all in flight), that ACK did (ended_by "ack");
+ * previous event and that event was an ACK that could release it (not the
+ * one that opened it; for Nagle, one that ACKed all in flight; for the
+ * window, one whose window reached past where sending stopped), that ACK
+ * did (ended_by "ack");
  * else, when this event is a write, or an ACK that shows more written than
  * the last event did (a write in progress: TCP processes the ACKs that came
  * meanwhile before send() returns), the write did ("write"); otherwise
@@ -42,7 +47,7 @@ struct bt_stall_state {
 	struct bt_stall cur;      /* the stall in progress (open) */
 	uint32_t start_snd_nxt;
 	uint64_t last_t_ns;
-	uint32_t last_una, last_nxt, last_wseq; /* the last event's snd_una, snd_nxt, write_seq */
+	uint32_t last_una, last_nxt, last_wseq, last_wnd; /* the last event's */
 	uint8_t last_kind;        /* enum bt_kind; 0xff before the first event */
 };
 

@@ -1,8 +1,11 @@
 #!/usr/bin/python3
 """Small TCP endpoints for tests.
 
-  tcpflow.py sink PORT [--addr ADDR]
-      listen, read and discard everything, forever (kill it to stop)
+  tcpflow.py sink PORT [--addr ADDR] [--rcvbuf N] [--read-bps N]
+      listen, read and discard everything, forever (kill it to stop); with
+      --rcvbuf, a receive buffer of N bytes (SO_RCVBUF, before listen); with
+      --read-bps, read at most N bytes a second (a slow application: the
+      receiver's window fills and closes)
   tcpflow.py send ADDR PORT --bytes N [--cc NAME] [--chunk N] [--gap-ms MS] [--hold S]
       connect (optionally with congestion control NAME), write N bytes in
       chunks of --chunk with --gap-ms between them, then keep the connection
@@ -19,14 +22,19 @@ def sink(a):
     fam = socket.AF_INET6 if ":" in a.addr else socket.AF_INET
     s = socket.socket(fam, socket.SOCK_STREAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if a.rcvbuf:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, a.rcvbuf)
     s.bind((a.addr, a.port))
     s.listen(16)
     import threading
 
     def drain(c):
+        # slow: a tenth of --read-bps every 100 ms
+        piece = max(1, a.read_bps // 10) if a.read_bps else 1 << 20
         with c:
-            while c.recv(1 << 20):
-                pass
+            while c.recv(piece):
+                if a.read_bps:
+                    time.sleep(0.1)
 
     while True:
         c, _ = s.accept()
@@ -60,6 +68,8 @@ def main():
     k = sub.add_parser("sink")
     k.add_argument("port", type=int)
     k.add_argument("--addr", default="0.0.0.0")
+    k.add_argument("--rcvbuf", type=int, default=0)
+    k.add_argument("--read-bps", type=int, default=0)
     d = sub.add_parser("send")
     d.add_argument("addr")
     d.add_argument("port", type=int)

@@ -163,6 +163,37 @@ static void test_unseen_end_and_fin(void **state)
 	assert_false(st.open);
 }
 
+/* everything written long before; the receiver's window holds the rest: the
+ * ACK that fills the window opens the stall, a window update nobody sees
+ * ends it, and the next ACK shows the data gone */
+static void test_window_full_after_an_ack(void **state)
+{
+	struct bt_stall_state st;
+	struct bt_stall x;
+	struct bt_sample a;
+	(void)state;
+
+	bt_stall_reset(&st);
+	a = ev(BT_KIND_ACK, 10 * MS, 40 * MSS, 80 * MSS, 400 * MSS);
+	a.snd_wnd = 45 * MSS;
+	assert_false(bt_stall_step(&st, &a, &x));
+	assert_true(st.open);
+	assert_int_equal(st.cur.cause, BT_STALL_RWND);
+	assert_int_equal(st.cur.held_bytes, (400 - 85) * MSS);
+	/* an ACK inside the window that has not moved: still stalled */
+	a = ev(BT_KIND_ACK, 11 * MS, 85 * MSS, 85 * MSS, 400 * MSS);
+	a.snd_wnd = 0;
+	assert_false(bt_stall_step(&st, &a, &x));
+	/* 100 ms on, data beyond the old window's end was sent and ACKed */
+	a = ev(BT_KIND_ACK, 111 * MS, 95 * MSS, 110 * MSS, 400 * MSS);
+	a.snd_wnd = 30 * MSS;
+	assert_true(bt_stall_step(&st, &a, &x));
+	assert_int_equal(x.cause, BT_STALL_RWND);
+	assert_int_equal(x.ended_by, BT_STALL_END_UNSEEN);
+	assert_int_equal(x.duration_us, 101000);
+	assert_non_null(strstr(x.evidence, "window is full"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -172,6 +203,7 @@ int main(void)
 		cmocka_unit_test(test_nodelay_is_not_nagle),
 		cmocka_unit_test(test_window_causes),
 		cmocka_unit_test(test_unseen_end_and_fin),
+		cmocka_unit_test(test_window_full_after_an_ack),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
