@@ -119,3 +119,30 @@ assert_rate_drop_story() {
 	[ "$other" -le "$(( all / 20 > 1 ? all / 20 : 1 ))" ]
 	jq -e '.text | test("Fix: find the policer on the path")' "$d/verdict.json" > /dev/null
 }
+
+# pushsim's prompt and paced receivers (the app-ack one is repro.bats's),
+# quickack off and on: with quickack on no delayed_ack collapse throttles
+# the push; with it off or on, a named cause explains nearly every collapse
+@test "pushsim's prompt and paced receivers, quickack off and on: no throttling delayed_ack with quickack on, other rare" {
+	requires tcpdump
+	local r q d all other n=0
+	for r in prompt paced; do
+		for q in off on; do
+			d=$BATS_TEST_TMPDIR/$r-$q
+			n=$((n + 1))
+			tk_run "$TK_ROOT/repro/dip.sh" --receiver "$r" --quickack "$q" --duration 6 --backend struct_ops \
+				--no-plot --out "$d" --id "sc${BATS_ROOT_PID}r$n" --port 43193
+			expect_status 0
+			all=$(jq .collapses "$d/verdict.json")
+			other=$(jq .collapses_by_cause.other "$d/verdict.json")
+			echo "# $r, quickack $q: $all collapses, throttling $(jq -c .throttling_by_cause "$d/verdict.json"), other $other; stalls $(jq -c .stalls_by_cause "$d/verdict.json")" >&3
+			jq -e --arg r "$r" --arg q "$q" '.scenario.receiver == $r and .scenario.quickack == $q' "$d/verdict.json" > /dev/null
+			[ "$other" -le "$(( all / 20 > 1 ? all / 20 : 1 ))" ]
+			if [ "$q" = on ]; then
+				jq -e '.throttling_by_cause.delayed_ack == 0 and .stalls_by_cause.nagle == 0' "$d/verdict.json" ||
+					{ jq -r .text "$d/verdict.json"; return 1; }
+			fi
+			tk_del_dip_netns "sc${BATS_ROOT_PID}r$n"
+		done
+	done
+}
