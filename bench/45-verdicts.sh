@@ -8,6 +8,7 @@
 #   scenario        what runs                                  expected
 #   app-ack off     live push, RTMP-like receiver, quickack off throttling delayed_ack
 #   app-ack on      the same, quickack on                      nothing throttles
+#   app-ack 30 fps  the same at 30 fps, quickack off and on    off: Nagle stalls; on: none
 #   prompt          a receiver that reads at once              nothing throttles
 #   rate cut        htb 100 -> 10 Mbit/s mid-run, 30 Mbit/s    throttling rate_drop
 #   rate cut, deep  the same behind a 1000-packet netem queue  rate_drop, never delayed_ack
@@ -43,6 +44,8 @@ ip netns del "vd-nq-$$" 2>/dev/null
 scenarios=(
 	"app-ack off|--receiver app-ack --quickack off|throttling delayed_ack"
 	"app-ack on|--receiver app-ack --quickack on|nothing throttles"
+	"app-ack 30 fps off|--receiver app-ack --fps 30 --quickack off|Nagle stalls"
+	"app-ack 30 fps on|--receiver app-ack --fps 30 --quickack on|nothing throttles, no stall"
 	"prompt|--receiver prompt|nothing throttles"
 	"rate cut|--receiver prompt --rate 100 --rate-change $((SECS / 2)):10 --bitrate-kbps 30000|throttling rate_drop"
 	"rate cut, deep|--receiver prompt --rate 100 --rate-change $((SECS / 2)):10 --bitrate-kbps 30000 ${deep[*]}|rate_drop, never delayed_ack"
@@ -75,11 +78,13 @@ for sc in "${scenarios[@]}"; do
 	fi
 	[ -s "$CSV" ] || jq -r '["scenario", "expected", "collapses"]
 		+ (.collapses_by_cause | keys_unsorted | map(., . + "_throttling"))
-		+ ["other_share", "throttled_s", "late_bytes", "verdict"] | join(",")' "$d/verdict.json" >"$CSV"
+		+ ["other_share", "throttled_s", "late_bytes", "stalls", "nagle_stalls", "stalled_s", "verdict"]
+		| join(",")' "$d/verdict.json" >"$CSV"
 	jq -r --arg s "$name" --arg e "$expected" '[$s, $e, .collapses]
 		+ ([.collapses_by_cause, .throttling_by_cause] as [$c, $t] | $c | keys_unsorted | map($c[.], $t[.]))
 		+ [(if .collapses > 0 then .collapses_by_cause.other / .collapses else 0 end), .throttled_s,
-		.late_bytes, (.text | split(";")[0:2] | join(";") | gsub(","; ""))] | @csv' "$d/verdict.json" >>"$CSV"
+		.late_bytes, ([.stalls_by_cause[]?] | add // 0), (.stalls_by_cause.nagle // 0), (.stalled_s // 0),
+		(.text | split(";")[0:2] | join(";") | gsub(","; ""))] | @csv' "$d/verdict.json" >>"$CSV"
 	cp "$d/verdict.txt" "$tmp/$name.txt" 2>/dev/null
 	echo "$name: $(head -1 "$d/verdict.txt")"
 done
@@ -89,16 +94,18 @@ python3 - "$CSV" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 causes = [k for k in rows[0] if k not in ("scenario", "expected", "collapses", "other_share",
-          "throttled_s", "late_bytes", "verdict") and not k.endswith("_throttling")]
-head = ["scenario", "collapses"] + causes + ["other %", "throttled", "expected"]
+          "throttled_s", "late_bytes", "stalls", "nagle_stalls", "stalled_s", "verdict")
+          and not k.endswith("_throttling")]
+head = ["scenario", "collapses"] + causes + ["other %", "throttled", "stalls (nagle)", "stalled", "expected"]
 out = [head]
 for r in rows:
     out.append([r["scenario"], r["collapses"]]
                + [f'{r[c]} ({r[c + "_throttling"]})' for c in causes]
-               + [f'{100 * float(r["other_share"]):.1f}', f'{float(r["throttled_s"]):.2f} s', r["expected"]])
+               + [f'{100 * float(r["other_share"]):.1f}', f'{float(r["throttled_s"]):.2f} s',
+                  f'{r["stalls"]} ({r["nagle_stalls"]})', f'{float(r["stalled_s"]):.2f} s', r["expected"]])
 w = [max(len(row[i]) for row in out) for i in range(len(head))]
 for row in out:
     print("  ".join(v.ljust(w[i]) for i, v in enumerate(row)))
-print("cells: collapses of that cause (of them throttling)")
+print("cells: collapses of that cause (of them throttling); stalls: the sender's, 10 ms or more (of them Nagle's)")
 PY
 echo "CSV: $CSV"
