@@ -81,26 +81,30 @@ static void open_stall(struct bt_stall_state *st, const struct bt_sample *e)
 }
 
 /*
- * An ACK after which the peer's window still holds data back: TCP sends up
- * to the window's end once this ACK is processed, and no further until the
- * window opens (a window update reaches no tap: the stall ends "unseen", or
- * on a later ACK or write). The ACK's event carries the window it brought.
+ * An ACK after which the peer's window leaves no room for a segment (under
+ * one MSS past snd_nxt) while data waits: nothing can go until the window
+ * opens (a window update reaches no tap: the stall ends "unseen", or on a
+ * later ACK or write). Only then is the window the limit: with room left,
+ * TCP sends and what holds the rest (cwnd, pacing) shows at the next write.
  */
 static void open_window_stall(struct bt_stall_state *st, const struct bt_sample *e)
 {
-	uint32_t end = e->snd_una + e->snd_wnd;
-
 	memset(&st->cur, 0, sizeof(st->cur));
 	st->cur.at = *e;
-	st->cur.at.snd_nxt = end; /* where TCP's send after this ACK stops */
-	st->cur.held_bytes = e->write_seq - end;
-	st->cur.in_flight_bytes = e->snd_wnd;
+	st->cur.held_bytes = e->write_seq - e->snd_nxt;
+	st->cur.in_flight_bytes = e->snd_nxt - e->snd_una;
 	st->cur.cause = BT_STALL_RWND;
 	snprintf(st->cur.evidence, sizeof(st->cur.evidence),
-		 "after an ACK, the peer's %u-byte window is full and %u bytes wait beyond it", e->snd_wnd,
-		 st->cur.held_bytes);
-	st->start_snd_nxt = end;
+		 "after an ACK, the peer's %u-byte window has no room for a segment and %u bytes wait",
+		 e->snd_wnd, st->cur.held_bytes);
+	st->start_snd_nxt = e->snd_nxt;
 	st->open = true;
+}
+
+/* the window left no room for a segment past snd_nxt */
+static bool window_full(const struct bt_sample *e)
+{
+	return (int32_t)(e->snd_una + e->snd_wnd - e->snd_nxt) < (int32_t)(e->mss ? e->mss : 1);
 }
 
 /* the last event was an ACK that could let the held data go: not the ACK
@@ -136,7 +140,7 @@ bool bt_stall_step(struct bt_stall_state *st, const struct bt_sample *e, struct 
 	if (!st->open && e->kind == BT_KIND_WRITE && seq_after(e->write_seq, e->snd_nxt))
 		open_stall(st, e);
 	else if (!st->open && e->kind == BT_KIND_ACK && !e->fin_acked && e->write_seq &&
-		 seq_after(e->write_seq, e->snd_una + e->snd_wnd))
+		 seq_after(e->write_seq, e->snd_nxt) && window_full(e))
 		open_window_stall(st, e);
 	st->last_t_ns = e->t_ns;
 	st->last_una = e->snd_una;

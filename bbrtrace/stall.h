@@ -17,9 +17,10 @@
  *                   algorithm waits for the ACK of what is in flight
  *   pacing_limited  the pacing clock is ahead of now
  *   other           none of those (the evidence says what was seen)
- * An ACK after which the peer's window still leaves data unsent (write_seq
- * beyond snd_una + snd_wnd) opens an rwnd_limited stall too: an application
- * that wrote everything long before is stalled by its receiver all the same.
+ * An ACK after which the peer's window has no room for a segment (under one
+ * MSS past snd_nxt) while data waits opens an rwnd_limited stall too: an
+ * application that wrote everything long before is stalled by its receiver
+ * all the same.
  * The stall lasts until an event shows snd_nxt past where it stood. An ACK's
  * event comes before TCP sends on it: when the data went out after the
  * previous event and that event was an ACK that could release it (not the

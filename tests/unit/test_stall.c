@@ -163,9 +163,10 @@ static void test_unseen_end_and_fin(void **state)
 	assert_false(st.open);
 }
 
-/* everything written long before; the receiver's window holds the rest: the
- * ACK that fills the window opens the stall, a window update nobody sees
- * ends it, and the next ACK shows the data gone */
+/* everything written long before; the receiver's window holds the rest:
+ * the ACK after which it has no room opens the stall, a window update nobody
+ * sees ends it, and the next ACK shows the data gone. With room left in the
+ * window, an ACK opens nothing (what holds the rest shows elsewhere). */
 static void test_window_full_after_an_ack(void **state)
 {
 	struct bt_stall_state st;
@@ -174,24 +175,28 @@ static void test_window_full_after_an_ack(void **state)
 	(void)state;
 
 	bt_stall_reset(&st);
-	a = ev(BT_KIND_ACK, 10 * MS, 40 * MSS, 80 * MSS, 400 * MSS);
-	a.snd_wnd = 45 * MSS;
+	a = ev(BT_KIND_ACK, 5 * MS, 40 * MSS, 80 * MSS, 400 * MSS);
+	a.snd_wnd = 45 * MSS; /* room for 5 segments: TCP sends them */
+	assert_false(bt_stall_step(&st, &a, &x));
+	assert_false(st.open);
+	a = ev(BT_KIND_ACK, 10 * MS, 45 * MSS, 85 * MSS, 400 * MSS);
+	a.snd_wnd = 40 * MSS + MSS / 2; /* half a segment of room */
 	assert_false(bt_stall_step(&st, &a, &x));
 	assert_true(st.open);
 	assert_int_equal(st.cur.cause, BT_STALL_RWND);
 	assert_int_equal(st.cur.held_bytes, (400 - 85) * MSS);
-	/* an ACK inside the window that has not moved: still stalled */
+	/* an ACK of all in flight, the window shut: still stalled */
 	a = ev(BT_KIND_ACK, 11 * MS, 85 * MSS, 85 * MSS, 400 * MSS);
 	a.snd_wnd = 0;
 	assert_false(bt_stall_step(&st, &a, &x));
-	/* 100 ms on, data beyond the old window's end was sent and ACKed */
+	/* 100 ms on, data past the old window's end was sent and ACKed */
 	a = ev(BT_KIND_ACK, 111 * MS, 95 * MSS, 110 * MSS, 400 * MSS);
 	a.snd_wnd = 30 * MSS;
 	assert_true(bt_stall_step(&st, &a, &x));
 	assert_int_equal(x.cause, BT_STALL_RWND);
 	assert_int_equal(x.ended_by, BT_STALL_END_UNSEEN);
 	assert_int_equal(x.duration_us, 101000);
-	assert_non_null(strstr(x.evidence, "window is full"));
+	assert_non_null(strstr(x.evidence, "no room for a segment"));
 }
 
 int main(void)
