@@ -403,7 +403,8 @@ static void classify_expired(const struct flow *f, struct bt_collapse *c, const 
 		 who, c->culprit.delivered);
 }
 
-/* neither held nor agreeing: a lone segment ACKed a little late, or other */
+/* neither held nor agreeing: a lone segment ACKed a little late, an old maximum
+ * expired, a sender-limited sample, ACK jitter, or other */
 static void classify_rest(const struct bt_detect *d, const struct flow *f, struct bt_collapse *c,
 			  const char *who, const char *hint)
 {
@@ -432,6 +433,16 @@ static void classify_rest(const struct bt_detect *d, const struct flow *f, struc
 			 "segments slowly (its own pacing, cwnd or application), so the sample measured "
 			 "the sender, not the path",
 			 who, ms(snd), d->cfg.agree_ratio, ms(rcv), k->delivered);
+		return;
+	}
+	if (rcv > snd && rcv < BT_JITTER_MAX_US) {
+		c->cause = BT_CAUSE_ACK_JITTER;
+		snprintf(e, n,
+			 "%s: %d delivered, ACKed %.3f ms after a %.3f ms send, not app-limited: "
+			 "under %.3f ms of timing jitter (scheduling, batching), not a held ACK "
+			 "(%.3f ms at least) nor a slower path",
+			 who, k->delivered, ms(rcv), ms(snd), ms(BT_JITTER_MAX_US),
+			 ms(d->cfg.delack_floor_us));
 		return;
 	}
 	c->cause = BT_CAUSE_OTHER;

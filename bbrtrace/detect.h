@@ -58,9 +58,13 @@
  *                 gives its age and what set it (often a burst).
  *   sender_limited this ACK's sample, its send interval over agree_ratio x
  *                 its receive interval: it measured the sender's own pace.
+ *   ack_jitter    this ACK's sample, not app-limited, its receive interval
+ *                 over agree_ratio x its send interval but under
+ *                 BT_JITTER_MAX_US: the ACK came microseconds late, timing
+ *                 jitter of the path's end hosts, not a held ACK.
  *   other         anything else, with the evidence (app-limited culprit,
- *                 intervals neither agreeing nor dominated, receive interval
- *                 under the floor, no culprit found).
+ *                 a receive interval between BT_JITTER_MAX_US and the floor,
+ *                 or longer than any delayed-ACK timer, no culprit found).
  */
 #ifndef BBRTRACE_DETECT_H
 #define BBRTRACE_DETECT_H

@@ -139,6 +139,8 @@ static void detect_help(FILE *f)
 		"window let an old maximum expire (the evidence gives its age in rounds and\n"
 		"what set it: often a burst); %s when the sample's send interval is over\n"
 		"%gx its receive interval (it measured the sender's own slow sending); %s\n"
+		"when its receive interval is over %gx its send interval but under %u us\n"
+		"(the ACK came microseconds late: timing jitter, not a held ACK); %s\n"
 		"otherwise, with the evidence. An ACK that covers the sender's FIN is never a\n"
 		"collapse (the stream is over).\n"
 		"Its impact: %s when the pacing BBR now allows (the new estimate x its\n"
@@ -174,7 +176,8 @@ static void detect_help(FILE *f)
 		BT_DELACK_RATIO, BT_DELACK_FLOOR_US / 1000, BT_DELACK_CEIL_US / 1000, BT_DELACK_MAX_SEGS,
 		bt_cause_names[BT_CAUSE_RATE_DROP], bt_cause_names[BT_CAUSE_RATE_DROP], BT_AGREE_RATIO,
 		bt_cause_names[BT_CAUSE_LONE_SEGMENT], BT_DELACK_MAX_SEGS, bt_cause_names[BT_CAUSE_MAX_EXPIRED],
-		bt_cause_names[BT_CAUSE_SENDER_LIMITED], BT_AGREE_RATIO, bt_cause_names[BT_CAUSE_OTHER],
+		bt_cause_names[BT_CAUSE_SENDER_LIMITED], BT_AGREE_RATIO, bt_cause_names[BT_CAUSE_ACK_JITTER],
+		BT_AGREE_RATIO, BT_JITTER_MAX_US, bt_cause_names[BT_CAUSE_OTHER],
 		bt_impact_names[BT_IMPACT_THROTTLING],
 		BT_THROTTLE_HEADROOM, BT_THROTTLE_HEADROOM, bt_impact_names[BT_IMPACT_HARMLESS],
 		BT_DEMAND_WINDOW_MS, BT_DEMAND_MIN_SPAN_MS, BT_DEMAND_APP_SHARE * 100,

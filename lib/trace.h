@@ -54,6 +54,16 @@
 #define BT_DELACK_CEIL_US 250000u
 /* rate_drop: the culprit's two intervals agree within this factor */
 #define BT_AGREE_RATIO 2.0
+/*
+ * ack_jitter: the culprit's receive interval dominates its send interval but
+ * is under this: its ACK came less than a millisecond after the data. A
+ * veth's round trip is tens of microseconds, and scheduling, softirq batching
+ * and NIC interrupt coalescing move an ACK by that much: a sample of a few
+ * segments then measures that jitter, not the path, nor a held ACK (whose
+ * timer is BT_DELACK_FLOOR_US at least). Between this and that floor the
+ * cause stays other, with its evidence.
+ */
+#define BT_JITTER_MAX_US 1000u
 
 /*
  * impact: a collapse throttles the flow when the pacing rate BBR now allows
@@ -114,7 +124,8 @@ int bt_impact_parse(const char *name);
 	X(OTHER, "other", "other")                                                    \
 	X(LONE_SEGMENT, "lone_segment", "lone late segment")                          \
 	X(MAX_EXPIRED, "max_expired", "old max expired")                              \
-	X(SENDER_LIMITED, "sender_limited", "sender-limited sample")
+	X(SENDER_LIMITED, "sender_limited", "sender-limited sample")                  \
+	X(ACK_JITTER, "ack_jitter", "ACK jitter")
 
 enum bt_cause {
 #define BT_CAUSE_ENUM(id, name, label) BT_CAUSE_##id,

@@ -291,17 +291,41 @@ static int capture_throughput(const struct env *e, struct pd_dip_info *info, dou
 	return TK_EXIT_OK;
 }
 
-/* the legend's causes, from lib/trace.h: ncauses, cause_label[] and cause_n[] */
+/* how each cause is drawn, in lib/trace.h's order: a colour apart from the plot's
+ * lines (the pacing is brown, the estimate black, the wire blue and green) and a
+ * point type; a new cause without one fails the build */
+static const struct {
+	const char *colour;
+	int pt;
+} cause_style[] = {
+	{ "#d62728", 9 },  /* delayed ACK: red */
+	{ "#ff7f0e", 11 }, /* rate drop: orange */
+	{ "#9467bd", 5 },  /* loss/policer: purple */
+	{ "#7f7f7f", 13 }, /* other: grey */
+	{ "#e377c2", 7 },  /* lone late segment: pink */
+	{ "#17becf", 15 }, /* old max expired: cyan */
+	{ "#bcbd22", 3 },  /* sender-limited: olive */
+	{ "#393b79", 1 },  /* ACK jitter: indigo */
+};
+_Static_assert(sizeof(cause_style) / sizeof(cause_style[0]) == BT_NCAUSES,
+	       "plots/bbrplot.c: cause_style needs a colour and point type for each of lib/trace.h's causes");
+
+/* the legend's causes, from lib/trace.h: ncauses, cause_label[], cause_n[],
+ * cause_colour[] and cause_pt[] */
 static void gp_causes(FILE *v, const uint64_t *counts)
 {
-	fprintf(v, "ncauses=%d; array cause_label[%d]; array cause_n[%d]; ", BT_NCAUSES, BT_NCAUSES,
-		BT_NCAUSES);
+	fprintf(v, "ncauses=%d; array cause_label[%d]; array cause_n[%d]; array cause_colour[%d]; "
+		   "array cause_pt[%d]; ",
+		BT_NCAUSES, BT_NCAUSES, BT_NCAUSES, BT_NCAUSES, BT_NCAUSES);
 	for (int c = 0; c < BT_NCAUSES; c++) {
 		char name[32];
 
 		snprintf(name, sizeof(name), "cause_label[%d]", c + 1);
 		gp_str(v, name, bt_cause_labels[c]);
-		fprintf(v, "cause_n[%d]=%llu; ", c + 1, (unsigned long long)counts[c]);
+		snprintf(name, sizeof(name), "cause_colour[%d]", c + 1);
+		gp_str(v, name, cause_style[c].colour);
+		fprintf(v, "cause_n[%d]=%llu; cause_pt[%d]=%d; ", c + 1, (unsigned long long)counts[c], c + 1,
+			cause_style[c].pt);
 	}
 }
 

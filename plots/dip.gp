@@ -7,8 +7,10 @@
 #   ptitle      the plot's title
 #   have_pcap   1 when tput.dat holds the capture's throughput
 #   bin_ms      the capture's bin width
-#   ncauses, cause_label[], cause_n[]   the collapse causes in bbrtrace's order
-#               (lib/trace.h), with their legend words and their counts
+#   ncauses, cause_label[], cause_n[], cause_colour[], cause_pt[]
+#               the collapse causes in bbrtrace's order (lib/trace.h), with
+#               their legend words, their counts, and how each is drawn
+#               (plots/bbrplot.c's cause_style)
 #   floor_mbps  the rate axis' floor: rates below it are drawn at it (log axis)
 #   interval_floor_us   intervals of 0 us are drawn at it (log axis)
 #   xmin, xmax  the time axis of both panels, seconds from time 0 (the earlier
@@ -32,12 +34,7 @@ c_sent   = "#9cc3ec"
 c_acked  = "#2ca02c"
 c_bw     = "#000000"
 c_pacing = "#8c564b"
-# one colour and point type per cause, in bbrtrace's order: delayed ACK red,
-# rate drop orange, loss/policer purple, other grey, lone late segment pink,
-# old max expired cyan, sender-limited olive; more for causes to come
-array cause_colour = ["#d62728", "#ff7f0e", "#9467bd", "#7f7f7f", "#e377c2", "#17becf", "#bcbd22", "#8c564b"]
-array cause_pt = [9, 11, 5, 13, 7, 15, 3, 1]
-if (ncauses > |cause_colour|) { print sprintf("dip.gp: %d causes, colours for %d", ncauses, |cause_colour|); exit status 1 }
+# each cause's colour and point type come from bbrplot (cause_colour[], cause_pt[])
 c_rcv    = "#d62728"
 c_snd    = "#1f77b4"
 

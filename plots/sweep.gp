@@ -4,7 +4,8 @@
 #
 # bbrplot prepares the data and runs: gnuplot -e "VARIABLES" plots/sweep.gp
 #   data, out, term, width, height, ptitle   as in dip.gp
-#   ncauses, cause_label[]                    bbrtrace's causes, in its order
+#   ncauses, cause_label[], cause_colour[]   bbrtrace's causes, in its order,
+#                                            with their colours (plots/bbrplot.c)
 #
 # sweep.dat: "RTT, quickack on|off", then collapses per minute for each cause
 #            in that order, then goodput_mbps
@@ -32,10 +33,6 @@ set ytics nomirror
 set xtics rotate by -20
 set grid ytics lc rgb "#e0e0e0"
 set key top right box opaque
-
-# the causes' colours, in bbrtrace's order, as in dip.gp
-array cause_colour = ["#d62728", "#ff7f0e", "#9467bd", "#7f7f7f", "#e377c2", "#17becf", "#bcbd22", "#8c564b"]
-if (ncauses > |cause_colour|) { print sprintf("sweep.gp: %d causes, colours for %d", ncauses, |cause_colour|); exit status 1 }
 
 plot for [c=1:ncauses] data."/sweep.dat" using (column(c + 1)):xtic(1) lc rgb cause_colour[c] title cause_label[c], \
 	'' using 0:(column(ncauses + 2)) axes x1y2 with linespoints pt 7 ps 1.8 lw 2 lc rgb "#1f77b4" title "goodput (right axis)"

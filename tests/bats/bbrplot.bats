@@ -177,6 +177,31 @@ C_SENT=9cc3ec C_ACKED=2ca02c C_BW=000000 C_DA=d62728 C_SND=1f77b4
 	grep -qi "rgb(214,  39,  40)\|#d62728" "$svg"
 }
 
+@test "dip plot: the legend shows every cause of lib/trace.h, each in a colour of its own" {
+	local svg=$BATS_TEST_TMPDIR/dip.svg labels label n colours c
+	# the labels as the contract defines them (lib/trace.h's BT_CAUSES)
+	labels=$(printf '#include "trace.h"\n#define L(id, name, label) label\nBT_CAUSES(L)\n' |
+		cpp -P -I "$TK_ROOT/lib" - | tail -1 | grep -oE '"[^"]+"' | tr -d '"')
+	n=$(wc -l <<<"$labels")
+	echo "# $n causes"
+	[ "$n" -ge 8 ]
+	bbrplot --trace "$TRACE" --pcap "$PCAP" -o "$svg"
+	while IFS= read -r label; do
+		grep -q "<text>collapse: $label ([0-9]*)</text>" "$svg" || { echo "no legend entry for '$label'"; return 1; }
+	done <<<"$labels"
+	[ "$(grep -c '<text>collapse: ' "$svg")" -eq "$n" ]
+	# each cause's colour, as plot.sh hands it to gnuplot, differs from the others
+	# and from the rate panel's lines (dip.gp's c_sent, c_acked, c_bw, c_pacing)
+	bbrplot --trace "$TRACE" --pcap "$PCAP" -o "$svg" --keep-data "$BATS_TEST_TMPDIR/kd"
+	colours=$(grep -oE "cause_colour\[[0-9]+\]='#[0-9a-f]{6}'" "$BATS_TEST_TMPDIR/kd/plot.sh" | cut -d"'" -f2)
+	echo "# colours: $(tr '\n' ' ' <<<"$colours")"
+	[ "$(wc -l <<<"$colours")" -eq "$n" ]
+	[ "$(sort -u <<<"$colours" | wc -l)" -eq "$n" ]
+	for c in $(grep -oE '^c_(sent|acked|bw|pacing) += "#[0-9a-f]{6}"' "$TK_ROOT/plots/dip.gp" | grep -oE '#[0-9a-f]{6}'); do
+		! grep -qx "$c" <<<"$colours" || { echo "cause colour $c is also a line's"; return 1; }
+	done
+}
+
 @test "dip plot --size sets the picture's size" {
 	local png=$BATS_TEST_TMPDIR/small.png
 	bbrplot --trace "$TRACE" --pcap "$PCAP" -o "$png" --size 800x600

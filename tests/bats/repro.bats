@@ -248,7 +248,7 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 	expect_status 0
 	expect_output "sweep.sh: sch_netem is missing in this kernel: the RTT axis collapses to native"
 	grep -q '^note: sch_netem is missing in this kernel: the RTT axis collapses to native' "$RP_OUT/sweep/sweep.txt"
-	head -1 "$RP_OUT/sweep/sweep.csv" | grep -qx 'rtt,rtt_effective,quickack,receiver,duration_s,collapses,delayed_ack_per_min,rate_drop_per_min,loss_policer_per_min,other_per_min,lone_segment_per_min,max_expired_per_min,sender_limited_per_min,stalls,late_frames,goodput_bps,receiver_delayed_acks,dir'
+	head -1 "$RP_OUT/sweep/sweep.csv" | grep -qx 'rtt,rtt_effective,quickack,receiver,duration_s,collapses,delayed_ack_per_min,rate_drop_per_min,loss_policer_per_min,other_per_min,lone_segment_per_min,max_expired_per_min,sender_limited_per_min,ack_jitter_per_min,stalls,late_frames,goodput_bps,receiver_delayed_acks,dir'
 	[ "$(tail -n +2 "$RP_OUT/sweep/sweep.csv" | wc -l)" -eq 2 ]
 	tail -n +2 "$RP_OUT/sweep/sweep.csv" | cut -d, -f1-3 | sort | tr '\n' ' ' | grep -qx 'native,native,off native,native,on '
 }

@@ -599,6 +599,37 @@ static void test_sender_limited(void **state)
 	bt_detect_free(d);
 }
 
+/* three segments ACKed 34 us after a 10 us send, at a veth's RTT (the estimate falls from
+ * 10 Gbit/s to 1 Gbit/s): ack_jitter, up to 1 ms */
+static void test_ack_jitter(void **state)
+{
+	struct bt_detect *d = bt_detect_new(NULL);
+	struct bt_collapse c;
+	struct bt_sample s = mk(1, 10 * 1000000000ull, 0, 3, 10, 34, false);
+	(void)state;
+
+	s.bw_bps = bt_bw_to_bps((uint32_t)((3ull << 24) / 34), 1448);
+	assert_true(bt_detect_feed(d, &s, &c));
+	assert_int_equal(c.cause, BT_CAUSE_ACK_JITTER);
+	assert_non_null(strstr(c.evidence, "ACKed 0.034 ms after a 0.010 ms send"));
+	/* the edge: 1 us under BT_JITTER_MAX_US is jitter, at it is other */
+	s = mk(2, 10 * 1000000000ull, 0, 3, 10, BT_JITTER_MAX_US - 1, false);
+	s.bw_bps = bt_bw_to_bps((uint32_t)((3ull << 24) / (BT_JITTER_MAX_US - 1)), 1448);
+	assert_true(bt_detect_feed(d, &s, &c));
+	assert_int_equal(c.cause, BT_CAUSE_ACK_JITTER);
+	s = mk(3, 10 * 1000000000ull, 0, 3, 10, BT_JITTER_MAX_US, false);
+	s.bw_bps = bt_bw_to_bps((uint32_t)((3ull << 24) / BT_JITTER_MAX_US), 1448);
+	assert_true(bt_detect_feed(d, &s, &c));
+	assert_int_equal(c.cause, BT_CAUSE_OTHER);
+	assert_non_null(strstr(c.evidence, "under the 10.000 ms delayed-ACK floor"));
+	/* app-limited, the same intervals: other, as before */
+	s = mk(4, 10 * 1000000000ull, 0, 3, 10, 34, true);
+	s.bw_bps = bt_bw_to_bps((uint32_t)((3ull << 24) / 34), 1448);
+	assert_true(bt_detect_feed(d, &s, &c));
+	assert_int_equal(c.cause, BT_CAUSE_OTHER);
+	bt_detect_free(d);
+}
+
 /*
  * An app-limited stream at 4 Mbit/s (500 bytes ACKed per ms) with a 300 Mbit/s
  * estimate, for 1.5 s; then the collapse under test at 1.5 s; then `after_ms`
@@ -725,6 +756,7 @@ int main(void)
 		cmocka_unit_test(test_queue_is_no_delayed_ack),
 		cmocka_unit_test(test_max_expired),
 		cmocka_unit_test(test_sender_limited),
+		cmocka_unit_test(test_ack_jitter),
 		cmocka_unit_test(test_impact),
 		cmocka_unit_test(test_impact_bulk),
 		cmocka_unit_test(test_verdict_nothing_throttled),
