@@ -20,7 +20,8 @@
 #
 # VERDICT_BENCH_SECS (default 20) per run; BENCH_VERDICT_ONLY=REGEX runs only the
 # scenarios it matches (rtmp: the real pushes). Each run's verdict is printed
-# verbatim as it ends. CSV: build/bench/verdicts.csv.
+# verbatim as it ends, then the evidence of each collapse left `other`.
+# CSV: build/bench/verdicts.csv.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 SECS=${VERDICT_BENCH_SECS:-20}
@@ -87,6 +88,9 @@ for sc in "${scenarios[@]}"; do
 		(.text | split(";")[0:2] | join(";") | gsub(","; ""))] | @csv' "$d/verdict.json" >>"$CSV"
 	cp "$d/verdict.txt" "$tmp/$name.txt" 2>/dev/null
 	echo "$name: $(head -1 "$d/verdict.txt")"
+	# what no named cause explains, with its evidence
+	jq -r 'select(.type == "collapse" and .cause == "other") | "  other (\(.impact)): \(.evidence)"' \
+		"$d/trace.jsonl"
 done
 
 # the table: a column per cause, "n (t)" = n collapses, t of them throttling
