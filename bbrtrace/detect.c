@@ -617,6 +617,15 @@ static void throttle_track(struct bt_detect *d, struct flow *f, const struct bt_
 		f->throttled_since_ns = 0;
 }
 
+/* the ends of the sample's flow, for the verdict's fix */
+static void flow_ends(const struct bt_sample *s, struct bt_flow_ends *e)
+{
+	memcpy(e->saddr, s->saddr, sizeof(e->saddr));
+	memcpy(e->daddr, s->daddr, sizeof(e->daddr));
+	e->sport = s->sport;
+	e->dport = s->dport;
+}
+
 /* the flow's event through its stall tracker: a stall it ended is counted and kept */
 static void stall_step(struct bt_detect *d, struct flow *f, const struct bt_sample *s)
 {
@@ -628,8 +637,7 @@ static void stall_step(struct bt_detect *d, struct flow *f, const struct bt_samp
 	d->st.stalls[x->cause]++;
 	d->st.stalled_ns[x->cause] += x->duration_us * 1000;
 	if (x->cause == BT_STALL_NAGLE) {
-		memcpy(d->st.nagle_saddr, x->at.saddr, 16);
-		memcpy(d->st.nagle_daddr, x->at.daddr, 16);
+		flow_ends(&x->at, &d->st.nagle_ends);
 		d->st.nagle_ended[x->ended_by]++;
 	}
 }
@@ -711,10 +719,7 @@ bool bt_detect_feed(struct bt_detect *d, const struct bt_sample *s, struct bt_co
 			vec_push(&d->delack_bw, c->bw_bps);
 			if (++f->delack_count > d->best_delack_count) {
 				d->best_delack_count = f->delack_count;
-				memcpy(d->st.delack_saddr, s->saddr, 16);
-				memcpy(d->st.delack_daddr, s->daddr, 16);
-				d->st.delack_sport = s->sport;
-				d->st.delack_dport = s->dport;
+				flow_ends(s, &d->st.delack_ends);
 			}
 			break;
 		case BT_CAUSE_RATE_DROP:

@@ -103,6 +103,12 @@ void bt_detect_write(struct bt_detect *d, const struct bt_sample *w);
  * event ended a stall of the sender (bbrtrace/stall.h) */
 bool bt_detect_take_stall(struct bt_detect *d, struct bt_stall *out);
 
+/* a flow's two ends, as the verdict names them in a fix: the sender (local) first */
+struct bt_flow_ends {
+	uint8_t saddr[16], daddr[16];
+	uint16_t sport, dport;
+};
+
 /* what the verdict needs, accumulated over every sample fed */
 struct bt_detect_stats {
 	uint64_t samples;
@@ -120,7 +126,7 @@ struct bt_detect_stats {
 	uint64_t stalls[BT_NSTALL_CAUSES];
 	uint64_t stalled_ns[BT_NSTALL_CAUSES];
 	uint64_t nagle_ended[BT_NSTALL_ENDS]; /* Nagle stalls, by what ended them */
-	uint8_t nagle_saddr[16], nagle_daddr[16]; /* the last Nagle stall's sender and receiver */
+	struct bt_flow_ends nagle_ends;    /* the last Nagle stall's flow */
 	uint64_t first_t_ns, last_t_ns;
 	/* medians over the delayed_ack collapses' culprits */
 	uint32_t delack_rcv_interval_median_us;
@@ -130,9 +136,7 @@ struct bt_detect_stats {
 	uint64_t rate_bw_prev_median_bps, rate_bw_median_bps;
 	uint64_t lt_bw_last_bps;           /* the last loss_policer collapse's lt_bw */
 	uint64_t other_bw_min_bps;         /* the lowest estimate an 'other' collapse left */
-	/* the flow with the most delayed_ack collapses: sender (local) and receiver */
-	uint8_t delack_saddr[16], delack_daddr[16];
-	uint16_t delack_sport, delack_dport;
+	struct bt_flow_ends delack_ends;   /* the flow with the most delayed_ack collapses */
 };
 
 void bt_detect_stats(const struct bt_detect *d, struct bt_detect_stats *st);

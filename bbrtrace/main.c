@@ -608,14 +608,12 @@ static void write_summary(struct run *r, uint64_t lost, double elapsed,
 {
 	struct rec_kv kv[BT_NCAUSES], tkv[BT_NCAUSES], skv[BT_NSTALL_CAUSES];
 	const char *no_writes, *hook = bt_backend_write_hook(r->b, &no_writes);
-	double stalled_s = 0;
+	double stalled_s = verdict ? (double)verdict->stalled_ns / 1e9 : 0;
 
 	if (verdict) {
 		bt_verdict_by_cause(verdict, kv);
 		bt_verdict_throttling_by_cause(verdict, tkv);
 		bt_verdict_stalls_by_cause(verdict, skv);
-		for (int i = 0; i < BT_NSTALL_CAUSES; i++)
-			stalled_s += (double)verdict->st.stalled_ns[i] / 1e9;
 	}
 	struct rec_value v[] = { SUMMARY_FIELDS(REC_VALUE) };
 	rec_write(r->w, &summary_schema, v);

@@ -14,7 +14,7 @@
 void bt_stall_reset(struct bt_stall_state *st)
 {
 	memset(st, 0, sizeof(*st));
-	st->last_kind = NO_EVENT;
+	st->last.kind = NO_EVENT;
 }
 
 /* b is after a in sequence space */
@@ -112,12 +112,14 @@ static bool window_full(const struct bt_sample *e)
  * window, one whose window reached past where sending stopped */
 static bool released_by_last_ack(const struct bt_stall_state *st)
 {
-	if (st->last_kind != BT_KIND_ACK || st->last_t_ns == st->cur.at.t_ns)
+	const struct bt_stall_seen *l = &st->last;
+
+	if (l->kind != BT_KIND_ACK || l->t_ns == st->cur.at.t_ns)
 		return false;
 	if (st->cur.cause == BT_STALL_NAGLE)
-		return st->last_una == st->last_nxt;
+		return l->una == l->nxt;
 	if (st->cur.cause == BT_STALL_RWND)
-		return seq_after(st->last_una + st->last_wnd, st->start_snd_nxt);
+		return seq_after(l->una + l->wnd, st->start_snd_nxt);
 	return true;
 }
 
@@ -130,8 +132,8 @@ bool bt_stall_step(struct bt_stall_state *st, const struct bt_sample *e, struct 
 	} else if (st->open && seq_after(e->snd_nxt, st->start_snd_nxt)) {
 		/* it went out between the last event and this one */
 		if (released_by_last_ack(st))
-			ended = close_stall(st, st->last_t_ns, BT_STALL_END_ACK, out);
-		else if (e->kind == BT_KIND_WRITE || seq_after(e->write_seq, st->last_wseq))
+			ended = close_stall(st, st->last.t_ns, BT_STALL_END_ACK, out);
+		else if (e->kind == BT_KIND_WRITE || seq_after(e->write_seq, st->last.wseq))
 			/* a write, or an ACK while one was in progress: its data went out */
 			ended = close_stall(st, e->t_ns, BT_STALL_END_WRITE, out);
 		else
@@ -142,11 +144,7 @@ bool bt_stall_step(struct bt_stall_state *st, const struct bt_sample *e, struct 
 	else if (!st->open && e->kind == BT_KIND_ACK && !e->fin_acked && e->write_seq &&
 		 seq_after(e->write_seq, e->snd_nxt) && window_full(e))
 		open_window_stall(st, e);
-	st->last_t_ns = e->t_ns;
-	st->last_una = e->snd_una;
-	st->last_nxt = e->snd_nxt;
-	st->last_wseq = e->write_seq;
-	st->last_wnd = e->snd_wnd;
-	st->last_kind = e->kind;
+	st->last = (struct bt_stall_seen){ .t_ns = e->t_ns, .una = e->snd_una, .nxt = e->snd_nxt,
+					   .wseq = e->write_seq, .wnd = e->snd_wnd, .kind = e->kind };
 	return ended;
 }

@@ -42,14 +42,19 @@
 
 #include "trace.h"
 
+/* what the tracker keeps of an event: when, its sequence numbers, its kind */
+struct bt_stall_seen {
+	uint64_t t_ns;
+	uint32_t una, nxt, wseq, wnd;
+	uint8_t kind;             /* enum bt_kind; 0xff before the first event */
+};
+
 /* one flow's stall in progress, and its last event */
 struct bt_stall_state {
 	bool open;
 	struct bt_stall cur;      /* the stall in progress (open) */
 	uint32_t start_snd_nxt;
-	uint64_t last_t_ns;
-	uint32_t last_una, last_nxt, last_wseq, last_wnd; /* the last event's */
-	uint8_t last_kind;        /* enum bt_kind; 0xff before the first event */
+	struct bt_stall_seen last;
 };
 
 void bt_stall_reset(struct bt_stall_state *st);

@@ -58,13 +58,23 @@ static uint64_t sum_causes(const uint64_t v[BT_NCAUSES])
 	return n;
 }
 
-/* the sender stalled at least once (the stalls have a sentence of their own) */
-static bool stalled(const struct bt_detect_stats *st)
+#define BT_ADDR_STR 48 /* an address as cli_fmt_v6mapped prints it (INET6_ADDRSTRLEN and more) */
+
+/* a flow's sender and receiver addresses, as a fix names them */
+static void fmt_ends(const struct bt_flow_ends *e, char snd[BT_ADDR_STR], char rcv[BT_ADDR_STR])
 {
-	for (int i = 0; i < BT_NSTALL_CAUSES; i++)
-		if (st->stalls[i])
-			return true;
-	return false;
+	cli_fmt_v6mapped(e->saddr, snd, BT_ADDR_STR);
+	cli_fmt_v6mapped(e->daddr, rcv, BT_ADDR_STR);
+}
+
+/* the sender's stalls, all causes: how many and how long */
+static void sum_stalls(const struct bt_detect_stats *st, uint64_t *n, uint64_t *ns)
+{
+	*n = *ns = 0;
+	for (int i = 0; i < BT_NSTALL_CAUSES; i++) {
+		*n += st->stalls[i];
+		*ns += st->stalled_ns[i];
+	}
 }
 
 /* "The bandwidth estimate collapsed N times in S s", and whether that throttled the stream */
@@ -79,7 +89,7 @@ static void headline(struct bt_verdict *v, uint64_t throttling)
 		cat(v->text, sizeof(v->text),
 		    " and never throttled the stream: the pacing BBR allowed stayed above %.2f x its "
 		    "demand. No action is needed%s",
-		    BT_THROTTLE_HEADROOM, stalled(st) ? " for the collapses" : "");
+		    BT_THROTTLE_HEADROOM, v->stalls ? " for the collapses" : "");
 		return;
 	}
 	if (st->late_bytes >= 1e6)
@@ -210,7 +220,7 @@ static void fix_of(struct bt_verdict *v, uint64_t throttling)
 	const struct bt_detect_stats *st = &v->st;
 	uint64_t dack = st->throttling[BT_CAUSE_DELAYED_ACK], rate = st->throttling[BT_CAUSE_RATE_DROP];
 	uint64_t pol = st->throttling[BT_CAUSE_LOSS_POLICER];
-	char snd[48], rcv[48];
+	char snd[BT_ADDR_STR], rcv[BT_ADDR_STR];
 
 	if (!throttling)
 		return;
@@ -219,12 +229,11 @@ static void fix_of(struct bt_verdict *v, uint64_t throttling)
 		    " That is too little to act on (under %u ms and %u kB in all): no action is "
 		    "needed%s.",
 		    BT_FIX_MIN_THROTTLED_MS, BT_FIX_MIN_LATE_BYTES / 1000,
-		    stalled(st) ? " for the collapses" : "");
+		    v->stalls ? " for the collapses" : "");
 		return;
 	}
 	if (dack) {
-		cli_fmt_v6mapped(st->delack_saddr, snd, sizeof(snd));
-		cli_fmt_v6mapped(st->delack_daddr, rcv, sizeof(rcv));
+		fmt_ends(&st->delack_ends, snd, rcv);
 		snprintf(v->fix, sizeof(v->fix),
 			 "on the receiver %s, `quickack on --to %s` (its route back to this sender), "
 			 "so that it ACKs at once",
@@ -244,17 +253,13 @@ static void fix_of(struct bt_verdict *v, uint64_t throttling)
 static void stall_sentence(struct bt_verdict *v)
 {
 	const struct bt_detect_stats *st = &v->st;
-	uint64_t n = 0, ns = 0, nagle = st->stalls[BT_STALL_NAGLE];
+	uint64_t n = v->stalls, nagle = st->stalls[BT_STALL_NAGLE];
 	const char *sep = "";
-	char held[32], snd[48], rcv[48];
+	char held[32], snd[BT_ADDR_STR], rcv[BT_ADDR_STR];
 
-	for (int i = 0; i < BT_NSTALL_CAUSES; i++) {
-		n += st->stalls[i];
-		ns += st->stalled_ns[i];
-	}
 	if (!n)
 		return;
-	fmt_us(held, sizeof(held), ns / 1000);
+	fmt_us(held, sizeof(held), v->stalled_ns / 1000);
 	cat(v->text, sizeof(v->text), " The sender stalled %llu %s with data waiting (%u ms or more "
 	    "each, %s in all): ", (unsigned long long)n, plural(n, "time", "times"),
 	    BT_STALL_MIN_US / 1000, held);
@@ -275,8 +280,7 @@ static void stall_sentence(struct bt_verdict *v)
 	cat(v->text, sizeof(v->text), ".");
 	if (nagle * 2 < n)
 		return;
-	cli_fmt_v6mapped(st->nagle_saddr, snd, sizeof(snd));
-	cli_fmt_v6mapped(st->nagle_daddr, rcv, sizeof(rcv));
+	fmt_ends(&st->nagle_ends, snd, rcv);
 	snprintf(v->stall_fix, sizeof(v->stall_fix),
 		 "TCP_NODELAY on the sender %s, or on the receiver %s `quickack on --to %s`", snd, rcv,
 		 snd);
@@ -295,6 +299,7 @@ void bt_verdict_build(struct bt_verdict *v, const struct bt_detect *d, double co
 	v->elapsed_s = elapsed_s;
 	v->collapse_ratio = collapse_ratio;
 	v->collapses = sum_causes(st->collapses);
+	sum_stalls(st, &v->stalls, &v->stalled_ns);
 	throttling = sum_causes(st->throttling);
 	if (!st->samples) {
 		snprintf(v->text, sizeof(v->text),
@@ -401,21 +406,18 @@ int bt_verdict_write(struct rec_writer *w, const struct bt_verdict *v)
 	const struct bt_detect_stats *st = &v->st;
 	bool dack = st->collapses[BT_CAUSE_DELAYED_ACK] > 0;
 	bool rate = st->collapses[BT_CAUSE_RATE_DROP] > 0;
-	char sender[48], receiver[48];
+	char sender[BT_ADDR_STR], receiver[BT_ADDR_STR];
 	struct rec_kv kv[BT_NCAUSES], tkv[BT_NCAUSES], skv[BT_NSTALL_CAUSES], ekv[BT_NSTALL_ENDS];
-	double stalled_s = 0;
+	double stalled_s = (double)v->stalled_ns / 1e9;
 
 	bt_verdict_by_cause(v, kv);
 	bt_verdict_throttling_by_cause(v, tkv);
 	bt_verdict_stalls_by_cause(v, skv);
-	for (int i = 0; i < BT_NSTALL_CAUSES; i++)
-		stalled_s += (double)st->stalled_ns[i] / 1e9;
 	for (int i = 0; i < BT_NSTALL_ENDS; i++) {
 		ekv[i].key = bt_stall_end_names[i];
 		ekv[i].val = st->nagle_ended[i];
 	}
-	cli_fmt_v6mapped(st->delack_saddr, sender, sizeof(sender));
-	cli_fmt_v6mapped(st->delack_daddr, receiver, sizeof(receiver));
+	fmt_ends(&st->delack_ends, sender, receiver);
 	struct rec_value vals[] = { VERDICT_FIELDS(REC_VALUE) };
 	_Static_assert(ARRAY_SIZE(vals) == ARRAY_SIZE(verdict_fields), "a value per field");
 	return rec_write(w, &bt_verdict_schema, vals);

@@ -19,6 +19,8 @@ struct bt_verdict {
 	struct bt_detect_stats st;
 	double collapse_ratio;
 	uint64_t collapses;       /* all causes */
+	uint64_t stalls;          /* the sender's stalls, all causes */
+	uint64_t stalled_ns;      /* their time, all causes */
 	char text[1536];
 	char fix[256];            /* empty when no fix applies */
 	char stall_fix[256];      /* the sender's stalls' fix, when most were Nagle's */
