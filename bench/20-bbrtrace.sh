@@ -3,6 +3,7 @@
 #  1. per-ACK cost of each backend's BPF programs from bpf_stats (ns/event),
 #     and for struct_ops the tap's own cost: bbr_traced with the tap minus
 #     bbr_traced without it (which is bbr_main plus the struct_ops call);
+#     with --detect, the write tap's cost per write, as a ratio to that per ACK;
 #  2. throughput of an iperf3 flow on bbr_traced while traced against bbr
 #     untraced, in alternating runs (ratio; the aim is >= 0.97);
 #  3. events per second that the user-space side decodes and writes (json and
@@ -78,6 +79,41 @@ echo "  with the tap $tap_ns ns/ACK; the tap's own cost $tap_cost ns/ACK (aim <=
 echo "ns_per_ack_no_tap,struct_ops,$ref_ns,ns" >> "$CSV"
 echo "ns_per_ack_tap,struct_ops,$tap_ns,ns" >> "$CSV"
 echo "tap_cost,struct_ops,$tap_cost,ns" >> "$CSV"
+# 1b. the write tap (--detect): ns per write against ns per ACK, in the same runs.
+# iperf3 writes 500 bytes at a time, so writes come about as often as ACKs.
+write_run() { # prints "ACK ns/run, write ns/run, writes, its program"
+	local out=$tmp/wstats.jsonl
+	"$BIN/bbrtrace" -b struct_ops --stats --detect -f json -o "$out" \
+		-d $((SECS + 2)) --set-default-in $NS-a -q 2>/dev/null &
+	local pid=$!
+	for _ in $(seq 50); do
+		[ "$(ip netns exec $NS-a sysctl -n net.ipv4.tcp_congestion_control)" = bbr_traced ] && break
+		sleep 0.1
+	done
+	ip netns exec $NS-a iperf3 -c 10.202.0.2 -p 5201 -t $SECS -b 100M -M 500 -N -l 500 > /dev/null
+	wait $pid
+	jq -rs '[.[] | select(.type == "prog_stats")] as $p
+		| ($p | map(select(.program == "bt_main")))[0] as $a
+		| ($p | map(select(.program | startswith("bt_write"))))[0] as $w
+		| "\($a.ns_per_run // "-") \($w.ns_per_run // "-") \($w.run_cnt // 0) \($w.program // "none")"' "$out"
+}
+echo
+printf '%-6s %14s %16s %9s %8s\n' "run" "ns/ACK" "ns/write" "writes" "ratio"
+wr_all=()
+for i in $(seq 3); do
+	read -r a_ns w_ns w_runs w_prog < <(write_run)
+	[ "$w_prog" != none ] || { echo "no write tap here (see bbrtrace --help, Stalls)"; break; }
+	r=$(awk -v w="$w_ns" -v a="$a_ns" 'BEGIN {printf "%.2f", w / a}')
+	wr_all+=("$r")
+	printf '%-6s %14.1f %16.1f %9s %8s\n' "$i" "$a_ns" "$w_ns" "$w_runs" "$r"
+	echo "ns_per_write,$w_prog,$w_ns,ns" >> "$CSV"
+done
+if [ ${#wr_all[@]} -gt 0 ]; then
+	wr=$(printf '%s\n' "${wr_all[@]}" | median)
+	echo "write tap ($w_prog): median $wr x bbr_traced's ns per ACK in the same run"
+	echo "write_over_ack_ratio_median,struct_ops,$wr,ratio" >> "$CSV"
+fi
+
 "$BIN/bbrtrace" --probe | while read -r name rest; do
 	[ "$name" = struct_ops ] && continue
 	printf '%-10s %s\n' "$name" "not measurable here: $rest"

@@ -413,21 +413,27 @@ const volatile bool targ_ca_bbr_traced = false;
 
 #define BT_IPPROTO_TCP 6
 
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "bt_ca_traced compares names as little-endian words"
+#endif
+/* the names as little-endian words: "bbr\0"; "bbr_trac" then "ed\0" */
+#define BT_CA_BBR 0x00726262ull
+#define BT_CA_BBR_TRAC 0x636172745f726262ull
+#define BT_CA_ED 0x006465ull
+
 /* tp, not sk: a tracepoint's sk is a struct sock to the verifier, which
  * refuses loads past its end, such as inet_connection_sock's */
 static __always_inline bool bt_ca_traced(struct tcp_sock *tp)
 {
 	const struct tcp_congestion_ops *ops = BT_RD((struct inet_connection_sock *)tp, icsk_ca_ops);
-	char name[12] = {};
+	__u64 w[2] = {}; /* the name's first 16 bytes (TCP_CA_NAME_MAX) */
 
 	if (!ops)
 		return false;
-	BPF_CORE_READ_INTO(&name, ops, name);
+	BPF_CORE_READ_INTO(&w, ops, name);
 	if (targ_ca_bbr_traced)
-		return name[0] == 'b' && name[1] == 'b' && name[2] == 'r' && name[3] == '_' &&
-		       name[4] == 't' && name[5] == 'r' && name[6] == 'a' && name[7] == 'c' &&
-		       name[8] == 'e' && name[9] == 'd' && name[10] == 0;
-	return name[0] == 'b' && name[1] == 'b' && name[2] == 'r' && name[3] == 0;
+		return w[0] == BT_CA_BBR_TRAC && (w[1] & 0xffffff) == BT_CA_ED;
+	return (w[0] & 0xffffffff) == BT_CA_BBR;
 }
 
 static __always_inline void bt_emit_write(struct sock *sk, int ret)
