@@ -246,6 +246,10 @@ static void fix_of(struct bt_verdict *v, uint64_t throttling)
 		cat(v->text, sizeof(v->text), " Fix: %s.", v->fix);
 	} else if (rate && rate * 2 >= throttling) {
 		cat(v->text, sizeof(v->text), " No receiver setting helps: the path's capacity fell.");
+	} else {
+		cat(v->text, sizeof(v->text),
+		    " No fix is proposed: neither delayed ACKs, a policer nor a rate drop caused most "
+		    "of the throttling (see each throttling collapse's evidence).");
 	}
 }
 

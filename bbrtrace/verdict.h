@@ -21,7 +21,7 @@ struct bt_verdict {
 	uint64_t collapses;       /* all causes */
 	uint64_t stalls;          /* the sender's stalls, all causes */
 	uint64_t stalled_ns;      /* their time, all causes */
-	char text[1536];
+	char text[2048];         /* the longest verdict measured is under 1000 bytes */
 	char fix[256];            /* empty when no fix applies */
 	char stall_fix[256];      /* the sender's stalls' fix, when most were Nagle's */
 };

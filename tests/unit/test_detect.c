@@ -734,6 +734,11 @@ static void test_verdict_nothing_throttled(void **state)
 	assert_non_null(strstr(v.text, "; 1 more was harmless ("));
 	/* a throttling cause without a clause of its own is still named */
 	assert_non_null(strstr(v.text, "; 1 had another cause (1 other: see each record's evidence)"));
+	/* more than a negligible cost, and no cause with a known fix: the verdict says so */
+	assert_false(bt_throttle_negligible(&v.st));
+	assert_non_null(strstr(v.text, " No fix is proposed: neither delayed ACKs, a policer nor a rate "
+				       "drop caused most of the throttling"));
+	assert_string_equal(v.fix, "");
 	bt_detect_free(d);
 }
 
