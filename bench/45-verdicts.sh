@@ -10,9 +10,10 @@
 #   app-ack on      the same, quickack on                      nothing throttles
 #   app-ack 30 fps  the same at 30 fps, quickack off and on    off: Nagle stalls; on: none
 #   prompt          a receiver that reads at once              nothing throttles
-#   rate cut        htb 100 -> 10 Mbit/s mid-run, 30 Mbit/s    throttling rate_drop
-#   rate cut, deep  the same behind a 1000-packet netem queue  rate_drop, never delayed_ack
-#                   (netem only where the kernel has it)
+#   rate cut, shallow  htb 100 -> 10 Mbit/s mid-run, a 30 Mbit/s  throttling rate_drop
+#                   push, a 20-packet queue (29 kB, 23 ms at 10 Mbit/s)
+#   rate cut, deep  the same behind a 2000-packet queue (2.3 s), rate_drop, never delayed_ack
+#                   with a 1 ms netem delay where the kernel has it
 #   policer         tbf 20 Mbit/s, 30 Mbit/s push              throttling loss_policer
 #   rtmp F fps B M Q  a real push, ffmpeg (libx264) into nginx-  harmless; quickack off: at most
 #                   rtmp (dip.sh --push ffmpeg), F fps, B Mbit/s, one throttling delayed_ack (the
@@ -48,8 +49,8 @@ scenarios=(
 	"app-ack 30 fps off|--receiver app-ack --fps 30 --quickack off|Nagle stalls"
 	"app-ack 30 fps on|--receiver app-ack --fps 30 --quickack on|nothing throttles, no stall"
 	"prompt|--receiver prompt|nothing throttles"
-	"rate cut|--receiver prompt --rate 100 --rate-change $((SECS / 2)):10 --bitrate-kbps 30000|throttling rate_drop"
-	"rate cut, deep|--receiver prompt --rate 100 --rate-change $((SECS / 2)):10 --bitrate-kbps 30000 ${deep[*]}|rate_drop, never delayed_ack"
+	"rate cut, shallow|--receiver prompt --rate 100 --rate-change $((SECS / 2)):10 --bitrate-kbps 30000 --queue-packets 20|throttling rate_drop"
+	"rate cut, deep|--receiver prompt --rate 100 --rate-change $((SECS / 2)):10 --bitrate-kbps 30000 --queue-packets 2000 ${deep[*]}|rate_drop, never delayed_ack"
 	"policer|--receiver prompt --policer 20 --bitrate-kbps 30000|throttling loss_policer"
 	"rtmp 20 fps 4M off|--push ffmpeg --fps 20 --bitrate-kbps 4000 --quickack off|harmless (handshake delayed_ack <= 1)"
 	"rtmp 20 fps 4M on|--push ffmpeg --fps 20 --bitrate-kbps 4000 --quickack on|nothing throttles"
@@ -62,7 +63,7 @@ scenarios=(
 only=${BENCH_VERDICT_ONLY:-.}
 
 echo "cores: $(nproc); load average: $(cut -d' ' -f1-3 /proc/loadavg); $SECS s per run"
-[ ${#deep[@]} -gt 0 ] || echo "no sch_netem here: 'rate cut, deep' runs without its queue"
+[ ${#deep[@]} -gt 0 ] || echo "no sch_netem here: 'rate cut, deep' runs at the native RTT (its queue is pfifo's)"
 mkdir -p "$(dirname "$CSV")"
 : >"$CSV"
 n=0

@@ -55,6 +55,9 @@ Options:
   --playout-ms N       paced receiver: playout buffer (default 100)
   --rate MBIT          htb bottleneck on the router, Mbit/s (default none)
   --rate-change T:MBIT change the htb rate to MBIT after T seconds (needs --rate)
+  --queue-packets N    the bottleneck's queue, 1..100000 packets (needs --rate;
+                       default: htb's own, as long as the router's txqueuelen,
+                       1000 on a veth); with --rtt, netem's limit
   --policer MBIT       a policer on the router instead: tbf with a 16 KB bucket
                        and no queue beyond it, so excess packets are dropped
   --collapse-ratio R   passed to bbrtrace (default 0.30)
@@ -105,7 +108,7 @@ die_usage() {
 need_value() { [ $# -ge 2 ] && [ -n "$2" ] || die_usage "$1 needs a value"; }
 
 rtt=native quickack=off receiver=app-ack duration=20 out="" fps=20 bitrate_kbps=4000
-ack_bytes=65536 playout_ms=100 rate="" rate_change="" policer="" collapse_ratio=0.30
+ack_bytes=65536 playout_ms=100 rate="" rate_change="" policer="" collapse_ratio=0.30 queue=""
 backend=auto port=43100 id=$$ prometheus="" plot_wanted=true push=pushsim receiver_set=false
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -121,6 +124,7 @@ while [ $# -gt 0 ]; do
 	--playout-ms) need_value "$@"; playout_ms=$2; shift ;;
 	--rate) need_value "$@"; rate=$2; shift ;;
 	--rate-change) need_value "$@"; rate_change=$2; shift ;;
+	--queue-packets) need_value "$@"; queue=$2; shift ;;
 	--policer) need_value "$@"; policer=$2; shift ;;
 	--collapse-ratio) need_value "$@"; collapse_ratio=$2; shift ;;
 	--backend) need_value "$@"; backend=$2; shift ;;
@@ -162,6 +166,11 @@ if [ -n "$rate_change" ]; then
 	[[ $rate_change =~ ^([0-9]+):([1-9][0-9]*)$ ]] || die_usage "--rate-change: '$rate_change' is not T:MBIT"
 	change_at=${BASH_REMATCH[1]} change_to=${BASH_REMATCH[2]}
 	[ "$change_at" -lt "$duration" ] || die_usage "--rate-change: $change_at s is not within --duration $duration"
+fi
+if [ -n "$queue" ]; then
+	[ -n "$rate" ] || die_usage "--queue-packets: needs --rate (the queue is the htb bottleneck's)"
+	is_uint "$queue" && [ "$queue" -ge 1 ] && [ "$queue" -le 100000 ] ||
+		die_usage "--queue-packets: '$queue' is not an integer in 1..100000"
 fi
 if [ -n "$policer" ]; then
 	is_uint "$policer" && [ "$policer" -ge 1 ] || die_usage "--policer: '$policer' is not a positive integer (Mbit/s)"
@@ -309,11 +318,17 @@ rtt_effective=native
 if [ "$rtt" != native ]; then
 	if [ -n "$policer" ]; then
 		echo "$PROG: --rtt with --policer is not supported: running at the native RTT" >&2
-	elif tc -n "$RTR" qdisc add dev v0 $netem_parent handle 10: netem delay "$rtt" 2>/dev/null; then
+	elif tc -n "$RTR" qdisc add dev v0 $netem_parent handle 10: netem delay "$rtt" ${queue:+limit "$queue"} \
+		2>/dev/null; then
 		rtt_effective=$rtt
 	else
 		echo "$PROG: sch_netem is missing in this kernel: running at the native RTT instead of $rtt"
 	fi
+fi
+# the bottleneck's queue, where netem does not hold it
+if [ -n "$queue" ] && [ "$rtt_effective" = native ]; then
+	tc -n "$RTR" qdisc add dev v0 parent 1:10 handle 10: pfifo limit "$queue" ||
+		fail "cannot set the bottleneck's queue to $queue packets"
 fi
 
 # --- quickack on the receiver's route to the pusher ------------------------------
@@ -503,7 +518,7 @@ else
 	start_pushsim_recv
 fi
 start_rate_change
-echo "$PROG: pushing for $duration s: $push, receiver $receiver, quickack $quickack, RTT $rtt_effective${rate:+, htb ${rate} Mbit/s}${rate_change:+ then ${change_to} Mbit/s at ${change_at} s}${policer:+, policer ${policer} Mbit/s}"
+echo "$PROG: pushing for $duration s: $push, receiver $receiver, quickack $quickack, RTT $rtt_effective${rate:+, htb ${rate} Mbit/s}${rate_change:+ then ${change_to} Mbit/s at ${change_at} s}${queue:+, a ${queue}-packet queue}${policer:+, policer ${policer} Mbit/s}"
 if [ "$push" = ffmpeg ]; then
 	run_ffmpeg_send
 else
@@ -536,13 +551,13 @@ netem_note=""
 jq -c -n --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" \
 	--arg recv "$receiver" --argjson dur "$duration" --argjson fps "$fps" \
 	--arg push "$push" --argjson kbps "$bitrate_kbps" \
-	--arg rate "$rate" --arg rc "$rate_change" --arg pol "$policer" \
+	--arg rate "$rate" --arg rc "$rate_change" --arg pol "$policer" --arg queue "$queue" \
 	--argjson delacks "$recv_delacks" --slurpfile ps "$push_file" \
 	'[inputs | select(.type == "verdict" or .type == "summary")] as $r
 	| ($r | map(select(.type == "verdict")) | first) + {scenario: {rtt: $rtt,
 	  rtt_effective: $rtt_eff, quickack: $qa, push: $push, receiver: $recv, duration_s: $dur, fps: $fps,
 	  bitrate_kbps: $kbps,
-	  htb_mbit: $rate, rate_change: $rc, policer_mbit: $pol,
+	  htb_mbit: $rate, rate_change: $rc, queue_packets: $queue, policer_mbit: $pol,
 	  backend: ($r | map(select(.type == "summary")) | first | .backend)},
 	  push: ($ps | map(select(.type == "summary")) | map({(.role): .}) | add),
 	  receiver_delayed_acks: $delacks}
@@ -550,7 +565,7 @@ jq -c -n --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" \
 	"$out/trace.jsonl" >"$out/verdict.json" || fail "no verdict in $out/trace.jsonl"
 [ -s "$out/verdict.json" ] || fail "bbrtrace wrote no verdict record (see $out/bbrtrace.log)"
 read -r samples bt_used push_cc < <(jq -r '"\(.samples) \(.scenario.backend) \(.push.send.cc)"' "$out/verdict.json")
-jq -r --arg sc "scenario: receiver $receiver, quickack $quickack, RTT $rtt_effective$netem_note, $fps fps, $bitrate_kbps kbit/s, $duration s${rate:+, htb $rate Mbit/s}${rate_change:+ then $change_to Mbit/s at $change_at s}${policer:+, policer $policer Mbit/s}, $push_cc traced by $bt_used" \
+jq -r --arg sc "scenario: receiver $receiver, quickack $quickack, RTT $rtt_effective$netem_note, $fps fps, $bitrate_kbps kbit/s, $duration s${rate:+, htb $rate Mbit/s}${rate_change:+ then $change_to Mbit/s at $change_at s}${queue:+, a $queue-packet queue}${policer:+, policer $policer Mbit/s}, $push_cc traced by $bt_used" \
 	'.text, $sc,
 	(.push.send | if .tool == "ffmpeg" then
 	  "push: ffmpeg, \(.frames) frames in \(.out_s * 10 | round / 10) s (speed \(.speed)), mean goodput \(.goodput_bps/1e6*100|round/100) Mbit/s"

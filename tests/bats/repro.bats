@@ -208,6 +208,21 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 	fi
 }
 
+@test "dip.sh --rate 50 --queue-packets 20: the router's bottleneck queues 20 packets, and the scenario says so" {
+	requires root netns struct_ops tcpdump jq tc
+	local seen=$BATS_TEST_TMPDIR/qdisc
+	"$TK_ROOT/repro/dip.sh" --rate 50 --queue-packets 20 --receiver prompt --duration 3 --no-plot \
+		--out "$RP_OUT/queue" --id "${RP_ID}q" --port 43105 > "$BATS_TEST_TMPDIR/dip.out" 2>&1 &
+	local pid=$!
+	# tc's own reading of the router while the push runs
+	tk_wait_for "tc -n rp-rtr-${RP_ID}q qdisc show dev v0 2>/dev/null | grep -q 'parent 1:10' && tc -n rp-rtr-${RP_ID}q qdisc show dev v0 > '$seen'" 60
+	wait "$pid" || { cat "$BATS_TEST_TMPDIR/dip.out"; return 1; }
+	cat "$seen"
+	grep -Eq '^qdisc pfifo 10: .*parent 1:10 limit 20p' "$seen"
+	jq -e '.scenario.queue_packets == "20" and .scenario.htb_mbit == "50"' "$RP_OUT/queue/verdict.json"
+	grep -q ', a 20-packet queue,' "$RP_OUT/queue/verdict.txt"
+}
+
 @test "dip.sh bad arguments: one line, exit 2" {
 	tk_run "$TK_ROOT/repro/dip.sh" --rtt 5x --out /tmp/x
 	expect_status 2
@@ -231,6 +246,12 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 	tk_run "$TK_ROOT/repro/dip.sh" --port 80 --out /tmp/x
 	expect_status 2
 	expect_stderr "dip.sh: --port: '80' is not in 43000..43999"
+	tk_run "$TK_ROOT/repro/dip.sh" --queue-packets 20 --out /tmp/x
+	expect_status 2
+	expect_stderr "dip.sh: --queue-packets: needs --rate (the queue is the htb bottleneck's)"
+	tk_run "$TK_ROOT/repro/dip.sh" --rate 10 --queue-packets 0 --out /tmp/x
+	expect_status 2
+	expect_stderr "dip.sh: --queue-packets: '0' is not an integer in 1..100000"
 }
 
 @test "sweep.sh: without netem the RTT axis collapses to native and the table says so; CSV columns" {
