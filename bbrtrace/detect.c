@@ -68,6 +68,14 @@ struct vec {
 	size_t n, cap;
 };
 
+/* what medians are kept of: bt_detect_stats' delack, delack_thr, rate, rate_thr */
+enum { MED_DELACK, MED_DELACK_THR, MED_RATE, MED_RATE_THR, MED_N };
+
+/* the values whose medians the verdict gives, one vector each */
+struct medians {
+	struct vec rcv, snd, bw_prev, bw;
+};
+
 struct bt_detect {
 	struct bt_detect_cfg cfg;
 	struct flow *flows; /* cfg.max_flows slots */
@@ -75,7 +83,7 @@ struct bt_detect {
 	uint64_t best_delack_count;
 	bool stall_pending;   /* a stall the last event ended, for bt_detect_take_stall() */
 	struct bt_stall stall;
-	struct vec delack_rcv, delack_snd, delack_bw_prev, delack_bw, rate_bw_prev, rate_bw;
+	struct medians med[MED_N];
 };
 
 struct bt_detect *bt_detect_new(const struct bt_detect_cfg *cfg)
@@ -128,22 +136,6 @@ static void vec_free(struct vec *v)
 	free(v->v);
 }
 
-void bt_detect_free(struct bt_detect *d)
-{
-	if (!d)
-		return;
-	vec_free(&d->delack_rcv);
-	vec_free(&d->delack_snd);
-	vec_free(&d->delack_bw_prev);
-	vec_free(&d->delack_bw);
-	vec_free(&d->rate_bw_prev);
-	vec_free(&d->rate_bw);
-	for (unsigned int i = 0; i < d->cfg.max_flows; i++)
-		flow_release(&d->flows[i]);
-	free(d->flows);
-	free(d);
-}
-
 /* a failed allocation only thins the medians; detection goes on */
 static void vec_push(struct vec *v, uint64_t x)
 {
@@ -181,6 +173,49 @@ static uint64_t vec_median(const struct vec *v)
 	m = tmp[(v->n - 1) / 2];
 	free(tmp);
 	return m;
+}
+
+static void med_free(struct medians *m)
+{
+	vec_free(&m->rcv);
+	vec_free(&m->snd);
+	vec_free(&m->bw_prev);
+	vec_free(&m->bw);
+}
+
+/* the collapse into the medians of its set (all), and of the throttling ones (all + 1) */
+static void med_push(struct medians *med, int all, const struct bt_collapse *c)
+{
+	for (int k = 0; k < 2; k++) {
+		struct medians *m = &med[all + k];
+
+		if (k && c->impact != BT_IMPACT_THROTTLING)
+			break;
+		vec_push(&m->rcv, c->culprit.rcv_interval_us);
+		vec_push(&m->snd, c->culprit.snd_interval_us);
+		vec_push(&m->bw_prev, c->bw_prev_bps);
+		vec_push(&m->bw, c->bw_bps);
+	}
+}
+
+static void med_get(const struct medians *m, struct bt_collapse_medians *out)
+{
+	out->rcv_interval_us = (uint32_t)vec_median(&m->rcv);
+	out->snd_interval_us = (uint32_t)vec_median(&m->snd);
+	out->bw_prev_bps = vec_median(&m->bw_prev);
+	out->bw_bps = vec_median(&m->bw);
+}
+
+void bt_detect_free(struct bt_detect *d)
+{
+	if (!d)
+		return;
+	for (int i = 0; i < MED_N; i++)
+		med_free(&d->med[i]);
+	for (unsigned int i = 0; i < d->cfg.max_flows; i++)
+		flow_release(&d->flows[i]);
+	free(d->flows);
+	free(d);
 }
 
 static uint64_t mix64(uint64_t x)
@@ -713,18 +748,14 @@ bool bt_detect_feed(struct bt_detect *d, const struct bt_sample *s, struct bt_co
 		f->collapses[c->cause]++;
 		switch (c->cause) {
 		case BT_CAUSE_DELAYED_ACK:
-			vec_push(&d->delack_rcv, c->culprit.rcv_interval_us);
-			vec_push(&d->delack_snd, c->culprit.snd_interval_us);
-			vec_push(&d->delack_bw_prev, c->bw_prev_bps);
-			vec_push(&d->delack_bw, c->bw_bps);
+			med_push(d->med, MED_DELACK, c);
 			if (++f->delack_count > d->best_delack_count) {
 				d->best_delack_count = f->delack_count;
 				flow_ends(s, &d->st.delack_ends);
 			}
 			break;
 		case BT_CAUSE_RATE_DROP:
-			vec_push(&d->rate_bw_prev, c->bw_prev_bps);
-			vec_push(&d->rate_bw, c->bw_bps);
+			med_push(d->med, MED_RATE, c);
 			break;
 		case BT_CAUSE_LOSS_POLICER:
 			d->st.lt_bw_last_bps = s->lt_bw_bps;
@@ -756,12 +787,10 @@ bool bt_detect_feed(struct bt_detect *d, const struct bt_sample *s, struct bt_co
 void bt_detect_stats(const struct bt_detect *d, struct bt_detect_stats *st)
 {
 	*st = d->st;
-	st->delack_rcv_interval_median_us = (uint32_t)vec_median(&d->delack_rcv);
-	st->delack_snd_interval_median_us = (uint32_t)vec_median(&d->delack_snd);
-	st->delack_bw_prev_median_bps = vec_median(&d->delack_bw_prev);
-	st->delack_bw_median_bps = vec_median(&d->delack_bw);
-	st->rate_bw_prev_median_bps = vec_median(&d->rate_bw_prev);
-	st->rate_bw_median_bps = vec_median(&d->rate_bw);
+	med_get(&d->med[MED_DELACK], &st->delack);
+	med_get(&d->med[MED_DELACK_THR], &st->delack_thr);
+	med_get(&d->med[MED_RATE], &st->rate);
+	med_get(&d->med[MED_RATE_THR], &st->rate_thr);
 	st->throttles_open = 0;
 	for (unsigned int i = 0; i < d->cfg.max_flows; i++)
 		st->throttles_open += d->flows[i].used && d->flows[i].throttled_since_ns;

@@ -103,6 +103,12 @@ void bt_detect_write(struct bt_detect *d, const struct bt_sample *w);
  * event ended a stall of the sender (bbrtrace/stall.h) */
 bool bt_detect_take_stall(struct bt_detect *d, struct bt_stall *out);
 
+/* medians over a set of collapses: their culprits' intervals, the estimate before and after */
+struct bt_collapse_medians {
+	uint32_t rcv_interval_us, snd_interval_us;
+	uint64_t bw_prev_bps, bw_bps;
+};
+
 /* a flow's two ends, as the verdict names them in a fix: the sender (local) first */
 struct bt_flow_ends {
 	uint8_t saddr[16], daddr[16];
@@ -128,12 +134,9 @@ struct bt_detect_stats {
 	uint64_t nagle_ended[BT_NSTALL_ENDS]; /* Nagle stalls, by what ended them */
 	struct bt_flow_ends nagle_ends;    /* the last Nagle stall's flow */
 	uint64_t first_t_ns, last_t_ns;
-	/* medians over the delayed_ack collapses' culprits */
-	uint32_t delack_rcv_interval_median_us;
-	uint32_t delack_snd_interval_median_us;
-	uint64_t delack_bw_prev_median_bps, delack_bw_median_bps;
-	/* medians over the rate_drop collapses */
-	uint64_t rate_bw_prev_median_bps, rate_bw_median_bps;
+	/* medians over the delayed_ack and the rate_drop collapses: all of them (the
+	 * verdict record's), and the throttling ones (the verdict's clauses) */
+	struct bt_collapse_medians delack, delack_thr, rate, rate_thr;
 	uint64_t lt_bw_last_bps;           /* the last loss_policer collapse's lt_bw */
 	uint64_t other_bw_min_bps;         /* the lowest estimate an 'other' collapse left */
 	struct bt_flow_ends delack_ends;   /* the flow with the most delayed_ack collapses */

@@ -168,7 +168,8 @@ static void detect_help(FILE *f)
 		"%s or %s; and ended_by: ack, write (the application's next\n"
 		"write took it along) or unseen. The summary and the verdict count them\n"
 		"(stalls_by_cause, stalled_s); when most were Nagle's, the verdict's fix is\n"
-		"TCP_NODELAY on the sender or quickack on the receiver.\n"
+		"TCP_NODELAY on the sender or quickack on the receiver. Without a write tap\n"
+		"those fields are null, not 0, and the verdict says why.\n"
 		"\n"
 		"Needs root (or CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN) and kernel BTF.\n"
 		"Environment: TK_VMLINUX_BTF=FILE reads the kernel's BTF from FILE.\n",
@@ -833,9 +834,12 @@ static void report(const struct env *env, struct run *r)
 	double elapsed = (double)(tk_mono_ns() - r->t0_ns) * 1e-9;
 	uint64_t lost = bt_backend_counter(r->b, BT_CNT_LOST);
 	struct bt_verdict verdict;
+	const char *no_writes;
 
 	if (r->det) {
 		bt_verdict_build(&verdict, r->det, env->collapse_ratio, elapsed, why_empty(env, r));
+		if (!bt_backend_write_hook(r->b, &no_writes))
+			bt_verdict_no_stalls(&verdict, no_writes);
 		bt_verdict_note_lost(&verdict, lost, bt_backend_counter(r->b, BT_CNT_LOST_WRITES));
 	}
 	if (env->stats)

@@ -112,8 +112,8 @@ static void delayed_ack_clause(struct bt_verdict *v, uint64_t n)
 	double app_share = st->samples ? (double)st->app_limited_samples / (double)st->samples : 0;
 	char a[32], b[32];
 
-	fmt_us(a, sizeof(a), st->delack_rcv_interval_median_us);
-	fmt_us(b, sizeof(b), st->delack_snd_interval_median_us);
+	fmt_us(a, sizeof(a), st->delack_thr.rcv_interval_us);
+	fmt_us(b, sizeof(b), st->delack_thr.snd_interval_us);
 	cat(v->text, sizeof(v->text),
 	    "; %llu %s caused by delayed ACKs (rcv_interval ≈ %s against snd_interval ≈ %s%s)",
 	    (unsigned long long)n, plural(n, "was", "were"), a, b,
@@ -124,8 +124,8 @@ static void rate_drop_clause(struct bt_verdict *v, uint64_t n)
 {
 	char a[32], b[32];
 
-	fmt_bps(a, sizeof(a), v->st.rate_bw_prev_median_bps);
-	fmt_bps(b, sizeof(b), v->st.rate_bw_median_bps);
+	fmt_bps(a, sizeof(a), v->st.rate_thr.bw_prev_bps);
+	fmt_bps(b, sizeof(b), v->st.rate_thr.bw_bps);
 	cat(v->text, sizeof(v->text),
 	    "; %llu %s real rate %s: the path delivered less (≈ %s to %s, receive and send "
 	    "intervals agree)",
@@ -329,6 +329,12 @@ void bt_verdict_build(struct bt_verdict *v, const struct bt_detect *d, double co
 	stall_sentence(v);
 }
 
+void bt_verdict_no_stalls(struct bt_verdict *v, const char *why)
+{
+	v->stalls_untraced = true;
+	cat(v->text, sizeof(v->text), " The sender's stalls were not traced: %s.", why);
+}
+
 void bt_verdict_note_lost(struct bt_verdict *v, uint64_t acks, uint64_t writes)
 {
 	if (!acks && !writes)
@@ -357,23 +363,23 @@ void bt_verdict_note_lost(struct bt_verdict *v, uint64_t acks, uint64_t writes)
 	X("collapses_per_min", REC_F64, 3, REC_NOCOL,                                       \
 	  rv_f64(v->elapsed_s > 0 ? (double)v->collapses * 60.0 / v->elapsed_s : 0))       \
 	X("delayed_ack_rcv_interval_median_us", REC_U64, 0, REC_NOCOL,                      \
-	  dack ? rv_u64(st->delack_rcv_interval_median_us) : rv_null())                     \
+	  dack ? rv_u64(st->delack.rcv_interval_us) : rv_null())                     \
 	X("delayed_ack_snd_interval_median_us", REC_U64, 0, REC_NOCOL,                      \
-	  dack ? rv_u64(st->delack_snd_interval_median_us) : rv_null())                     \
+	  dack ? rv_u64(st->delack.snd_interval_us) : rv_null())                     \
 	X("delayed_ack_bw_prev_median_bps", REC_U64, 0, REC_NOCOL,                          \
-	  dack ? rv_u64(st->delack_bw_prev_median_bps) : rv_null())                         \
+	  dack ? rv_u64(st->delack.bw_prev_bps) : rv_null())                         \
 	X("delayed_ack_bw_median_bps", REC_U64, 0, REC_NOCOL,                               \
-	  dack ? rv_u64(st->delack_bw_median_bps) : rv_null())                              \
+	  dack ? rv_u64(st->delack.bw_bps) : rv_null())                              \
 	X("rate_drop_bw_prev_median_bps", REC_U64, 0, REC_NOCOL,                            \
-	  rate ? rv_u64(st->rate_bw_prev_median_bps) : rv_null())                           \
+	  rate ? rv_u64(st->rate.bw_prev_bps) : rv_null())                           \
 	X("rate_drop_bw_median_bps", REC_U64, 0, REC_NOCOL,                                 \
-	  rate ? rv_u64(st->rate_bw_median_bps) : rv_null())                                \
+	  rate ? rv_u64(st->rate.bw_bps) : rv_null())                                \
 	X("sender", REC_STR, 0, REC_NOCOL, dack ? rv_str(sender) : rv_null())               \
 	X("receiver", REC_STR, 0, REC_NOCOL, dack ? rv_str(receiver) : rv_null())           \
 	X("fix", REC_STR, 0, REC_NOCOL, v->fix[0] ? rv_str(v->fix) : rv_null())             \
-	X("stalls_by_cause", REC_KV, 0, REC_NOCOL, rv_kv(skv, BT_NSTALL_CAUSES))            \
-	X("stalled_s", REC_F64, 3, REC_NOCOL, rv_f64(stalled_s))                           \
-	X("nagle_stalls_ended_by", REC_KV, 0, REC_NOCOL, rv_kv(ekv, BT_NSTALL_ENDS))        \
+	X("stalls_by_cause", REC_KV, 0, REC_NOCOL, trc ? rv_kv(skv, BT_NSTALL_CAUSES) : rv_null()) \
+	X("stalled_s", REC_F64, 3, REC_NOCOL, trc ? rv_f64(stalled_s) : rv_null())                 \
+	X("nagle_stalls_ended_by", REC_KV, 0, REC_NOCOL, trc ? rv_kv(ekv, BT_NSTALL_ENDS) : rv_null()) \
 	X("stall_fix", REC_STR, 0, REC_NOCOL, v->stall_fix[0] ? rv_str(v->stall_fix) : rv_null()) \
 	X("text", REC_STR, 0, REC_COL("verdict", -100, 0, 0), rv_str(v->text))
 
@@ -410,6 +416,7 @@ int bt_verdict_write(struct rec_writer *w, const struct bt_verdict *v)
 	const struct bt_detect_stats *st = &v->st;
 	bool dack = st->collapses[BT_CAUSE_DELAYED_ACK] > 0;
 	bool rate = st->collapses[BT_CAUSE_RATE_DROP] > 0;
+	bool trc = !v->stalls_untraced;
 	char sender[BT_ADDR_STR], receiver[BT_ADDR_STR];
 	struct rec_kv kv[BT_NCAUSES], tkv[BT_NCAUSES], skv[BT_NSTALL_CAUSES], ekv[BT_NSTALL_ENDS];
 	double stalled_s = (double)v->stalled_ns / 1e9;

@@ -19,6 +19,7 @@ struct bt_verdict {
 	struct bt_detect_stats st;
 	double collapse_ratio;
 	uint64_t collapses;       /* all causes */
+	bool stalls_untraced;     /* no write tap ran: the stall fields are null */
 	uint64_t stalls;          /* the sender's stalls, all causes */
 	uint64_t stalled_ns;      /* their time, all causes */
 	char text[2048];         /* the longest verdict measured is under 1000 bytes */
@@ -34,6 +35,10 @@ void bt_verdict_build(struct bt_verdict *v, const struct bt_detect *d, double co
 /* the throttling in st too small to act on (BT_FIX_MIN_LATE_BYTES, BT_FIX_MIN_THROTTLED_MS),
  * and over: a throttle still in progress at the end of the trace never is */
 bool bt_throttle_negligible(const struct bt_detect_stats *st);
+
+/* no write tap ran (why: bt_backend_write_hook's reason): the record's stall
+ * fields are null, and the sentence says why stalls are missing */
+void bt_verdict_no_stalls(struct bt_verdict *v, const char *why);
 
 /* appends, when any event was lost, that the verdict is incomplete */
 void bt_verdict_note_lost(struct bt_verdict *v, uint64_t acks, uint64_t writes);

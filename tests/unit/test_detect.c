@@ -742,6 +742,85 @@ static void test_verdict_nothing_throttled(void **state)
 	bt_detect_free(d);
 }
 
+/* a stream at 4 Mbit/s, its estimate at 300 Mbit/s, then rate drops (not app-limited
+ * samples whose intervals agree) to 100 and 90 Mbit/s (harmless) and to 3 Mbit/s
+ * (throttling): the clause on the throttling one gives its figures, not the median
+ * of all three; the record's medians are over all of them */
+static void test_verdict_rate_clause_throttling_only(void **state)
+{
+	struct bt_detect *d = bt_detect_new(NULL);
+	const uint64_t drops[] = { 100 * MBIT, 90 * MBIT, 3 * MBIT };
+	struct bt_collapse c;
+	struct bt_verdict v;
+	struct bt_sample s;
+	uint64_t t = 1, una = 1000;
+	(void)state;
+
+	for (unsigned int k = 0; k < 3; k++) {
+		for (unsigned int i = 0; i < 1000; i++, t += MS, una += 500) {
+			s = mk(t, 300 * MBIT, 300 * MBIT, 1, 1000, 1000, true);
+			s.snd_una = (uint32_t)una;
+			assert_false(bt_detect_feed(d, &s, &c));
+		}
+		/* 10 segments over the interval that makes the rate, both ends agreeing */
+		int64_t us = (int64_t)(10ull * 1448 * 8 * 1000000 / drops[k]);
+
+		s = mk(t, 300 * MBIT, bt_bw_to_bps((uint32_t)((10ull << 24) / (uint64_t)us), 1448), 10, us,
+		       us, false);
+		s.snd_una = (uint32_t)una;
+		t += MS;
+		assert_true(bt_detect_feed(d, &s, &c));
+		assert_int_equal(c.cause, BT_CAUSE_RATE_DROP);
+		assert_int_equal(c.impact, k < 2 ? BT_IMPACT_HARMLESS : BT_IMPACT_THROTTLING);
+	}
+	bt_verdict_build(&v, d, 0.3, 3, NULL);
+	assert_int_equal(v.st.throttling[BT_CAUSE_RATE_DROP], 1);
+	assert_true(v.st.rate_thr.bw_bps == c.bw_bps);
+	assert_true(v.st.rate.bw_bps > 50 * MBIT);
+	assert_non_null(strstr(v.text, "1 was a real rate drop: the path delivered less (≈ 300.0 Mbit/s to 3.0 "
+				       "Mbit/s"));
+	bt_detect_free(d);
+}
+
+/* the verdict record's stall fields: counts where writes were traced, null (not 0)
+ * where no write tap ran, and the sentence says why */
+static void test_verdict_stalls_untraced(void **state)
+{
+	struct bt_detect *d = bt_detect_new(NULL);
+	struct bt_verdict v;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	(void)state;
+
+	stream_collapse(d, 1, 200 * MBIT, 10);
+	for (int untraced = 0; untraced < 2; untraced++) {
+		struct rec_writer *w;
+
+		bt_verdict_build(&v, d, 0.3, 2, NULL);
+		if (untraced)
+			bt_verdict_no_stalls(&v, "this kernel has no sock_send_length tracepoint (6.3+)");
+		f = open_memstream(&buf, &len);
+		assert_non_null(f);
+		w = rec_writer_new(REC_JSON, f);
+		assert_int_equal(bt_verdict_write(w, &v), 0);
+		rec_writer_free(w);
+		fclose(f);
+		if (untraced) {
+			assert_non_null(strstr(buf, "\"stalls_by_cause\":null,\"stalled_s\":null,"
+						    "\"nagle_stalls_ended_by\":null"));
+			assert_non_null(strstr(v.text, " The sender's stalls were not traced: this kernel has "
+						       "no sock_send_length tracepoint (6.3+)."));
+		} else {
+			assert_non_null(strstr(buf, "\"stalls_by_cause\":{\"nagle\":0,"));
+			assert_null(strstr(v.text, "stalls were not traced"));
+		}
+		free(buf);
+		buf = NULL;
+	}
+	bt_detect_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -762,6 +841,8 @@ int main(void)
 		cmocka_unit_test(test_max_expired),
 		cmocka_unit_test(test_sender_limited),
 		cmocka_unit_test(test_ack_jitter),
+		cmocka_unit_test(test_verdict_stalls_untraced),
+		cmocka_unit_test(test_verdict_rate_clause_throttling_only),
 		cmocka_unit_test(test_impact),
 		cmocka_unit_test(test_impact_bulk),
 		cmocka_unit_test(test_verdict_nothing_throttled),

@@ -50,10 +50,15 @@ teardown() {
 				"$d/bbrtrace.log" || { cat "$d/bbrtrace.log"; return 1; }
 			jq -e -s '[.[] | select(.type=="summary")][0] | .writes > 10 and .stalls_by_cause != null' \
 				"$d/trace.jsonl" > /dev/null
+			jq -e '.stalls_by_cause != null and .stalled_s != null' "$d/verdict.json" > /dev/null
 		else
 			grep -q 'stalls of the sender are not traced: this kernel has no sock_send_length tracepoint (6.3+)' \
 				"$d/bbrtrace.log" || { cat "$d/bbrtrace.log"; return 1; }
 			jq -e -s '[.[] | select(.type=="summary")][0] | .writes == null' "$d/trace.jsonl" > /dev/null
+			# the verdict too: no stall counts (null, not 0), and why
+			jq -e '.stalls_by_cause == null and .stalled_s == null and .nagle_stalls_ended_by == null
+				and (.text | test("The sender.s stalls were not traced: this kernel has no sock_send_length"))' \
+				"$d/verdict.json" > /dev/null || { jq -c '{stalls_by_cause, stalled_s, text}' "$d/verdict.json"; return 1; }
 		fi
 		# only struct_ops switches the pusher's default, and back at exit
 		if [ "$b" = struct_ops ]; then

@@ -44,6 +44,14 @@ teardown_file() {
 	jq -e '.receiver_delayed_acks == 0 and .collapses_by_cause.delayed_ack == 0' "$on" > /dev/null ||
 		{ jq -c '{receiver_delayed_acks, collapses_by_cause}' "$on"; return 1; }
 	jq -e '.text | test("delayed ACKs|quickack on") | not' "$on" > /dev/null || { jq -r .text "$on"; return 1; }
+	# the sender's stalls, where this kernel's write tap runs (fentry's fexit,
+	# or the 6.3+ tracepoint): Nagle held frame tails behind the delayed ACKs
+	# with quickack off, and never with it on
+	if jq -e '.stalls_by_cause != null' "$off" > /dev/null; then
+		jq -e '.stalls_by_cause.nagle >= 1' "$off" > /dev/null || { jq -c '{stalls_by_cause, stalled_s}' "$off"; return 1; }
+		jq -e '.stalls_by_cause.nagle == 0' "$on" > /dev/null || { jq -c '{stalls_by_cause, stalled_s}' "$on"; return 1; }
+		echo "# stalls: quickack off $(jq -c .stalls_by_cause "$off"), on $(jq -c .stalls_by_cause "$on")" >&3
+	fi
 	# the demo's own outputs: a plot per run
 	[ -s "$out/quickack-off/dip.png" ]
 	[ -s "$out/quickack-on/dip.png" ]
