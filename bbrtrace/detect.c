@@ -570,8 +570,8 @@ static void demand_track(struct flow *f, const struct bt_sample *s)
 }
 
 /* the flow's delivery rate over the window before this ACK (lib/trace.h,
- * BT_DEMAND_WINDOW_MS), and whether it was app-limited then; 0 when the window
- * is too short */
+ * BT_DEMAND_WINDOW_MS), and whether it was app-limited then; 0 before its first
+ * checkpoint, or when it delivered nothing */
 static uint64_t demand_measured(const struct flow *f, uint64_t now_ns, bool *app_limited)
 {
 	const uint64_t window = BT_DEMAND_WINDOW_MS * 1000000ull;
@@ -586,9 +586,13 @@ static uint64_t demand_measured(const struct flow *f, uint64_t now_ns, bool *app
 			break;
 		}
 	}
-	if (!from || now_ns - from->t_ns < BT_DEMAND_MIN_SPAN_MS * 1000000ull)
+	if (!from)
 		return 0;
+	/* a young flow (or one back from idle): what it delivered, spread over the
+	 * minimum span at least; a burst ACKed in microseconds is no demand */
 	span = now_ns - from->t_ns;
+	if (span < BT_DEMAND_MIN_SPAN_MS * 1000000ull)
+		span = BT_DEMAND_MIN_SPAN_MS * 1000000ull;
 	n = f->samples - from->samples;
 	*app_limited = n && (double)(f->app_limited - from->app_limited) >= BT_DEMAND_APP_SHARE * (double)n;
 	return (uint64_t)((double)(f->acked_bytes - from->acked_bytes) * 8e9 / (double)span);

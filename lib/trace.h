@@ -80,8 +80,11 @@
  * BT_DEMAND_APP_SHARE of that window's samples, that is what the application
  * was sending, and the flow needs BT_THROTTLE_HEADROOM x it. A flow that was
  * not, a bulk sender with more to send, is throttled when the pacing allowed
- * falls under what it delivered. Younger than the minimum span (a collapse
- * in its first 20 ms), a flow's demand is the estimate it had.
+ * falls under what it delivered. A flow younger than the minimum span (a
+ * collapse in its first 20 ms) delivered what it did over 20 ms at least: on
+ * a veth, a first burst ACKed in microseconds reads as Gbit/s, and taking the
+ * estimate it had as the demand, as before, made a 4 us dip "hold back" 9 kB.
+ * A flow that delivered nothing yet wants the estimate it had.
  */
 #define BT_DEMAND_WINDOW_MS 1000u
 #define BT_DEMAND_MIN_SPAN_MS 20u

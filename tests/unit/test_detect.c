@@ -782,6 +782,30 @@ static void test_verdict_rate_clause_throttling_only(void **state)
 	bt_detect_free(d);
 }
 
+/* a flow 10 us old whose first 25 kB were ACKed in microseconds, its estimate at
+ * 10 Gbit/s, collapsing to 1 Gbit/s: its demand is those bytes over 20 ms at least
+ * (10 Mbit/s), not the estimate it had, and the collapse is harmless */
+static void test_young_flow_demand(void **state)
+{
+	struct bt_detect *d = bt_detect_new(NULL);
+	struct bt_collapse c;
+	struct bt_sample s;
+	(void)state;
+
+	s = mk(1000, 10000 * MBIT, 10000 * MBIT, 1, 2, 2, true);
+	s.snd_una = 1000;
+	assert_false(bt_detect_feed(d, &s, &c));
+	s = mk(5000, 10000 * MBIT, 10000 * MBIT, 17, 3, 3, true);
+	s.snd_una = 26000;
+	assert_false(bt_detect_feed(d, &s, &c));
+	s = mk(10000, 10000 * MBIT, 1000 * MBIT, 1, 2, 2, true);
+	s.snd_una = 26000;
+	assert_true(bt_detect_feed(d, &s, &c));
+	assert_true(c.demand_bps == 25000ull * 8 * 1000 / BT_DEMAND_MIN_SPAN_MS);
+	assert_int_equal(c.impact, BT_IMPACT_HARMLESS);
+	bt_detect_free(d);
+}
+
 /* the verdict record's stall fields: counts where writes were traced, null (not 0)
  * where no write tap ran, and the sentence says why */
 static void test_verdict_stalls_untraced(void **state)
@@ -843,6 +867,7 @@ int main(void)
 		cmocka_unit_test(test_ack_jitter),
 		cmocka_unit_test(test_verdict_stalls_untraced),
 		cmocka_unit_test(test_verdict_rate_clause_throttling_only),
+		cmocka_unit_test(test_young_flow_demand),
 		cmocka_unit_test(test_impact),
 		cmocka_unit_test(test_impact_bulk),
 		cmocka_unit_test(test_verdict_nothing_throttled),
