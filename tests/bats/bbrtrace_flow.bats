@@ -118,11 +118,24 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 	# every field of the sample record, in order
 	keys=$(jq -c 'select(.type=="sample") | keys_unsorted' "$out" | sort -u)
 	[ "$keys" = '["type","t_ns","wall_ns","cookie","saddr","daddr","sport","dport","snd_una","snd_nxt","mss","cwnd","pacing_rate_bps","delivered","interval_us","snd_interval_us","rcv_interval_us","rtt_us","losses","acked_sacked","prior_in_flight","is_app_limited","is_retrans","is_ack_delayed","sample_bw_bps","bw_prev_bps","bw_bps","mode","pacing_gain","cwnd_gain","min_rtt_us","lt_use_bw","lt_bw_bps","write_seq","snd_wnd","nonagle"]' ]
+	# the peer's window as the wire advertised it: the SYN-ACK's window as
+	# is, every later one shifted by the SYN-ACK's wscale (RFC 7323); the
+	# samples' snd_wnd must be one of them (a receiver slowed by an emulated
+	# CPU closes its window to a few bytes, so its size proves nothing)
+	local wins
+	wins=$(tcpdump -r "$cap" -nn -S "tcp dst port $lport" 2> /dev/null |
+		awk '{ w = -1; ws = ""; for (i = 1; i <= NF; i++) { if ($i == "win") w = $(i + 1) + 0;
+		         if ($i ~ /wscale$/) { ws = $(i + 1); sub(/[^0-9].*/, "", ws) } }
+		       if (w < 0) next
+		       if ($0 ~ /Flags \[S\.\]/) { scale = ws + 0; print w } else print w * 2 ^ scale }' |
+		sort -un | jq -s -c 'map({key: tostring, value: true}) | from_entries')
+	[ "$wins" != '{}' ] || { echo "# no window on the wire"; false; }
 	# plausibility: interval_us is the larger of the two intervals (or -1 for
 	# a sample the kernel marked invalid, whose bandwidth is then null);
-	# nothing sent beyond what was written (write_seq), the peer's window
-	# open, Nagle on (iperf3 without -N: neither TCP_NODELAY nor TCP_CORK)
-	bad=$(jq -c "select(.type==\"sample\" and .sport==$lport) | select(
+	# nothing sent beyond what was written (write_seq), the peer's window one
+	# the wire showed, Nagle on (iperf3 without -N: neither TCP_NODELAY nor
+	# TCP_CORK)
+	bad=$(jq -c --argjson wins "$wins" "select(.type==\"sample\" and .sport==$lport) | select(
 		((.interval_us != -1) and (.interval_us != ([.snd_interval_us, .rcv_interval_us] | max)))
 		or ((.interval_us == -1) and (.sample_bw_bps != null))
 		or (.bw_bps < 0) or (.bw_prev_bps < 0)
@@ -131,7 +144,7 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 		or (.pacing_gain <= 0) or (.cwnd < 1)
 		or ((.snd_una - .snd_nxt) > 0 and (.snd_una - .snd_nxt) < 2147483648)
 		or ((.snd_nxt - .write_seq) > 0 and (.snd_nxt - .write_seq) < 2147483648)
-		or (.snd_wnd < 1448) or (.nonagle % 4 != 0))" "$out" | head -3)
+		or ((\$wins[.snd_wnd | tostring]) | not) or (.nonagle % 4 != 0))" "$out" | head -3)
 	[ -z "$bad" ] || { echo "# implausible: $bad"; false; }
 	# BBR built a bandwidth estimate, and the samples carry a cookie
 	jq -e -s '[.[] | select(.type=="sample" and .dport==5201 and .bw_bps > 10000000)] | length > 10' "$out"
