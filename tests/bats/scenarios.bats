@@ -54,9 +54,13 @@ bulk_rate_cut() {
 	tracer=$!
 	tk_wait_for "grep -q 'bbrtrace: backend struct_ops' '$out.err'" 60 || { cat "$out.err"; return 1; }
 	if [ "${3:-}" = capture ]; then
-		ip netns exec "$NS-a" tcpdump -i veth0 -s 128 -w "$out.pcap" "tcp port $port" 2> "$out.dump.err" &
+		# every packet written before it stops (a buffered tcpdump killed at
+		# the end lost the last 42 frames: the last stall's data "never left")
+		ip netns exec "$NS-a" tcpdump -i veth0 -s 128 -U --immediate-mode -w "$out.pcap" "tcp port $port" \
+			2> "$out.dump.err" &
 		dump=$!
 		tk_wait_for "grep -q 'listening on' '$out.dump.err'" 10 || { cat "$out.dump.err"; return 1; }
+		"$TK_ROOT/scripts/tcpdump-drain.sh" mark "$dump" "$out.dump.err" 5
 	fi
 	ip netns exec "$NS-b" iperf3 -s -1 -p "$port" > /dev/null 2>&1 &
 	tk_wait_listen "$port" 5 "$NS-b"
@@ -68,7 +72,12 @@ bulk_rate_cut() {
 	wait "$cut"
 	kill -INT "$tracer"
 	wait "$tracer"
-	[ -z "$dump" ] || { kill -INT "$dump"; wait "$dump"; }
+	if [ -n "$dump" ]; then
+		"$TK_ROOT/scripts/tcpdump-drain.sh" wait "$dump" "$out.dump.err" 10
+		kill -INT "$dump"
+		wait "$dump"
+		grep -q '^0 packets dropped by kernel' "$out.dump.err" || { cat "$out.dump.err"; return 1; }
+	fi
 }
 
 # the cwnd_limited stalls of trace OUT.jsonl against tcpdump's OUT.pcap, an
