@@ -27,7 +27,7 @@ enum bt_stall_cause bt_stall_cause_of(const struct bt_sample *e, char *evidence,
 {
 	uint32_t held = e->write_seq - e->snd_nxt, flight = e->snd_nxt - e->snd_una;
 	uint32_t next = held < e->mss ? held : e->mss;
-	uint32_t packets = e->prior_in_flight; /* a write carries packets_out here */
+	uint32_t packets = e->prior_in_flight; /* a write: tcp_packets_in_flight() */
 
 	if (flight + next > e->snd_wnd) {
 		snprintf(evidence, len, "%u bytes in flight and the next %u do not fit the peer's %u-byte window",

@@ -460,7 +460,10 @@ static __always_inline void bt_emit_write(struct sock *sk, int ret)
 	bt_fill_flow(e, &flow, cookie);
 	bt_fill_tcp(sk, tp, e);
 	e->delivered = ret;
-	e->prior_in_flight = BT_RD(tp, packets_out);
+	/* what tcp_cwnd_test() counts (tcp_packets_in_flight): in loss
+	 * recovery packets_out alone fills the window while TCP still sends */
+	e->prior_in_flight = BT_RD(tp, packets_out) - BT_RD(tp, sacked_out) - BT_RD(tp, lost_out) +
+			     BT_RD(tp, retrans_out);
 	wstamp = BT_RD(tp, tcp_wstamp_ns);
 	e->rtt_us = wstamp > e->t_ns ? (__s64)((wstamp - e->t_ns) / 1000) : 0;
 	bt_event_end(st, e);

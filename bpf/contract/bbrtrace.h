@@ -29,7 +29,8 @@ enum bt_source { BT_SRC_STRUCT_OPS = 1, BT_SRC_FENTRY = 2, BT_SRC_KPROBE = 3 };
  * sock_send_length tracepoint, 6.3+, or fexit on tcp_sendmsg), after TCP
  * sent what it could; only the flow, the tcp_sock fields and these are set:
  *     delivered         the bytes the write queued
- *     prior_in_flight   packets in flight (tp->packets_out)
+ *     prior_in_flight   packets in flight, as tcp_packets_in_flight() counts
+ *                       them (packets_out - sacked_out - lost_out + retrans_out)
  *     rtt_us            how far the pacing clock (tp->tcp_wstamp_ns) was ahead
  *                       of now, in us: 0 when pacing held nothing back
  */
