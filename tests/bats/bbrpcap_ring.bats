@@ -180,7 +180,20 @@ tcptrace_dupacks() {
 	awk '$3 != $4 { print "# " $1 ": dupacks " $3 ", dup ACK records " $4; bad++ } END { exit bad > 0 || NR < 2 }' "$ours"
 	tcptrace_dupacks "$D/ring-merged.pcapng" > "$tt"
 	sed 's/^/# tcptrace: /' "$tt"
-	awk 'NR == FNR { tt[$1 " " $2] = $3; all += $3; next }
-		{ n += $3; if (tt[$1 " " $2] != $3) { printf "# %s -> %s: bbrpcap %s, tcptrace %s\n", $1, $2, $3, tt[$1 " " $2]; bad++ } }
-		END { printf "# %d duplicate ACKs\n", n; exit bad > 0 || n != all || n < 10 }' "$tt" "$ours"
+	# tcptrace counts a duplicate only at the end of a segment it saw (rtt.c,
+	# ack_in); one in 12,638 was elsewhere in one run of 26: per data sender,
+	# the duplicates whose ACK number ends no segment the capture showed
+	# before them (tshark), which tcptrace cannot count
+	local ends=$BATS_TEST_TMPDIR/ends.txt off=$BATS_TEST_TMPDIR/off.txt
+	tshark -r "$D/ring-merged.pcapng" -Y 'tcp.len > 0' -T fields -E separator=' ' \
+		-e frame.number -e ip.src -e tcp.srcport -e tcp.seq_raw -e tcp.len > "$ends" 2> /dev/null
+	jq -r 'select(.type == "ack" and .dup) | "\(.frame) \(.dst) \(.ack)"' "$out" |
+		awk 'NR == FNR { seg[NR] = $0; n = NR; next }
+			{ while (i < n) { split(seg[i + 1], s, " "); if (s[1] + 0 > $1 + 0) break
+				end[s[2] ":" s[3] " " sprintf("%.0f", (s[4] + s[5]) % 4294967296)] = 1; i++ }
+			  if (!(($2 " " $3) in end)) { off[$2]++; printf "# frame %s: a duplicate ACK of %s at no segment end\n", $1, $3 > "/dev/stderr" } }
+			END { for (k in off) print k, off[k] }' "$ends" - > "$off"
+	awk 'FILENAME == ARGV[1] { off[$1] = $2; next } FILENAME == ARGV[2] { tt[$1 " " $2] = $3; all += $3; next }
+		{ n += $3; want = $3 - off[$1]; if (tt[$1 " " $2] != want) { printf "# %s -> %s: bbrpcap %s (%d at no segment end), tcptrace %s\n", $1, $2, $3, off[$1], tt[$1 " " $2]; bad++ } ; all += off[$1] }
+		END { printf "# %d duplicate ACKs\n", n; exit bad > 0 || n != all || n < 10 }' "$off" "$tt" "$ours"
 }
