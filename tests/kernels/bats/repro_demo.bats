@@ -45,17 +45,28 @@ teardown_file() {
 		{ jq -c '{receiver_delayed_acks, collapses_by_cause}' "$on"; return 1; }
 	jq -e '.text | test("delayed ACKs|quickack on") | not' "$on" > /dev/null || { jq -r .text "$on"; return 1; }
 	# the sender's stalls, where this kernel's write tap runs (fentry's fexit,
-	# or the 6.3+ tracepoint), against pushsim's stalled frame intervals (its
-	# tcp_info), within a quarter or 2; with quickack on, no Nagle hold. (Which
-	# cause holds a frame depends on the clock: at 1 ms under TCG, BBR's pacing
-	# after a delayed-ACK collapse, rather than Nagle on a native veth.)
+	# or the 6.3+ tracepoint). Which cause holds a frame depends on the clock:
+	# at 1 ms under TCG, BBR's pacing after a delayed-ACK collapse as often as
+	# Nagle. pushsim's count is of frame ticks with bytes unsent (tcp_info),
+	# not of holds of 10 ms or more, so the two counts only agree in sign
+	# (one CI run: 10 stalls against 5 stalled ticks). The capture is the
+	# independent check: bbrpcap join finds the ACK each Nagle stall that an
+	# ACK ended waited for, and that ACK came as long after its data as the
+	# stall lasted (within 5 ms: two clocks read under emulation).
 	if jq -e '.stalls_by_cause != null' "$off" > /dev/null; then
-		for v in "$off" "$on"; do
-			jq -e '([.stalls_by_cause[]] | add) as $ours | .push.send.stalls as $theirs
-				| ($ours - $theirs | fabs) <= ([2, $theirs / 4] | max)' "$v" > /dev/null ||
-				{ jq -c '{stalls_by_cause, stalled_s, pushsim: .push.send.stalls}' "$v"; return 1; }
-		done
+		jq -e '([.stalls_by_cause[]] | add) as $ours | .push.send.stalls as $theirs
+			| ($ours > 0) == ($theirs > 0)' "$off" > /dev/null ||
+			{ jq -c '{stalls_by_cause, stalled_s, pushsim: .push.send.stalls}' "$off"; return 1; }
 		jq -e '.stalls_by_cause.nagle == 0' "$on" > /dev/null || { jq -c '{stalls_by_cause, stalled_s}' "$on"; return 1; }
+		local d=$out/quickack-off
+		bbrpcap join "$d/trace.jsonl" "$d/capture.pcap" -o "$d/joined.jsonl" 2> "$d/join.err" ||
+			{ cat "$d/join.err"; return 1; }
+		jq -c -s '[.[] | select(.type=="stall" and .cause=="nagle" and .ended_by=="ack") |
+			{duration_us, frame, ack_delay_us}] | .[0:3]' "$d/joined.jsonl" | sed 's/^/# joined: /' >&3
+		jq -e -s '[.[] | select(.type=="stall" and .cause=="nagle" and .ended_by=="ack")] |
+			all(.frame != null and ((.ack_delay_us - .duration_us) | fabs) < 5000)' "$d/joined.jsonl" ||
+			{ jq -c -s '[.[] | select(.type=="stall" and .cause=="nagle" and .ended_by=="ack") |
+				{duration_us, frame, ack_delay_us}]' "$d/joined.jsonl"; return 1; }
 		echo "# stalls, bbrtrace (pushsim): quickack off $(jq -c '[.stalls_by_cause, .push.send.stalls]' "$off"), on $(jq -c '[.stalls_by_cause, .push.send.stalls]' "$on")" >&3
 	fi
 	# the demo's own outputs: a plot per run
