@@ -20,7 +20,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 out=${1:?usage: run.sh OUT LABEL...}
 shift
-guest_timeout=${BBRKIT_GUEST_TIMEOUT:-2400}
+guest_timeout=${BBRKIT_GUEST_TIMEOUT:-3000}
 
 # one TAP result for a kernel that never ran its suites
 kernel_unavailable() {
