@@ -85,6 +85,11 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 	jq -e -s '[.[] | select(.type=="collapse") | select((.impact | IN("throttling", "harmless")) and .headroom > 0 | not)] | length == 0' \
 		"$RP_OUT/on/trace.jsonl"
 	! jq -e '.fix // "" | test("quickack")' "$RP_OUT/on/verdict.json"
+	# nearly every collapse has a named cause: other at most 5% (one in fewer than 20)
+	for d in off on; do
+		jq -e '.collapses_by_cause.other <= ([.collapses / 20 | floor, 1] | max)' "$RP_OUT/$d/verdict.json" ||
+			{ jq -c 'select(.type=="collapse" and .cause=="other") | .evidence' "$RP_OUT/$d/trace.jsonl" | head -3; return 1; }
+	done
 }
 
 @test "dip.sh leaves its outputs: a readable capture, both pushsim summaries, the verdict" {

@@ -146,6 +146,8 @@ assert_rate_drop_story() {
 	echo "# $label: $all collapses: rate_drop $rate ($rate_thr throttling), delayed_ack $dack, other $other;" \
 		"$(jq -r 'select(.type=="verdict") | .text' "$t" | head -c 400)" >&3
 	[ "$all" -ge 1 ]
+	# other at most 5% (one in a run of fewer than 20)
+	[ "$other" -le "$(( all / 20 > 1 ? all / 20 : 1 ))" ] || { jq -c 'select(.type=="collapse" and .cause=="other") | .evidence' "$t" | head -3; return 1; }
 	[ "$dack" -eq 0 ] || { echo "# $dack delayed_ack collapses in a bulk flow: $(jq -c 'select(.type=="collapse" and .cause=="delayed_ack")' "$t" | head -3)"; return 1; }
 	[ "$rate_thr" -ge 1 ] || { echo "# no throttling rate_drop"; jq -c 'select(.type=="collapse")' "$t" | head -5; return 1; }
 	# a rate drop that throttled comes after the cut: its estimate is under the old rate
