@@ -361,6 +361,25 @@ static bool held(const struct bt_detect *d, const struct bt_sample *k)
 	       (double)k->rcv_interval_us >= d->cfg.delack_ratio * (double)k->snd_interval_us;
 }
 
+/* more segments than a held ACK holds, sent faster than they came back: they
+ * drained through a queue at the path's rate (rate_drop) */
+static bool queue_drained(const struct bt_sample *k)
+{
+	return k->delivered > BT_DELACK_MAX_SEGS && k->rcv_interval_us > k->snd_interval_us;
+}
+
+static void classify_queue(struct bt_collapse *c, const char *who)
+{
+	const struct bt_sample *k = &c->culprit;
+
+	c->cause = BT_CAUSE_RATE_DROP;
+	snprintf(c->evidence, sizeof(c->evidence),
+		 "%s: %d segments sent in %.3f ms drained over %.3f ms, at %.3f Mbit/s: a queue "
+		 "at the path's rate, not a held ACK (that holds %d segments at most)",
+		 who, k->delivered, ms(k->snd_interval_us), ms(k->rcv_interval_us),
+		 (double)k->sample_bw_bps * 1e-6, BT_DELACK_MAX_SEGS);
+}
+
 /* a late ACK: a delayed_ack when it held back one or two segments within the timer's
  * range; many segments that late drained through a queue (rate_drop) */
 static void classify_held(const struct bt_detect *d, struct bt_collapse *c, const char *who,
@@ -371,13 +390,8 @@ static void classify_held(const struct bt_detect *d, struct bt_collapse *c, cons
 	char *e = c->evidence;
 	size_t n = sizeof(c->evidence);
 
-	if (k->delivered > BT_DELACK_MAX_SEGS) {
-		c->cause = BT_CAUSE_RATE_DROP;
-		snprintf(e, n,
-			 "%s: %d segments sent in %.3f ms drained over %.3f ms, at %.3f Mbit/s: a queue "
-			 "at the path's rate, not a held ACK (that holds %d segments at most)",
-			 who, k->delivered, ms(snd), ms(rcv), (double)k->sample_bw_bps * 1e-6,
-			 BT_DELACK_MAX_SEGS);
+	if (queue_drained(k)) {
+		classify_queue(c, who);
 	} else if (rcv > BT_DELACK_CEIL_US) {
 		c->cause = BT_CAUSE_OTHER;
 		snprintf(e, n,
@@ -468,6 +482,12 @@ static void classify_rest(const struct bt_detect *d, const struct flow *f, struc
 			 "segments slowly (its own pacing, cwnd or application), so the sample measured "
 			 "the sender, not the path",
 			 who, ms(snd), d->cfg.agree_ratio, ms(rcv), k->delivered);
+		return;
+	}
+	if (rcv >= d->cfg.delack_floor_us && queue_drained(k)) {
+		/* between the agreeing and the held ratios: a queue draining as
+		 * BBR's pacing comes down to the path's new rate */
+		classify_queue(c, who);
 		return;
 	}
 	if (rcv > snd && rcv < BT_JITTER_MAX_US) {

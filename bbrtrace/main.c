@@ -131,14 +131,16 @@ static void detect_help(FILE *f)
 		"%s when the sample that set the new estimate is not app-limited,\n"
 		"rcv_interval_us >= %g x snd_interval_us and >= %u ms and <= %u ms (the ACK was\n"
 		"held, not the data, within a delayed-ACK timer's range), and it delivered at\n"
-		"most %d segments (a timer holds the last one or two; more that late drained\n"
-		"through a queue: %s); %s when that sample's two intervals agree within\n"
-		"%gx (the path delivered less); %s when the kernel flagged it a lone\n"
-		"segment ACKed a little late (is_ack_delayed, at most %d delivered, under the\n"
-		"floor); %s when an earlier sample is the new estimate because the filter's\n"
-		"window let an old maximum expire (the evidence gives its age in rounds and\n"
-		"what set it: often a burst); %s when the sample's send interval is over\n"
-		"%gx its receive interval (it measured the sender's own slow sending); %s\n"
+		"most %d segments (a timer holds the last one or two; more that late, or\n"
+		"more whose receive interval is >= %u ms and over the send interval by less,\n"
+		"drained through a queue: %s); %s when that sample's two\n"
+		"intervals agree within %gx (the path delivered less); %s when the\n"
+		"kernel flagged it a lone segment ACKed a little late (is_ack_delayed, at\n"
+		"most %d delivered, under the floor); %s when an earlier sample is\n"
+		"the new estimate because the filter's window let an old maximum expire\n"
+		"(the evidence gives its age in rounds and what set it: often a burst);\n"
+		"%s when the sample's send interval is over %gx its receive\n"
+		"interval (it measured the sender's own slow sending); %s\n"
 		"when its receive interval is over %gx its send interval but under %u us\n"
 		"(the ACK came microseconds late: timing jitter, not a held ACK); %s\n"
 		"otherwise, with the evidence. An ACK that covers the sender's FIN is never a\n"
@@ -175,7 +177,7 @@ static void detect_help(FILE *f)
 		"Environment: TK_VMLINUX_BTF=FILE reads the kernel's BTF from FILE.\n",
 		bt_cause_names[BT_CAUSE_LOSS_POLICER], bt_cause_names[BT_CAUSE_DELAYED_ACK],
 		BT_DELACK_RATIO, BT_DELACK_FLOOR_US / 1000, BT_DELACK_CEIL_US / 1000, BT_DELACK_MAX_SEGS,
-		bt_cause_names[BT_CAUSE_RATE_DROP], bt_cause_names[BT_CAUSE_RATE_DROP], BT_AGREE_RATIO,
+		BT_DELACK_FLOOR_US / 1000, bt_cause_names[BT_CAUSE_RATE_DROP], bt_cause_names[BT_CAUSE_RATE_DROP], BT_AGREE_RATIO,
 		bt_cause_names[BT_CAUSE_LONE_SEGMENT], BT_DELACK_MAX_SEGS, bt_cause_names[BT_CAUSE_MAX_EXPIRED],
 		bt_cause_names[BT_CAUSE_SENDER_LIMITED], BT_AGREE_RATIO, bt_cause_names[BT_CAUSE_ACK_JITTER],
 		BT_AGREE_RATIO, BT_JITTER_MAX_US, bt_cause_names[BT_CAUSE_OTHER],

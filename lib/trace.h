@@ -43,7 +43,10 @@
  * ... and the late ACK held back at most this many segments: a delayed-ACK
  * timer holds the ACK of the last one or two (RFC 1122 ACKs every second
  * full segment at once). More segments arriving that late drained through
- * a queue at the path's rate: a rate_drop, whatever the sender's burst.
+ * a queue at the path's rate: a rate_drop, whatever the sender's burst. So
+ * are more segments whose receive interval is at least the floor and over
+ * their send interval by less than BT_DELACK_RATIO (a rate cut's queue as
+ * BBR's pacing comes down: 22 ms against 5.2 ms, 21.6 against 10.8).
  */
 #define BT_DELACK_MAX_SEGS 2
 /*

@@ -559,6 +559,43 @@ static void test_queue_is_no_delayed_ack(void **state)
 	bt_detect_free(d);
 }
 
+/*
+ * A rate cut's queue as BBR's pacing comes down: the receive interval over
+ * the send interval by less than the held ratio (5x), past the 10 ms floor
+ * (the bench's two last 'other': 22.064 ms against 5.209, 21.552 against
+ * 10.775). With more segments than a held ACK holds it is a queue (rate_drop);
+ * with two it stays other; under the floor, and with the two intervals
+ * agreeing, it is not this rule's
+ */
+static void test_queue_between_the_ratios(void **state)
+{
+	struct bt_detect *d = bt_detect_new(NULL);
+	struct bt_collapse c;
+	struct bt_sample s;
+	struct {
+		int32_t dlv;
+		int64_t snd, rcv;
+		enum bt_cause cause;
+		const char *evidence;
+	} cases[] = {
+		{ 19, 5209, 22064, BT_CAUSE_RATE_DROP, "19 segments sent in 5.209 ms drained over 22.064 ms" },
+		{ 19, 10775, 21552, BT_CAUSE_RATE_DROP, "drained over 21.552 ms" },
+		{ 2, 5209, 22064, BT_CAUSE_OTHER, "neither agree nor show a held ACK" },
+		{ 19, 2209, 9999, BT_CAUSE_OTHER, "neither agree" },
+		{ 19, 11000, 22000, BT_CAUSE_RATE_DROP, "agree (within 2x)" },
+	};
+	(void)state;
+
+	for (unsigned int i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		s = mk(i + 1, 1000000000, 0, cases[i].dlv, cases[i].snd, cases[i].rcv, false);
+		s.bw_bps = bt_bw_to_bps((uint32_t)(((uint64_t)cases[i].dlv << 24) / (uint64_t)cases[i].rcv), 1448);
+		assert_true(bt_detect_feed(d, &s, &c));
+		assert_int_equal(c.cause, cases[i].cause);
+		assert_non_null(strstr(c.evidence, cases[i].evidence));
+	}
+	bt_detect_free(d);
+}
+
 /* the filter's window rotating past an old burst's maximum: max_expired, with its age and source */
 static void test_max_expired(void **state)
 {
@@ -862,6 +899,7 @@ int main(void)
 		cmocka_unit_test(test_evicted_history_gone),
 		cmocka_unit_test(test_verdict_text),
 		cmocka_unit_test(test_queue_is_no_delayed_ack),
+		cmocka_unit_test(test_queue_between_the_ratios),
 		cmocka_unit_test(test_max_expired),
 		cmocka_unit_test(test_sender_limited),
 		cmocka_unit_test(test_ack_jitter),
