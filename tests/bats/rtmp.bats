@@ -92,32 +92,42 @@ rt_common() {
 		{ echo "# other: $(jq .collapses_by_cause.other "$d/verdict.json") of $(jq .collapses "$d/verdict.json")"; return 1; }
 }
 
-# quickack on: nothing held, nothing throttled, the verdict says so
+# whatever throttled the push was too little to act on: the verdict says so
+# and proposes no fix for its collapses (a lone segment ACKed a few ms late
+# can throttle a 12 Mbit/s push for a few ms: one CI run, 3.24 ms, 0.29 of
+# the demand for an instant)
+rt_expect_negligible() {
+	local d=$1
+	jq -e '([.throttling_by_cause[]] | add) == 0 or (.text | test("too little to act on"))' "$d/verdict.json" ||
+		{ jq -r .text "$d/verdict.json"; jq -c 'select(.type == "collapse" and .impact == "throttling")' "$d/trace.jsonl"; return 1; }
+	grep -qiE 'no action is needed|never collapsed' "$d/verdict.txt" || { head -1 "$d/verdict.txt"; return 1; }
+	jq -e '.fix == null' "$d/verdict.json" || { jq -r .text "$d/verdict.json"; return 1; }
+}
+
+# quickack on: nothing held, nothing worth a fix, no stall, the verdict says so
 rt_expect_clean() {
 	local d=$1
 	jq -e '.collapses_by_cause.delayed_ack == 0' "$d/verdict.json" ||
 		{ echo "# delayed_ack collapses with quickack on:"; jq -c 'select(.cause == "delayed_ack")' "$d/trace.jsonl"; return 1; }
-	jq -e '([.throttling_by_cause[]] | add) == 0 and .throttled_s == 0' "$d/verdict.json" ||
-		{ jq -c 'select(.type == "collapse" and .impact == "throttling")' "$d/trace.jsonl"; return 1; }
-	grep -qE 'No action is needed|never collapsed' "$d/verdict.txt" || { head -1 "$d/verdict.txt"; return 1; }
+	rt_expect_negligible "$d"
 	jq -e '([.stalls_by_cause[]] | add) == 0 and .stall_fix == null' "$d/verdict.json" ||
 		{ jq -c 'select(.type == "stall")' "$d/trace.jsonl" | head -3; return 1; }
 	! grep -q 'Fix:' "$d/verdict.txt" || false
 }
 
-# quickack off: at most the handshake's held ACK throttles, once, in STARTUP
-# (before the video flows); every other collapse is harmless
+# quickack off: at most the handshake's held ACK throttles as a delayed_ack,
+# once, in STARTUP (before the video flows); the rest is too little to act on
 rt_expect_handshake_only() {
 	local d=$1
-	jq -e '([.throttling_by_cause[]] | add) == .throttling_by_cause.delayed_ack and .throttling_by_cause.delayed_ack <= 1' \
-		"$d/verdict.json" || { jq -c 'select(.type == "collapse" and .impact == "throttling")' "$d/trace.jsonl"; return 1; }
-	jq -e -s '[.[] | select(.type == "collapse" and .impact == "throttling" and .mode != "STARTUP")] | length == 0' \
-		"$d/trace.jsonl" || { jq -c 'select(.type == "collapse" and .impact == "throttling")' "$d/trace.jsonl"; return 1; }
+	jq -e '.throttling_by_cause.delayed_ack <= 1' "$d/verdict.json" ||
+		{ jq -c 'select(.type == "collapse" and .impact == "throttling")' "$d/trace.jsonl"; return 1; }
+	jq -e -s '[.[] | select(.type == "collapse" and .impact == "throttling" and .cause == "delayed_ack"
+		and .mode != "STARTUP")] | length == 0' "$d/trace.jsonl" ||
+		{ jq -c 'select(.type == "collapse" and .impact == "throttling")' "$d/trace.jsonl"; return 1; }
 	# that one is far too small to act on (under 1 ms, 0 kB here): the verdict
 	# says no action is needed for the collapses, or that nothing collapsed,
 	# and proposes no fix for them (Nagle's stalls have their own)
-	grep -qiE 'no action is needed|never collapsed' "$d/verdict.txt" || { head -1 "$d/verdict.txt"; return 1; }
-	jq -e '.fix == null' "$d/verdict.json" || { jq -r .text "$d/verdict.json"; return 1; }
+	rt_expect_negligible "$d"
 }
 
 # Nagle's stalls: at least MIN, mostly ended by END (write: the next frame;
