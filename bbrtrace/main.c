@@ -170,8 +170,9 @@ static void detect_help(FILE *f)
 		"%s or %s; and ended_by: ack, write (the application's next\n"
 		"write took it along) or unseen. The summary and the verdict count them\n"
 		"(stalls_by_cause, stalled_s); when most were Nagle's, the verdict's fix is\n"
-		"TCP_NODELAY on the sender or quickack on the receiver. Without a write tap\n"
-		"those fields are null, not 0, and the verdict says why.\n"
+		"TCP_NODELAY on the sender or quickack on the receiver (none when they held\n"
+		"the data for under %u ms in all). Without a write tap those fields are\n"
+		"null, not 0, and the verdict says why.\n"
 		"\n"
 		"Needs root (or CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN) and kernel BTF.\n"
 		"Environment: TK_VMLINUX_BTF=FILE reads the kernel's BTF from FILE.\n",
@@ -188,7 +189,7 @@ static void detect_help(FILE *f)
 		BT_FIX_MIN_THROTTLED_MS, BT_FIX_MIN_LATE_BYTES, BT_STALL_MIN_US / 1000,
 		bt_stall_cause_names[BT_STALL_NAGLE], bt_stall_cause_names[BT_STALL_RWND],
 		bt_stall_cause_names[BT_STALL_CWND], bt_stall_cause_names[BT_STALL_PACING],
-		bt_stall_cause_names[BT_STALL_OTHER]);
+		bt_stall_cause_names[BT_STALL_OTHER], BT_STALL_FIX_MIN_MS);
 }
 
 static int set_addr(void *cfg, const char *opt, const char *val)

@@ -284,6 +284,11 @@ static void stall_sentence(struct bt_verdict *v)
 	cat(v->text, sizeof(v->text), ".");
 	if (nagle * 2 < n)
 		return;
+	if (v->stalled_ns < (uint64_t)BT_STALL_FIX_MIN_MS * 1000000) {
+		cat(v->text, sizeof(v->text), " That is too little to act on (under %u ms in all): no "
+		    "action is needed for the stalls.", BT_STALL_FIX_MIN_MS);
+		return;
+	}
 	fmt_ends(&st->nagle_ends, snd, rcv);
 	snprintf(v->stall_fix, sizeof(v->stall_fix),
 		 "TCP_NODELAY on the sender %s, or on the receiver %s `quickack on --to %s`", snd, rcv,

@@ -102,6 +102,14 @@
  */
 #define BT_FIX_MIN_LATE_BYTES 4000u
 #define BT_FIX_MIN_THROTTLED_MS 100u
+/*
+ * negligible stalls: the verdict proposes no fix for the sender's stalls
+ * when together they held its data for less than this: two or three frames
+ * held a few ms past BT_STALL_MIN_US. Under emulation an ACK that the
+ * receiver sends at once (quickack on) can come 10 ms late: a guest had 3
+ * Nagle stalls, 41 ms in all, and the verdict proposed quickack.
+ */
+#define BT_STALL_FIX_MIN_MS 100u
 
 /* X(id, name, what it means in a sentence) */
 #define BT_IMPACTS(X)                                                                \

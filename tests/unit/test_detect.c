@@ -882,6 +882,70 @@ static void test_verdict_stalls_untraced(void **state)
 	bt_detect_free(d);
 }
 
+/* N Nagle stalls of `ms` each on flow 3: a frame's 500-byte tail held after its
+ * write until the late ACK of all in flight, then sent (the tail's own ACK) */
+static void nagle_stalls(struct bt_detect *d, unsigned int n, unsigned int ms)
+{
+	struct bt_stall x;
+	uint32_t una = 5000;
+
+	for (unsigned int i = 0; i < n; i++, una += 3 * 1448 + 500) {
+		uint64_t t = (uint64_t)(i + 1) * 1000 * MS;
+		struct bt_sample w = mk(t, 0, 0, 0, 0, 0, true), a, b;
+
+		w.cookie = 3;
+		w.kind = BT_KIND_WRITE;
+		w.snd_una = una;
+		w.snd_nxt = una + 3 * 1448;
+		w.write_seq = w.snd_nxt + 500;
+		w.snd_wnd = 1 << 20;
+		w.cwnd = 100;
+		w.prior_in_flight = 3;
+		a = w;
+		a.kind = BT_KIND_ACK;
+		a.t_ns = t + (uint64_t)ms * MS;
+		a.snd_una = a.snd_nxt;
+		a.delivered = 3;
+		b = a;
+		b.t_ns = a.t_ns + MS / 10;
+		b.snd_una = b.snd_nxt = w.write_seq;
+		bt_detect_write(d, &w);
+		bt_detect_feed(d, &a, &(struct bt_collapse){ 0 });
+		bt_detect_feed(d, &b, &(struct bt_collapse){ 0 });
+		assert_true(bt_detect_take_stall(d, &x));
+		assert_int_equal(x.cause, BT_STALL_NAGLE);
+	}
+}
+
+/* the stalls' fix: proposed when most were Nagle's and they held data for
+ * BT_STALL_FIX_MIN_MS in all; under that, "too little to act on" and none */
+static void test_verdict_stall_fix_floor(void **state)
+{
+	struct {
+		unsigned int n, ms;
+		bool fix;
+	} cases[] = { { 3, 14, false }, { 4, 24, false }, { 4, 25, true }, { 38, 40, true } };
+	(void)state;
+
+	for (unsigned int i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct bt_detect *d = bt_detect_new(NULL);
+		struct bt_verdict v;
+
+		nagle_stalls(d, cases[i].n, cases[i].ms);
+		bt_verdict_build(&v, d, 0.3, 60, NULL);
+		assert_int_equal(v.stalls, cases[i].n);
+		if (cases[i].fix) {
+			assert_non_null(strstr(v.stall_fix, "TCP_NODELAY on the sender"));
+			assert_null(strstr(v.text, "too little to act on"));
+		} else {
+			assert_int_equal(v.stall_fix[0], 0);
+			assert_non_null(strstr(v.text, "That is too little to act on (under 100 ms in all): "
+						       "no action is needed for the stalls."));
+		}
+		bt_detect_free(d);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -900,6 +964,7 @@ int main(void)
 		cmocka_unit_test(test_verdict_text),
 		cmocka_unit_test(test_queue_is_no_delayed_ack),
 		cmocka_unit_test(test_queue_between_the_ratios),
+		cmocka_unit_test(test_verdict_stall_fix_floor),
 		cmocka_unit_test(test_max_expired),
 		cmocka_unit_test(test_sender_limited),
 		cmocka_unit_test(test_ack_jitter),

@@ -43,7 +43,7 @@ teardown_file() {
 	# quickack on: no held ACK, no delayed_ack collapse, no receiver fix proposed
 	jq -e '.receiver_delayed_acks == 0 and .collapses_by_cause.delayed_ack == 0' "$on" > /dev/null ||
 		{ jq -c '{receiver_delayed_acks, collapses_by_cause}' "$on"; return 1; }
-	jq -e '.text | test("delayed ACKs|quickack on") | not' "$on" > /dev/null || { jq -r .text "$on"; return 1; }
+	jq -e '.fix == null and (.text | test("caused by delayed ACKs") | not)' "$on" > /dev/null || { jq -r .text "$on"; return 1; }
 	# the sender's stalls, where this kernel's write tap runs (fentry's fexit,
 	# or the 6.3+ tracepoint). Which cause holds a frame depends on the clock:
 	# at 1 ms under TCG, BBR's pacing after a delayed-ACK collapse as often as
@@ -57,7 +57,12 @@ teardown_file() {
 		jq -e '([.stalls_by_cause[]] | add) as $ours | .push.send.stalls as $theirs
 			| ($ours > 0) == ($theirs > 0)' "$off" > /dev/null ||
 			{ jq -c '{stalls_by_cause, stalled_s, pushsim: .push.send.stalls}' "$off"; return 1; }
-		jq -e '.stalls_by_cause.nagle == 0' "$on" > /dev/null || { jq -c '{stalls_by_cause, stalled_s}' "$on"; return 1; }
+		# with quickack on, an ACK sent at once can still come 10 ms late under
+		# emulation (one run: 3 Nagle stalls, 41 ms in all): fewer Nagle holds
+		# than with quickack off, or too few to propose a fix for
+		jq -e --argjson off "$(jq .stalls_by_cause.nagle "$off")" \
+			'.stall_fix == null or .stalls_by_cause.nagle < $off' "$on" > /dev/null ||
+			{ jq -c '{stalls_by_cause, stalled_s, stall_fix}' "$on"; return 1; }
 		local d=$out/quickack-off
 		bbrpcap join "$d/trace.jsonl" "$d/capture.pcap" -o "$d/joined.jsonl" 2> "$d/join.err" ||
 			{ cat "$d/join.err"; return 1; }
