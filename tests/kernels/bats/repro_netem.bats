@@ -64,9 +64,16 @@ teardown() {
 			jq -e --arg cc "$(push_cc_for "$(jq -r .scenario.backend "$v")")" \
 				'.samples > 0 and .push.send.cc == $cc' "$v" > /dev/null
 		done
-		# quickack on: the receiver's kernel held no ACK, and no collapse is blamed on one
-		jq -e '.receiver_delayed_acks == 0 and .collapses_by_cause.delayed_ack == 0' "$on" > /dev/null ||
-			{ echo "# $r, quickack on:"; jq -c '{receiver_delayed_acks, collapses_by_cause}' "$on"; return 1; }
+		# quickack on: the receiver's kernel held no ACK (its TcpExtDelayedACKs,
+		# the ground truth), and at most one collapse in five of quickack off's
+		# (and one at least) is blamed on one: under emulation a starved vCPU
+		# can send an immediate ACK 10 ms late, which no sender can tell from a
+		# held one (one CI run: 1 delayed_ack, the receiver's timer silent)
+		jq -e --argjson off "$(jq .collapses_by_cause.delayed_ack "$off")" \
+			'.receiver_delayed_acks == 0 and .collapses_by_cause.delayed_ack <= ([$off / 5 | floor, 1] | max)' \
+			"$on" > /dev/null ||
+			{ echo "# $r, quickack on:"; jq -c '{receiver_delayed_acks, collapses_by_cause}' "$on"
+			  jq -c 'select(.type == "collapse" and .cause == "delayed_ack")' "$out/$r-quickack-on/trace.jsonl"; return 1; }
 		# quickack off: it held ACKs, and the detector's delayed_ack records (a
 		# short run may have none: repro_demo asserts them) obey their rule
 		jq -e '.receiver_delayed_acks > 0' "$off" > /dev/null
