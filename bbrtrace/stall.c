@@ -123,6 +123,19 @@ static bool released_by_last_ack(const struct bt_stall_state *st)
 	return true;
 }
 
+/*
+ * A write that read the socket before an ACK that comes earlier in time order
+ * took effect: its snd_una is behind that ACK's. An ACK's time is when TCP
+ * took the segment in, and another CPU can process it while send() returns;
+ * that ACK, processed after the write's read, may have sent what the write
+ * left (a ffmpeg push: a 1092-byte tail on the wire 10 us after the write,
+ * called an 11.6 ms Nagle stall). Such a write opens no stall.
+ */
+static bool stale_write(const struct bt_stall_state *st, const struct bt_sample *e)
+{
+	return e->kind == BT_KIND_WRITE && st->last.kind == BT_KIND_ACK && seq_after(st->last.una, e->snd_una);
+}
+
 bool bt_stall_step(struct bt_stall_state *st, const struct bt_sample *e, struct bt_stall *out)
 {
 	bool ended = false;
@@ -138,6 +151,10 @@ bool bt_stall_step(struct bt_stall_state *st, const struct bt_sample *e, struct 
 			ended = close_stall(st, e->t_ns, BT_STALL_END_WRITE, out);
 		else
 			ended = close_stall(st, e->t_ns, BT_STALL_END_UNSEEN, out);
+	}
+	if (stale_write(st, e)) {
+		st->last.wseq = e->write_seq; /* it wrote that much, all the same */
+		return ended;
 	}
 	if (!st->open && e->kind == BT_KIND_WRITE && seq_after(e->write_seq, e->snd_nxt))
 		open_stall(st, e);

@@ -20,7 +20,10 @@
  * An ACK after which the peer's window has no room for a segment (under one
  * MSS past snd_nxt) while data waits opens an rwnd_limited stall too: an
  * application that wrote everything long before is stalled by its receiver
- * all the same.
+ * all the same. A write whose snd_una is behind the last ACK's read the
+ * socket before that ACK took effect (another CPU processed it while send()
+ * returned; an ACK's time is when TCP took it in): that ACK may have sent
+ * what the write left, so such a write opens no stall.
  * The stall lasts until an event shows snd_nxt past where it stood. An ACK's
  * event comes before TCP sends on it: when the data went out after the
  * previous event and that event was an ACK that could release it (not the

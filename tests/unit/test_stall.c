@@ -199,10 +199,36 @@ static void test_window_full_after_an_ack(void **state)
 	assert_non_null(strstr(x.evidence, "no room for a segment"));
 }
 
+/* a write that read the socket before the ACK that precedes it in time order
+ * took effect (another CPU processed it while send() returned): its snd_una is
+ * behind that ACK's, and the tail it left went out on that ACK (a real ffmpeg
+ * push: on the wire 10 us after the write). No stall: the next write finds
+ * nothing held. A write after it that is not stale still opens one. */
+static void test_write_read_before_the_ack(void **state)
+{
+	struct bt_stall_state st;
+	struct bt_stall x;
+	(void)state;
+
+	bt_stall_reset(&st);
+	/* the ACK of all in flight (taken in at 99.995 ms), the write queued meanwhile */
+	assert_false(step(&st, ev(BT_KIND_ACK, 99995000, 3 * MSS, 3 * MSS, 3 * MSS + 1092), &x));
+	/* the write's view: the tail held, snd_una before that ACK */
+	assert_false(step(&st, ev(BT_KIND_WRITE, 100 * MS, 0, 3 * MSS, 3 * MSS + 1092), &x));
+	assert_false(st.open);
+	/* the next frame's write 11.6 ms on: nothing was held */
+	assert_false(step(&st, ev(BT_KIND_WRITE, 111600000, 3 * MSS, 6 * MSS + 1092, 6 * MSS + 1092), &x));
+	/* a later write that is current, with data in flight and a tail held: Nagle */
+	assert_false(step(&st, ev(BT_KIND_WRITE, 130 * MS, 3 * MSS, 9 * MSS, 9 * MSS + 500), &x));
+	assert_true(st.open);
+	assert_int_equal(st.cur.cause, BT_STALL_NAGLE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nagle_until_the_late_ack),
+		cmocka_unit_test(test_write_read_before_the_ack),
 		cmocka_unit_test(test_nagle_until_the_next_write),
 		cmocka_unit_test(test_short_hold_is_no_stall),
 		cmocka_unit_test(test_nodelay_is_not_nagle),
