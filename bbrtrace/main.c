@@ -160,7 +160,8 @@ static void detect_help(FILE *f)
 		"late_bytes; a \"type\":\"verdict\" record and a sentence on stderr say\n"
 		"which collapses throttled the stream, why, and what to fix. No fix is\n"
 		"proposed for throttling too small to act on: under %u ms and %u bytes held\n"
-		"back in all, none of it still running when the trace ends.\n"
+		"back in all, none of it still running when the trace ends, and fewer than\n"
+		"%u throttles by delayed ACKs (those recur with the stream's bursts).\n"
 		"Stalls: --detect also traces each write of a traced flow (the\n"
 		"sock_send_length tracepoint, 6.3+, or fexit on tcp_sendmsg with the fentry\n"
 		"backend). Data left unsent after a write (write_seq ahead of snd_nxt) that\n"
@@ -186,7 +187,7 @@ static void detect_help(FILE *f)
 		BT_THROTTLE_HEADROOM, BT_THROTTLE_HEADROOM, bt_impact_names[BT_IMPACT_HARMLESS],
 		BT_DEMAND_WINDOW_MS, BT_DEMAND_MIN_SPAN_MS, BT_DEMAND_APP_SHARE * 100,
 		bt_cause_names[BT_CAUSE_RATE_DROP], bt_cause_names[BT_CAUSE_LOSS_POLICER], BT_THROTTLE_HEADROOM,
-		BT_FIX_MIN_THROTTLED_MS, BT_FIX_MIN_LATE_BYTES, BT_STALL_MIN_US / 1000,
+		BT_FIX_MIN_THROTTLED_MS, BT_FIX_MIN_LATE_BYTES, BT_FIX_DELACK_RECURS, BT_STALL_MIN_US / 1000,
 		bt_stall_cause_names[BT_STALL_NAGLE], bt_stall_cause_names[BT_STALL_RWND],
 		bt_stall_cause_names[BT_STALL_CWND], bt_stall_cause_names[BT_STALL_PACING],
 		bt_stall_cause_names[BT_STALL_OTHER], BT_STALL_FIX_MIN_MS);

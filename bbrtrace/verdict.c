@@ -211,7 +211,8 @@ static void harmless_clause(struct bt_verdict *v, uint64_t throttling)
 bool bt_throttle_negligible(const struct bt_detect_stats *st)
 {
 	return !st->throttles_open && st->late_bytes < BT_FIX_MIN_LATE_BYTES &&
-	       st->throttled_ns < (uint64_t)BT_FIX_MIN_THROTTLED_MS * 1000000;
+	       st->throttled_ns < (uint64_t)BT_FIX_MIN_THROTTLED_MS * 1000000 &&
+	       st->throttling[BT_CAUSE_DELAYED_ACK] < BT_FIX_DELACK_RECURS;
 }
 
 /* what to do: for the throttling collapses only, when they cost enough */

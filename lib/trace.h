@@ -103,6 +103,14 @@
 #define BT_FIX_MIN_LATE_BYTES 4000u
 #define BT_FIX_MIN_THROTTLED_MS 100u
 /*
+ * ... unless delayed ACKs throttled the stream this many times or more: then
+ * the receiver's timer bites the stream's bursts again and again, and the
+ * fix is proposed whatever the cost so far (a 10 s trace of the demo's push
+ * measured 3 such throttles, 7.8 ms and 3 kB in all; a longer one, or a busier
+ * receiver, measures more). One alone, as around a push's handshake, is not.
+ */
+#define BT_FIX_DELACK_RECURS 2u
+/*
  * negligible stalls: the verdict proposes no fix for the sender's stalls
  * when together they held its data for less than this: two or three frames
  * held a few ms past BT_STALL_MIN_US. Under emulation an ACK that the

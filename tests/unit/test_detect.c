@@ -227,7 +227,8 @@ static void test_loss_policer(void **state)
 }
 
 /* a fix only for throttling worth one: BT_FIX_MIN_LATE_BYTES or
- * BT_FIX_MIN_THROTTLED_MS reached, or a throttle still running */
+ * BT_FIX_MIN_THROTTLED_MS reached, a throttle still running, or delayed ACKs
+ * that throttled BT_FIX_DELACK_RECURS times */
 static void test_throttle_negligible(void **state)
 {
 	struct bt_detect_stats st = { 0 };
@@ -245,6 +246,14 @@ static void test_throttle_negligible(void **state)
 	assert_false(bt_throttle_negligible(&st));
 	st.throttled_ns = 0;
 	st.throttles_open = 1;
+	assert_false(bt_throttle_negligible(&st));
+	/* one throttling delayed ACK (a handshake's) is negligible; a second recurs */
+	st.throttles_open = 0;
+	st.throttled_ns = 7800000; /* the README session's 3 held ACKs: 7.8 ms, 3 kB */
+	st.late_bytes = 3000;
+	st.throttling[BT_CAUSE_DELAYED_ACK] = BT_FIX_DELACK_RECURS - 1;
+	assert_true(bt_throttle_negligible(&st));
+	st.throttling[BT_CAUSE_DELAYED_ACK] = BT_FIX_DELACK_RECURS;
 	assert_false(bt_throttle_negligible(&st));
 }
 
