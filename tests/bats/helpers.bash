@@ -286,3 +286,91 @@ tk_wait_for() {
 	echo "# still false after ${secs}s: $cmd" >&2
 	return 1
 }
+
+# tk_tcpdump_start NS FILE ARGS...: tcpdump in namespace NS writing FILE packet
+# by packet (-U --immediate-mode), with ARGS (interface, snaplen, filter);
+# returns once it listens, with its first count marked for
+# scripts/tcpdump-drain.sh. Its pid is TK_TCPDUMP_PID, its stderr FILE.err.
+# (A tcpdump that starts slowly is waited for, 30 s at most: one took over 5 s
+# once; a SIGUSR1 before it listens would kill it.)
+tk_tcpdump_start() {
+	local ns=$1 file=$2
+	shift 2
+	ip netns exec "$ns" tcpdump -U --immediate-mode -w "$file" "$@" 2> "$file.err" &
+	TK_TCPDUMP_PID=$!
+	tk_wait_for "grep -q 'listening on' '$file.err' 2> /dev/null" 30 || { cat "$file.err"; return 1; }
+	"$TK_ROOT/scripts/tcpdump-drain.sh" mark "$TK_TCPDUMP_PID" "$file.err" 10
+}
+
+# tk_tcpdump_stop PID FILE: once tcpdump has written every packet the kernel
+# gave it (a buffered one stopped at once loses the last ones: a capture's last
+# stall, a push's last 11 frames), stop it; fails when the kernel dropped any
+tk_tcpdump_stop() {
+	local pid=$1 file=$2
+	"$TK_ROOT/scripts/tcpdump-drain.sh" wait "$pid" "$file.err" 20 || return 1
+	kill -INT "$pid" 2> /dev/null
+	wait "$pid" 2> /dev/null
+	grep -q '^0 packets dropped by kernel' "$file.err" || { cat "$file.err"; return 1; }
+}
+
+# tk_stalls_vs_wire TRACE PCAP CAUSE SENDER RECEIVER: the stall records of
+# cause CAUSE in TRACE (bbrtrace --detect JSON lines) against tcpdump's PCAP
+# of the same flows at the sender, an independent view: for each, the wire
+# shows SENDER's data up to the stall's snd_nxt by its start, and no new data
+# until it ends (1 ms of slack each side); a stall ended "unseen" (by what no
+# tap sees: a timer, close()) closes at the next event, so its end is only a
+# bound: new data must have left by then. For cwnd_limited, RECEIVER's last
+# window before it also reached past snd_nxt + 1 MSS (the window did not hold
+# it). Prints one line per stall that disagrees; "STALLS n" first.
+tk_stalls_vs_wire() {
+	local trace=$1 pcap=$2 cause=$3 snd=$4 rcv=$5 st=$BATS_TEST_TMPDIR/stalls-$3.txt
+	jq -r --arg c "$cause" 'select(.type=="stall" and .cause==$c)
+		| "\(.wall_ns) \(.duration_us) \(.snd_nxt) \(.mss) \(.sport) \(.ended_by)"' "$trace" | sort -n > "$st"
+	echo "STALLS $(wc -l < "$st")"
+	# time, source, seq (absolute), payload, ack, window (scaled), ports
+	tshark -r "$pcap" -o tcp.relative_sequence_numbers:FALSE -T fields -E separator=' ' \
+		-e frame.time_epoch -e ip.src -e tcp.seq -e tcp.len -e tcp.ack -e tcp.window_size \
+		-e tcp.srcport -e tcp.dstport 2> /dev/null |
+		awk -v slack=0.001 -v snd="$snd" -v rcv="$rcv" -v cw=$([ "$cause" = cwnd_limited ] && echo 1 || echo 0) '
+		function after(a, b) { d = (a - b) % 4294967296; if (d < 0) d += 4294967296; return d > 0 && d < 2147483648 }
+		NR == FNR { t0[NR] = $1 / 1e9; t1[NR] = t0[NR] + $2 / 1e6; nxt[NR] = $3; mss[NR] = $4; port[NR] = $5
+			    unseen[NR] = $6 == "unseen"; n = NR; next }
+		{
+			# the stalls begun by now: what the wire had sent, and the window, then
+			while (j < n && t0[j + 1] + slack < $1) {
+				j++
+				top[j] = (port[j] in hi) ? hi[port[j]] : -1
+				wnd[j] = (port[j] in win) ? win[port[j]] : -1
+			}
+			# the stalls over by now, with the slack past their end
+			while (k < j && t1[k + 1] + slack < $1) k++
+			if ($2 == snd && $4 > 0) {
+				end = ($3 + $4) % 4294967296
+				if (!($7 in hi) || after(end, hi[$7])) hi[$7] = end
+				for (i = k + 1; i <= j; i++) {
+					if (port[i] != $7 || !after(end, nxt[i]))
+						continue
+					if (unseen[i])
+						gone[i] = 1 # by its end, slack included
+					else if ($1 < t1[i] - slack)
+						late[i]++
+				}
+			} else if ($2 == rcv) {
+				win[$8] = ($5 + $6) % 4294967296
+			}
+		}
+		END {
+			while (j < n) {
+				j++
+				top[j] = (port[j] in hi) ? hi[port[j]] : -1
+				wnd[j] = (port[j] in win) ? win[port[j]] : -1
+			}
+			for (i = 1; i <= n; i++) {
+				if (top[i] != nxt[i]) { printf "stall %d: the wire sent up to %.0f by its start, not snd_nxt %.0f\n", i, top[i], nxt[i]; continue }
+				if (unseen[i]) { if (!(i in gone)) printf "stall %d (ended unseen): no new data left by its end\n", i; continue }
+				if (late[i]) { printf "stall %d: %d segments of new data left during it\n", i, late[i]; continue }
+				if (cw && (wnd[i] < 0 || !after(wnd[i], (nxt[i] + mss[i]) % 4294967296)))
+					printf "stall %d: the receiver window %.0f did not reach past snd_nxt %.0f + 1 MSS\n", i, wnd[i], nxt[i]
+			}
+		}' "$st" -
+}

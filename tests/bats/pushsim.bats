@@ -96,15 +96,13 @@ sum() { jq -s "[.[] | select(.type==\"summary\")][0].$2" "$BATS_TEST_TMPDIR/$1.j
 @test "frame sizes are never a multiple of the MSS, and vary with the jitter" {
 	requires root netns jq tcpdump
 	tk_netns_pair "$NS"
-	ip netns exec "$NS-a" tcpdump -i veth0 -s 96 -U -w "$BATS_TEST_TMPDIR/p.pcap" \
-		'tcp dst port 43204 and tcp[tcpflags] & tcp-push != 0' 2>"$BATS_TEST_TMPDIR/td.err" &
-	td=$!
-	tk_wait_for "grep -q 'listening on' '$BATS_TEST_TMPDIR/td.err'" 5
+	tk_tcpdump_start "$NS-a" "$BATS_TEST_TMPDIR/p.pcap" -i veth0 -s 96 \
+		'tcp dst port 43204 and tcp[tcpflags] & tcp-push != 0'
+	td=$TK_TCPDUMP_PID
 	# one write per frame, no Nagle: each frame ends with a PSH segment
 	push 2 prompt 43204 --- --keyframe-factor 1 --jitter 0.5 --chunk-size 0 --nodelay
-	sleep 0.2
-	kill -INT $td
-	wait $td
+	# every frame written (a buffered tcpdump stopped at once lost 11 of 60)
+	tk_tcpdump_stop "$td" "$BATS_TEST_TMPDIR/p.pcap"
 	[ "$SEND_RC" -eq 0 ]
 	mss=$(sum send mss)
 	# a frame's end is the last PSH segment of its burst (bursts are 33 ms apart)

@@ -138,17 +138,29 @@ rt_expect_handshake_only() {
 	fi
 }
 
-# Nagle's stalls: at least MIN, mostly ended by END (write: the next frame;
-# ack: the receiver's timer), each with its evidence, and the verdict's fix
+# Nagle's stalls: at least one (how many varies with the receiver's ACK
+# timing: 5 to 557 in a 12 to 20 s push here), each with its evidence and
+# each as the wire shows it (tk_stalls_vs_wire: the data before the held tail
+# all sent by its start, nothing new until its end), and the verdict's fix
+# when they held the data long enough to act on
 rt_expect_nagle() {
-	local d=$1 min=$2 end=$3
-	jq -e --argjson min "$min" --arg how "$end" '.stalls_by_cause.nagle >= $min and
-		.nagle_stalls_ended_by[$how] * 2 >= .stalls_by_cause.nagle' "$d/verdict.json" ||
+	local d=$1 bad n
+	jq -e '.stalls_by_cause.nagle >= 1' "$d/verdict.json" ||
 		{ jq -c '{stalls_by_cause, nagle_stalls_ended_by}' "$d/verdict.json"; return 1; }
 	jq -e -s '[.[] | select(.type=="stall" and .cause=="nagle")] | all(.nonagle == 0 and .held_bytes < .mss)' \
 		"$d/trace.jsonl"
-	jq -e '(.stall_fix | test("TCP_NODELAY on the sender 10.77.1.2, or on the receiver 10.77.2.2 `quickack on --to 10.77.1.2`"))
-		and (.text | test("Nagle"))' "$d/verdict.json"
+	bad=$(tk_stalls_vs_wire "$d/trace.jsonl" "$d/capture.pcap" nagle 10.77.1.2 10.77.2.2)
+	n=$(head -1 <<<"$bad" | awk '{print $2}')
+	bad=$(tail -n +2 <<<"$bad")
+	echo "# $n Nagle stalls, ended by $(jq -c .nagle_stalls_ended_by "$d/verdict.json"); on the wire: $(wc -l <<<"$bad" | awk -v b="$bad" '{print b == "" ? "all agree" : $1 " disagree"}')" >&3
+	[ -z "$bad" ] || { head -5 <<<"$bad"; return 1; }
+	if jq -e '.text | test("too little to act on \\(under [0-9]+ ms in all\\): no action is needed for the stalls")' \
+		"$d/verdict.json" > /dev/null; then
+		jq -e '.stall_fix == null' "$d/verdict.json"
+	else
+		jq -e '(.stall_fix | test("TCP_NODELAY on the sender 10.77.1.2, or on the receiver 10.77.2.2 `quickack on --to 10.77.1.2`"))
+			and (.text | test("Nagle"))' "$d/verdict.json"
+	fi
 }
 
 @test "ffmpeg into nginx-rtmp, 20 fps, 4 Mbit/s, quickack off: harmless collapses, the timer fires only around the handshake" {
@@ -167,8 +179,8 @@ rt_expect_nagle() {
 	requires root netns bbr struct_ops btf tcpdump jq tc ffmpeg nginx-rtmp
 	rt_push f60b4off 60 4000 off 43603
 	rt_expect_handshake_only "$RT_OUT/f60b4off"
-	# a frame interval's stall on many of its 720 frames, ended by the next
-	rt_expect_nagle "$RT_OUT/f60b4off" 50 write
+	# a frame's tail held until the next frame, or the receiver's late ACK
+	rt_expect_nagle "$RT_OUT/f60b4off"
 }
 
 @test "ffmpeg into nginx-rtmp, 20 fps, 12 Mbit/s, quickack off: three times the demand, still harmless" {

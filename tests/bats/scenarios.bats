@@ -56,11 +56,8 @@ bulk_rate_cut() {
 	if [ "${3:-}" = capture ]; then
 		# every packet written before it stops (a buffered tcpdump killed at
 		# the end lost the last 42 frames: the last stall's data "never left")
-		ip netns exec "$NS-a" tcpdump -i veth0 -s 128 -U --immediate-mode -w "$out.pcap" "tcp port $port" \
-			2> "$out.dump.err" &
-		dump=$!
-		tk_wait_for "grep -q 'listening on' '$out.dump.err'" 10 || { cat "$out.dump.err"; return 1; }
-		"$TK_ROOT/scripts/tcpdump-drain.sh" mark "$dump" "$out.dump.err" 5
+		tk_tcpdump_start "$NS-a" "$out.pcap" -i veth0 -s 128 "tcp port $port" || return 1
+		dump=$TK_TCPDUMP_PID
 	fi
 	ip netns exec "$NS-b" iperf3 -s -1 -p "$port" > /dev/null 2>&1 &
 	tk_wait_listen "$port" 5 "$NS-b"
@@ -72,55 +69,21 @@ bulk_rate_cut() {
 	wait "$cut"
 	kill -INT "$tracer"
 	wait "$tracer"
-	if [ -n "$dump" ]; then
-		"$TK_ROOT/scripts/tcpdump-drain.sh" wait "$dump" "$out.dump.err" 10
-		kill -INT "$dump"
-		wait "$dump"
-		grep -q '^0 packets dropped by kernel' "$out.dump.err" || { cat "$out.dump.err"; return 1; }
-	fi
+	[ -z "$dump" ] || tk_tcpdump_stop "$dump" "$out.pcap"
 }
 
 # the cwnd_limited stalls of trace OUT.jsonl against tcpdump's OUT.pcap, an
-# independent view of the same flow: for each, the wire shows the sender's data
-# up to the stall's snd_nxt and no new data until the stall ends, and the
-# receiver's last window before it reached past snd_nxt + 1 MSS (not the
-# window, then, but the congestion window held it)
+# independent view of the same flow (tk_stalls_vs_wire): for each, the wire
+# shows the sender's data up to the stall's snd_nxt and no new data until the
+# stall ends, and the receiver's last window before it reached past snd_nxt +
+# 1 MSS (not the window, then, but the congestion window held it)
 assert_cwnd_stalls_on_wire() {
 	local out=$1 n bad
-	jq -r 'select(.type=="stall" and .cause=="cwnd_limited")
-		| "\(.wall_ns) \(.duration_us) \(.snd_nxt) \(.mss) \(.sport)"' "$out.jsonl" > "$out.stalls"
-	n=$(wc -l < "$out.stalls")
+	bad=$(tk_stalls_vs_wire "$out.jsonl" "$out.pcap" cwnd_limited 10.202.1.1 10.202.2.2)
+	n=$(head -1 <<<"$bad" | awk '{print $2}')
+	bad=$(tail -n +2 <<<"$bad")
 	echo "# cwnd_limited stalls: $n, $(jq -s '[.[] | select(.type=="stall" and .cause=="cwnd_limited") | .duration_us] | add / 1000 | floor' "$out.jsonl") ms in all" >&3
 	[ "$n" -ge 1 ] || { echo "# no cwnd_limited stall after the cut"; jq -c 'select(.type=="stall")' "$out.jsonl" | head -3; return 1; }
-	# the wire: time, source, seq (absolute), payload, ack, window (scaled), the
-	# sender's port (iperf3's control connection shares the server's port)
-	tshark -r "$out.pcap" -o tcp.relative_sequence_numbers:FALSE -T fields -E separator=' ' \
-		-e frame.time_epoch -e ip.src -e tcp.seq -e tcp.len -e tcp.ack -e tcp.window_size \
-		-e tcp.srcport -e tcp.dstport > "$out.wire" 2> /dev/null
-	[ -s "$out.wire" ]
-	bad=$(awk -v slack=0.001 '
-		function after(a, b) { d = (a - b) % 4294967296; if (d < 0) d += 4294967296; return d > 0 && d < 2147483648 }
-		NR == FNR { t0[NR] = $1 / 1e9; t1[NR] = t0[NR] + $2 / 1e6; nxt[NR] = $3; mss[NR] = $4; port[NR] = $5; n = NR; next }
-		{
-			for (i = 1; i <= n; i++) {
-				if ($7 != port[i] && $8 != port[i])
-					continue
-				if ($2 == "10.202.1.1" && $4 > 0) {
-					end = ($3 + $4) % 4294967296
-					if ($1 <= t0[i] + slack && (!(i in top) || after(end, top[i]))) top[i] = end
-					if ($1 > t0[i] + slack && $1 < t1[i] - slack && after(end, nxt[i])) late[i]++
-				} else if ($2 == "10.202.2.2" && $1 <= t0[i]) {
-					wnd[i] = ($5 + $6) % 4294967296
-				}
-			}
-		}
-		END {
-			for (i = 1; i <= n; i++) {
-				if (top[i] != nxt[i]) { printf "stall %d: the wire sent up to %.0f by its start, not snd_nxt %.0f\n", i, top[i], nxt[i]; continue }
-				if (late[i]) { printf "stall %d: %d segments of new data left during it\n", i, late[i]; continue }
-				if (!(i in wnd) || !after(wnd[i], (nxt[i] + mss[i]) % 4294967296)) printf "stall %d: the receiver window %.0f did not reach past snd_nxt %.0f + 1 MSS\n", i, wnd[i], nxt[i]
-			}
-		}' "$out.stalls" "$out.wire")
 	[ -z "$bad" ] || { echo "# $(wc -l <<<"$bad") of $n cwnd_limited stalls disagree with the wire:"; head -5 <<<"$bad"; return 1; }
 }
 
