@@ -18,13 +18,22 @@ teardown() {
 	tk_cleanup
 }
 
-# bbrpcap capture in A with ARGS, in the background; waits until it captures
+# bbrpcap capture in A with ARGS, in the background; waits until it captures:
+# -v says "capturing on" once the kernel holds its filter (a fixed 0.5 s lost
+# the first 66 kB of a flow on a loaded CI machine), for at most 30 s
 cap_start() {
-	ip netns exec "$A" bbrpcap capture --format json "$@" > "$BATS_TEST_TMPDIR/summary.json" \
-		2> "$BATS_TEST_TMPDIR/capture.err" &
+	local err=$BATS_TEST_TMPDIR/capture.err i
+	ip netns exec "$A" bbrpcap capture -v --format json "$@" > "$BATS_TEST_TMPDIR/summary.json" \
+		2> "$err" &
 	CAP_PID=$!
-	sleep 0.5
-	kill -0 "$CAP_PID" || { cat "$BATS_TEST_TMPDIR/capture.err"; return 1; }
+	for ((i = 0; i < 300; i++)); do
+		grep -q "capturing on" "$err" 2>/dev/null && return 0
+		kill -0 "$CAP_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "bbrpcap capture not capturing after $((i / 10)) s:"
+	cat "$err"
+	return 1
 }
 
 # SIGINT, then the exit status of bbrpcap capture
@@ -76,7 +85,11 @@ cap_stop() {
 	local sent
 	sent=$(tshark -r "$f" -Y 'tcp.dstport == 42302' -T fields -e tcp.len 2>/dev/null |
 		awk '{ s += $1 } END { print s + 0 }')
-	[ "$sent" -ge $((2 * 1024 * 1024)) ] || { echo "payload to 42302: $sent bytes"; false; }
+	[ "$sent" -ge $((2 * 1024 * 1024)) ] || {
+		echo "payload to 42302: $sent bytes"
+		cat "$BATS_TEST_TMPDIR/summary.json" "$BATS_TEST_TMPDIR/capture.err"
+		false
+	}
 	[ "$(tshark -r "$f" -Y 'frame.len > 1000' 2>/dev/null | wc -l)" -gt 10 ]
 }
 

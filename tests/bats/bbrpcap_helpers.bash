@@ -60,12 +60,9 @@ pc_tcpdump_start() {
 	shift 2
 	ip netns exec "$ns" tcpdump -Z root -q -U --immediate-mode -w "$file" "$@" 2>"$file.err" &
 	PC_TCPDUMP_PID=$!
-	local i
-	for ((i = 0; i < 100; i++)); do
-		grep -q listening "$file.err" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	echo "# tcpdump did not start: $(cat "$file.err")" >&2
+	# a loaded machine can take seconds (tk_tcpdump_start saw over 5)
+	tk_wait_for "grep -q listening '$file.err' 2> /dev/null" 30 && return 0
+	echo "# tcpdump did not start in 30 s: $(cat "$file.err")" >&2
 	return 1
 }
 
