@@ -322,7 +322,10 @@ doc_finish_group() {
 	local g pid n cmd
 	[ ${#DOC_GROUP[@]} -gt 0 ] || return 0
 	declare -F doc_during >/dev/null || { echo "# this test runs watchers but defines no doc_during"; return 1; }
-	doc_during || { echo "# the scenario failed"; return 1; }
+	doc_during || {
+		echo "# the scenario failed, while these ran: $(doc_group_cmds | paste -sd ';')"
+		return 1
+	}
 	for g in "${DOC_GROUP[@]}"; do
 		read -r pid n cmd <<<"$g"
 		doc_ends_itself "$cmd" || kill -INT -- "-$pid" 2>/dev/null
@@ -479,7 +482,11 @@ doc_bbrtrace_start() {
 	set +m
 	DOC_PIDS+=("$DOC_BT_PID")
 	tk_wait_for "grep -q ': backend ' '$DOC_BT_ERR' || ! kill -0 $DOC_BT_PID" 30
-	grep -q ': backend ' "$DOC_BT_ERR" || { cat "$DOC_BT_ERR"; return 1; }
+	grep -q ': backend ' "$DOC_BT_ERR" && return 0
+	doc_reap "$DOC_BT_PID" 5
+	echo "# the helper bbrtrace $* did not start: status $DOC_RC; its stderr:"
+	cat "$DOC_BT_ERR"
+	return 1
 }
 
 doc_bbrtrace_stop() {
