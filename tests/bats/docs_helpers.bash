@@ -476,6 +476,10 @@ doc_push_once() {
 # doc_bbrtrace_stop (SIGINT, status 0) or by doc_teardown
 doc_bbrtrace_start() {
 	DOC_BT_ERR=$DOC_LOG/bbrtrace-helper.err
+	# emptied here, not by the child's redirection: that may come after the
+	# first look below, which would find the last helper's ': backend' line
+	# and then an empty file (a CI run's pcap/README.md, its second capture)
+	: >"$DOC_BT_ERR"
 	set -m
 	ip netns exec "$DOC_HOST" "$BIN/bbrtrace" "$@" 2>"$DOC_BT_ERR" </dev/null &
 	DOC_BT_PID=$!
