@@ -65,15 +65,27 @@ traced_send() {
 	ip netns exec "$NS-a" "$TK_ROOT/tests/tools/tcpflow.py" send 10.201.0.2 "$1" --bytes "$2" --cc "$TRACED_CC" > /dev/null
 }
 
-# the moment the background process $1 runs the tool $2 (its exec done): a
-# signal before that would stop the shell or ip, not the tool (bounded: 5 s)
+# sig_in_hand SIGCGT SIGBLK: both masks (hex) together hold SIGHUP (bit 0)
+# and SIGTERM (bit 14)
+sig_in_hand() { [ $# -eq 2 ] && ((((0x$1 | 0x$2) & 0x4001) == 0x4001)); }
+
+# the moment the background process $1 runs the tool $2 (its exec done) and
+# has SIGTERM and SIGHUP in hand, caught (/proc's SigCgt) or blocked for a
+# signalfd (SigBlk, udpdwell): a signal before that would stop the shell, ip
+# or the dynamic loader, not the tool (a CI run's bbrpcap took SIGTERM 1 ms
+# after its exec, before main had set its handlers: status 143) (bounded: 5 s)
 exec_done() {
-	local i
+	local i st
 	for i in $(seq 500); do
-		[ "$(cat /proc/"$1"/comm 2>/dev/null)" = "$2" ] && return 0
+		if [ "$(cat /proc/"$1"/comm 2>/dev/null)" = "$2" ]; then
+			st=$(awk '/^Sig(Cgt|Blk):/ { printf "%s ", $2 }' /proc/"$1"/status 2>/dev/null)
+			# shellcheck disable=SC2086
+			sig_in_hand $st && return 0
+		fi
 		kill -0 "$1" 2>/dev/null || return 0
 		sleep 0.01
 	done
+	echo "# $2 (pid $1) did not catch SIGTERM and SIGHUP within 5 s"
 	return 1
 }
 
