@@ -19,8 +19,9 @@ teardown() {
 }
 
 # bbrpcap capture in A with ARGS, in the background; waits until it captures:
-# -v says "capturing on" once the kernel holds its filter (a fixed 0.5 s lost
-# the first 66 kB of a flow on a loaded CI machine), for at most 30 s
+# -v says "capturing on" once the kernel holds its filter, for at most 30 s
+# (after a fixed 0.5 s, a CI run's capture missed 66 kB of a 2 MiB flow, most
+# likely its start; a short payload now prints the summary's drop counts too)
 cap_start() {
 	local err=$BATS_TEST_TMPDIR/capture.err i
 	ip netns exec "$A" bbrpcap capture -v --format json "$@" > "$BATS_TEST_TMPDIR/summary.json" \
