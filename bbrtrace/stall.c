@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -136,22 +137,58 @@ static bool stale_write(const struct bt_stall_state *st, const struct bt_sample 
 	return e->kind == BT_KIND_WRITE && st->last.kind == BT_KIND_ACK && seq_after(st->last.una, e->snd_una);
 }
 
+/*
+ * Held data that timers send, which no tap sees, before event e: a tail loss
+ * probe sent since the stall began (it sends new data, Nagle or not: under
+ * load, with ACKs late, 7 ms into a push's 16 ms Nagle hold), or the pacing
+ * clock's lead run out (the pacing timer sends then).
+ */
+static bool probe_sent(const struct bt_stall_state *st, const struct bt_sample *e)
+{
+	return e->tlp_out && !st->cur.at.tlp_out;
+}
+
+static uint64_t pacing_end_ns(const struct bt_stall_state *st)
+{
+	const struct bt_sample *at = &st->cur.at;
+
+	return st->cur.cause == BT_STALL_PACING && at->rtt_us > 0 ? at->t_ns + (uint64_t)at->rtt_us * 1000
+								  : UINT64_MAX;
+}
+
+/* a write that brought the held data of a Nagle stall to a full segment:
+ * Nagle holds it no longer, whatever holds it now (pacing, cwnd) */
+static bool nagle_outgrown(const struct bt_stall_state *st, const struct bt_sample *e)
+{
+	return st->cur.cause == BT_STALL_NAGLE && e->kind == BT_KIND_WRITE &&
+	       e->write_seq - e->snd_nxt >= e->mss;
+}
+
+/* what sent the data of the stall in progress, seen at e: a stall that counts */
+static bool close_sent(struct bt_stall_state *st, const struct bt_sample *e, struct bt_stall *out)
+{
+	if (pacing_end_ns(st) < e->t_ns)
+		return close_stall(st, pacing_end_ns(st), BT_STALL_END_UNSEEN, out);
+	if (released_by_last_ack(st))
+		return close_stall(st, st->last.t_ns, BT_STALL_END_ACK, out);
+	if (probe_sent(st, e))
+		return close_stall(st, e->t_ns, BT_STALL_END_UNSEEN, out);
+	if (e->kind == BT_KIND_WRITE || seq_after(e->write_seq, st->last.wseq))
+		/* a write, or an ACK while one was in progress: its data went out */
+		return close_stall(st, e->t_ns, BT_STALL_END_WRITE, out);
+	return close_stall(st, e->t_ns, BT_STALL_END_UNSEEN, out);
+}
+
 bool bt_stall_step(struct bt_stall_state *st, const struct bt_sample *e, struct bt_stall *out)
 {
 	bool ended = false;
 
-	if (st->open && e->kind == BT_KIND_ACK && e->fin_acked) {
+	if (st->open && e->kind == BT_KIND_ACK && e->fin_acked)
 		st->open = false; /* the stream is over */
-	} else if (st->open && seq_after(e->snd_nxt, st->start_snd_nxt)) {
-		/* it went out between the last event and this one */
-		if (released_by_last_ack(st))
-			ended = close_stall(st, st->last.t_ns, BT_STALL_END_ACK, out);
-		else if (e->kind == BT_KIND_WRITE || seq_after(e->write_seq, st->last.wseq))
-			/* a write, or an ACK while one was in progress: its data went out */
-			ended = close_stall(st, e->t_ns, BT_STALL_END_WRITE, out);
-		else
-			ended = close_stall(st, e->t_ns, BT_STALL_END_UNSEEN, out);
-	}
+	else if (st->open && seq_after(e->snd_nxt, st->start_snd_nxt))
+		ended = close_sent(st, e, out); /* it went out between the last event and this one */
+	else if (st->open && nagle_outgrown(st, e))
+		ended = close_stall(st, e->t_ns, BT_STALL_END_WRITE, out);
 	if (stale_write(st, e)) {
 		st->last.wseq = e->write_seq; /* it wrote that much, all the same */
 		return ended;

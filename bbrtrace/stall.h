@@ -34,7 +34,13 @@
  * the last event did (a write in progress: TCP processes the ACKs that came
  * meanwhile before send() returns), the write did ("write"); otherwise
  * something neither tap sees, such as the pacing timer ("unseen"), at the
- * latest by this event. A stall shorter than BT_STALL_MIN_US (lib/trace.h) is no
+ * latest by this event. Timers count first: a tail loss probe that went out
+ * during the stall (tp->tlp_high_seq set at this event, not at its start)
+ * sends held data whatever Nagle says ("unseen", by this event); a pacing
+ * stall ends when the pacing clock's lead at its start runs out, if that
+ * comes before this event ("unseen", then). A write that brings a Nagle
+ * stall's held data to a full segment ends it ("write"): Nagle holds it no
+ * longer, and the write opens a stall of what holds it now. A stall shorter than BT_STALL_MIN_US (lib/trace.h) is no
  * stall. An ACK that covers the FIN ends any stall unreported.
  */
 #ifndef BBRTRACE_STALL_H

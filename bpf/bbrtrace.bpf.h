@@ -217,6 +217,7 @@ static __always_inline void bt_fill_tcp(struct sock *sk, struct tcp_sock *tp, st
 	e->write_seq = BT_RD(tp, write_seq);
 	e->snd_wnd = BT_RD(tp, snd_wnd);
 	e->nonagle = BT_RD_BITS(tp, nonagle);
+	e->tlp_out = BT_RD(tp, tlp_high_seq) != 0;
 #ifdef BT_DIRECT_CA
 	e->netns = sk->__sk_common.skc_net.net->ns.inum;
 #else

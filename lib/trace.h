@@ -267,6 +267,9 @@ struct bt_sample {
 	/* this ACK covers the sender's FIN: the stream is over (for the
 	 * detector; not a field of the sample record) */
 	bool fin_acked;
+	/* a tail loss probe is out (tp->tlp_high_seq): its timer may have sent
+	 * held data, which no tap sees (for the detector; not a record field) */
+	bool tlp_out;
 	/* an ACK, or a write (enum bt_kind; not a field of the sample record):
 	 * a write carries the flow, the tcp_sock fields and, in delivered, the
 	 * bytes written, in prior_in_flight the packets in flight, in rtt_us

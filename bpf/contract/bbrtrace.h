@@ -83,7 +83,8 @@ struct bt_event {
 	__u32 write_seq;
 	__u32 snd_wnd;
 	__u8 kind;               /* enum bt_kind */
-	__u8 pad2[3];
+	__u8 tlp_out;            /* tp->tlp_high_seq set: a tail loss probe (a timer, no tap) is out */
+	__u8 pad2[2];
 };
 
 /*

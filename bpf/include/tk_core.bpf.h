@@ -154,6 +154,7 @@ struct tcp_sock {
 	u32 sacked_out;      /* with lost_out and retrans_out: tcp_packets_in_flight() */
 	u32 lost_out;
 	u32 retrans_out;
+	u32 tlp_high_seq;    /* snd_nxt when a tail loss probe went out; 0 once it is ACKed */
 	u64 tcp_wstamp_ns;   /* 4.20+: when pacing lets the next packet go (CLOCK_MONOTONIC) */
 	u8 nonagle: 4;       /* TCP_NAGLE_OFF 1 (TCP_NODELAY), _CORK 2, _PUSH 4; a
 			      * bitfield whose place CO-RE finds in each kernel */

@@ -224,6 +224,70 @@ static void test_write_read_before_the_ack(void **state)
 	assert_int_equal(st.cur.cause, BT_STALL_NAGLE);
 }
 
+/* a real ffmpeg push under load, on the wire: a frame's 262-byte tail held
+ * by Nagle went out 6.8 ms on by a tail loss probe (a timer, no ACK came),
+ * and the next frame's write 15.7 ms on found it gone. The probe is out at
+ * that write and was not at the first: ended unseen, 15.7 ms at the most.
+ * A probe already out when the stall began says nothing. */
+static void test_probe_sent_the_tail(void **state)
+{
+	struct bt_stall_state st;
+	struct bt_stall x;
+	struct bt_sample w;
+	(void)state;
+
+	bt_stall_reset(&st);
+	assert_false(step(&st, ev(BT_KIND_WRITE, 0, 0, 6 * MSS, 6 * MSS + 262), &x));
+	w = ev(BT_KIND_WRITE, 15708000, 0, 12 * MSS, 12 * MSS + 63);
+	w.tlp_out = true;
+	assert_true(bt_stall_step(&st, &w, &x));
+	assert_int_equal(x.cause, BT_STALL_NAGLE);
+	assert_int_equal(x.ended_by, BT_STALL_END_UNSEEN);
+	assert_int_equal(x.duration_us, 15708);
+
+	bt_stall_reset(&st);
+	w = ev(BT_KIND_WRITE, 0, 0, 6 * MSS, 6 * MSS + 262);
+	w.tlp_out = true;
+	assert_false(bt_stall_step(&st, &w, &x));
+	w = ev(BT_KIND_WRITE, 15708000, 0, 12 * MSS, 12 * MSS + 63);
+	w.tlp_out = true;
+	assert_true(bt_stall_step(&st, &w, &x));
+	assert_int_equal(x.ended_by, BT_STALL_END_WRITE);
+}
+
+/* the same push: a write left a 953-byte tail (Nagle); 40 us on, the next
+ * write made it 2059 bytes, a full segment and more, which the pacing clock
+ * (44 us ahead) held; the pacing timer sent it, and the next event came
+ * 25.8 ms on. Nagle held the tail 40 us and pacing 44 us: no stall. */
+static void test_tail_outgrows_nagle(void **state)
+{
+	struct bt_stall_state st;
+	struct bt_stall x;
+	struct bt_sample w;
+	(void)state;
+
+	bt_stall_reset(&st);
+	assert_false(step(&st, ev(BT_KIND_WRITE, 0, 0, 5 * MSS, 5 * MSS + 953), &x));
+	assert_int_equal(st.cur.cause, BT_STALL_NAGLE);
+	w = ev(BT_KIND_WRITE, 40000, 0, 5 * MSS, 5 * MSS + 2059);
+	w.rtt_us = 44;
+	assert_false(bt_stall_step(&st, &w, &x)); /* Nagle's: 40 us, under the floor */
+	assert_true(st.open);
+	assert_int_equal(st.cur.cause, BT_STALL_PACING);
+	assert_false(step(&st, ev(BT_KIND_ACK, 25858000, 5 * MSS, 7 * MSS, 5 * MSS + 2059), &x));
+	assert_false(st.open);
+
+	/* a pacing clock 15 ms ahead: a stall of 15 ms, ended by the pacing timer */
+	bt_stall_reset(&st);
+	w = ev(BT_KIND_WRITE, 0, 0, 5 * MSS, 8 * MSS);
+	w.rtt_us = 15000;
+	assert_false(bt_stall_step(&st, &w, &x));
+	assert_true(step(&st, ev(BT_KIND_ACK, 30 * MS, 5 * MSS, 6 * MSS, 8 * MSS), &x));
+	assert_int_equal(x.cause, BT_STALL_PACING);
+	assert_int_equal(x.ended_by, BT_STALL_END_UNSEEN);
+	assert_int_equal(x.duration_us, 15000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -235,6 +299,8 @@ int main(void)
 		cmocka_unit_test(test_window_causes),
 		cmocka_unit_test(test_unseen_end_and_fin),
 		cmocka_unit_test(test_window_full_after_an_ack),
+		cmocka_unit_test(test_probe_sent_the_tail),
+		cmocka_unit_test(test_tail_outgrows_nagle),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
