@@ -138,16 +138,17 @@ static bool stale_write(const struct bt_stall_state *st, const struct bt_sample 
 }
 
 /*
- * Held data that timers send, which no tap sees, before event e: a tail loss
- * probe sent since the stall began (it sends new data, Nagle or not: under
- * load, with ACKs late, 7 ms into a push's 16 ms Nagle hold), or the pacing
- * clock's lead run out (the pacing timer sends then).
+ * Timers send held data too, and no tap sees them. A tail loss probe sent
+ * since the stall began (out at e, not at its start) sends new data, Nagle
+ * or not: under load, with ACKs late, 7 ms into a push's 16 ms Nagle hold.
  */
 static bool probe_sent(const struct bt_stall_state *st, const struct bt_sample *e)
 {
 	return e->tlp_out && !st->cur.at.tlp_out;
 }
 
+/* the pacing timer sends when the pacing clock's lead at a pacing stall's
+ * start runs out; UINT64_MAX for the other causes */
 static uint64_t pacing_end_ns(const struct bt_stall_state *st)
 {
 	const struct bt_sample *at = &st->cur.at;
@@ -167,8 +168,10 @@ static bool nagle_outgrown(const struct bt_stall_state *st, const struct bt_samp
 /* what sent the data of the stall in progress, seen at e: a stall that counts */
 static bool close_sent(struct bt_stall_state *st, const struct bt_sample *e, struct bt_stall *out)
 {
-	if (pacing_end_ns(st) < e->t_ns)
-		return close_stall(st, pacing_end_ns(st), BT_STALL_END_UNSEEN, out);
+	uint64_t paced_ns = pacing_end_ns(st);
+
+	if (paced_ns < e->t_ns)
+		return close_stall(st, paced_ns, BT_STALL_END_UNSEEN, out);
 	if (released_by_last_ack(st))
 		return close_stall(st, st->last.t_ns, BT_STALL_END_ACK, out);
 	if (probe_sent(st, e))

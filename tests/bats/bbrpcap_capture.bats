@@ -23,16 +23,13 @@ teardown() {
 # (after a fixed 0.5 s, a CI run's capture missed 66 kB of a 2 MiB flow, most
 # likely its start; a short payload now prints the summary's drop counts too)
 cap_start() {
-	local err=$BATS_TEST_TMPDIR/capture.err i
+	local err=$BATS_TEST_TMPDIR/capture.err
 	ip netns exec "$A" bbrpcap capture -v --format json "$@" > "$BATS_TEST_TMPDIR/summary.json" \
 		2> "$err" &
 	CAP_PID=$!
-	for ((i = 0; i < 300; i++)); do
-		grep -q "capturing on" "$err" 2>/dev/null && return 0
-		kill -0 "$CAP_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	echo "bbrpcap capture not capturing after $((i / 10)) s:"
+	tk_wait_for "grep -q 'capturing on' '$err' 2> /dev/null || ! kill -0 $CAP_PID" 30
+	grep -q "capturing on" "$err" && return 0
+	echo "bbrpcap capture is not capturing:"
 	cat "$err"
 	return 1
 }

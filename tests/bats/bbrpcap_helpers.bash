@@ -54,16 +54,13 @@ pc_iperf_server() {
 	tk_wait_listen "$port" 5 "$ns"
 }
 
-# start tcpdump in NS (-U, immediate) writing FILE; sets PC_TCPDUMP_PID
+# start tcpdump in NS (tk_tcpdump_start: -U, immediate, waited for) writing
+# FILE, as root (-Z: its -C files go in root's test directories); sets PC_TCPDUMP_PID
 pc_tcpdump_start() {
 	local ns=$1 file=$2
 	shift 2
-	ip netns exec "$ns" tcpdump -Z root -q -U --immediate-mode -w "$file" "$@" 2>"$file.err" &
-	PC_TCPDUMP_PID=$!
-	# a loaded machine can take seconds (tk_tcpdump_start saw over 5)
-	tk_wait_for "grep -q listening '$file.err' 2> /dev/null" 30 && return 0
-	echo "# tcpdump did not start in 30 s: $(cat "$file.err")" >&2
-	return 1
+	tk_tcpdump_start "$ns" "$file" -Z root -q "$@" || return 1
+	PC_TCPDUMP_PID=$TK_TCPDUMP_PID
 }
 
 pc_tcpdump_stop() {
