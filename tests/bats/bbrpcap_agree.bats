@@ -210,34 +210,50 @@ check_bins() {
 
 @test "throughput marks a dip where the sender was throttled, and nowhere else" {
 	requires tc
-	local t1 t2 f=$D/dip.pcap csv=$D/dip.csv
+	local t0 t1 t2 t3 f=$D/dip.pcap csv=$D/dip.csv
 	ip netns exec "$A" tc qdisc add dev veth0 root handle 1: htb default 10
 	ip netns exec "$A" tc class add dev veth0 parent 1: classid 1:10 htb rate 200mbit
 	pc_iperf_server "$B" 42010
 	pc_tcpdump_start "$B" "$f" -i veth0 -s 128 tcp port 42010
-	ip netns exec "$A" timeout 20 iperf3 -c 10.202.2.2 -p 42010 -t 3 >/dev/null &
+	ip netns exec "$A" timeout 20 iperf3 -c 10.202.2.2 -p 42010 -t 4 >/dev/null &
 	local c=$!
+	# 1.2 s at the full rate before the cut, counted from the data's start,
+	# not iperf3's launch, and 2 s after it: the moving median's 21 bins
+	# (2.1 s) around each cut bin must hold more bins at the full rate than
+	# cut. Cut to 2 Mbit/s, the wire brings a 64 kB GSO frame every 260 ms
+	# (bins of 0 and 5.2 Mbit/s); a median of cut bins is that low too, and a
+	# bin with a frame is then no dip (a CI run left 2 of 7 cut bins unmarked;
+	# a flow that began 0.4 s before the cut here had medians of 4.4 Mbit/s)
+	tk_wait_for "ip netns exec '$A' ss -tinH dst 10.202.2.2 dport = :42010 | grep -q 'bytes_acked:[0-9]\{6,\}'" 10
 	sleep 1.2
-	t1=$(date +%s.%N)
+	# each change bites somewhere between the clock read before its tc and the
+	# one after (a CI run's first two throttled bins were not: tc, started in
+	# the namespace on a loaded machine, had not yet cut the rate)
+	t0=$(date +%s.%N)
 	ip netns exec "$A" tc class change dev veth0 parent 1: classid 1:10 htb rate 2mbit
+	t1=$(date +%s.%N)
 	sleep 0.8
 	t2=$(date +%s.%N)
 	ip netns exec "$A" tc class change dev veth0 parent 1: classid 1:10 htb rate 200mbit
+	t3=$(date +%s.%N)
+	awk -v a="$t0" -v b="$t1" -v c="$t2" -v d="$t3" \
+		'BEGIN { printf "# tc took %.1f ms to cut the rate, %.1f ms to restore it\n", (b - a) * 1e3, (d - c) * 1e3 }'
 	wait $c
 	pc_tcpdump_stop
 	ip netns exec "$A" tc qdisc del dev veth0 root
 	read -r id a _ < <(data_flow "$f" 42010)
 	bbrpcap throughput --format csv --flow "$id" "$f" | awk -F, -v s="$a" 'NR == 1 || $2 == s' > "$csv"
-	awk -F, -v t1="$t1" -v t2="$t2" '
+	awk -F, -v t0="$t0" -v t1="$t1" -v t2="$t2" -v t3="$t3" '
 		NR == 1 { for (k = 1; k <= NF; k++) col[$k] = k; next }
-		{ t[++n] = $col["epoch_s"]; dip[n] = $col["dip"] }
+		{ t[++n] = $col["epoch_s"]; dip[n] = $col["dip"]; rate[n] = $col["data_bps"]; med[n] = $col["median_bps"] }
 		END {
 			for (i = 1; i <= n; i++) {
-				if (t[i] >= t1 + 0.1 && t[i] + 0.1 <= t2) { inside++; if (dip[i] == 1) hit++ }
+				# inside: the rate was cut for the whole bin
+				if (t[i] >= t1 + 0.1 && t[i] + 0.1 <= t2) { inside++; if (dip[i] == 1) hit++; else printf "# no dip at %f: %s bit/s against a median of %s\n", t[i], rate[i], med[i] }
 				# outside, well clear of the edges and of the first and last bins
-				else if ((t[i] + 0.1 < t1 - 0.1 || t[i] > t2 + 0.5) && i > 3 && i < n) { outside++; if (dip[i] == 1) { printf "# dip at %f\n", t[i]; wrong++ } }
+				else if ((t[i] + 0.1 < t0 - 0.1 || t[i] > t3 + 0.5) && i > 3 && i < n) { outside++; if (dip[i] == 1) { printf "# dip at %f\n", t[i]; wrong++ } }
 			}
-			printf "# throttled bins: %d of %d marked; elsewhere: %d of %d marked\n", hit, inside, wrong, outside
+			printf "# the flow from %.2f s before the cut; throttled bins: %d of %d marked; elsewhere: %d of %d marked\n", t0 - t[1], hit, inside, wrong, outside
 			exit !(inside >= 4 && hit == inside && outside >= 5 && wrong == 0)
 		}' "$csv"
 }
