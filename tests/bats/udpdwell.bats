@@ -358,11 +358,17 @@ time.sleep(0.5)' &
 	tk_run udpdwell -p 41260 --interval 0.4 -d 1 -q
 	ms=$((($(date +%s%N) - t0) / 1000000))
 	expect_status 0
-	# off a terminal, JSON lines: 0.4 s, 0.4 s, then the 0.2 s left
+	# off a terminal, JSON lines: 0.4 s, 0.4 s, then the 0.2 s left; or, when
+	# the process woke after the end instead of at 0.8 s (a starved vCPU under
+	# emulation, in a CI run: 0.403 s, then 0.600), 0.4 s and the 0.6 s left:
+	# either way the intervals tile the second up to its end
 	jq -r 'select(.type=="interval") | .interval_s' <<< "$output" > "$BATS_TEST_TMPDIR/iv"
-	[ "$(wc -l < "$BATS_TEST_TMPDIR/iv")" -eq 3 ] || { tk_dump "3 intervals in 1 s"; false; }
-	awk 'NR < 3 && ($1 < 0.35 || $1 > 0.6) { exit 1 } NR == 3 && ($1 < 0.1 || $1 > 0.35) { exit 1 }' \
-		"$BATS_TEST_TMPDIR/iv" || { tk_dump "intervals of 0.4, 0.4 and 0.2 s"; false; }
+	awk 'NR == 1 && ($1 < 0.35 || $1 > 0.6) { bad = 1 }
+		NR == 2 && ($1 < 0.35 || $1 > 0.8) { bad = 1 }
+		NR == 3 && ($1 < 0.1 || $1 > 0.35) { bad = 1 }
+		{ sum += $1 }
+		END { exit bad || (NR != 3 && NR != 2) || sum < 0.95 || sum > 1.4 }' \
+		"$BATS_TEST_TMPDIR/iv" || { tk_dump "intervals of 0.4, 0.4 and 0.2 s (or 0.4 and 0.6), 1 s in all"; false; }
 	[ "$ms" -ge 1000 ] || { tk_dump "exited after $ms ms"; false; }
 	# an end on an interval's edge prints no empty interval after it
 	tk_run udpdwell -p 41260 --interval 0.25 -d 0.5 -q
