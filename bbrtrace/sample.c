@@ -56,6 +56,7 @@ void bt_sample_decode(struct bt_sample *s, const struct bt_event *e, int64_t mon
 	s->snd_wnd = e->snd_wnd;
 	s->nonagle = e->nonagle;
 	s->tlp_out = e->tlp_out;
+	s->sent_ago_us = e->sent_ago_us;
 	s->fin_acked = e->fin_acked;
 	s->kind = e->kind;
 }

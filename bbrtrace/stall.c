@@ -165,6 +165,21 @@ static bool nagle_outgrown(const struct bt_stall_state *st, const struct bt_samp
 	       e->write_seq - e->snd_nxt >= e->mss;
 }
 
+/*
+ * When the data seen gone at e left: its last packet's time (the pacing clock
+ * it was stamped with, e's sent_ago_us before e), after the last event, which
+ * saw it still held. An event comes when a write returns, or when TCP takes in
+ * an ACK, which a write that holds the socket defers to its end: under load a
+ * ffmpeg write sent a tail, then held the socket 1.25 ms, and the Nagle stall
+ * was called 1.25 ms longer than the wire showed.
+ */
+static uint64_t sent_ns(const struct bt_stall_state *st, const struct bt_sample *e)
+{
+	uint64_t ago = (uint64_t)e->sent_ago_us * 1000, t = e->t_ns > ago ? e->t_ns - ago : 0;
+
+	return t > st->last.t_ns ? t : st->last.t_ns;
+}
+
 /* what sent the data of the stall in progress, seen at e: a stall that counts */
 static bool close_sent(struct bt_stall_state *st, const struct bt_sample *e, struct bt_stall *out)
 {
@@ -178,8 +193,8 @@ static bool close_sent(struct bt_stall_state *st, const struct bt_sample *e, str
 		return close_stall(st, e->t_ns, BT_STALL_END_UNSEEN, out);
 	if (e->kind == BT_KIND_WRITE || seq_after(e->write_seq, st->last.wseq))
 		/* a write, or an ACK while one was in progress: its data went out */
-		return close_stall(st, e->t_ns, BT_STALL_END_WRITE, out);
-	return close_stall(st, e->t_ns, BT_STALL_END_UNSEEN, out);
+		return close_stall(st, sent_ns(st, e), BT_STALL_END_WRITE, out);
+	return close_stall(st, sent_ns(st, e), BT_STALL_END_UNSEEN, out);
 }
 
 bool bt_stall_step(struct bt_stall_state *st, const struct bt_sample *e, struct bt_stall *out)

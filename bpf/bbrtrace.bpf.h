@@ -201,6 +201,15 @@ static __always_inline void bt_fill_rs(const struct rate_sample *rs, struct bt_e
 }
 
 
+/* how long before t the last packet left: TCP stamps each with the pacing
+ * clock, tp->tcp_wstamp_ns, then moves it on by the packet's pacing time */
+static __always_inline __u16 bt_sent_ago_us(__u64 wstamp, __u64 t)
+{
+	__u64 us = wstamp < t ? (t - wstamp) / 1000 : 0;
+
+	return us > 65535 ? 65535 : (__u16)us;
+}
+
 static __always_inline void bt_fill_tcp(struct sock *sk, struct tcp_sock *tp, struct bt_event *e)
 {
 	__u8 state = BT_RD(sk, __sk_common.skc_state);
@@ -218,6 +227,7 @@ static __always_inline void bt_fill_tcp(struct sock *sk, struct tcp_sock *tp, st
 	e->snd_wnd = BT_RD(tp, snd_wnd);
 	e->nonagle = BT_RD_BITS(tp, nonagle);
 	e->tlp_out = BT_RD(tp, tlp_high_seq) != 0;
+	e->sent_ago_us = bt_sent_ago_us(BT_RD(tp, tcp_wstamp_ns), e->t_ns);
 #ifdef BT_DIRECT_CA
 	e->netns = sk->__sk_common.skc_net.net->ns.inum;
 #else

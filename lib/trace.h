@@ -270,6 +270,10 @@ struct bt_sample {
 	/* a tail loss probe is out (tp->tlp_high_seq): its timer may have sent
 	 * held data, which no tap sees (for the detector; not a record field) */
 	bool tlp_out;
+	/* how long before t_ns the last packet left, its pacing time included
+	 * (tp->tcp_wstamp_ns), us, 65535 at most: when a stall's data went out
+	 * during a write or between two events */
+	uint32_t sent_ago_us;
 	/* an ACK, or a write (enum bt_kind; not a field of the sample record):
 	 * a write carries the flow, the tcp_sock fields and, in delivered, the
 	 * bytes written, in prior_in_flight the packets in flight, in rtt_us

@@ -84,7 +84,8 @@ struct bt_event {
 	__u32 snd_wnd;
 	__u8 kind;               /* enum bt_kind */
 	__u8 tlp_out;            /* tp->tlp_high_seq set: a tail loss probe (a timer, no tap) is out */
-	__u8 pad2[2];
+	__u16 sent_ago_us;       /* how long before t_ns the last packet left, pacing time
+				  * included (tp->tcp_wstamp_ns), us; 65535 at most, 0 if ahead */
 };
 
 /*

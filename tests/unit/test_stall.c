@@ -41,6 +41,30 @@ static bool step(struct bt_stall_state *st, struct bt_sample s, struct bt_stall 
 	return bt_stall_step(st, &s, out);
 }
 
+/* a write that sent the tail and then held the socket: TCP took the ACK that
+ * came meanwhile in only when the write let go, 1.25 ms on (a ffmpeg push
+ * under load); the stall ends when the data left, the last packet's pacing
+ * stamp, not at that ACK, and never before the last event, which saw it held */
+static void test_sent_before_the_event(void **state)
+{
+	struct bt_stall_state st;
+	struct bt_stall x;
+	struct bt_sample a;
+	(void)state;
+
+	for (int clamp = 0; clamp < 2; clamp++) {
+		bt_stall_reset(&st);
+		assert_false(step(&st, ev(BT_KIND_WRITE, 0, 0, 3 * MSS, 3 * MSS + 400), &x));
+		assert_false(step(&st, ev(BT_KIND_WRITE, 21937000, 0, 3 * MSS, 3 * MSS + 408), &x));
+		a = ev(BT_KIND_ACK, 23207000, 6 * MSS, 6 * MSS, 6 * MSS + 160);
+		a.sent_ago_us = clamp ? 30000 : 1248;
+		assert_true(step(&st, a, &x));
+		assert_int_equal(x.cause, BT_STALL_NAGLE);
+		assert_int_equal(x.ended_by, BT_STALL_END_WRITE);
+		assert_int_equal(x.duration_us, clamp ? 21937 : 21959);
+	}
+}
+
 /* a frame: 3 full segments sent, a 500-byte tail held by Nagle; the ACK of
  * the first two comes at once, the third's 40 ms late (the receiver's
  * delayed-ACK timer), and the tail goes out on it */
@@ -301,6 +325,7 @@ int main(void)
 		cmocka_unit_test(test_window_full_after_an_ack),
 		cmocka_unit_test(test_probe_sent_the_tail),
 		cmocka_unit_test(test_tail_outgrows_nagle),
+		cmocka_unit_test(test_sent_before_the_event),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
