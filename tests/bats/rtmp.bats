@@ -104,13 +104,16 @@ rt_expect_negligible() {
 	jq -e '.fix == null' "$d/verdict.json" || { jq -r .text "$d/verdict.json"; return 1; }
 }
 
-# quickack on: nothing held, nothing worth a fix, no stall, the verdict says so
+# quickack on: nothing held, nothing worth a fix, no Nagle stall (what quick
+# ACKs remove), the verdict says so; a stall of another cause may come, too
+# short to act on (under load nginx closed its window for 12.9 ms in a CI run:
+# rwnd_limited, the peer's window 0, true on the wire)
 rt_expect_clean() {
 	local d=$1
 	jq -e '.collapses_by_cause.delayed_ack == 0' "$d/verdict.json" ||
 		{ echo "# delayed_ack collapses with quickack on:"; jq -c 'select(.cause == "delayed_ack")' "$d/trace.jsonl"; return 1; }
 	rt_expect_negligible "$d"
-	jq -e '([.stalls_by_cause[]] | add) == 0 and .stall_fix == null' "$d/verdict.json" ||
+	jq -e '.stalls_by_cause.nagle == 0 and .stall_fix == null' "$d/verdict.json" ||
 		{ jq -c 'select(.type == "stall")' "$d/trace.jsonl" | head -3; return 1; }
 	! grep -q 'Fix:' "$d/verdict.txt" || false
 }
