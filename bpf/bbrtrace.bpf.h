@@ -210,8 +210,10 @@ static __always_inline __u16 bt_sent_ago_us(__u64 wstamp, __u64 t)
 	return us > 65535 ? 65535 : (__u16)us;
 }
 
-static __always_inline void bt_fill_tcp(struct sock *sk, struct tcp_sock *tp, struct bt_event *e)
+/* the flow's tcp_sock fields; returns the pacing clock (tp->tcp_wstamp_ns) it read */
+static __always_inline __u64 bt_fill_tcp(struct sock *sk, struct tcp_sock *tp, struct bt_event *e)
 {
+	__u64 wstamp = BT_RD(tp, tcp_wstamp_ns);
 	__u8 state = BT_RD(sk, __sk_common.skc_state);
 
 	e->snd_una = BT_RD(tp, snd_una);
@@ -227,12 +229,13 @@ static __always_inline void bt_fill_tcp(struct sock *sk, struct tcp_sock *tp, st
 	e->snd_wnd = BT_RD(tp, snd_wnd);
 	e->nonagle = BT_RD_BITS(tp, nonagle);
 	e->tlp_out = BT_RD(tp, tlp_high_seq) != 0;
-	e->sent_ago_us = bt_sent_ago_us(BT_RD(tp, tcp_wstamp_ns), e->t_ns);
+	e->sent_ago_us = bt_sent_ago_us(wstamp, e->t_ns);
 #ifdef BT_DIRECT_CA
 	e->netns = sk->__sk_common.skc_net.net->ns.inum;
 #else
 	e->netns = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
 #endif
+	return wstamp;
 }
 
 /*
@@ -469,13 +472,12 @@ static __always_inline void bt_emit_write(struct sock *sk, int ret)
 	e->t_ns = bpf_ktime_get_ns();
 	e->kind = BT_KIND_WRITE;
 	bt_fill_flow(e, &flow, cookie);
-	bt_fill_tcp(sk, tp, e);
+	wstamp = bt_fill_tcp(sk, tp, e);
 	e->delivered = ret;
 	/* what tcp_cwnd_test() counts (tcp_packets_in_flight): in loss
 	 * recovery packets_out alone fills the window while TCP still sends */
 	e->prior_in_flight = BT_RD(tp, packets_out) - BT_RD(tp, sacked_out) - BT_RD(tp, lost_out) +
 			     BT_RD(tp, retrans_out);
-	wstamp = BT_RD(tp, tcp_wstamp_ns);
 	e->rtt_us = wstamp > e->t_ns ? (__s64)((wstamp - e->t_ns) / 1000) : 0;
 	bt_event_end(st, e);
 }

@@ -272,7 +272,8 @@ struct bt_sample {
 	bool tlp_out;
 	/* how long before t_ns the last packet left, its pacing time included
 	 * (tp->tcp_wstamp_ns), us, 65535 at most: when a stall's data went out
-	 * during a write or between two events */
+	 * during a write or between two events (for the detector; not a record
+	 * field) */
 	uint32_t sent_ago_us;
 	/* an ACK, or a write (enum bt_kind; not a field of the sample record):
 	 * a write carries the flow, the tcp_sock fields and, in delivered, the
