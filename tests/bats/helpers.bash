@@ -7,7 +7,7 @@
 # tk_run CMD...      runs CMD like bats' run (status, output, stderr kept
 #                    apart) and remembers it for tk_dump.
 # expect_*           assertions that print command, status, stdout and stderr
-#                    when they fail.
+#                    when they fail; expect_equal prints both sides.
 # tk_netns_pair NAME creates namespaces ${NAME}-a and ${NAME}-b joined by a
 #                    veth pair (veth0 in a, veth1 in b): 10.201.0.1/24 and
 #                    fd00:201::1/64 in a, .2 and ::2 in b. Cleaned up by
@@ -68,6 +68,12 @@ requires() {
 			ip netns del tk-probe-netem-$$ 2>/dev/null ;;
 		iperf3 | tcpdump | tshark | tcptrace | mergecap | capinfos | editcap | gnuplot | jq | bpftool | ss | nstat | prometheus | promtool | tc | valgrind | curl | script | strace | file)
 			_tk_have_cmd "$w" || { _tk_missing "the $w command (run ./scripts/install-deps.sh)"; return; } ;;
+		git)
+			_tk_have_cmd git && git -C "$TK_ROOT" rev-parse --git-dir > /dev/null 2>&1 ||
+				{ _tk_missing "git, and a git checkout at $TK_ROOT"; return; } ;;
+		qemu)
+			_tk_have_cmd qemu-system-x86_64 ||
+				{ _tk_missing "qemu-system-x86_64 (Debian package qemu-system-x86; run ./scripts/install-deps.sh)"; return; } ;;
 		ffmpeg)
 			_tk_have_cmd ffmpeg && ffmpeg -hide_banner -encoders 2>/dev/null | grep -qw libx264 ||
 				{ _tk_missing "ffmpeg with libx264 (run ./scripts/install-deps.sh)"; return; } ;;
@@ -146,6 +152,11 @@ expect_stderr() {
 
 expect_output() {
 	[[ "$output" == *"$1"* ]] || { tk_dump "expected stdout to contain: $1"; return 1; }
+}
+
+# expect_equal ACTUAL EXPECTED [WHAT]: both sides are printed when they differ
+expect_equal() {
+	[ "$1" = "$2" ] || { echo "# ${3:-value}: expected '$2', got '$1'"; return 1; }
 }
 
 expect_one_line_stderr() {

@@ -46,6 +46,11 @@ if [ -z "$image" ]; then
 fi
 kver=${image#linux-image-}
 dir=$cache/$kver
+# one fetch of an image at a time: the matrix and a test beside it may both
+# want it on a fresh machine (the lock goes with this process)
+mkdir -p "$cache"
+exec 9> "$cache/.lock-$kver"
+flock 9
 if [ -e "$dir/ready" ]; then
 	echo "$dir"
 	exit 0

@@ -44,6 +44,7 @@ modprobe -d "$dir" -S "$kver" --show-depends -a "${mods[@]}" | awk '$1 == "insmo
 	echo "$name" >> "$tmp/mods/order"
 done
 [ -s "$tmp/mods/order" ] || die "no modules resolved for $kver (is $dir/lib/modules/$kver/modules.dep there?)"
-(cd "$tmp" && find . | "$busybox" cpio -o -H newc 2>/dev/null | gzip -1) > "$img.tmp"
-mv "$img.tmp" "$img"
+# a name of its own until the rename: two guests of one kernel may boot at once
+(cd "$tmp" && find . | "$busybox" cpio -o -H newc 2>/dev/null | gzip -1) > "$img.$$.tmp"
+mv "$img.$$.tmp" "$img"
 echo "$img"

@@ -6,7 +6,10 @@
 #
 #   tests/kernels/run.sh OUT LABEL...
 #
-# TESTS=REGEX selects suites. A kernel that cannot be fetched or booted gives
+# TESTS=REGEX selects suites. After the first kernel's suites,
+# tests/kernels/clone.bats boots it again from a clone under /tmp
+# (BBRKIT_CLONE_KERNEL=LABEL after another kernel, =none for no clone test).
+# A kernel that cannot be fetched or booted gives
 # one TAP result, "not ok" under CI=true, a skip naming what is missing
 # otherwise. OUT/LABEL/times holds the boot time and each suite's time.
 #
@@ -50,8 +53,10 @@ run_kernel() {
 	fi
 	io=$(mktemp -d /tmp/tk-guest-$label.XXXXXX)
 	cat > "$io/script" <<-CMD
-		cd '$root'
-		export CI='${CI:-}' TESTS='${TESTS:-.}'
+		cd $(printf '%q' "$root")
+		export CI=$(printf '%q' "${CI:-}") TESTS=$(printf '%q' "${TESTS:-.}")
+		export TK_HOST_ROOT=$(printf '%q' "$root") TK_GUEST_KERNEL=$(printf '%q' "$(cat "$tree/version")")
+		export BBRKIT_SUITE_RUNS=$(printf '%q' "${BBRKIT_SUITE_RUNS:-1}")
 		# the modules the suites use, loaded up front so that a suite's
 		# clean-up check sees the same kernel before and after it
 		for m in tcp_bbr sch_netem sch_fq sch_tbf sch_htb veth; do
@@ -61,11 +66,11 @@ run_kernel() {
 	CMD
 	echo "-- [$label] booting $(cat "$tree/package") under QEMU (TCG)"
 	start=$(date +%s.%N)
-	"$here/boot.sh" --timeout "$guest_timeout" "$tree" "$io" "$io/script"
+	"$here/boot.sh" --timeout "$guest_timeout" --keep "$root" "$tree" "$io" "$io/script"
 	rc=$?
 	secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
 	sed 's/^/   /' "$io/out.log" 2>/dev/null | grep -vE '^   (ok|not ok|#)' || true
-	cp "$io"/tap/*.tap "$dir/" 2>/dev/null
+	cp "$io"/tap/*.tap "$io"/tap/test-times "$dir/" 2>/dev/null
 	{
 		echo "kernel $(cat "$tree/version")"
 		awk '/up .* s at the command/ {print "boot", $3}' "$io/guest.log" 2>/dev/null
@@ -87,7 +92,24 @@ run_kernel() {
 	fi
 	echo "-- [$label] done in $secs s (boot $(awk '$1 == "boot" {print $2}' "$dir/times") s)"
 	rm -rf "$io"
+	[ "$label" != "$clone_label" ] || ! [[ clone =~ ${TESTS:-.} ]] || run_clone_test "$label" "$dir"
 }
+
+# tests/kernels/clone.bats on the host: this kernel booted again from a clone
+# under /tmp at a path with a space
+run_clone_test() {
+	local label=$1 dir=$2 start secs
+	echo "-- [$label] the matrix from a clone under /tmp"
+	start=$(date +%s.%N)
+	TK_CLONE_KERNEL=$label timeout --kill-after=30 900 bats --tap "$here/clone.bats" 2>&1 |
+		sed -E "s/^(not )?ok ([0-9]+) /\\1ok \\2 [$label] clone: /" > "$dir/98-clone.tap"
+	secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
+	echo "clone $secs" >> "$dir/times"
+}
+
+# the kernel whose suites are followed by tests/kernels/clone.bats: the first
+# one given (6.1's guest finishes first), or none
+clone_label=${BBRKIT_CLONE_KERNEL:-$1}
 
 # the kernel images are fetched one at a time (apt and the unpacked cache
 # are shared), then booted
