@@ -208,7 +208,7 @@ check_bins() {
 		END { printf "# %d of %d ACKs agree\n", same, n; exit !(n > 100 && same >= n * 0.99) }' "$ts" "$ours"
 }
 
-@test "throughput marks a dip where the sender was throttled, and nowhere else" {
+@test "throughput marks a dip where the sender was throttled, and elsewhere only where the wire dipped" {
 	requires tc
 	local t0 t1 t2 t3 f=$D/dip.pcap csv=$D/dip.csv
 	ip netns exec "$A" tc qdisc add dev veth0 root handle 1: htb default 10
@@ -217,13 +217,14 @@ check_bins() {
 	pc_tcpdump_start "$B" "$f" -i veth0 -s 128 tcp port 42010
 	ip netns exec "$A" timeout 20 iperf3 -c 10.202.2.2 -p 42010 -t 4 >/dev/null &
 	local c=$!
-	# 1.2 s at the full rate before the cut, counted from the data's start,
-	# not iperf3's launch, and 2 s after it: the moving median's 21 bins
-	# (2.1 s) around each cut bin must hold more bins at the full rate than
-	# cut. Cut to 2 Mbit/s, the wire brings a 64 kB GSO frame every 260 ms
-	# (bins of 0 and 5.2 Mbit/s); a median of cut bins is that low too, and a
-	# bin with a frame is then no dip (a CI run left 2 of 7 cut bins unmarked;
-	# a flow that began 0.4 s before the cut here had medians of 4.4 Mbit/s)
+	# The moving median's 21 bins (2.1 s) around each cut bin must hold more
+	# bins at the full rate than low ones. Cut to 2 Mbit/s, the wire brings a
+	# 64 kB GSO frame every 260 ms (bins of 0 and 5.2 Mbit/s), and after the
+	# restore BBR's pacing clock, set at that rate, holds the next frame for
+	# up to 0.3 s more: a 0.5 s cut keeps the wire low for about 0.8 s, 8 bins
+	# of 21 (a 0.8 s cut kept it low for 1.1 s, and a median of such bins
+	# leaves a bin with a frame no dip). 1.2 s at the full rate before the
+	# cut, counted from the data's start, not iperf3's launch, and 2 s after.
 	tk_wait_for "ip netns exec '$A' ss -tinH dst 10.202.2.2 dport = :42010 | grep -q 'bytes_acked:[0-9]\{6,\}'" 10
 	sleep 1.2
 	# each change bites somewhere between the clock read before its tc and the
@@ -232,7 +233,7 @@ check_bins() {
 	t0=$(date +%s.%N)
 	ip netns exec "$A" tc class change dev veth0 parent 1: classid 1:10 htb rate 2mbit
 	t1=$(date +%s.%N)
-	sleep 0.8
+	sleep 0.5
 	t2=$(date +%s.%N)
 	ip netns exec "$A" tc class change dev veth0 parent 1: classid 1:10 htb rate 200mbit
 	t3=$(date +%s.%N)
@@ -243,17 +244,37 @@ check_bins() {
 	ip netns exec "$A" tc qdisc del dev veth0 root
 	read -r id a _ < <(data_flow "$f" 42010)
 	bbrpcap throughput --format csv --flow "$id" "$f" | awk -F, -v s="$a" 'NR == 1 || $2 == s' > "$csv"
+	# Outside the cut the flow runs free, and on a loaded machine the wire
+	# itself can dip there (a CI run: 15 to 72 Mbit/s bins in the flow's
+	# first 0.7 s, beside the kernel matrix): a bin there must be marked
+	# exactly when its data bytes are under half the centred 21-bin median
+	# of the bins (the dip's definition, recomputed here from the per-bin
+	# bytes that the tshark tests above check).
 	awk -F, -v t0="$t0" -v t1="$t1" -v t2="$t2" -v t3="$t3" '
 		NR == 1 { for (k = 1; k <= NF; k++) col[$k] = k; next }
-		{ t[++n] = $col["epoch_s"]; dip[n] = $col["dip"]; rate[n] = $col["data_bps"]; med[n] = $col["median_bps"] }
+		{ t[++n] = $col["epoch_s"]; dip[n] = $col["dip"]; rate[n] = $col["data_bps"]; med[n] = $col["median_bps"]
+		  by[n] = $col["data_bytes"]
+		  line[n] = sprintf("# bin at %+.3f s from the cut: %s bit/s, median %s, dip %s", t[n] - t0, rate[n], med[n], dip[n]) }
+		function median(i,   lo, hi, k, j, m, a, x) {
+			lo = i - 10 < 1 ? 1 : i - 10; hi = i + 10 > n ? n : i + 10; m = 0
+			for (j = lo; j <= hi; j++) { x = by[j]; for (k = m; k > 0 && a[k] > x; k--) a[k + 1] = a[k]; a[k + 1] = x; m++ }
+			return m % 2 ? a[(m + 1) / 2] : int((a[m / 2] + a[m / 2 + 1]) / 2)
+		}
 		END {
 			for (i = 1; i <= n; i++) {
 				# inside: the rate was cut for the whole bin
 				if (t[i] >= t1 + 0.1 && t[i] + 0.1 <= t2) { inside++; if (dip[i] == 1) hit++; else printf "# no dip at %f: %s bit/s against a median of %s\n", t[i], rate[i], med[i] }
 				# outside, well clear of the edges and of the first and last bins
-				else if ((t[i] + 0.1 < t0 - 0.1 || t[i] > t3 + 0.5) && i > 3 && i < n) { outside++; if (dip[i] == 1) { printf "# dip at %f\n", t[i]; wrong++ } }
+				else if ((t[i] + 0.1 < t0 - 0.1 || t[i] > t3 + 0.5) && i > 3 && i < n) {
+					outside++; m = median(i); real = m > 0 && by[i] < 0.5 * m
+					if (real) dips++
+					if (dip[i] != real) { printf "# bin at %f: dip %s, but %s bytes against a median of %s\n", t[i], dip[i], by[i], m; wrong++ }
+				}
 			}
-			printf "# the flow from %.2f s before the cut; throttled bins: %d of %d marked; elsewhere: %d of %d marked\n", t0 - t[1], hit, inside, wrong, outside
-			exit !(inside >= 4 && hit == inside && outside >= 5 && wrong == 0)
+			printf "# the flow from %.2f s before the cut; throttled bins: %d of %d marked; elsewhere: %d of %d marked, as the wire dipped\n", t0 - t[1], hit, inside, dips, outside
+			# a 0.5 s cut holds 3 or 4 whole bins after the later clock read
+			ok = inside >= 3 && hit == inside && outside >= 5 && wrong == 0
+			for (i = 1; !ok && i <= n; i++) print line[i]
+			exit !ok
 		}' "$csv"
 }

@@ -277,7 +277,6 @@ tk_unlock_bbr_traced() {
 	return 0
 }
 
-# wait up to $2 seconds (default 10) until command $1 succeeds
 # a TCP port of FROM..TO-1 that nothing in this namespace listens on (TO:
 # FROM's thousand's end), printed; fails when every one is taken
 tk_free_tcp_port() {
@@ -288,6 +287,7 @@ tk_free_tcp_port() {
 	return 1
 }
 
+# wait up to $2 seconds (default 10) until command $1 succeeds
 tk_wait_for() {
 	local cmd=$1 secs=${2:-10} i
 	for ((i = 0; i < secs * 10; i++)); do
@@ -295,6 +295,22 @@ tk_wait_for() {
 		sleep 0.1
 	done
 	echo "# still false after ${secs}s: $cmd" >&2
+	return 1
+}
+
+# tk_wait_local6 NS PREFIX N [DEV]: wait (5 s at most) until namespace NS has
+# N local IPv6 routes starting with PREFIX (fe80:: for the link-local ones,
+# one per device that is up with a carrier), on DEV only when given. The
+# kernel adds each when its address is ready, asynchronously: a test that
+# compares route tables must start after them, or it sees them arrive as a
+# change.
+tk_wait_local6() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ "$(ip -n "$1" -6 route show table local ${4:+dev "$4"} | grep -c "^local $2")" -ge "$3" ] && return 0
+		sleep 0.05
+	done
+	echo "# $1: $3 local routes of $2 addresses${4:+ on $4} did not come up in 5 s" >&2
 	return 1
 }
 

@@ -11,17 +11,14 @@ setup_file() {
 	ip netns del "$NS" 2>/dev/null || true
 	ip netns add "$NS"
 	echo "$NS" >> "$TK_STATE_DIR/netns.list"
-	local n="ip -n $NS" i
+	local n="ip -n $NS"
 	# link-local addresses at once (no DAD), so none appears in the middle of a test
 	ip netns exec "$NS" sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
 	$n link set lo up
 	$n link add d0 type veth peer name p0
 	$n link set d0 up
 	$n link set p0 up
-	for ((i = 0; i < 100; i++)); do
-		[ "$($n -6 route show table local | grep -c '^local fe80::')" -ge 2 ] && break
-		sleep 0.05
-	done
+	tk_wait_local6 "$NS" fe80:: 2
 	$n addr add 10.9.0.1/24 dev d0
 	$n addr add fd00:9::1/64 dev d0 nodad
 	$n route add 10.0.1.0/24 dev d0 proto static mtu 9000 initcwnd 20

@@ -48,7 +48,7 @@ make_ns() {
 		link set d1 up
 		link set p1 up
 	EOF
-	wait_local6 "$ns" fe80:: 4
+	tk_wait_local6 "$ns" fe80:: 4
 	# "proto 99" last: iproute2's batch mode keeps a protocol number for the
 	# next line's "proto static" (rtnl_rtprot_a2n's cache, iproute2 6.1)
 	ip -n "$ns" -batch - <<-EOF
@@ -70,21 +70,11 @@ make_ns() {
 		route add fd00:3::/64 table 200 initcwnd 12 nexthop via fd00:9::2 dev d0 nexthop via fd00:8::2 dev d1
 		route add 10.0.5.0/24 tos 0x10 via 10.77.0.1 dev d0 onlink proto 99
 	EOF
-	wait_local6 "$ns" fd00: 2
+	tk_wait_local6 "$ns" fd00: 2
 }
 
 # wait (up to 5 s) until namespace $1 has $3 IPv6 addresses starting with $2
 # and their local routes (the kernel adds those from a work queue, later)
-wait_local6() {
-	local i
-	for ((i = 0; i < 100; i++)); do
-		[ "$(ip -n "$1" -6 route show table local | grep -c "^local $2")" -ge "$3" ] && return 0
-		sleep 0.05
-	done
-	echo "# $1: the $2 addresses' local routes did not come up" >&2
-	return 1
-}
-
 jdump() { ip -n "${2:-$NS}" -d -j route show table "${1:-all}"; }
 tdump() { ip -n "${2:-$NS}" -d route show table "${1:-all}"; }
 
