@@ -4,8 +4,13 @@
 #   make test       build, then run every test (unit, CLI, and the kernel matrix
 #                   under QEMU); SANITIZE=1 for ASan+UBSan, TESTS=REGEX to
 #                   narrow, KERNELS="6.1 6.12" (default) or KERNELS=none
+#   make check      the deterministic tier in under 3 minutes: unit tests, fuzz
+#                   replays, recorded traces and captures, command lines
 #   make demo       install missing packages, build, and run the main scenario
 #   make bench      run the benchmarks (measurements, not pass/fail)
+#   make shake      run TESTS=REGEX's bats files RUNS times (default 20) with
+#                   LOAD cores kept busy (default 1), KERNELS="6.1 6.12" for
+#                   the matching guest suites too; prints each test's pass rate
 #   make soak       bbrtrace and udpdwell under churning load between namespaces
 #                   for SOAK_SECONDS (default 600): start-vs-end table of memory,
 #                   lost/evicted counts and CPU per event; fails on growth past
@@ -93,7 +98,7 @@ include $(sort $(wildcard */module.mk))
 LIB_OBJS   := $(LIB_SRCS:%.c=$(OBJ)/%.o)
 LIBTK      := $(OBJ)/libtoolkit.a
 
-.PHONY: all test demo bench soak fuzz clean deps unit-tests bench-progs fuzz-build kernel-table bpf-arm64 \
+.PHONY: all test check demo bench shake soak fuzz clean deps unit-tests bench-progs fuzz-build kernel-table bpf-arm64 \
         install uninstall install-list FORCE
 all: $(addprefix $(BIN)/,$(TOOLS))
 
@@ -186,6 +191,13 @@ test: deps
 	$(Q)UNIT_DIR=$(OBJ)/unit UNIT_TESTS="$(UNIT_TESTS)" REPLAY_DIR=$(OBJ)/replay \
 		FUZZ_TARGETS="$(FUZZ_TARGETS)" ./tests/run.sh
 
+# the deterministic tier, for the inner loop: unit tests, fuzz replays, and
+# the bats files marked "# tier: check" (no kernel matrix)
+check:
+	$(Q)$(MAKE) --no-print-directory all unit-tests
+	$(Q)TIER=check UNIT_DIR=$(OBJ)/unit UNIT_TESTS="$(UNIT_TESTS)" REPLAY_DIR=$(OBJ)/replay \
+		FUZZ_TARGETS="$(FUZZ_TARGETS)" ./tests/run.sh
+
 # the README's Kernels table from the last make test's results (build/kernels);
 # UPDATE=README.md writes it into the README between its markers
 kernel-table:
@@ -198,6 +210,15 @@ demo: deps
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all bench-progs
 	$(Q)BENCH_BIN=$(OBJ)/bench ./bench/run.sh
+
+# the shake harness: TESTS=REGEX's bats files (and, with KERNELS, its guest
+# suites) RUNS times, LOAD cores kept busy beside them; each test's pass rate
+RUNS ?= 20
+LOAD ?= 1
+shake: deps
+	$(Q)test -n '$(TESTS)' || { echo "make shake: name the files, e.g. make shake TESTS='^rtmp$$' RUNS=20 LOAD=1" >&2; exit 2; }
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)./tests/shake.sh --runs '$(RUNS)' --load '$(LOAD)' --kernels '$(or $(KERNELS),none)' '$(TESTS)'
 
 SOAK_SECONDS ?= 600
 soak: deps

@@ -9,6 +9,10 @@
 #                 default "6.1 6.12"; "none" runs the host's tests only
 #   BBRKIT_MATRIX_BESIDE=0
 #                 boot the guests after the host's tests, not beside them
+#   TIER=check    the deterministic tier (make check): the unit tests, the
+#                 fuzz replays, and the bats files marked "# tier: check"
+#                 (recorded traces and captures, the command lines), two
+#                 files at a time, no kernel matrix
 #
 # The kernel matrix starts first and runs beside the host's tests, its guests
 # at SCHED_IDLE (chrt --idle): the host's suites mostly wait on timers and
@@ -19,6 +23,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
+TIER=${TIER:-full}
+case $TIER in full | check) ;; *) echo "tests/run.sh: TIER=$TIER is not full or check" >&2; exit 2 ;; esac
 UNIT_DIR=${UNIT_DIR:-build/rel/unit}
 UNIT_TESTS=${UNIT_TESTS:-}
 FILTER=${TESTS:-.}
@@ -30,6 +36,7 @@ log_dir=$(mktemp -d /tmp/tk-test-log.XXXXXX)
 since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}'; }
 t_host=$(date +%s.%N)
 kernels=${KERNELS:-6.1 6.12}
+[ "$TIER" = full ] || kernels=none
 matrix_out=build/kernels
 matrix_pid=
 
@@ -109,28 +116,62 @@ echo "== CLI tests (bats)"
 shopt -s nullglob
 # the host's results, kept beside the matrix's for make kernel-table
 host_out=build/kernels/host
+[ "$TIER" = full ] || host_out=build/check
 rm -rf "$host_out"
 mkdir -p "$host_out"
 echo "kernel $(uname -r)" > "$host_out/times"
-for f in tests/bats/*.bats; do
+
+# one bats file: its TAP in $log_dir/NAME.tap, its time in the host's times
+run_bats_file() {
+	local f=$1 name out t0 rc
 	name=$(basename "$f" .bats)
-	[[ $name =~ $FILTER ]] || continue
 	out=$log_dir/$name.tap
-	echo "-- $name"
 	t0=$(date +%s.%N)
-	timeout --kill-after=30 "$BATS_TIMEOUT" bats --tap "$f" > "$out" 2>&1
-	rc=$?
+	timeout --kill-after=30 "$BATS_TIMEOUT" bats --tap --timing "$f" 2>&1 |
+		awk -v times="$host_out/test-times" -v suite="$name" -f tests/taptime.awk > "$out"
+	rc=${PIPESTATUS[0]}
 	echo "$name $(since "$t0")" >> "$host_out/times"
 	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 		echo "not ok 999 - $name timed out after ${BATS_TIMEOUT}s" >> "$out"
 	elif [ $rc -ne 0 ] && ! grep -qE '^not ok' "$out"; then
 		echo "not ok 999 - $name: bats exited with status $rc" >> "$out"
 	fi
-	# show failing tests with their diagnostics, and skips with their reason
+}
+
+# its failing tests with their diagnostics, and skips with their reason; counted
+report_bats_file() {
+	local name out
+	name=$(basename "$1" .bats)
+	out=$log_dir/$name.tap
 	awk '/^not ok/{show=1; print; next} /^ok/{show=0; if ($0 ~ /# skip/) print} show' "$out" | head -200
 	count_tap "$name" "$out"
 	cp "$out" "$host_out/$name.tap"
+}
+
+files=()
+for f in tests/bats/*.bats; do
+	[[ $(basename "$f" .bats) =~ $FILTER ]] || continue
+	[ "$TIER" = full ] || grep -q '^# tier: check$' "$f" || continue
+	files+=("$f")
 done
+if [ "$TIER" = full ]; then
+	for f in "${files[@]}"; do
+		echo "-- $(basename "$f" .bats)"
+		run_bats_file "$f"
+		report_bats_file "$f"
+	done
+else
+	# the check tier's files touch nothing another one reads: two at a time
+	for f in "${files[@]}"; do
+		while [ "$(jobs -rp | wc -l)" -ge "${CHECK_JOBS:-2}" ]; do wait -n; done
+		run_bats_file "$f" &
+	done
+	wait
+	for f in "${files[@]}"; do
+		echo "-- $(basename "$f" .bats)"
+		report_bats_file "$f"
+	done
+fi
 echo "total $(since "$t_host")" >> "$host_out/times"
 
 echo "== kernel matrix (QEMU)"
@@ -157,11 +198,23 @@ fi
 
 rm -rf "$log_dir"
 echo
-# how the time split: the host's suites, then each guest (boot and total)
+# how the time split: the host's suites, then each guest: its total, its
+# boot, and its slowest suites (every suite's time: build/kernels/*/times;
+# every test's: build/kernels/*/test-times)
 for k in host ${kernels:-}; do
-	[ "$k" != none ] && [ -s "build/kernels/$k/times" ] || continue
-	awk -v k="$k" '$1 == "kernel" {v = $2} $1 == "boot" {b = $2} $1 == "total" {t = $2}
-		END {printf "time: %s (%s): %s s%s\n", k, v, t, b != "" ? ", boot " b " s" : ""}' "build/kernels/$k/times"
+	d=build/kernels/$k
+	[ "$k" = host ] && d=$host_out
+	[ "$k" != none ] && [ -s "$d/times" ] || continue
+	awk -v k="$k" '$1 == "kernel" {v = $2; next} $1 == "boot" {b = $2; next} $1 == "total" {t = $2; next}
+		NF == 2 {n++; name[n] = $1; secs[n] = $2}
+		END {
+			printf "time: %s (%s): %s s%s; slowest:", k, v, t, (b != "" ? ", boot " b " s" : "")
+			for (j = 1; j <= 4 && j <= n; j++) {
+				m = 0; for (i = 1; i <= n; i++) if (!(i in done) && (m == 0 || secs[i] + 0 > secs[m] + 0)) m = i
+				done[m] = 1; printf "%s %s %.0f s", (j > 1 ? "," : ""), name[m], secs[m]
+			}
+			printf "\n"
+		}' "$d/times"
 done
 [ "$skipped" -gt 0 ] && echo "$skipped skipped (each says what is missing)"
 if [ ${#failures[@]} -gt 0 ]; then

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# tier: check
 # bbrpcap: the command line, every input format (real captures made by
 # tcpdump, dumpcap and bbrpcap between namespaces, in tests/fixtures/pcap),
 # and damaged captures.

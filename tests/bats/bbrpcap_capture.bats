@@ -43,15 +43,6 @@ cap_stop() {
 	return $rc
 }
 
-@test "capture --help explains the ring, the filter and the exit codes" {
-	tk_run bbrpcap capture --help
-	expect_status 0
-	expect_output "--ring N"
-	expect_output "--snaplen BYTES"
-	expect_output "  3   a missing privilege"
-	expect_output "  10  no such network device"
-}
-
 @test "capture stops cleanly on SIGINT and prints the kernel's drop count" {
 	local f=$BATS_TEST_TMPDIR/c.pcap
 	cap_start -i veth0 -w "$f"

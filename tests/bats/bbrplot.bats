@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# tier: check
 # bbrplot: the dip plot from a real repro/dip.sh trace and capture, and the
 # dwell, upf and sweep plots from the real outputs of udpdwell, upfbench and
 # repro/sweep.sh (tests/fixtures). Each picture is checked for existence, its

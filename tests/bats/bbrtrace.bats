@@ -30,43 +30,6 @@ teardown() {
 	return 0
 }
 
-@test "--help explains the backends and --version prints one line" {
-	tk_run bbrtrace --help
-	expect_status 0
-	expect_output "struct_ops  registers congestion control 'bbr_traced'"
-	expect_output "--set-default"
-	tk_run bbrtrace --version
-	expect_status 0
-	[[ $output =~ ^bbrtrace\ [^\ ]+$ ]] || { tk_dump "version line"; false; }
-}
-
-@test "bad arguments: one line each, exit 2" {
-	tk_run bbrtrace --dport 70000
-	expect_status 2; expect_one_line_stderr
-	expect_stderr "bbrtrace: --dport: 70000 is out of range 0..65535"
-	tk_run bbrtrace --saddr 1.2.3
-	expect_status 2; expect_one_line_stderr
-	expect_stderr "bbrtrace: --saddr: '1.2.3' is not an IPv4 or IPv6 address"
-	tk_run bbrtrace --backend ebpf
-	expect_status 2; expect_one_line_stderr
-	expect_stderr "bbrtrace: --backend: 'ebpf' is not one of auto|fentry|kprobe|struct_ops"
-	tk_run bbrtrace --duration 2.5x
-	expect_status 2; expect_one_line_stderr
-	expect_stderr "bbrtrace: --duration: '2.5x' is not a number"
-	tk_run bbrtrace --ringbuf-mb 3
-	expect_status 2
-	expect_stderr "bbrtrace: --ringbuf-mb: 3 is not a power of two"
-	tk_run bbrtrace --bogus
-	expect_status 2; expect_one_line_stderr
-	expect_stderr "bbrtrace: unknown option '--bogus' (see --help)"
-	tk_run bbrtrace --probe=1
-	expect_status 2; expect_one_line_stderr
-	expect_stderr "bbrtrace: --probe takes no value (see --help)"
-	tk_run bbrtrace --dport
-	expect_status 2; expect_one_line_stderr
-	expect_stderr "bbrtrace: --dport needs a value (see --help)"
-}
-
 @test "without root: a clear error naming the privilege, exit 3" {
 	tk_run setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$BIN/bbrtrace" -d 1
 	expect_status 3; expect_one_line_stderr

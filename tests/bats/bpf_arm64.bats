@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# tier: check
 # make bpf-arm64: every BPF program compiles for arm64 as well, with arm64's
 # register layout (user_pt_regs, as bpf_tracing.h reads it) as CO-RE types and
 # arm64's asm/ headers. No arm64 machine is at hand: this is a compile check.

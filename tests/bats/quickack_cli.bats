@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# tier: check
 # quickack: arguments, and each error class with its one line and its exit
 # code, checked against a real namespace; nothing is applied on any error.
 

@@ -228,37 +228,6 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 	grep -q ', a 20-packet queue,' "$RP_OUT/queue/verdict.txt"
 }
 
-@test "dip.sh bad arguments: one line, exit 2" {
-	tk_run "$TK_ROOT/repro/dip.sh" --rtt 5x --out /tmp/x
-	expect_status 2
-	expect_one_line_stderr
-	expect_stderr "dip.sh: --rtt: '5x' is not native or a delay such as 60us, 200us, 1ms"
-	tk_run "$TK_ROOT/repro/dip.sh" --receiver lazy --out /tmp/x
-	expect_status 2
-	expect_stderr "dip.sh: --receiver: 'lazy' is not one of prompt|paced|app-ack"
-	tk_run "$TK_ROOT/repro/dip.sh" --quickack maybe --out /tmp/x
-	expect_status 2
-	expect_stderr "dip.sh: --quickack: 'maybe' is not on or off"
-	tk_run "$TK_ROOT/repro/dip.sh" --duration 1.5 --out /tmp/x
-	expect_status 2
-	expect_stderr "dip.sh: --duration: '1.5' is not an integer in 1..3600"
-	tk_run "$TK_ROOT/repro/dip.sh"
-	expect_status 2
-	expect_stderr "dip.sh: --out: missing (where the outputs go)"
-	tk_run "$TK_ROOT/repro/dip.sh" --rate-change 3:10 --out /tmp/x
-	expect_status 2
-	expect_stderr "dip.sh: --rate-change: needs --rate"
-	tk_run "$TK_ROOT/repro/dip.sh" --port 80 --out /tmp/x
-	expect_status 2
-	expect_stderr "dip.sh: --port: '80' is not in 43000..43999"
-	tk_run "$TK_ROOT/repro/dip.sh" --queue-packets 20 --out /tmp/x
-	expect_status 2
-	expect_stderr "dip.sh: --queue-packets: needs --rate (the queue is the htb bottleneck's)"
-	tk_run "$TK_ROOT/repro/dip.sh" --rate 10 --queue-packets 0 --out /tmp/x
-	expect_status 2
-	expect_stderr "dip.sh: --queue-packets: '0' is not an integer in 1..100000"
-}
-
 @test "sweep.sh: without netem the RTT axis collapses to native and the table says so; CSV columns" {
 	requires root netns struct_ops tcpdump jq tc
 	if ip netns add "rp-nq-$$" && ip netns exec "rp-nq-$$" tc qdisc add dev lo root netem delay 1ms 2>/dev/null; then
@@ -279,18 +248,3 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 	tail -n +2 "$RP_OUT/sweep/sweep.csv" | cut -d, -f1-3 | sort | tr '\n' ' ' | grep -qx 'native,native,off native,native,on '
 }
 
-@test "sweep.sh bad arguments: one line, exit 2" {
-	tk_run "$TK_ROOT/repro/sweep.sh" --rtts "native 5x"
-	expect_status 2
-	expect_one_line_stderr
-	expect_stderr "sweep.sh: --rtts: '5x' is not native or a delay such as 60us, 1ms"
-	tk_run "$TK_ROOT/repro/sweep.sh" --receiver lazy
-	expect_status 2
-	expect_stderr "sweep.sh: --receiver: 'lazy' is not one of prompt|paced|app-ack"
-	tk_run "$TK_ROOT/repro/sweep.sh" --duration 0
-	expect_status 2
-	expect_stderr "sweep.sh: --duration: '0' is not an integer in 1..3600"
-	tk_run "$TK_ROOT/repro/sweep.sh" --bogus
-	expect_status 2
-	expect_stderr "sweep.sh: unknown option '--bogus' (see --help)"
-}

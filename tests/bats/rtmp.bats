@@ -216,13 +216,3 @@ rt_expect_nagle() {
 	! grep -qw bbr_traced /proc/sys/net/ipv4/tcp_available_congestion_control || false
 }
 
-@test "dip.sh --push: bad values and --receiver with ffmpeg: one line, exit 2" {
-	tk_run "$TK_ROOT/repro/dip.sh" --push gstreamer --out /tmp/x
-	expect_status 2
-	expect_one_line_stderr
-	expect_stderr "dip.sh: --push: 'gstreamer' is not one of pushsim|ffmpeg"
-	tk_run "$TK_ROOT/repro/dip.sh" --push ffmpeg --receiver prompt --out /tmp/x
-	expect_status 2
-	expect_one_line_stderr
-	expect_stderr "dip.sh: --receiver: not with --push ffmpeg (its receiver is nginx-rtmp)"
-}

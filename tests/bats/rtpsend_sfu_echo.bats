@@ -22,52 +22,6 @@ in_netns() {
 		ip link set lo up && cd "$0" && eval "$1"' "$BATS_TEST_TMPDIR" "$1"
 }
 
-@test "--help lists the dialect's options and the exit codes; --version prints one line" {
-	for t in rtpsend sfu_echo; do
-		tk_run "$t" --help
-		expect_status 0
-		for o in "-c, --count N" "-d, --duration SECONDS" "-f, --format FMT" "-o, --output FILE" \
-			"-q, --quiet" "-v, --verbose" "-h, --help" "-V, --version" "Exit status:" "  2   bad arguments"; do
-			expect_output "$o"
-		done
-		tk_run "$t" -V
-		expect_status 0
-		[[ $output =~ ^$t\ [^\ ]+$ ]] || { tk_dump "version line"; false; }
-	done
-	tk_run rtpsend --help
-	expect_output "  20  a connection or network I/O failed"
-}
-
-@test "the four bad command lines, one line each and exit 2, the same way in both tools" {
-	local t addr
-	for t in rtpsend sfu_echo; do
-		addr=--to
-		[ "$t" = sfu_echo ] && addr=--listen
-		tk_run "$t" "$addr" 127.0.0.1:9 --bogus
-		expect_status 2; expect_one_line_stderr
-		[ "$stderr" = "$t: unknown option '--bogus' (see --help)" ] || { tk_dump "unknown option"; false; }
-		tk_run "$t" "$addr" 127.0.0.1:9 --duration
-		expect_status 2; expect_one_line_stderr
-		[ "$stderr" = "$t: --duration needs a value (see --help)" ] || { tk_dump "needs a value"; false; }
-		tk_run "$t" "$addr" 127.0.0.1:9 --quiet=1
-		expect_status 2; expect_one_line_stderr
-		[ "$stderr" = "$t: --quiet takes no value (see --help)" ] || { tk_dump "takes no value"; false; }
-		tk_run "$t" "$addr" 127.0.0.1:9 --count 0
-		expect_status 2; expect_one_line_stderr
-		[[ $stderr == "$t: --count: 0 is out of range 1.."* ]] || { tk_dump "out of range"; false; }
-		# -n was --count's letter; -c is now, as everywhere in the toolkit
-		tk_run "$t" "$addr" 127.0.0.1:9 -n 5
-		expect_status 2; expect_one_line_stderr
-		[ "$stderr" = "$t: unknown option '-n' (see --help)" ] || { tk_dump "-n"; false; }
-		tk_run "$t" "$addr" 127.0.0.1:9 -f xml
-		expect_status 2; expect_one_line_stderr
-		[ "$stderr" = "$t: -f: 'xml' is not one of table|csv|json" ] || { tk_dump "-f xml"; false; }
-		tk_run "$t" "$addr" 127.0.0.1:9 extra
-		expect_status 2; expect_one_line_stderr
-		[ "$stderr" = "$t: unexpected argument 'extra' (see --help)" ] || { tk_dump "operand"; false; }
-	done
-}
-
 @test "what each tool's options say on their own and together" {
 	tk_run rtpsend --rate 5
 	expect_status 2; expect_one_line_stderr

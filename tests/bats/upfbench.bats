@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# tier: check
 # upfbench: arguments, the identity check, exact counters in every design,
 # pcap out/in checked with tshark, the memory floor, huge pages, hardware
 # counters, sweep CSV, rte_hash and the build without DPDK. Sizes are small:

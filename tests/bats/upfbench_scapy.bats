@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# tier: check
 # upfbench's GTP-U codec against an independent implementation: frames built
 # with scapy's GTP layers (Debian python3-scapy, through /usr/bin/python3),
 # with and without the PDU Session Container, sequence and N-PDU numbers,

@@ -6,11 +6,15 @@
 # programs, the default congestion control, processes).
 #
 #   tests/kernels/suites.sh LABEL OUT      TESTS=REGEX selects suites by name
+#
+# BBRKIT_SUITE_RUNS=N runs each suite N times in turn (tests/shake.sh), each
+# run's TAP in a file of its own (NN-NAME.rK.tap).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 label=$1 out=$2
 filter=${TESTS:-.}
 suite_timeout=${BBRKIT_SUITE_TIMEOUT:-900}
+runs=${BBRKIT_SUITE_RUNS:-1}
 mkdir -p "$out"
 
 # what a clean system looks like; compared after every suite
@@ -24,25 +28,16 @@ snapshot() {
 	echo "processes: $(ps -eo comm= | grep -xE 'bbrtrace|bbrtrace-guard|udpdwell|iperf3|tcpdump|pushsim|sfu_echo|rtpsend|upfbench|bbrpcap|qa-.*|nginx|ffmpeg' | sort | tr '\n' ' ')"
 }
 
-n=0
-while read -r kernels suite tag env; do
-	case $kernels in '' | '#'*) continue ;; esac
-	[ "$kernels" = all ] || [[ ",$kernels," == *",$label,"* ]] || continue
-	[[ $suite =~ $filter ]] || continue
-	n=$((n + 1))
-	name=$suite
-	prefix="[$label] "
-	[ "$tag" = - ] || { name=$suite-$tag; prefix="[$label] $tag: "; }
-	vars=()
-	[ "$env" = - ] || read -ra vars <<< "$env"
-	file=$out/$(printf '%02d' "$n")-$name.tap
+# one bats run of a suite into FILE (TAP, each test named PREFIX...), then
+# the clean-up check as a test of its own
+run_suite() {
+	local suite=$1 path=$2 file=$3 prefix=$4 before after start rc secs last
+	shift 4
 	before=$(snapshot)
 	start=$(date +%s.%N)
-	echo "-- [$label] $name"
-	path=tests/bats/$suite.bats
-	[ -e "$path" ] || path=tests/kernels/bats/$suite.bats
-	env "${vars[@]}" timeout --kill-after=30 "$suite_timeout" bats --tap "$path" > "$file.raw" 2>&1 < /dev/null
-	rc=$?
+	env "$@" timeout --kill-after=30 "$suite_timeout" bats --tap --timing "$path" 2>&1 < /dev/null |
+		awk -v times="$out/test-times" -v suite="$(basename "$file" .tap)" -f tests/taptime.awk > "$file.raw"
+	rc=${PIPESTATUS[0]}
 	secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
 	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 		echo "not ok 999 $suite timed out after ${suite_timeout}s" >> "$file.raw"
@@ -63,8 +58,30 @@ while read -r kernels suite tag env; do
 	fi
 	sed -E "s/^(not )?ok ([0-9]+) /\\1ok \\2 $(printf '%s' "$prefix" | sed 's/[\/&]/\\&/g')/" "$file.raw" > "$file"
 	rm -f "$file.raw"
-	echo "$name $secs" >> "$out/times"
-	echo "   $(grep -cE '^ok ' "$file") ok, $(grep -cE '^not ok ' "$file") not ok in ${secs} s"
+	SUITE_SECS=$secs
+}
+
+n=0
+while read -r kernels suite tag env; do
+	case $kernels in '' | '#'*) continue ;; esac
+	[ "$kernels" = all ] || [[ ",$kernels," == *",$label,"* ]] || continue
+	[[ $suite =~ $filter ]] || continue
+	n=$((n + 1))
+	name=$suite
+	prefix="[$label] "
+	[ "$tag" = - ] || { name=$suite-$tag; prefix="[$label] $tag: "; }
+	vars=()
+	[ "$env" = - ] || read -ra vars <<< "$env"
+	path=tests/bats/$suite.bats
+	[ -e "$path" ] || path=tests/kernels/bats/$suite.bats
+	for ((r = 1; r <= runs; r++)); do
+		file=$out/$(printf '%02d' "$n")-$name.tap
+		[ "$runs" -eq 1 ] || file=${file%.tap}.r$r.tap
+		echo "-- [$label] $name$( [ "$runs" -eq 1 ] || echo " (run $r of $runs)")"
+		run_suite "$suite" "$path" "$file" "$prefix" "${vars[@]}"
+		echo "$name $SUITE_SECS" >> "$out/times"
+		echo "   $(grep -cE '^ok ' "$file") ok, $(grep -cE '^not ok ' "$file") not ok in ${SUITE_SECS} s"
+	done
 done < tests/kernels/suites
 [ "$n" -gt 0 ] || echo "-- [$label] no suite matches TESTS=$filter"
 exit 0
