@@ -68,6 +68,7 @@ struct bt_backend {
 		(skel)->rodata->targ_dport = (cfg)->filter.dport;                        \
 		(skel)->rodata->targ_cookie = (cfg)->filter.cookie;                      \
 		(skel)->rodata->targ_wakeup_shift = wakeup_shift((cfg)->wakeup_bytes);   \
+		(skel)->rodata->targ_close_events = (cfg)->closes;                       \
 		bpf_program__set_autoattach((skel)->progs.bt_flush, false);              \
 	} while (0)
 
@@ -414,7 +415,7 @@ static int register_struct_ops(struct bt_backend *b, struct bpf_map *map, bool u
 		b->counters = b->field->maps.counters;                                   \
 		events = b->field->maps.events;                                          \
 		ops = b->field->maps.struct_map;                                         \
-		cookie_prog = b->field->progs.bt_assign_cookie;                          \
+		cookie_prog = b->field->progs.bt_sock_state;                          \
 		write_prog = b->write_hook ? (b->write_hook[0] == 't' ? b->field->progs.bt_write_tp \
 								      : b->field->progs.bt_write_fexit) \
 					   : NULL;                                       \

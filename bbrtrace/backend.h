@@ -34,6 +34,7 @@ struct bt_config {
 	bool tap;                     /* false: struct_ops runs BBR without the tap (bench reference) */
 	bool load_only;               /* load (verify) the programs, do not attach */
 	bool writes;                  /* also trace the flows' writes (the write tap, for stalls) */
+	bool closes;                  /* also send each traced flow's close (the detector's) */
 };
 
 typedef int (*bt_event_fn)(void *ctx, const struct bt_event *e);

@@ -3,7 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bbrtrace/culprit.h"
+#include "bbrtrace/demand.h"
 #include "bbrtrace/detect.h"
+#include "bbrtrace/flowtab.h"
 #include "bbrtrace/stall.h"
 #include "bbrtrace/sample.h"
 #include "cli.h"
@@ -18,44 +21,19 @@ void bt_detect_cfg_default(struct bt_detect_cfg *cfg)
 	cfg->max_flows = BT_DETECT_FLOWS;
 }
 
-/* what the history keeps of a sample: enough to name and classify a culprit */
-struct hsample {
-	uint64_t t_ns;
-	int64_t interval_us, rtt_us;
-	uint64_t sample_bw_bps;
-	int32_t delivered, losses;
-	uint32_t snd_interval_us, rcv_interval_us, acked_sacked, prior_in_flight;
-	bool is_app_limited, is_retrans, is_ack_delayed, sample_valid;
-};
-
-/* the bytes ACKed so far, and how many samples were app-limited, at one moment */
-struct checkpoint {
-	uint64_t t_ns;
-	uint64_t acked_bytes;
-	uint64_t samples, app_limited;
-};
-
-/* a checkpoint at most every DEMAND_STEP_NS: DEMAND_SLOTS of them span the window */
-#define DEMAND_STEP_NS (10ull * 1000 * 1000)
-#define DEMAND_SLOTS (BT_DEMAND_WINDOW_MS / 10 + 16)
-
 struct flow {
-	bool used;
 	uint64_t key;
 	uint64_t last_t_ns;
 	bool lt_use_bw;
 	uint64_t lt_bw_bps;
 	uint64_t delack_count;
 	uint64_t collapses[BT_NCAUSES];
-	unsigned int n, head; /* hist[] is a ring of the last n samples, head = next slot */
-	struct hsample *hist; /* BT_DETECT_HISTORY entries, allocated on the flow's first sample */
-	struct bt_sample last;
-	/* demand: the flow's bytes ACKed (from snd_una) and its checkpoints */
-	bool una_seen;
-	uint32_t last_una;
-	uint64_t acked_bytes, samples, app_limited;
-	struct checkpoint *cp; /* DEMAND_SLOTS, a ring; allocated with hist */
-	unsigned int cp_n, cp_head;
+	struct bt_culprits cul;      /* the samples behind the filter's values */
+	struct bt_flow_ends ends;    /* its addresses and ports (its first sample's) */
+	uint64_t cookie;
+	uint64_t last_est_bps;       /* the estimate after its last sample (max-bw or lt_bw) */
+	uint64_t last_allowed_bps;   /* the pacing it allowed (allowed_bps) */
+	struct bt_demand demand;     /* bytes ACKed over the last window */
 	/* a throttle in progress: since when, against which demand, and the pacing
 	 * that ends it (the demand x BT_THROTTLE_HEADROOM for an app-limited flow; a
 	 * bulk flow's, the estimate it had, back) */
@@ -78,7 +56,8 @@ struct medians {
 
 struct bt_detect {
 	struct bt_detect_cfg cfg;
-	struct flow *flows; /* cfg.max_flows slots */
+	struct bt_flowtab flows;
+	struct bt_flowtab refused; /* keys of flows refused while open: they stay untracked */
 	struct bt_detect_stats st;
 	uint64_t best_delack_count;
 	bool stall_pending;   /* a stall the last event ended, for bt_detect_take_stall() */
@@ -98,37 +77,19 @@ struct bt_detect *bt_detect_new(const struct bt_detect_cfg *cfg)
 		bt_detect_cfg_default(&d->cfg);
 	if (!d->cfg.max_flows)
 		d->cfg.max_flows = BT_DETECT_FLOWS;
-	d->flows = calloc(d->cfg.max_flows, sizeof(*d->flows));
-	if (!d->flows) {
-		free(d);
-		return NULL;
-	}
+	bt_flowtab_init(&d->flows, d->cfg.max_flows);
+	bt_flowtab_init(&d->refused, d->cfg.max_flows);
 	return d;
 }
 
-static void flow_release(struct flow *f)
+static void flow_free(void *p, void *ctx)
 {
-	free(f->hist);
-	free(f->cp);
-}
+	struct flow *f = p;
 
-/*
- * A slot made ready for a new flow. It keeps the rings of the flow it held:
- * only a ring's first n (cp_n) entries are ever read, so they need no
- * clearing, and a table that churns (more flows than slots: an eviction
- * per ACK) allocates and clears nothing per flow (the history is 128 KiB).
- * Without memory the flow keeps no history: culprits are then this ACK's
- * only, and its demand is the estimate before each collapse.
- */
-static void flow_reset(struct flow *f)
-{
-	struct hsample *hist = f->hist;
-	struct checkpoint *cp = f->cp;
-
-	memset(f, 0, sizeof(*f));
-	bt_stall_reset(&f->stall);
-	f->hist = hist ? hist : malloc(BT_DETECT_HISTORY * sizeof(*hist));
-	f->cp = cp ? cp : malloc(DEMAND_SLOTS * sizeof(*cp));
+	(void)ctx;
+	bt_culprits_free(&f->cul);
+	bt_demand_free(&f->demand);
+	free(f);
 }
 
 static void vec_free(struct vec *v)
@@ -212,9 +173,9 @@ void bt_detect_free(struct bt_detect *d)
 		return;
 	for (int i = 0; i < MED_N; i++)
 		med_free(&d->med[i]);
-	for (unsigned int i = 0; i < d->cfg.max_flows; i++)
-		flow_release(&d->flows[i]);
-	free(d->flows);
+	bt_flowtab_each(&d->flows, flow_free, NULL);
+	bt_flowtab_free(&d->flows);
+	bt_flowtab_free(&d->refused);
 	free(d);
 }
 
@@ -242,61 +203,100 @@ static uint64_t flow_key(const struct bt_sample *s)
 	return s->cookie ? s->cookie : tuple_key(s);
 }
 
-/* the flow of key, or NULL; *victim: the slot to use when it is missing */
-static struct flow *flow_find(struct bt_detect *d, uint64_t key, struct flow **victim)
+/* the ends of the sample's flow, for the verdict's fix */
+static void flow_ends(const struct bt_sample *s, struct bt_flow_ends *e)
 {
-	unsigned int slot = (unsigned int)(mix64(key) % d->cfg.max_flows);
+	memcpy(e->saddr, s->saddr, sizeof(e->saddr));
+	memcpy(e->daddr, s->daddr, sizeof(e->daddr));
+	e->sport = s->sport;
+	e->dport = s->dport;
+}
 
-	*victim = NULL;
-	for (unsigned int i = 0; i < 8; i++) {
-		struct flow *f = &d->flows[(slot + i) % d->cfg.max_flows];
+/* a new flow's state: the culprits' way from its first sample (slots when the
+ * trace carries the filter's entries), both with --check-detector; NULL
+ * without memory */
+static struct flow *flow_new(const struct bt_detect *d, const struct bt_sample *s, uint64_t key)
+{
+	unsigned int ways = s->filter_known ? BT_CULPRIT_SLOTS : BT_CULPRIT_HISTORY;
+	struct flow *f = calloc(1, sizeof(*f));
 
-		if (f->used && f->key == key)
-			return f;
-		if (!f->used) {
-			if (!*victim || (*victim)->used)
-				*victim = f;
-		} else if (!*victim || ((*victim)->used && f->last_t_ns < (*victim)->last_t_ns)) {
-			*victim = f;
-		}
+	if (d->cfg.check)
+		ways = BT_CULPRIT_SLOTS | BT_CULPRIT_HISTORY;
+	if (!f)
+		return NULL;
+	if (bt_culprits_init(&f->cul, ways)) {
+		flow_free(f, NULL);
+		return NULL;
 	}
+	f->key = key;
+	flow_ends(s, &f->ends);
+	bt_stall_reset(&f->stall);
+	return f;
+}
+
+/* a flow that could not be tracked: counted, and remembered until its
+ * socket closes, so that a place freed later does not take it in with its
+ * start missing (a refusal that cannot be remembered, out of memory, is
+ * counted all the same) */
+static struct flow *untracked(struct bt_detect *d, uint64_t key)
+{
+	d->st.samples_untracked++;
+	if (d->flows.n >= d->cfg.max_flows)
+		d->st.untracked_at_cap = true;
+	if (!bt_flowtab_get(&d->refused, key))
+		bt_flowtab_put(&d->refused, key, &d->refused);
 	return NULL;
 }
 
+/*
+ * The sample's flow, made when it is new; NULL when it cannot be tracked (the
+ * table is at --max-flows, or memory ran out): counted, never judged.
+ */
 static struct flow *flow_get(struct bt_detect *d, const struct bt_sample *s, bool *fresh)
 {
 	uint64_t key = flow_key(s);
-	struct flow *f, *victim, *early, *unused;
+	struct flow *f = bt_flowtab_get(&d->flows, key);
 
-	f = flow_find(d, key, &victim);
-	if (f) {
-		*fresh = false;
+	*fresh = false;
+	if (f)
 		return f;
-	}
+	if (d->refused.n && bt_flowtab_get(&d->refused, key))
+		return untracked(d, key);
 	/*
 	 * A socket's first samples may come before it has a cookie (bbrtrace
 	 * assigns cookies on the way): the flow they started under its 4-tuple
 	 * is the same flow, now known by its cookie.
 	 */
-	early = s->cookie ? flow_find(d, tuple_key(s), &unused) : NULL;
-	if (early) {
-		if (victim != early) {
-			flow_release(victim);
-			*victim = *early;
-			memset(early, 0, sizeof(*early));
-		}
-		victim->key = key;
-		*fresh = false;
-		return victim;
+	f = s->cookie ? bt_flowtab_del(&d->flows, tuple_key(s)) : NULL;
+	if (!f) {
+		f = flow_new(d, s, key);
+		*fresh = true;
 	}
-	if (victim->used)
-		d->st.flows_evicted++; /* the least recent of its probe window */
-	d->st.flows++;
-	flow_reset(victim);
-	victim->used = true;
-	victim->key = key;
-	*fresh = true;
-	return victim;
+	if (!f || bt_flowtab_put(&d->flows, key, f)) {
+		if (f)
+			flow_free(f, NULL);
+		return untracked(d, key);
+	}
+	f->key = key;
+	if (*fresh)
+		d->st.flows++;
+	return f;
+}
+
+void bt_detect_close(struct bt_detect *d, const struct bt_sample *s)
+{
+	struct flow *f = bt_flowtab_del(&d->flows, flow_key(s));
+
+	bt_flowtab_del(&d->refused, flow_key(s));
+	if (s->cookie)
+		bt_flowtab_del(&d->refused, tuple_key(s));
+
+	if (!f && s->cookie)
+		f = bt_flowtab_del(&d->flows, tuple_key(s));
+	if (!f)
+		return;
+	d->st.flows_closed++;
+	flow_free(f, NULL);
 }
 
 /* the sample's bandwidth as BBR stores it in its filter, converted like bw_bps */
@@ -310,43 +310,6 @@ static bool sample_sets(int32_t delivered, int64_t interval_us, const struct bt_
 	if (bw > UINT32_MAX)
 		return false;
 	return bt_bw_to_bps((uint32_t)bw, ack->mss) == ack->bw_bps;
-}
-
-static void hist_put(struct hsample *h, const struct bt_sample *s)
-{
-	h->t_ns = s->t_ns;
-	h->interval_us = s->interval_us;
-	h->rtt_us = s->rtt_us;
-	h->sample_bw_bps = s->sample_bw_bps;
-	h->delivered = s->delivered;
-	h->losses = s->losses;
-	h->snd_interval_us = s->snd_interval_us;
-	h->rcv_interval_us = s->rcv_interval_us;
-	h->acked_sacked = s->acked_sacked;
-	h->prior_in_flight = s->prior_in_flight;
-	h->is_app_limited = s->is_app_limited;
-	h->is_retrans = s->is_retrans;
-	h->is_ack_delayed = s->is_ack_delayed;
-	h->sample_valid = s->sample_valid;
-}
-
-/* the culprit: the rate-sample part from history, the flow's identity from the ACK */
-static void hist_get(struct bt_sample *c, const struct hsample *h)
-{
-	c->t_ns = h->t_ns;
-	c->interval_us = h->interval_us;
-	c->rtt_us = h->rtt_us;
-	c->sample_bw_bps = h->sample_bw_bps;
-	c->delivered = h->delivered;
-	c->losses = h->losses;
-	c->snd_interval_us = h->snd_interval_us;
-	c->rcv_interval_us = h->rcv_interval_us;
-	c->acked_sacked = h->acked_sacked;
-	c->prior_in_flight = h->prior_in_flight;
-	c->is_app_limited = h->is_app_limited;
-	c->is_retrans = h->is_retrans;
-	c->is_ack_delayed = h->is_ack_delayed;
-	c->sample_valid = h->sample_valid;
 }
 
 static double ms(uint64_t us)
@@ -407,29 +370,40 @@ static void classify_held(const struct bt_detect *d, struct bt_collapse *c, cons
 	}
 }
 
-/* the most recent sample of the flow's history whose bandwidth is bw_bps, or NULL */
-static const struct hsample *hist_with_bw(const struct flow *f, const struct bt_sample *ack,
-					  uint64_t bw_bps, uint64_t *age_ns)
+/* two answers are the same sample (or both none) */
+static bool same_sample(const struct bt_hsample *a, const struct bt_hsample *b)
 {
-	struct bt_sample as = *ack;
+	if (!a || !b)
+		return a == b;
+	return a->t_ns == b->t_ns && a->delivered == b->delivered && a->interval_us == b->interval_us &&
+	       a->snd_interval_us == b->snd_interval_us && a->rcv_interval_us == b->rcv_interval_us;
+}
 
-	as.bw_bps = bw_bps;
-	for (unsigned int i = 0; f->hist && i < f->n; i++) {
-		const struct hsample *h = &f->hist[(f->head + BT_DETECT_HISTORY - 1 - i) % BT_DETECT_HISTORY];
+/*
+ * The most recent of the flow's samples whose bandwidth is bw_bps
+ * (bt_culprits_find), or NULL. With --check-detector the history answers
+ * too, and an answer it gives differently is counted.
+ */
+static const struct bt_hsample *culprit_of(struct bt_detect *d, const struct flow *f,
+					   const struct bt_sample *ack, uint64_t bw_bps, uint64_t *age_ns)
+{
+	enum bt_culprit_way way = f->cul.ways & BT_CULPRIT_SLOTS ? BT_CULPRIT_SLOTS : BT_CULPRIT_HISTORY;
+	const struct bt_hsample *h = bt_culprits_find(&f->cul, way, ack, bw_bps, age_ns);
 
-		if (sample_sets(h->delivered, h->interval_us, &as)) {
-			*age_ns = ack->t_ns - h->t_ns;
-			return h;
-		}
+	if (f->cul.ways == (BT_CULPRIT_SLOTS | BT_CULPRIT_HISTORY)) {
+		d->st.culprit_checks++;
+		if (!same_sample(h, bt_culprits_find(&f->cul, BT_CULPRIT_HISTORY, ack, bw_bps, NULL)))
+			d->st.culprit_mismatches++;
 	}
-	return NULL;
+	return h;
 }
 
 /* the filter's window rotated past the old maximum: how old it was, and what set it */
-static void classify_expired(const struct flow *f, struct bt_collapse *c, const char *who)
+static void classify_expired(struct bt_detect *d, const struct flow *f, struct bt_collapse *c,
+			     const char *who)
 {
 	uint64_t age_ns = 0;
-	const struct hsample *h = hist_with_bw(f, &c->ack, c->bw_prev_bps, &age_ns);
+	const struct bt_hsample *h = culprit_of(d, f, &c->ack, c->bw_prev_bps, &age_ns);
 	char *e = c->evidence;
 	size_t n = sizeof(c->evidence);
 	uint32_t rtt = c->ack.min_rtt_us;
@@ -454,7 +428,7 @@ static void classify_expired(const struct flow *f, struct bt_collapse *c, const 
 
 /* neither held nor agreeing: a lone segment ACKed a little late, an old maximum
  * expired, a sender-limited sample, ACK jitter, or other */
-static void classify_rest(const struct bt_detect *d, const struct flow *f, struct bt_collapse *c,
+static void classify_rest(struct bt_detect *d, const struct flow *f, struct bt_collapse *c,
 			  const char *who, const char *hint)
 {
 	const struct bt_sample *k = &c->culprit;
@@ -472,7 +446,7 @@ static void classify_rest(const struct bt_detect *d, const struct flow *f, struc
 		return;
 	}
 	if (!c->reset_by_ack) {
-		classify_expired(f, c, who);
+		classify_expired(d, f, c, who);
 		return;
 	}
 	if ((double)snd > d->cfg.agree_ratio * (double)rcv) {
@@ -513,7 +487,7 @@ static void classify_rest(const struct bt_detect *d, const struct flow *f, struc
 			 who, ms(rcv), ms(snd));
 }
 
-static void classify(const struct bt_detect *d, const struct flow *f, struct bt_collapse *c,
+static void classify(struct bt_detect *d, const struct flow *f, struct bt_collapse *c,
 		     bool lt_switched, bool culprit_found)
 {
 	const struct bt_sample *k = &c->culprit;
@@ -567,57 +541,6 @@ static uint64_t allowed_bps(const struct bt_sample *s)
 	return (uint64_t)((double)est * gain);
 }
 
-/* the flow's bytes ACKed and app-limited count, and a checkpoint of them now and then */
-static void demand_track(struct flow *f, const struct bt_sample *s)
-{
-	struct checkpoint *last;
-
-	if (f->una_seen && (int32_t)(s->snd_una - f->last_una) > 0)
-		f->acked_bytes += (uint32_t)(s->snd_una - f->last_una);
-	f->una_seen = true;
-	f->last_una = s->snd_una;
-	f->samples++;
-	f->app_limited += s->is_app_limited;
-	if (!f->cp)
-		return;
-	last = f->cp_n ? &f->cp[(f->cp_head + DEMAND_SLOTS - 1) % DEMAND_SLOTS] : NULL;
-	if (last && s->t_ns - last->t_ns < DEMAND_STEP_NS)
-		return;
-	f->cp[f->cp_head] = (struct checkpoint){ s->t_ns, f->acked_bytes, f->samples, f->app_limited };
-	f->cp_head = (f->cp_head + 1) % DEMAND_SLOTS;
-	if (f->cp_n < DEMAND_SLOTS)
-		f->cp_n++;
-}
-
-/* the flow's delivery rate over the window before this ACK (lib/trace.h,
- * BT_DEMAND_WINDOW_MS), and whether it was app-limited then; 0 before its first
- * checkpoint, or when it delivered nothing */
-static uint64_t demand_measured(const struct flow *f, uint64_t now_ns, bool *app_limited)
-{
-	const uint64_t window = BT_DEMAND_WINDOW_MS * 1000000ull;
-	const struct checkpoint *from = NULL;
-	uint64_t span, n;
-
-	for (unsigned int i = 0; i < f->cp_n; i++) {
-		const struct checkpoint *c = &f->cp[(f->cp_head + DEMAND_SLOTS - f->cp_n + i) % DEMAND_SLOTS];
-
-		if (now_ns - c->t_ns <= window) {
-			from = c;
-			break;
-		}
-	}
-	if (!from)
-		return 0;
-	/* a young flow (or one back from idle): what it delivered, spread over the
-	 * minimum span at least; a burst ACKed in microseconds is no demand */
-	span = now_ns - from->t_ns;
-	if (span < BT_DEMAND_MIN_SPAN_MS * 1000000ull)
-		span = BT_DEMAND_MIN_SPAN_MS * 1000000ull;
-	n = f->samples - from->samples;
-	*app_limited = n && (double)(f->app_limited - from->app_limited) >= BT_DEMAND_APP_SHARE * (double)n;
-	return (uint64_t)((double)(f->acked_bytes - from->acked_bytes) * 8e9 / (double)span);
-}
-
 /*
  * The collapse's impact, and a throttle begins when it throttles. An
  * app-limited flow needs BT_THROTTLE_HEADROOM x its demand; a flow with more
@@ -635,7 +558,7 @@ static void impact_of(struct bt_detect *d, struct flow *f, struct bt_collapse *c
 		c->demand_bps = f->throttle_demand_bps; /* measured before the throttle began */
 		need = (double)f->throttle_end_bps / (double)f->throttle_demand_bps;
 	} else {
-		c->demand_bps = demand_measured(f, c->ack.t_ns, &app);
+		c->demand_bps = bt_demand_measured(&f->demand, c->ack.t_ns, &app);
 		if (!c->demand_bps)
 			c->demand_bps = c->bw_prev_bps;
 		need = app ? BT_THROTTLE_HEADROOM : 1.0;
@@ -667,7 +590,7 @@ static void throttle_track(struct bt_detect *d, struct flow *f, const struct bt_
 		return;
 	from = f->last_t_ns > f->throttled_since_ns ? f->last_t_ns : f->throttled_since_ns;
 	/* the pacing in force since the previous ACK, and the time to this one */
-	paced = allowed_bps(&f->last);
+	paced = f->last_allowed_bps;
 	dt = s->t_ns > from ? s->t_ns - from : 0;
 	d->st.throttled_ns += dt;
 	if (paced < f->throttle_demand_bps)
@@ -676,14 +599,6 @@ static void throttle_track(struct bt_detect *d, struct flow *f, const struct bt_
 		f->throttled_since_ns = 0;
 }
 
-/* the ends of the sample's flow, for the verdict's fix */
-static void flow_ends(const struct bt_sample *s, struct bt_flow_ends *e)
-{
-	memcpy(e->saddr, s->saddr, sizeof(e->saddr));
-	memcpy(e->daddr, s->daddr, sizeof(e->daddr));
-	e->sport = s->sport;
-	e->dport = s->dport;
-}
 
 /* the flow's event through its stall tracker: a stall it ended is counted and kept */
 static void stall_step(struct bt_detect *d, struct flow *f, const struct bt_sample *s)
@@ -704,10 +619,12 @@ static void stall_step(struct bt_detect *d, struct flow *f, const struct bt_samp
 void bt_detect_write(struct bt_detect *d, const struct bt_sample *w)
 {
 	bool fresh;
-	struct flow *f = flow_get(d, w, &fresh);
+	struct flow *f;
 
 	d->st.writes++;
-	stall_step(d, f, w);
+	f = flow_get(d, w, &fresh);
+	if (f)
+		stall_step(d, f, w);
 }
 
 bool bt_detect_take_stall(struct bt_detect *d, struct bt_stall *out)
@@ -722,10 +639,8 @@ bool bt_detect_take_stall(struct bt_detect *d, struct bt_stall *out)
 bool bt_detect_feed(struct bt_detect *d, const struct bt_sample *s, struct bt_collapse *c)
 {
 	bool fresh, lt_switched, found = false, collapsed = false;
-	struct flow *f = flow_get(d, s, &fresh);
+	struct flow *f;
 	uint64_t before, after;
-
-	stall_step(d, f, s);
 
 	d->st.samples++;
 	if (s->is_app_limited)
@@ -734,6 +649,10 @@ bool bt_detect_feed(struct bt_detect *d, const struct bt_sample *s, struct bt_co
 		d->st.first_t_ns = s->t_ns;
 	if (s->t_ns > d->st.last_t_ns)
 		d->st.last_t_ns = s->t_ns;
+	f = flow_get(d, s, &fresh);
+	if (!f)
+		return false; /* untracked: counted, not judged */
+	stall_step(d, f, s);
 
 	before = !fresh && f->lt_use_bw ? f->lt_bw_bps : s->bw_prev_bps;
 	after = s->lt_use_bw ? s->lt_bw_bps : s->bw_bps;
@@ -755,15 +674,11 @@ bool bt_detect_feed(struct bt_detect *d, const struct bt_sample *s, struct bt_co
 			found = true;
 			c->reset_by_ack = true;
 		} else {
-			for (unsigned int i = 0; f->hist && i < f->n; i++) {
-				unsigned int idx = (f->head + BT_DETECT_HISTORY - 1 - i) % BT_DETECT_HISTORY;
-				const struct hsample *h = &f->hist[idx];
+			const struct bt_hsample *h = culprit_of(d, f, s, s->bw_bps, NULL);
 
-				if (sample_sets(h->delivered, h->interval_us, s)) {
-					hist_get(&c->culprit, h);
-					found = true;
-					break;
-				}
+			if (h) {
+				bt_hsample_get(&c->culprit, h);
+				found = true;
 			}
 		}
 		classify(d, f, c, lt_switched, found);
@@ -794,18 +709,22 @@ bool bt_detect_feed(struct bt_detect *d, const struct bt_sample *s, struct bt_co
 
 	if (!fresh)
 		throttle_track(d, f, s);
-	demand_track(f, s);
+	bt_demand_track(&f->demand, s);
 	f->lt_use_bw = s->lt_use_bw;
 	f->lt_bw_bps = s->lt_bw_bps;
 	f->last_t_ns = s->t_ns;
-	f->last = *s;
-	if (f->hist) {
-		hist_put(&f->hist[f->head], s);
-		f->head = (f->head + 1) % BT_DETECT_HISTORY;
-		if (f->n < BT_DETECT_HISTORY)
-			f->n++;
-	}
+	f->last_est_bps = after;
+	f->last_allowed_bps = allowed_bps(s);
+	f->cookie = s->cookie;
+	bt_culprits_put(&f->cul, s);
 	return collapsed;
+}
+
+static void count_throttle(void *p, void *ctx)
+{
+	const struct flow *f = p;
+
+	*(uint64_t *)ctx += f->throttled_since_ns != 0;
 }
 
 void bt_detect_stats(const struct bt_detect *d, struct bt_detect_stats *st)
@@ -816,31 +735,40 @@ void bt_detect_stats(const struct bt_detect *d, struct bt_detect_stats *st)
 	med_get(&d->med[MED_RATE], &st->rate);
 	med_get(&d->med[MED_RATE_THR], &st->rate_thr);
 	st->throttles_open = 0;
-	for (unsigned int i = 0; i < d->cfg.max_flows; i++)
-		st->throttles_open += d->flows[i].used && d->flows[i].throttled_since_ns;
+	bt_flowtab_each(&d->flows, count_throttle, &st->throttles_open);
+	st->flows_live = d->flows.n;
+}
+
+struct flow_states {
+	uint64_t since_ns;
+	struct bt_flow_state *out;
+	unsigned int k, max;
+};
+
+static void flow_state(void *p, void *ctx)
+{
+	const struct flow *f = p;
+	struct flow_states *fs = ctx;
+	struct bt_flow_state *o;
+
+	if (fs->k >= fs->max || f->last_t_ns < fs->since_ns)
+		return;
+	o = &fs->out[fs->k++];
+	o->cookie = f->cookie;
+	memcpy(o->saddr, f->ends.saddr, 16);
+	memcpy(o->daddr, f->ends.daddr, 16);
+	o->sport = f->ends.sport;
+	o->dport = f->ends.dport;
+	o->bw_bps = f->last_est_bps;
+	o->last_t_ns = f->last_t_ns;
+	memcpy(o->collapses, f->collapses, sizeof(f->collapses));
 }
 
 unsigned int bt_detect_flow_states(const struct bt_detect *d, uint64_t since_ns,
 				   struct bt_flow_state *out, unsigned int max)
 {
-	unsigned int k = 0;
+	struct flow_states fs = { since_ns, out, 0, max };
 
-	for (unsigned int i = 0; i < d->cfg.max_flows && k < max; i++) {
-		const struct flow *f = &d->flows[i];
-		const struct bt_sample *s;
-
-		if (!f->used || f->last_t_ns < since_ns)
-			continue;
-		s = &f->last;
-		out[k].cookie = s->cookie;
-		memcpy(out[k].saddr, s->saddr, 16);
-		memcpy(out[k].daddr, s->daddr, 16);
-		out[k].sport = s->sport;
-		out[k].dport = s->dport;
-		out[k].bw_bps = s->lt_use_bw ? s->lt_bw_bps : s->bw_bps;
-		out[k].last_t_ns = f->last_t_ns;
-		memcpy(out[k].collapses, f->collapses, sizeof(f->collapses));
-		k++;
-	}
-	return k;
+	bt_flowtab_each(&d->flows, flow_state, &fs);
+	return fs.k;
 }

@@ -22,8 +22,8 @@
  * interval_us, in packets per us), equals the new max; otherwise the filter
  * rotated to an older sample (its window of 10 rounds expired) and the
  * culprit is the most recent of the flow's last BT_DETECT_HISTORY samples
- * with that bandwidth (the filter's 10 rounds hold about 1000 ACKs on a
- * 10 Mbit/s bottleneck with a 100 ms queue).
+ * with that bandwidth (bbrtrace/culprit.h: how it is found in a few bytes a
+ * flow).
  *
  * Causes, checked in this order:
  *   loss_policer  lt_use_bw is set after this ACK: after sustained losses
@@ -72,12 +72,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "bbrtrace/culprit.h"
 #include "trace.h"
 
-#define BT_DETECT_HISTORY 2048 /* samples kept per flow to find a rotated-in culprit */
-#define BT_DETECT_FLOWS 256  /* flows tracked at once by default (--max-flows); a new
-			      * flow evicts the least recent of its slot's 8 neighbours,
-			      * and evictions are counted */
+/*
+ * Flows tracked at once by default (--max-flows). A flow leaves when its
+ * socket closes (bt_detect_close); none is ever evicted: a flow past the cap,
+ * or one that finds no memory, is counted untracked and never judged.
+ */
+#define BT_DETECT_FLOWS 131072
 
 /* the thresholds, by default those of lib/trace.h */
 struct bt_detect_cfg {
@@ -86,6 +89,8 @@ struct bt_detect_cfg {
 	uint32_t delack_floor_us; /* and rcv_interval >= this */
 	double agree_ratio;       /* intervals within this factor agree */
 	unsigned int max_flows;   /* flows tracked at once */
+	bool check;               /* find each culprit both ways and count the answers that
+				   * differ (bbrtrace/culprit.h; --check-detector) */
 };
 
 void bt_detect_cfg_default(struct bt_detect_cfg *cfg);
@@ -99,6 +104,8 @@ void bt_detect_free(struct bt_detect *d);
 bool bt_detect_feed(struct bt_detect *d, const struct bt_sample *s, struct bt_collapse *c);
 /* one write of a flow (kind BT_KIND_WRITE), in time order with its ACKs */
 void bt_detect_write(struct bt_detect *d, const struct bt_sample *w);
+/* the flow's socket closed (kind BT_KIND_CLOSE): its state goes */
+void bt_detect_close(struct bt_detect *d, const struct bt_sample *s);
 /* after bt_detect_feed() or bt_detect_write(): true and *out filled when that
  * event ended a stall of the sender (bbrtrace/stall.h) */
 bool bt_detect_take_stall(struct bt_detect *d, struct bt_stall *out);
@@ -119,8 +126,13 @@ struct bt_flow_ends {
 struct bt_detect_stats {
 	uint64_t samples;
 	uint64_t app_limited_samples;
-	uint64_t flows;                    /* flows seen (a flow evicted and seen again counts twice) */
-	uint64_t flows_evicted;            /* flows dropped from a full table (--max-flows) */
+	uint64_t flows;                    /* flows seen */
+	uint64_t flows_live;               /* tracked now (not closed) */
+	uint64_t flows_closed;             /* whose socket closed */
+	uint64_t samples_untracked;        /* samples and writes of flows that could not be
+					    * tracked (--max-flows, or memory): not judged */
+	bool untracked_at_cap;             /* some were refused at --max-flows (else memory) */
+	uint64_t culprit_checks, culprit_mismatches; /* --check-detector's */
 	uint64_t collapses[BT_NCAUSES];
 	uint64_t throttling[BT_NCAUSES];   /* of which throttled the flow (impact) */
 	uint64_t throttled_ns;             /* time flows spent throttled, summed over flows */

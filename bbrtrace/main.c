@@ -34,8 +34,16 @@
 
 #define MAX_DEFAULT_NS 16
 
+/* what the output holds (--records): every ACK's sample and the detector's
+ * records; the detector's records only (collapses, stalls, the summary and
+ * the verdict); or nothing (the verdict on stderr, /metrics) */
+enum bt_records { BT_REC_SAMPLES = 0, BT_REC_EVENTS, BT_REC_NONE };
+static const char *const bt_records_names[] = { "samples", "events", "none", NULL };
+
 struct env {
 	int backend;              /* enum bt_backend_kind */
+	int records;              /* enum bt_records */
+	bool records_set;
 	struct bt_config cfg;
 	enum rec_format format;
 	bool format_set;
@@ -51,6 +59,7 @@ struct env {
 	bool cleanup;
 	bool stats;
 	bool detect;
+	bool check;
 	double collapse_ratio;
 	const char *prometheus;
 };
@@ -58,6 +67,7 @@ struct env {
 /* one tracing run: what it opened, and what it counted */
 struct run {
 	struct rec_writer *w;
+	int records;              /* enum bt_records */
 	FILE *out;
 	uint64_t samples;
 	uint64_t writes;          /* write events (the write tap, with --detect) */
@@ -232,6 +242,21 @@ static int set_ringbuf(void *cfg, const char *opt, const char *val)
 	return 0;
 }
 
+static int set_records(void *cfg, const char *opt, const char *val)
+{
+	struct env *env = cfg;
+
+	for (int i = 0; bt_records_names[i]; i++) {
+		if (!strcmp(val, bt_records_names[i])) {
+			env->records = i;
+			env->records_set = true;
+			return 0;
+		}
+	}
+	elog("%s: '%s' is not one of samples|events|none", opt, val);
+	return -1;
+}
+
 static int set_prometheus(void *cfg, const char *opt, const char *val)
 {
 	struct env *env = cfg;
@@ -255,6 +280,11 @@ static const struct opt options[] = {
 	OPT_E_U64("cookie", 0, "N", cfg.filter.cookie, 1, (double)UINT64_MAX,
 		  "only the socket with this cookie (ss -e shows it)"),
 	OPT_E_FORMAT(format, format_set),
+	OPT_E_CALL("records", 0, "WHAT", set_records,
+		   "samples: every ACK's sample, and --detect's records\n"
+		   "(the default); events: --detect's records only\n"
+		   "(collapses, stalls, the summary, the verdict; the\n"
+		   "default with --prometheus); none: no record"),
 	OPT_E_OUTPUT(output, "write records to FILE instead of stdout"),
 	OPT_E_DURATION(duration_s, "stop after SECONDS (default: until Ctrl-C)"),
 	OPT_E_FLAG("set-default", 0, set_default, "struct_ops: make bbr_traced the default congestion\n"
@@ -279,10 +309,14 @@ static const struct opt options[] = {
 		     "the drop that counts as a collapse, 0.01..0.99\n"
 		     "(default " TK_STR(BT_COLLAPSE_RATIO_DEFAULT) ": the estimate fell by that\n"
 		     "fraction or more)"),
-	OPT_E_U32("max-flows", 0, "N", max_flows, 16, 1048576,
-		  "--detect: flows tracked at once (default " TK_STR(BT_DETECT_FLOWS) "); when the\n"
-		  "table is full a new flow evicts the least recent, and\n"
-		  "evictions are counted in the summary and /metrics"),
+	OPT_E_U32("max-flows", 0, "N", max_flows, 16, 4194304,
+		  "--detect: flows tracked at once (default " TK_STR(BT_DETECT_FLOWS) "), about\n"
+		  "1.3 KiB each, 5 KiB for a busy one; a flow leaves when\n"
+		  "its socket closes, none is evicted: past N a new flow\n"
+		  "is counted untracked and not judged"),
+	OPT_E_FLAG("check-detector", 0, check, "--detect: find each culprit both ways (the filter's\n"
+					       "values, and the flow's last 2048 samples) and count\n"
+					       "the answers that differ (a self-test; costs memory)"),
 	OPT_E_CALL("prometheus", 0, "ADDR:PORT", set_prometheus,
 		   "serve /metrics in Prometheus text format while\n"
 		   "tracing: samples, collapses by cause, the current\n"
@@ -303,10 +337,18 @@ static void check_args(struct env *env)
 		cli_usage_die("--set-default needs the struct_ops backend");
 	if (env->no_tap && env->backend != BT_STRUCT_OPS)
 		cli_usage_die("--no-tap needs --backend struct_ops");
+	if (env->check)
+		env->detect = true;
+	if (env->prometheus && !env->records_set)
+		env->records = BT_REC_EVENTS;
+	if (env->records == BT_REC_EVENTS && !env->detect)
+		cli_usage_die("--records events: only --detect (or --prometheus) makes events; without "
+			      "it the records are the samples");
 	env->cfg.ringbuf_bytes = env->ringbuf_mb << 20;
 	env->cfg.wakeup_bytes = env->cfg.ringbuf_bytes / 32;
 	env->cfg.tap = !env->no_tap;
 	env->cfg.writes = env->detect && env->cfg.tap;
+	env->cfg.closes = env->detect && env->cfg.tap;
 }
 
 static void parse_args(int argc, char **argv, struct env *env)
@@ -361,6 +403,8 @@ static void detect_event(struct run *r, const struct bt_sample *s)
 		hit = bt_detect_feed(r->det, s, &c);
 	stalled = bt_detect_take_stall(r->det, &x);
 	pthread_mutex_unlock(&r->lock);
+	if (r->records == BT_REC_NONE)
+		return;
 	if (stalled && bt_stall_write(r->w, &x, r->t0_ns))
 		write_failed(r);
 	if (hit && bt_collapse_write(r->w, &c, r->t0_ns))
@@ -373,8 +417,16 @@ static int on_event(void *ctx, const struct bt_event *e)
 	struct bt_sample s;
 
 	bt_sample_decode(&s, e, r->mono_to_wall_ns);
+	if (s.kind == BT_KIND_CLOSE) {
+		if (r->det) {
+			pthread_mutex_lock(&r->lock);
+			bt_detect_close(r->det, &s);
+			pthread_mutex_unlock(&r->lock);
+		}
+		return 0;
+	}
 	if (s.kind == BT_KIND_ACK) {
-		if (bt_sample_write(r->w, &s, r->t0_ns))
+		if (r->records == BT_REC_SAMPLES && bt_sample_write(r->w, &s, r->t0_ns))
 			write_failed(r);
 		r->samples++;
 	} else {
@@ -391,7 +443,8 @@ static int on_event(void *ctx, const struct bt_event *e)
  */
 #define METRIC_SAMPLES "bbrtrace_samples_total"
 #define METRIC_LOST "bbrtrace_lost_events_total"
-#define METRIC_EVICTED "bbrtrace_detector_flows_evicted_total"
+#define METRIC_UNTRACKED "bbrtrace_untracked_samples_total"
+#define METRIC_FLOWS "bbrtrace_flows"
 #define METRIC_COLLAPSES "bbrtrace_collapses_total"
 #define METRIC_FLOW_BW "bbrtrace_flow_bw_bytes_per_second"
 #define METRIC_THROTTLING "bbrtrace_throttling_collapses_total"
@@ -429,9 +482,12 @@ static int render_metrics(struct prom_buf *pb, void *ctx)
 		    "samples lost because the ring buffer was full");
 	prom_sample_u64(pb, METRIC_LOST, NULL, 0,
 			bt_backend_counter(r->b, BT_CNT_LOST));
-	prom_family(pb, METRIC_EVICTED, PROM_COUNTER,
-		    "flows dropped from the detector's full table (raise --max-flows)");
-	prom_sample_u64(pb, METRIC_EVICTED, NULL, 0, st.flows_evicted);
+	prom_family(pb, METRIC_UNTRACKED, PROM_COUNTER,
+		    "samples of flows the detector could not track (at --max-flows, or out of memory): "
+		    "not judged");
+	prom_sample_u64(pb, METRIC_UNTRACKED, NULL, 0, st.samples_untracked);
+	prom_family(pb, METRIC_FLOWS, PROM_GAUGE, "flows the detector tracks now (their sockets are open)");
+	prom_sample_u64(pb, METRIC_FLOWS, NULL, 0, st.flows_live);
 	prom_family(pb, METRIC_COLLAPSES, PROM_COUNTER,
 		    "collapses of BBR's bandwidth estimate, by cause");
 	for (int i = 0; i < BT_NCAUSES; i++) {
@@ -579,7 +635,7 @@ static void report_stats(struct run *r, enum rec_format fmt)
 		if (bpfu_prog_stats(fds[i], &ns, &cnt) || !cnt)
 			continue;
 		struct rec_value v[] = { STATS_FIELDS(REC_VALUE) };
-		if (fmt != REC_TABLE)
+		if (fmt != REC_TABLE && r->records != BT_REC_NONE)
 			rec_write(r->w, &stats_schema, v);
 		if (err_w && log_get_level() >= LOG_NORMAL)
 			rec_write(err_w, &stats_schema, v);
@@ -599,7 +655,10 @@ static void report_stats(struct run *r, enum rec_format fmt)
 	  verdict ? rv_f64((double)verdict->st.throttled_ns / 1e9) : rv_null())           \
 	X("late_bytes", REC_U64, 0, REC_NOCOL,                                            \
 	  verdict ? rv_u64((uint64_t)verdict->st.late_bytes) : rv_null())                 \
-	X("flows_evicted", REC_U64, 0, REC_NOCOL, verdict ? rv_u64(verdict->st.flows_evicted) : rv_null()) \
+	X("samples_untracked", REC_U64, 0, REC_NOCOL, verdict ? rv_u64(verdict->st.samples_untracked) : rv_null()) \
+	X("culprit_checks", REC_U64, 0, REC_NOCOL, verdict && env->check ? rv_u64(verdict->st.culprit_checks) : rv_null()) \
+	X("culprit_mismatches", REC_U64, 0, REC_NOCOL,                                    \
+	  verdict && env->check ? rv_u64(verdict->st.culprit_mismatches) : rv_null())    \
 	X("writes", REC_U64, 0, REC_NOCOL, verdict && hook ? rv_u64(r->writes) : rv_null())  \
 	X("writes_lost", REC_U64, 0, REC_NOCOL,                                          \
 	  verdict && hook ? rv_u64(bt_backend_counter(r->b, BT_CNT_LOST_WRITES)) : rv_null()) \
@@ -609,7 +668,7 @@ static const struct rec_field summary_fields[] = { SUMMARY_FIELDS(REC_FIELD) };
 static const struct rec_schema summary_schema = { "summary", summary_fields,
 						  ARRAY_SIZE(summary_fields) };
 
-static void write_summary(struct run *r, uint64_t lost, double elapsed,
+static void write_summary(const struct env *env, struct run *r, uint64_t lost, double elapsed,
 			  const struct bt_verdict *verdict)
 {
 	struct rec_kv kv[BT_NCAUSES], tkv[BT_NCAUSES], skv[BT_NSTALL_CAUSES];
@@ -658,7 +717,10 @@ static int housekeeping(struct env *env)
 /* CSV: every record type the trace may hold shares the file's one header */
 static void declare_records(const struct env *env, struct rec_writer *w)
 {
-	rec_writer_declare(w, &bt_sample_schema);
+	if (env->records == BT_REC_NONE)
+		return;
+	if (env->records == BT_REC_SAMPLES)
+		rec_writer_declare(w, &bt_sample_schema);
 	if (env->detect) {
 		rec_writer_declare(w, &bt_collapse_schema);
 		rec_writer_declare(w, &bt_stall_schema);
@@ -688,6 +750,7 @@ static int open_output(struct env *env, struct run *r)
 		elog("out of memory");
 		return TK_EXIT_FAIL;
 	}
+	r->records = env->records;
 	declare_records(env, r->w);
 	return TK_EXIT_OK;
 }
@@ -747,6 +810,7 @@ static int start_tracing(struct env *env, struct run *r)
 		bt_detect_cfg_default(&dcfg);
 		dcfg.collapse_ratio = env->collapse_ratio;
 		dcfg.max_flows = env->max_flows;
+		dcfg.check = env->check;
 		r->max_flows = env->max_flows;
 		r->det = bt_detect_new(&dcfg);
 		if (!r->det) {
@@ -773,8 +837,10 @@ static int trace_loop(const struct env *env, struct run *r)
 	int err, code = TK_EXIT_OK;
 
 	/* on a terminal, the header tells at once what the columns will be */
-	rec_write_header(r->w, &bt_sample_schema);
-	rec_writer_flush(r->w);
+	if (r->records == BT_REC_SAMPLES) {
+		rec_write_header(r->w, &bt_sample_schema);
+		rec_writer_flush(r->w);
+	}
 	r->t0_ns = tk_mono_ns();
 	deadline_ns = env->duration_s > 0 ? r->t0_ns + (uint64_t)(env->duration_s * 1e9) : 0;
 	while (!exiting) {
@@ -850,8 +916,8 @@ static void report(const struct env *env, struct run *r)
 	if (env->stats)
 		report_stats(r, env->format);
 	/* a table is for people: its summary and verdict go to stderr below */
-	if (env->format != REC_TABLE) {
-		write_summary(r, lost, elapsed, r->det ? &verdict : NULL);
+	if (env->format != REC_TABLE && env->records != BT_REC_NONE) {
+		write_summary(env, r, lost, elapsed, r->det ? &verdict : NULL);
 		if (r->det)
 			bt_verdict_write(r->w, &verdict);
 	}
@@ -865,10 +931,15 @@ static void report(const struct env *env, struct run *r)
 		wlog("%llu writes' events lost (ring buffer full): stalls around them may be missed or "
 		     "longer than reported",
 		     (unsigned long long)bt_backend_counter(r->b, BT_CNT_LOST_WRITES));
-	if (r->det && verdict.st.flows_evicted)
-		wlog("the detector's table of %u flows was full: %llu flows were evicted and their "
-		     "history lost (raise --max-flows)",
-		     env->max_flows, (unsigned long long)verdict.st.flows_evicted);
+	if (r->det && verdict.st.samples_untracked)
+		wlog("%llu samples and writes came from flows the detector could not track (%s): they "
+		     "are not judged",
+		     (unsigned long long)verdict.st.samples_untracked,
+		     verdict.st.untracked_at_cap ? "the table was at --max-flows; raise it" : "out of memory");
+	if (r->det && env->check)
+		ilog("--check-detector: %llu culprits found both ways, %llu differently",
+		     (unsigned long long)verdict.st.culprit_checks,
+		     (unsigned long long)verdict.st.culprit_mismatches);
 }
 
 struct route_warn {

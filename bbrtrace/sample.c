@@ -59,4 +59,8 @@ void bt_sample_decode(struct bt_sample *s, const struct bt_event *e, int64_t mon
 	s->sent_ago_us = e->sent_ago_us;
 	s->fin_acked = e->fin_acked;
 	s->kind = e->kind;
+	s->filter_bw[0] = e->bw;
+	s->filter_bw[1] = e->bw1;
+	s->filter_bw[2] = e->bw2;
+	s->filter_known = e->kind == BT_KIND_ACK;
 }

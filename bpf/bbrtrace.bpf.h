@@ -174,6 +174,8 @@ static __always_inline void bt_fill_bbr(struct sock *sk, struct bt_event *e)
 	bpf_probe_read_kernel(&copy, sizeof(copy), bt_ca_priv(sk));
 #endif
 	e->bw = bbr->bw.s[0].v;
+	e->bw1 = bbr->bw.s[1].v;
+	e->bw2 = bbr->bw.s[2].v;
 	e->min_rtt_us = bbr->min_rtt_us;
 	e->lt_bw = bbr->lt_bw;
 	e->mode = BPF_CORE_READ_BITFIELD(bbr, mode);
@@ -498,22 +500,55 @@ int BPF_PROG(bt_write_fexit, struct sock *sk, struct msghdr *msg, __u64 size, in
 	return 0;
 }
 
-#ifdef BT_COOKIE_TP
+/* the detector forgets a flow when its socket closes: set by user space with --detect */
+const volatile bool targ_close_events = false;
+
+/* a traced flow's socket went to TCP_CLOSE */
+static __always_inline void bt_emit_close(struct sock *sk)
+{
+	struct tcp_sock *tp;
+	struct bt_stage *st;
+	struct bt_event *e;
+	struct bt_flow flow;
+	__u64 cookie;
+
+	if (BT_RD(sk, sk_protocol) != BT_IPPROTO_TCP)
+		return;
+	tp = bpf_skc_to_tcp_sock(sk);
+	if (!tp || !bt_ca_traced(tp))
+		return;
+	cookie = bpf_get_socket_cookie(sk);
+	if (!bt_flow_matches(sk, &flow, cookie))
+		return;
+	e = bt_event_begin(&st, BT_CNT_LOST_CLOSES);
+	if (!e)
+		return;
+	__builtin_memset(e, 0, sizeof(*e));
+	e->t_ns = bpf_ktime_get_ns();
+	e->kind = BT_KIND_CLOSE;
+	bt_fill_flow(e, &flow, cookie);
+	bt_event_end(st, e);
+}
+
 /*
- * Socket cookies are assigned lazily, on first use. Backends that cannot
- * call bpf_get_socket_cookie() on the ACK path (struct_ops, kprobe) read
- * sk->skc_cookie directly, so this assigns one to every TCP socket as it
- * enters the handshake (SYN_SENT when it connects, SYN_RECV when a listener
- * creates it), whose last ACK already reaches bbr_main, or becomes
- * established: a few calls per connection, none per ACK.
+ * A TCP socket's state changes. Socket cookies are assigned lazily, on first
+ * use: backends that cannot call bpf_get_socket_cookie() on the ACK path
+ * (struct_ops, kprobe) read sk->skc_cookie directly, so this assigns one to
+ * every TCP socket as it enters the handshake (SYN_SENT when it connects,
+ * SYN_RECV when a listener creates it), whose last ACK already reaches
+ * bbr_main, or becomes established: a few calls per connection, none per ACK.
+ * And a traced flow's close is an event: its detector state goes with it.
  */
 SEC("tp_btf/inet_sock_set_state")
-int BPF_PROG(bt_assign_cookie, struct sock *sk, int oldstate, int newstate)
+int BPF_PROG(bt_sock_state, struct sock *sk, int oldstate, int newstate)
 {
+#ifdef BT_COOKIE_TP
 	if (newstate == TCP_SYN_SENT || newstate == TCP_SYN_RECV || newstate == TCP_ESTABLISHED)
 		bpf_get_socket_cookie(sk);
+#endif
+	if (targ_close_events && newstate == TCP_CLOSE)
+		bt_emit_close(sk);
 	return 0;
 }
-#endif
 
 #endif

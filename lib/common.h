@@ -48,6 +48,11 @@ enum tk_exit {
 #define TK_STR(x) TK_STR_(x)
 
 #define TK_NSEC_PER_SEC 1000000000ULL
+#define TK_NSEC_PER_MSEC 1000000ULL
+#define TK_NSEC_PER_USEC 1000ULL
+#define TK_USEC_PER_SEC 1000000ULL
+#define TK_USEC_PER_MSEC 1000ULL
+#define TK_MSEC_PER_SEC 1000ULL
 
 /* CLOCK_MONOTONIC in nanoseconds: the time base of every tool and of the
  * BPF programs' bpf_ktime_get_ns() */

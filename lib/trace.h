@@ -227,6 +227,9 @@ bool bt_mode_is_handshake(uint8_t mode);
 
 /* --- what the records carry ---------------------------------------------------------- */
 
+/* BBR's max-bw filter keeps this many entries (struct minmax's s[3]) */
+#define BT_FILTER_ENTRIES 3
+
 /* one ACK's rate sample and BBR's state after it, in the units people use */
 struct bt_sample {
 	uint64_t t_ns;            /* CLOCK_MONOTONIC */
@@ -275,6 +278,11 @@ struct bt_sample {
 	 * during a write or between two events (for the detector; not a record
 	 * field) */
 	uint32_t sent_ago_us;
+	/* BBR's max-bw filter after this ACK: its three entries bw.s[0..2].v,
+	 * packets/us << 24, as a live trace gets them (for the detector's
+	 * culprits; not record fields: a recorded trace has only bw_bps) */
+	uint32_t filter_bw[BT_FILTER_ENTRIES];
+	bool filter_known;
 	/* an ACK, or a write (enum bt_kind; not a field of the sample record):
 	 * a write carries the flow, the tcp_sock fields and, in delivered, the
 	 * bytes written, in prior_in_flight the packets in flight, in rtt_us

@@ -33,8 +33,10 @@ enum bt_source { BT_SRC_STRUCT_OPS = 1, BT_SRC_FENTRY = 2, BT_SRC_KPROBE = 3 };
  *                       them (packets_out - sacked_out - lost_out + retrans_out)
  *     rtt_us            how far the pacing clock (tp->tcp_wstamp_ns) was ahead
  *                       of now, in us: 0 when pacing held nothing back
+ * A close: a traced flow's socket went to TCP_CLOSE (inet_sock_set_state);
+ * only t_ns and the flow are set. The detector forgets the flow then.
  */
-enum bt_kind { BT_KIND_ACK = 0, BT_KIND_WRITE = 1 };
+enum bt_kind { BT_KIND_ACK = 0, BT_KIND_WRITE = 1, BT_KIND_CLOSE = 2 };
 
 struct bt_event {
 	__u64 t_ns;              /* CLOCK_MONOTONIC: when TCP took the ACK in (see BT_TSTAMP_LEAD_NS) */
@@ -86,6 +88,8 @@ struct bt_event {
 	__u8 tlp_out;            /* tp->tlp_high_seq set: a tail loss probe (a timer, no tap) is out */
 	__u16 sent_ago_us;       /* how long before t_ns the last packet left, pacing time
 				  * included (tp->tcp_wstamp_ns), us; 65535 at most, 0 if ahead */
+	__u32 bw1;               /* the max-bw filter's other two entries after this ACK */
+	__u32 bw2;               /* (bw is the first), packets/us << 24 */
 };
 
 /*
@@ -120,6 +124,8 @@ enum bt_counter {
 	BT_CNT_LOST = 0,         /* ring buffer full: an ACK's event dropped */
 	BT_CNT_STACK,            /* kprobe/fentry entry-exit pairing failed */
 	BT_CNT_LOST_WRITES,      /* ring buffer full: a write's event dropped */
+	BT_CNT_LOST_CLOSES,      /* ring buffer full: a close's event dropped (the flow's state
+				  * stays in the detector until bbrtrace exits) */
 	BT_CNT_MAX,
 };
 

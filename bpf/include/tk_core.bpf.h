@@ -236,6 +236,7 @@ struct tcp_congestion_ops {
 #define TCP_SYN_SENT 2
 #define TCP_SYN_RECV 3
 #define TCP_FIN_WAIT1 4
+#define TCP_CLOSE 7
 #define TCP_LAST_ACK 9
 #define TCP_CLOSING 11
 

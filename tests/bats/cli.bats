@@ -41,6 +41,15 @@ load helpers
 	tk_run bbrtrace --dport
 	expect_status 2; expect_one_line_stderr
 	expect_stderr "bbrtrace: --dport needs a value (see --help)"
+	tk_run bbrtrace --records acks
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "bbrtrace: --records: 'acks' is not one of samples|events|none"
+	tk_run bbrtrace --records events
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "bbrtrace: --records events: only --detect (or --prometheus) makes events"
+	tk_run bbrtrace --max-flows 8
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "bbrtrace: --max-flows: 8 is out of range 16..4194304"
 }
 
 @test "udpdwell --help explains backends, units, bucket edges, the dialect and exit codes; -V prints one line" {

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* A flow's demand: its delivery over the last window, from checkpoints. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bbrtrace/demand.h"
+#include "common.h"
+
+#define DEMAND_FIRST_CAP 4
+
+/* the i-th oldest checkpoint kept */
+static const struct bt_checkpoint *cp_at(const struct bt_demand *d, unsigned int i)
+{
+	return &d->cp[(d->head + d->cap - d->n + i) % d->cap];
+}
+
+/* a ring twice as large (up to BT_DEMAND_SLOTS), oldest first; false without memory */
+static bool grow(struct bt_demand *d)
+{
+	unsigned int cap = d->cap ? 2 * d->cap : DEMAND_FIRST_CAP;
+	struct bt_checkpoint *cp;
+
+	if (cap > BT_DEMAND_SLOTS)
+		cap = BT_DEMAND_SLOTS;
+	cp = malloc(cap * sizeof(*cp));
+	if (!cp)
+		return false;
+	for (unsigned int i = 0; i < d->n; i++)
+		cp[i] = *cp_at(d, i);
+	free(d->cp);
+	d->cp = cp;
+	d->cap = cap;
+	d->head = d->n % cap;
+	return true;
+}
+
+/* a checkpoint now; the oldest goes once the ring has its full size */
+static void checkpoint(struct bt_demand *d, uint64_t t_ns)
+{
+	if (d->n == d->cap && d->cap < BT_DEMAND_SLOTS && !grow(d) && !d->cap)
+		return;
+	d->cp[d->head] = (struct bt_checkpoint){ t_ns, d->acked_bytes, d->samples, d->app_limited };
+	d->head = (d->head + 1) % d->cap;
+	if (d->n < d->cap)
+		d->n++;
+}
+
+void bt_demand_track(struct bt_demand *d, const struct bt_sample *s)
+{
+	if (d->una_seen && (int32_t)(s->snd_una - d->last_una) > 0)
+		d->acked_bytes += (uint32_t)(s->snd_una - d->last_una);
+	d->una_seen = true;
+	d->last_una = s->snd_una;
+	d->samples++;
+	d->app_limited += s->is_app_limited;
+	if (d->n && s->t_ns - cp_at(d, d->n - 1)->t_ns < BT_DEMAND_STEP_NS)
+		return;
+	checkpoint(d, s->t_ns);
+}
+
+uint64_t bt_demand_measured(const struct bt_demand *d, uint64_t now_ns, bool *app_limited)
+{
+	const uint64_t window = BT_DEMAND_WINDOW_MS * TK_NSEC_PER_MSEC;
+	const struct bt_checkpoint *from = NULL;
+	uint64_t span, n;
+
+	for (unsigned int i = 0; i < d->n; i++) {
+		const struct bt_checkpoint *c = cp_at(d, i);
+
+		if (now_ns - c->t_ns <= window) {
+			from = c;
+			break;
+		}
+	}
+	if (!from)
+		return 0;
+	/* a young flow (or one back from idle): what it delivered, spread over the
+	 * minimum span at least; a burst ACKed in microseconds is no demand */
+	span = now_ns - from->t_ns;
+	if (span < BT_DEMAND_MIN_SPAN_MS * TK_NSEC_PER_MSEC)
+		span = BT_DEMAND_MIN_SPAN_MS * TK_NSEC_PER_MSEC;
+	n = d->samples - from->samples;
+	*app_limited = n && (double)(d->app_limited - from->app_limited) >= BT_DEMAND_APP_SHARE * (double)n;
+	return (uint64_t)((double)(d->acked_bytes - from->acked_bytes) * 8e9 / (double)span);
+}
+
+void bt_demand_free(struct bt_demand *d)
+{
+	free(d->cp);
+	memset(d, 0, sizeof(*d));
+}

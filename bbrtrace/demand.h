@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A flow's demand: the bytes it delivered (ACKed, from snd_una) over the last
+ * BT_DEMAND_WINDOW_MS, and whether it was app-limited then (lib/trace.h says
+ * why). The flow's running counts are checkpointed at most every
+ * BT_DEMAND_STEP_NS; the demand at an ACK is measured from the oldest
+ * checkpoint inside the window. The checkpoints live in a ring that grows
+ * with the flow's ACK rate: a flow that ACKs once a second keeps one, a busy
+ * one up to BT_DEMAND_SLOTS (about 3.7 KiB).
+ */
+#ifndef BBRTRACE_DEMAND_H
+#define BBRTRACE_DEMAND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "trace.h"
+
+#define BT_DEMAND_STEP_NS (10ull * 1000 * 1000)
+/* checkpoints that span the window, at one per step, with room to spare */
+#define BT_DEMAND_SLOTS (BT_DEMAND_WINDOW_MS / 10 + 16)
+
+/* the bytes ACKed so far, and how many samples were app-limited, at one moment */
+struct bt_checkpoint {
+	uint64_t t_ns;
+	uint64_t acked_bytes;
+	uint64_t samples, app_limited;
+};
+
+struct bt_demand {
+	bool una_seen;
+	uint32_t last_una;
+	uint64_t acked_bytes, samples, app_limited;
+	struct bt_checkpoint *cp; /* a ring of cap; NULL until the first checkpoint */
+	unsigned int cap, n, head;
+};
+
+/* the flow's next ACK sample: its bytes ACKed and app-limited count, and a
+ * checkpoint when the last is a step old (none without memory: the demand
+ * then comes from the checkpoints kept) */
+void bt_demand_track(struct bt_demand *d, const struct bt_sample *s);
+/* the delivery rate over the window before now_ns, bit/s, and whether the
+ * flow was app-limited for BT_DEMAND_APP_SHARE of it; 0 before the first
+ * checkpoint, or when it delivered nothing */
+uint64_t bt_demand_measured(const struct bt_demand *d, uint64_t now_ns, bool *app_limited);
+void bt_demand_free(struct bt_demand *d);
+
+#endif

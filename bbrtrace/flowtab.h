@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The detector's flows, keyed by a 64-bit key (a socket cookie, or a hash of
+ * the 4-tuple): an open-addressing hash table of pointers that grows as
+ * flows come, up to a cap, and forgets a flow only when told (its socket
+ * closed). Nothing is ever evicted to make room: past the cap, or without
+ * memory, a new flow is refused and the caller counts it as untracked.
+ */
+#ifndef BBRTRACE_FLOWTAB_H
+#define BBRTRACE_FLOWTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct bt_flowtab {
+	uint64_t *keys;     /* cap slots; a slot is empty when its value is NULL */
+	void **vals;
+	size_t cap, n;      /* cap: a power of two, kept at least twice n */
+	size_t max;         /* flows at most */
+};
+
+/* max: the cap on flows (at least 1) */
+void bt_flowtab_init(struct bt_flowtab *t, size_t max);
+/* the value stored under key, or NULL */
+void *bt_flowtab_get(const struct bt_flowtab *t, uint64_t key);
+/* stores val (not NULL) under key, which must be absent: 0, or -1 when the
+ * table is at its cap or out of memory (nothing is stored) */
+int bt_flowtab_put(struct bt_flowtab *t, uint64_t key, void *val);
+/* removes key; returns its value, or NULL when it was absent */
+void *bt_flowtab_del(struct bt_flowtab *t, uint64_t key);
+/* calls fn on every value, in no particular order */
+void bt_flowtab_each(const struct bt_flowtab *t, void (*fn)(void *val, void *ctx), void *ctx);
+/* frees the table, not the values */
+void bt_flowtab_free(struct bt_flowtab *t);
+
+#endif
