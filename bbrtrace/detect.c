@@ -7,6 +7,7 @@
 #include "bbrtrace/demand.h"
 #include "bbrtrace/detect.h"
 #include "bbrtrace/flowtab.h"
+#include "bbrtrace/peers.h"
 #include "bbrtrace/stall.h"
 #include "bbrtrace/sample.h"
 #include "cli.h"
@@ -28,6 +29,7 @@ struct flow {
 	uint64_t lt_bw_bps;
 	uint64_t delack_count;
 	uint64_t collapses[BT_NCAUSES];
+	struct bt_peer *peer;        /* its peer's harm (NULL: the host's only) */
 	struct bt_culprits cul;      /* the samples behind the filter's values */
 	struct bt_flow_ends ends;    /* its addresses and ports (its first sample's) */
 	uint64_t cookie;
@@ -58,6 +60,7 @@ struct bt_detect {
 	struct bt_detect_cfg cfg;
 	struct bt_flowtab flows;
 	struct bt_flowtab refused; /* keys of flows refused while open: they stay untracked */
+	struct bt_peers peers;     /* harm by peer, and over the rolling window */
 	struct bt_detect_stats st;
 	uint64_t best_delack_count;
 	bool stall_pending;   /* a stall the last event ended, for bt_detect_take_stall() */
@@ -79,6 +82,7 @@ struct bt_detect *bt_detect_new(const struct bt_detect_cfg *cfg)
 		d->cfg.max_flows = BT_DETECT_FLOWS;
 	bt_flowtab_init(&d->flows, d->cfg.max_flows);
 	bt_flowtab_init(&d->refused, d->cfg.max_flows);
+	bt_peers_init(&d->peers, d->cfg.max_flows);
 	return d;
 }
 
@@ -176,6 +180,7 @@ void bt_detect_free(struct bt_detect *d)
 	bt_flowtab_each(&d->flows, flow_free, NULL);
 	bt_flowtab_free(&d->flows);
 	bt_flowtab_free(&d->refused);
+	bt_peers_free(&d->peers);
 	free(d);
 }
 
@@ -278,8 +283,10 @@ static struct flow *flow_get(struct bt_detect *d, const struct bt_sample *s, boo
 		return untracked(d, key);
 	}
 	f->key = key;
-	if (*fresh)
+	if (*fresh) {
 		d->st.flows++;
+		f->peer = bt_peers_flow_begins(&d->peers, s->daddr, s->saddr, s->t_ns);
+	}
 	return f;
 }
 
@@ -296,6 +303,7 @@ void bt_detect_close(struct bt_detect *d, const struct bt_sample *s)
 	if (!f)
 		return;
 	d->st.flows_closed++;
+	bt_peers_flow_ends(&d->peers, f->peer);
 	flow_free(f, NULL);
 }
 
@@ -541,6 +549,18 @@ static uint64_t allowed_bps(const struct bt_sample *s)
 	return (uint64_t)((double)est * gain);
 }
 
+/* adds to the host's and the flow's peer's harm, in total and this minute:
+ * the statement stmt runs with h naming each in turn */
+#define HARM(d, f, t_ns, stmt)                                                             \
+	do {                                                                               \
+		struct bt_harm *hs_[4];                                                    \
+		unsigned int n_ = bt_peers_targets(&(d)->peers, (f)->peer, (t_ns), hs_);   \
+		for (unsigned int i_ = 0; i_ < n_; i_++) {                                 \
+			struct bt_harm *h = hs_[i_];                                       \
+			stmt;                                                              \
+		}                                                                          \
+	} while (0)
+
 /*
  * The collapse's impact, and a throttle begins when it throttles. An
  * app-limited flow needs BT_THROTTLE_HEADROOM x its demand; a flow with more
@@ -573,6 +593,7 @@ static void impact_of(struct bt_detect *d, struct flow *f, struct bt_collapse *c
 	if (c->impact != BT_IMPACT_THROTTLING)
 		return;
 	d->st.throttling[c->cause]++;
+	HARM(d, f, c->ack.t_ns, h->throttling[c->cause]++);
 	if (!f->throttled_since_ns) {
 		f->throttled_since_ns = c->ack.t_ns;
 		f->throttle_demand_bps = c->demand_bps;
@@ -585,6 +606,7 @@ static void impact_of(struct bt_detect *d, struct flow *f, struct bt_collapse *c
 static void throttle_track(struct bt_detect *d, struct flow *f, const struct bt_sample *s)
 {
 	uint64_t paced, from, dt;
+	double late;
 
 	if (!f->throttled_since_ns)
 		return;
@@ -592,9 +614,10 @@ static void throttle_track(struct bt_detect *d, struct flow *f, const struct bt_
 	/* the pacing in force since the previous ACK, and the time to this one */
 	paced = f->last_allowed_bps;
 	dt = s->t_ns > from ? s->t_ns - from : 0;
+	late = paced < f->throttle_demand_bps ? (double)(f->throttle_demand_bps - paced) * (double)dt / 8e9 : 0;
 	d->st.throttled_ns += dt;
-	if (paced < f->throttle_demand_bps)
-		d->st.late_bytes += (double)(f->throttle_demand_bps - paced) * (double)dt / 8e9;
+	d->st.late_bytes += late;
+	HARM(d, f, s->t_ns, (h->throttled_ns += dt, h->late_bytes += late));
 	if (s->fin_acked || allowed_bps(s) >= f->throttle_end_bps)
 		f->throttled_since_ns = 0;
 }
@@ -610,6 +633,8 @@ static void stall_step(struct bt_detect *d, struct flow *f, const struct bt_samp
 	d->stall_pending = true;
 	d->st.stalls[x->cause]++;
 	d->st.stalled_ns[x->cause] += x->duration_us * 1000;
+	HARM(d, f, s->t_ns, (h->stalls[x->cause]++, h->stalled_ns[x->cause] += x->duration_us * 1000,
+			     h->nagle_ended[x->ended_by] += x->cause == BT_STALL_NAGLE));
 	if (x->cause == BT_STALL_NAGLE) {
 		flow_ends(&x->at, &d->st.nagle_ends);
 		d->st.nagle_ended[x->ended_by]++;
@@ -652,6 +677,8 @@ bool bt_detect_feed(struct bt_detect *d, const struct bt_sample *s, struct bt_co
 	f = flow_get(d, s, &fresh);
 	if (!f)
 		return false; /* untracked: counted, not judged */
+	if (!fresh && s->t_ns > f->last_t_ns && s->t_ns - f->last_t_ns < BT_ACTIVE_GAP_NS)
+		HARM(d, f, s->t_ns, h->active_ns += s->t_ns - f->last_t_ns);
 	stall_step(d, f, s);
 
 	before = !fresh && f->lt_use_bw ? f->lt_bw_bps : s->bw_prev_bps;
@@ -684,6 +711,7 @@ bool bt_detect_feed(struct bt_detect *d, const struct bt_sample *s, struct bt_co
 		classify(d, f, c, lt_switched, found);
 		impact_of(d, f, c);
 		d->st.collapses[c->cause]++;
+		HARM(d, f, s->t_ns, h->collapses[c->cause]++);
 		f->collapses[c->cause]++;
 		switch (c->cause) {
 		case BT_CAUSE_DELAYED_ACK:
@@ -771,4 +799,14 @@ unsigned int bt_detect_flow_states(const struct bt_detect *d, uint64_t since_ns,
 
 	bt_flowtab_each(&d->flows, flow_state, &fs);
 	return fs.k;
+}
+
+const struct bt_peers *bt_detect_peers(const struct bt_detect *d)
+{
+	return &d->peers;
+}
+
+void bt_detect_expire(struct bt_detect *d, uint64_t now_ns)
+{
+	bt_peers_expire(&d->peers, now_ns);
 }

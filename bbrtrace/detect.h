@@ -166,6 +166,12 @@ struct bt_flow_state {
 	uint64_t collapses[BT_NCAUSES];
 };
 
+/* harm by peer and over the rolling window (bbrtrace/peers.h) */
+struct bt_peers;
+const struct bt_peers *bt_detect_peers(const struct bt_detect *d);
+/* forgets the peers with no open flow and no harm in the window ending at now_ns */
+void bt_detect_expire(struct bt_detect *d, uint64_t now_ns);
+
 /* up to max flows whose last sample is at or after since_ns; returns how many */
 unsigned int bt_detect_flow_states(const struct bt_detect *d, uint64_t since_ns,
 				   struct bt_flow_state *out, unsigned int max);

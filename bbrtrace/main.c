@@ -19,6 +19,7 @@
 #include "bbrtrace/defaultcc.h"
 #include "bbrtrace/guard.h"
 #include "bbrtrace/detect.h"
+#include "bbrtrace/peers.h"
 #include "bbrtrace/sample.h"
 #include "bbrtrace/verdict.h"
 #include "bpfutil.h"
@@ -33,6 +34,13 @@
 #include "rtscan.h"
 
 #define MAX_DEFAULT_NS 16
+/* with --prometheus, a daemon's window verdict once a minute: as often as
+ * the window (BT_WINDOW_MIN) moves */
+#define BT_VERDICT_EVERY_S 60
+/* /metrics names this many peers, the worst first, and sums the others: the
+ * series stay bounded however many peers the host has */
+#define BT_METRICS_PEERS 10
+#define BT_METRICS_PEERS_MAX 1000 /* --metrics-peers' range */
 
 /* what the output holds (--records): every ACK's sample and the detector's
  * records; the detector's records only (collapses, stalls, the summary and
@@ -62,12 +70,16 @@ struct env {
 	bool check;
 	double collapse_ratio;
 	const char *prometheus;
+	double verdict_every_s;   /* a window verdict this often; 0: never */
+	bool verdict_every_set;
+	uint32_t metrics_peers;   /* peers named on /metrics, the worst first */
 };
 
 /* one tracing run: what it opened, and what it counted */
 struct run {
 	struct rec_writer *w;
 	int records;              /* enum bt_records */
+	enum rec_format format;
 	FILE *out;
 	uint64_t samples;
 	uint64_t writes;          /* write events (the write tap, with --detect) */
@@ -83,15 +95,22 @@ struct run {
 	struct bt_defcc *defcc;
 	struct prom_server *prom;
 	int stats_fd;
-	uint32_t max_flows;       /* the detector's table, for /metrics */
+	uint32_t metrics_peers;   /* --metrics-peers */
 };
 
-static volatile sig_atomic_t exiting;
+static volatile sig_atomic_t exiting, verdict_asked;
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	exiting = 1;
+}
+
+/* SIGUSR1: the window verdict now */
+static void on_usr1(int sig)
+{
+	(void)sig;
+	verdict_asked = 1;
 }
 
 /* --- the command line ----------------------------------------------------------------- */
@@ -257,6 +276,16 @@ static int set_records(void *cfg, const char *opt, const char *val)
 	return -1;
 }
 
+static int set_verdict_every(void *cfg, const char *opt, const char *val)
+{
+	struct env *env = cfg;
+
+	if (cli_parse_double(opt, val, 0, 86400, &env->verdict_every_s))
+		return -1;
+	env->verdict_every_set = true;
+	return 0;
+}
+
 static int set_prometheus(void *cfg, const char *opt, const char *val)
 {
 	struct env *env = cfg;
@@ -319,8 +348,18 @@ static const struct opt options[] = {
 					       "the answers that differ (a self-test; costs memory)"),
 	OPT_E_CALL("prometheus", 0, "ADDR:PORT", set_prometheus,
 		   "serve /metrics in Prometheus text format while\n"
-		   "tracing: samples, collapses by cause, the current\n"
-		   "estimate per flow (implies --detect)"),
+		   "tracing: samples, collapses and stalls by cause, and\n"
+		   "the worst peers over the last " TK_STR(BT_WINDOW_MIN) " minutes; and\n"
+		   "/verdict, the window verdict as JSON (implies --detect)"),
+	OPT_E_CALL("verdict-every", 0, "SECONDS", set_verdict_every,
+		   "--detect: write the verdict over the last " TK_STR(BT_WINDOW_MIN) " minutes\n"
+		   "(a \"window_verdict\" record, and a line on stderr) this\n"
+		   "often, 0 for never (default 60 with --prometheus,\n"
+		   "else 0); SIGUSR1 asks for one at once"),
+	OPT_E_U32("metrics-peers", 0, "K", metrics_peers, 1, BT_METRICS_PEERS_MAX,
+		  "--prometheus: the peers named on /metrics, the worst\n"
+		  "over the window first (default " TK_STR(BT_METRICS_PEERS) "); the others are\n"
+		  "one series, peer=\"other\""),
 	OPT_E_STANDARD,
 	OPT_E_END,
 };
@@ -341,6 +380,10 @@ static void check_args(struct env *env)
 		env->detect = true;
 	if (env->prometheus && !env->records_set)
 		env->records = BT_REC_EVENTS;
+	if (env->prometheus && !env->verdict_every_set)
+		env->verdict_every_s = BT_VERDICT_EVERY_S;
+	if (env->verdict_every_s > 0 && !env->detect)
+		cli_usage_die("--verdict-every: the verdict needs --detect");
 	if (env->records == BT_REC_EVENTS && !env->detect)
 		cli_usage_die("--records events: only --detect (or --prometheus) makes events; without "
 			      "it the records are the samples");
@@ -446,7 +489,11 @@ static int on_event(void *ctx, const struct bt_event *e)
 #define METRIC_UNTRACKED "bbrtrace_untracked_samples_total"
 #define METRIC_FLOWS "bbrtrace_flows"
 #define METRIC_COLLAPSES "bbrtrace_collapses_total"
-#define METRIC_FLOW_BW "bbrtrace_flow_bw_bytes_per_second"
+#define METRIC_PEER_ACTIVE "bbrtrace_peer_active_seconds"
+#define METRIC_PEER_HELD "bbrtrace_peer_held_seconds"
+#define METRIC_PEER_THROTTLED "bbrtrace_peer_throttled_seconds"
+#define METRIC_PEER_DELACK "bbrtrace_peer_delayed_ack_throttles"
+#define METRIC_PEER_NAGLE "bbrtrace_peer_nagle_stalled_seconds"
 #define METRIC_THROTTLING "bbrtrace_throttling_collapses_total"
 #define METRIC_THROTTLED "bbrtrace_throttled_seconds_total"
 #define METRIC_LATE "bbrtrace_late_bytes_total"
@@ -455,25 +502,120 @@ static int on_event(void *ctx, const struct bt_event *e)
 #define METRIC_STALLS "bbrtrace_stalls_total"
 #define METRIC_STALLED "bbrtrace_stalled_seconds_total"
 
-/* /metrics shows the flows seen in the last minute */
-#define METRICS_FLOW_AGE_NS (60 * TK_NSEC_PER_SEC)
+/* the worst peers over the window, and the others summed: /metrics' peer
+ * families, built under the detector's lock and written after it */
+struct peers_page {
+	unsigned int n, k;            /* peers ranked; room for k, and "other" after them */
+	char (*addr)[48];
+	struct bt_harm *h;
+};
+
+struct peers_rank {
+	const struct bt_peers *p;
+	uint64_t now_ns;
+	unsigned int k;
+	struct peers_page *pg;
+};
+
+/* one peer into the page: the K worst by time held back (then by active
+ * time, so that quiet busy peers come before idle ones), the rest in "other" */
+static void rank_peer(const struct bt_peer *peer, void *ctx)
+{
+	struct peers_rank *c = ctx;
+	struct peers_page *pg = c->pg;
+	struct bt_harm h;
+	unsigned int i;
+
+	bt_peers_window(c->p, peer, c->now_ns, &h);
+	for (i = 0; i < pg->n; i++) {
+		uint64_t a = bt_harm_ns(&pg->h[i]), b = bt_harm_ns(&h);
+
+		if (b > a || (b == a && h.active_ns > pg->h[i].active_ns))
+			break;
+	}
+	if (i == c->k)
+		return;
+	if (pg->n == c->k)
+		pg->n--;
+	memmove(&pg->h[i + 1], &pg->h[i], (pg->n - i) * sizeof(pg->h[0]));
+	memmove(&pg->addr[i + 1], &pg->addr[i], (pg->n - i) * sizeof(pg->addr[0]));
+	pg->h[i] = h;
+	cli_fmt_v6mapped(peer->addr, pg->addr[i], sizeof(pg->addr[i]));
+	pg->n++;
+}
+
+/* the window's K worst peers, and "other": the host's window less theirs */
+static void peers_page_build(struct peers_page *pg, const struct run *r, uint64_t now_ns)
+{
+	const struct bt_peers *p = bt_detect_peers(r->det);
+	struct peers_rank c = { p, now_ns, r->metrics_peers, pg };
+	struct bt_harm *o;
+
+	pg->n = 0;
+	pg->k = r->metrics_peers;
+	o = &pg->h[pg->k];
+	memset(pg->h, 0, (pg->k + 1) * sizeof(*pg->h));
+	bt_peers_each(p, rank_peer, &c);
+	bt_peers_window(p, NULL, now_ns, o);
+	for (unsigned int i = 0; i < pg->n; i++) {
+		o->active_ns -= pg->h[i].active_ns;
+		o->throttled_ns -= pg->h[i].throttled_ns;
+		o->throttling[BT_CAUSE_DELAYED_ACK] -= pg->h[i].throttling[BT_CAUSE_DELAYED_ACK];
+		for (int k = 0; k < BT_NSTALL_CAUSES; k++)
+			o->stalled_ns[k] -= pg->h[i].stalled_ns[k];
+	}
+	snprintf(pg->addr[pg->k], sizeof(pg->addr[0]), "other");
+}
+
+/* the peer families: per peer, over the window, gauges */
+static void render_peers(struct prom_buf *pb, const struct run *r, const struct peers_page *pg)
+{
+	static const struct {
+		const char *name, *help;
+	} fam[] = {
+		{ METRIC_PEER_ACTIVE, "time the peer's flows were active, summed over them, in the last "
+				      TK_STR(BT_WINDOW_MIN) " minutes" },
+		{ METRIC_PEER_HELD, "time the peer's streams were held back (throttled, or stalled by "
+				    "Nagle or its window), summed over its flows, in the window" },
+		{ METRIC_PEER_THROTTLED, "time the peer's flows were throttled by collapses, in the window" },
+		{ METRIC_PEER_DELACK, "collapses caused by the peer's delayed ACKs that throttled a flow, "
+				      "in the window" },
+		{ METRIC_PEER_NAGLE, "time the peer's streams were held by Nagle's algorithm, in the window" },
+	};
+
+	(void)r;
+	for (unsigned int f = 0; f < ARRAY_SIZE(fam); f++) {
+		prom_family(pb, fam[f].name, PROM_GAUGE, fam[f].help);
+		for (unsigned int i = 0; i <= pg->n; i++) {
+			unsigned int k = i < pg->n ? i : pg->k;
+			const struct bt_harm *h = &pg->h[k];
+			struct prom_label l = { "peer", pg->addr[k] };
+			double v[] = { (double)h->active_ns / 1e9, (double)bt_harm_ns(h) / 1e9,
+				       (double)h->throttled_ns / 1e9, (double)h->throttling[BT_CAUSE_DELAYED_ACK],
+				       (double)h->stalled_ns[BT_STALL_NAGLE] / 1e9 };
+
+			prom_sample(pb, fam[f].name, &l, 1, v[f]);
+		}
+	}
+}
 
 /* the /metrics page (--prometheus), on the server's thread */
 static int render_metrics(struct prom_buf *pb, void *ctx)
 {
 	struct run *r = ctx;
-	struct bt_flow_state *flows = calloc(r->max_flows, sizeof(*flows));
 	struct bt_detect_stats st;
-	unsigned int n;
-	uint64_t since = tk_mono_ns();
+	struct peers_page peers_page = { 0 };
 
-	if (!flows)
+	peers_page.h = calloc(r->metrics_peers + 1, sizeof(*peers_page.h));
+	peers_page.addr = calloc(r->metrics_peers + 1, sizeof(*peers_page.addr));
+	if (!peers_page.h || !peers_page.addr) {
+		free(peers_page.h);
+		free(peers_page.addr);
 		return -1;
-	since = since > METRICS_FLOW_AGE_NS ? since - METRICS_FLOW_AGE_NS : 0;
+	}
 	pthread_mutex_lock(&r->lock);
 	bt_detect_stats(r->det, &st);
-	/* every flow the detector tracks: the table's size is the only limit */
-	n = bt_detect_flow_states(r->det, since, flows, r->max_flows);
+	peers_page_build(&peers_page, r, tk_mono_ns());
 	pthread_mutex_unlock(&r->lock);
 
 	prom_family(pb, METRIC_SAMPLES, PROM_COUNTER, "BBR rate samples traced");
@@ -525,22 +667,62 @@ static int render_metrics(struct prom_buf *pb, void *ctx)
 
 		prom_sample(pb, METRIC_STALLED, &l, 1, (double)st.stalled_ns[i] / 1e9);
 	}
-	prom_family(pb, METRIC_FLOW_BW, PROM_GAUGE,
-		    "BBR's current bandwidth estimate per flow seen in the last 60 s, bytes/s");
-	for (unsigned int i = 0; i < n; i++) {
-		char sa[48], da[48], sp[8], dp[8], ck[24];
-		struct prom_label l[] = { { "saddr", sa }, { "daddr", da }, { "sport", sp },
-					  { "dport", dp }, { "cookie", ck } };
-
-		cli_fmt_v6mapped(flows[i].saddr, sa, sizeof(sa));
-		cli_fmt_v6mapped(flows[i].daddr, da, sizeof(da));
-		snprintf(sp, sizeof(sp), "%u", flows[i].sport);
-		snprintf(dp, sizeof(dp), "%u", flows[i].dport);
-		snprintf(ck, sizeof(ck), "%llu", (unsigned long long)flows[i].cookie);
-		prom_sample(pb, METRIC_FLOW_BW, l, ARRAY_SIZE(l), (double)flows[i].bw_bps / 8);
-	}
-	free(flows);
+	render_peers(pb, r, &peers_page);
+	free(peers_page.h);
+	free(peers_page.addr);
 	return pb->failed ? -1 : 0;
+}
+
+/* the window verdict (bbrtrace/verdict.h), built under the detector's lock */
+static void window_verdict(struct run *r, struct bt_verdict *v, uint64_t now_ns)
+{
+	pthread_mutex_lock(&r->lock);
+	bt_detect_expire(r->det, now_ns);
+	bt_verdict_build_window(v, r->det, now_ns);
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* /verdict: the window verdict record, as JSON */
+static int render_verdict(struct prom_buf *pb, void *ctx)
+{
+	struct run *r = ctx;
+	struct bt_verdict *v = malloc(sizeof(*v));
+	struct rec_writer *w;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	int rc = -1;
+
+	if (!v)
+		return -1;
+	window_verdict(r, v, tk_mono_ns());
+	f = open_memstream(&text, &len);
+	w = f ? rec_writer_new(REC_JSON, f) : NULL;
+	if (w) {
+		rc = bt_verdict_write(w, v);
+		rc = rec_writer_free(w) || rc ? -1 : 0;
+	}
+	if (f && fclose(f))
+		rc = -1;
+	if (!rc)
+		rc = prom_buf_append_raw(pb, text);
+	free(text);
+	free(v);
+	return rc;
+}
+
+/* the window verdict now: a record, and a line on stderr */
+static void write_window_verdict(struct run *r, uint64_t now_ns)
+{
+	struct bt_verdict *v = malloc(sizeof(*v));
+
+	if (!v)
+		return;
+	window_verdict(r, v, now_ns);
+	if (r->records != BT_REC_NONE && r->format != REC_TABLE && bt_verdict_write(r->w, v))
+		write_failed(r);
+	fprintf(stderr, "%s: verdict over the last %u min: %s\n", log_prog(), BT_WINDOW_MIN, v->text);
+	free(v);
 }
 
 /* one line per backend: does it load (verifier) and attach here? */
@@ -730,6 +912,8 @@ static void declare_records(const struct env *env, struct rec_writer *w)
 	rec_writer_declare(w, &summary_schema);
 	if (env->detect)
 		rec_writer_declare(w, &bt_verdict_schema);
+	if (env->verdict_every_s > 0 || env->prometheus)
+		rec_writer_declare(w, &bt_window_verdict_schema);
 }
 
 static int open_output(struct env *env, struct run *r)
@@ -751,6 +935,8 @@ static int open_output(struct env *env, struct run *r)
 		return TK_EXIT_FAIL;
 	}
 	r->records = env->records;
+	r->format = env->format;
+	r->metrics_peers = env->metrics_peers;
 	declare_records(env, r->w);
 	return TK_EXIT_OK;
 }
@@ -811,7 +997,6 @@ static int start_tracing(struct env *env, struct run *r)
 		dcfg.collapse_ratio = env->collapse_ratio;
 		dcfg.max_flows = env->max_flows;
 		dcfg.check = env->check;
-		r->max_flows = env->max_flows;
 		r->det = bt_detect_new(&dcfg);
 		if (!r->det) {
 			elog("out of memory");
@@ -819,7 +1004,9 @@ static int start_tracing(struct env *env, struct run *r)
 		}
 	}
 	if (env->prometheus) {
-		r->prom = prom_server_start(env->prometheus, render_metrics, r, why, sizeof(why));
+		const struct prom_page verdict_page = { "/verdict", "application/json", render_verdict, r };
+
+		r->prom = prom_server_start(env->prometheus, render_metrics, r, &verdict_page, why, sizeof(why));
 		if (!r->prom) {
 			elog("--prometheus: %s", why);
 			return TK_EXIT_FAIL;
@@ -833,7 +1020,8 @@ static int start_tracing(struct env *env, struct run *r)
 static int trace_loop(const struct env *env, struct run *r)
 {
 	bool live_count = env->output && isatty(STDERR_FILENO) && log_get_level() >= LOG_NORMAL;
-	uint64_t deadline_ns, last_live_ns = 0;
+	uint64_t deadline_ns, last_live_ns = 0, next_verdict_ns = 0;
+	uint64_t every_ns = (uint64_t)(env->verdict_every_s * 1e9);
 	int err, code = TK_EXIT_OK;
 
 	/* on a terminal, the header tells at once what the columns will be */
@@ -868,6 +1056,12 @@ static int trace_loop(const struct env *env, struct run *r)
 				(unsigned long long)r->samples,
 				(unsigned long long)bt_backend_counter(r->b, BT_CNT_LOST));
 			last_live_ns = now;
+		}
+		if (r->det && (verdict_asked || (every_ns && now >= next_verdict_ns))) {
+			if (next_verdict_ns || verdict_asked)
+				write_window_verdict(r, now);
+			verdict_asked = 0;
+			next_verdict_ns = now + every_ns;
 		}
 		if (deadline_ns && now >= deadline_ns)
 			break;
@@ -1016,7 +1210,7 @@ static int stop_tracing(const struct env *env, struct run *r, int code)
 int main(int argc, char **argv)
 {
 	struct env env = { .backend = BT_AUTO, .collapse_ratio = BT_COLLAPSE_RATIO_DEFAULT, .ringbuf_mb = 8,
-			   .max_flows = BT_DETECT_FLOWS };
+			   .max_flows = BT_DETECT_FLOWS, .metrics_peers = BT_METRICS_PEERS };
 	struct run r = { .stats_fd = -1 };
 	int code;
 
@@ -1027,6 +1221,7 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
+	signal(SIGUSR1, on_usr1);
 	signal(SIGPIPE, SIG_IGN);
 	parse_args(argc, argv, &env);
 	bpfu_setup_libbpf();

@@ -1,53 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "bbrtrace/peerverdict.h"
 #include "bbrtrace/verdict.h"
+#include "bbrtrace/vtext.h"
 #include "cli.h"
 #include "common.h"
-
-static void cat(char *buf, size_t cap, const char *fmt, ...) TK_PRINTF(3, 4);
-
-static void cat(char *buf, size_t cap, const char *fmt, ...)
-{
-	size_t n = strlen(buf);
-	va_list ap;
-
-	if (n + 1 >= cap)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf + n, cap - n, fmt, ap);
-	va_end(ap);
-}
-
-/* a duration in the unit that reads best: "12.5 s", "40 ms", "0.2 ms", "35 us" */
-static void fmt_us(char *buf, size_t cap, uint64_t us)
-{
-	if (us >= 10000000)
-		snprintf(buf, cap, "%.1f s", (double)us / 1e6);
-	else if (us >= 10000)
-		snprintf(buf, cap, "%.0f ms", (double)us / 1000);
-	else if (us >= 100)
-		snprintf(buf, cap, "%.1f ms", (double)us / 1000);
-	else
-		snprintf(buf, cap, "%llu us", (unsigned long long)us);
-}
-
-static void fmt_bps(char *buf, size_t cap, uint64_t bps)
-{
-	if (bps >= 1000000000ull)
-		snprintf(buf, cap, "%.1f Gbit/s", (double)bps / 1e9);
-	else if (bps >= 1000000ull)
-		snprintf(buf, cap, "%.1f Mbit/s", (double)bps / 1e6);
-	else
-		snprintf(buf, cap, "%.0f kbit/s", (double)bps / 1e3);
-}
-
-static const char *plural(uint64_t n, const char *one, const char *many)
-{
-	return n == 1 ? one : many;
-}
 
 static uint64_t sum_causes(const uint64_t v[BT_NCAUSES])
 {
@@ -58,7 +17,6 @@ static uint64_t sum_causes(const uint64_t v[BT_NCAUSES])
 	return n;
 }
 
-#define BT_ADDR_STR 48 /* an address as cli_fmt_v6mapped prints it (INET6_ADDRSTRLEN and more) */
 
 /* a flow's sender and receiver addresses, as a fix names them */
 static void fmt_ends(const struct bt_flow_ends *e, char snd[BT_ADDR_STR], char rcv[BT_ADDR_STR])
@@ -84,20 +42,17 @@ static void headline(struct bt_verdict *v, uint64_t throttling)
 	char late[32], held[32];
 
 	snprintf(v->text, sizeof(v->text), "The bandwidth estimate collapsed %llu %s in %.0f s",
-		 (unsigned long long)v->collapses, plural(v->collapses, "time", "times"), v->elapsed_s);
+		 (unsigned long long)v->collapses, vt_plural(v->collapses, "time", "times"), v->elapsed_s);
 	if (!throttling) {
-		cat(v->text, sizeof(v->text),
+		vt_cat(v->text, sizeof(v->text),
 		    " and never throttled the stream: the pacing BBR allowed stayed above %.2f x its "
 		    "demand. No action is needed%s",
 		    BT_THROTTLE_HEADROOM, v->stalls ? " for the collapses" : "");
 		return;
 	}
-	if (st->late_bytes >= 1e6)
-		snprintf(late, sizeof(late), "%.1f MB", st->late_bytes / 1e6);
-	else
-		snprintf(late, sizeof(late), "%.0f kB", st->late_bytes / 1e3);
-	fmt_us(held, sizeof(held), st->throttled_ns / 1000);
-	cat(v->text, sizeof(v->text),
+	vt_bytes(late, sizeof(late), st->late_bytes);
+	vt_us(held, sizeof(held), st->throttled_ns / 1000);
+	vt_cat(v->text, sizeof(v->text),
 	    "; %llu of them throttled the stream (the pacing BBR allowed fell under %.2f x its "
 	    "demand) for %s in all, holding back %s",
 	    (unsigned long long)throttling, BT_THROTTLE_HEADROOM, held, late);
@@ -112,11 +67,11 @@ static void delayed_ack_clause(struct bt_verdict *v, uint64_t n)
 	double app_share = st->samples ? (double)st->app_limited_samples / (double)st->samples : 0;
 	char a[32], b[32];
 
-	fmt_us(a, sizeof(a), st->delack_thr.rcv_interval_us);
-	fmt_us(b, sizeof(b), st->delack_thr.snd_interval_us);
-	cat(v->text, sizeof(v->text),
+	vt_us(a, sizeof(a), st->delack_thr.rcv_interval_us);
+	vt_us(b, sizeof(b), st->delack_thr.snd_interval_us);
+	vt_cat(v->text, sizeof(v->text),
 	    "; %llu %s caused by delayed ACKs (rcv_interval ≈ %s against snd_interval ≈ %s%s)",
-	    (unsigned long long)n, plural(n, "was", "were"), a, b,
+	    (unsigned long long)n, vt_plural(n, "was", "were"), a, b,
 	    app_share >= 0.5 ? ", while the stream was app-limited" : "");
 }
 
@@ -124,23 +79,23 @@ static void rate_drop_clause(struct bt_verdict *v, uint64_t n)
 {
 	char a[32], b[32];
 
-	fmt_bps(a, sizeof(a), v->st.rate_thr.bw_prev_bps);
-	fmt_bps(b, sizeof(b), v->st.rate_thr.bw_bps);
-	cat(v->text, sizeof(v->text),
+	vt_bps(a, sizeof(a), v->st.rate_thr.bw_prev_bps);
+	vt_bps(b, sizeof(b), v->st.rate_thr.bw_bps);
+	vt_cat(v->text, sizeof(v->text),
 	    "; %llu %s real rate %s: the path delivered less (≈ %s to %s, receive and send "
 	    "intervals agree)",
-	    (unsigned long long)n, plural(n, "was a", "were"), plural(n, "drop", "drops"), a, b);
+	    (unsigned long long)n, vt_plural(n, "was a", "were"), vt_plural(n, "drop", "drops"), a, b);
 }
 
 static void loss_policer_clause(struct bt_verdict *v, uint64_t n)
 {
 	char a[32];
 
-	fmt_bps(a, sizeof(a), v->st.lt_bw_last_bps);
-	cat(v->text, sizeof(v->text),
+	vt_bps(a, sizeof(a), v->st.lt_bw_last_bps);
+	vt_cat(v->text, sizeof(v->text),
 	    "; %llu %s BBR switching to its long-term rate (%s) after sustained losses, as "
 	    "behind a traffic policer",
-	    (unsigned long long)n, plural(n, "was", "were"), a);
+	    (unsigned long long)n, vt_plural(n, "was", "were"), a);
 }
 
 /* the causes with a clause of their own; the others share one (throttling_rest) */
@@ -162,16 +117,16 @@ static void throttling_rest(struct bt_verdict *v)
 		n += cause_clauses[i] ? 0 : st->throttling[i];
 	if (!n)
 		return;
-	cat(v->text, sizeof(v->text), "; %llu had %s (", (unsigned long long)n,
-	    plural(n, "another cause", "other causes"));
+	vt_cat(v->text, sizeof(v->text), "; %llu had %s (", (unsigned long long)n,
+	    vt_plural(n, "another cause", "other causes"));
 	for (int i = 0; i < BT_NCAUSES; i++) {
 		if (cause_clauses[i] || !st->throttling[i])
 			continue;
-		cat(v->text, sizeof(v->text), "%s%llu %s", sep, (unsigned long long)st->throttling[i],
+		vt_cat(v->text, sizeof(v->text), "%s%llu %s", sep, (unsigned long long)st->throttling[i],
 		    bt_cause_labels[i]);
 		sep = ", ";
 	}
-	cat(v->text, sizeof(v->text), "%s", ": see each record's evidence)");
+	vt_cat(v->text, sizeof(v->text), "%s", ": see each record's evidence)");
 }
 
 /* the throttling collapses, cause by cause, with their evidence */
@@ -192,20 +147,20 @@ static void harmless_clause(struct bt_verdict *v, uint64_t throttling)
 	if (v->collapses == throttling)
 		return;
 	if (throttling)
-		cat(v->text, sizeof(v->text), "; %llu more %s harmless (",
+		vt_cat(v->text, sizeof(v->text), "; %llu more %s harmless (",
 		    (unsigned long long)(v->collapses - throttling),
-		    plural(v->collapses - throttling, "was", "were"));
+		    vt_plural(v->collapses - throttling, "was", "were"));
 	else
-		cat(v->text, sizeof(v->text), " (all harmless: ");
+		vt_cat(v->text, sizeof(v->text), " (all harmless: ");
 	for (int i = 0; i < BT_NCAUSES; i++) {
 		uint64_t h = st->collapses[i] - st->throttling[i];
 
 		if (h) {
-			cat(v->text, sizeof(v->text), "%s%llu %s", sep, (unsigned long long)h, bt_cause_labels[i]);
+			vt_cat(v->text, sizeof(v->text), "%s%llu %s", sep, (unsigned long long)h, bt_cause_labels[i]);
 			sep = ", ";
 		}
 	}
-	cat(v->text, sizeof(v->text), ")%s", throttling ? ": the pacing stayed above the demand" : "");
+	vt_cat(v->text, sizeof(v->text), ")%s", throttling ? ": the pacing stayed above the demand" : "");
 }
 
 bool bt_throttle_negligible(const struct bt_detect_stats *st)
@@ -223,10 +178,10 @@ static void fix_of(struct bt_verdict *v, uint64_t throttling)
 	uint64_t pol = st->throttling[BT_CAUSE_LOSS_POLICER];
 	char snd[BT_ADDR_STR], rcv[BT_ADDR_STR];
 
-	if (!throttling)
+	if (!throttling || v->peers.harmed >= 2) /* several peers: each gets its own fix */
 		return;
 	if (bt_throttle_negligible(st)) {
-		cat(v->text, sizeof(v->text),
+		vt_cat(v->text, sizeof(v->text),
 		    " That is too little to act on (under %u ms and %u kB in all): no action is "
 		    "needed%s.",
 		    BT_FIX_MIN_THROTTLED_MS, BT_FIX_MIN_LATE_BYTES / 1000,
@@ -239,16 +194,16 @@ static void fix_of(struct bt_verdict *v, uint64_t throttling)
 			 "on the receiver %s, `quickack on --to %s` (its route back to this sender), "
 			 "so that it ACKs at once",
 			 rcv, snd);
-		cat(v->text, sizeof(v->text), " Fix: %s.", v->fix);
+		vt_cat(v->text, sizeof(v->text), " Fix: %s.", v->fix);
 	} else if (pol && pol * 2 >= throttling) {
 		snprintf(v->fix, sizeof(v->fix),
 			 "find the policer on the path and raise its rate or burst, or shape "
 			 "instead of policing");
-		cat(v->text, sizeof(v->text), " Fix: %s.", v->fix);
+		vt_cat(v->text, sizeof(v->text), " Fix: %s.", v->fix);
 	} else if (rate && rate * 2 >= throttling) {
-		cat(v->text, sizeof(v->text), " No receiver setting helps: the path's capacity fell.");
+		vt_cat(v->text, sizeof(v->text), " No receiver setting helps: the path's capacity fell.");
 	} else {
-		cat(v->text, sizeof(v->text),
+		vt_cat(v->text, sizeof(v->text),
 		    " No fix is proposed: neither delayed ACKs, a policer nor a rate drop caused most "
 		    "of the throttling (see each throttling collapse's evidence).");
 	}
@@ -264,17 +219,17 @@ static void stall_sentence(struct bt_verdict *v)
 
 	if (!n)
 		return;
-	fmt_us(held, sizeof(held), v->stalled_ns / 1000);
-	cat(v->text, sizeof(v->text), " The sender stalled %llu %s with data waiting (%u ms or more "
-	    "each, %s in all): ", (unsigned long long)n, plural(n, "time", "times"),
+	vt_us(held, sizeof(held), v->stalled_ns / 1000);
+	vt_cat(v->text, sizeof(v->text), " The sender stalled %llu %s with data waiting (%u ms or more "
+	    "each, %s in all): ", (unsigned long long)n, vt_plural(n, "time", "times"),
 	    BT_STALL_MIN_US / 1000, held);
 	for (int i = 0; i < BT_NSTALL_CAUSES; i++) {
 		if (!st->stalls[i])
 			continue;
-		cat(v->text, sizeof(v->text), "%s%llu %s", sep, (unsigned long long)st->stalls[i],
+		vt_cat(v->text, sizeof(v->text), "%s%llu %s", sep, (unsigned long long)st->stalls[i],
 		    bt_stall_cause_names[i]);
 		if (i == BT_STALL_NAGLE)
-			cat(v->text, sizeof(v->text),
+			vt_cat(v->text, sizeof(v->text),
 			    " (ended by the receiver's late ACK %llu, by the application's next write "
 			    "%llu, by neither seen %llu)",
 			    (unsigned long long)st->nagle_ended[BT_STALL_END_ACK],
@@ -282,11 +237,11 @@ static void stall_sentence(struct bt_verdict *v)
 			    (unsigned long long)st->nagle_ended[BT_STALL_END_UNSEEN]);
 		sep = ", ";
 	}
-	cat(v->text, sizeof(v->text), ".");
-	if (nagle * 2 < n)
+	vt_cat(v->text, sizeof(v->text), ".");
+	if (nagle * 2 < n || v->peers.harmed >= 2)
 		return;
 	if (v->stalled_ns < (uint64_t)BT_STALL_FIX_MIN_MS * 1000000) {
-		cat(v->text, sizeof(v->text), " That is too little to act on (under %u ms in all): no "
+		vt_cat(v->text, sizeof(v->text), " That is too little to act on (under %u ms in all): no "
 		    "action is needed for the stalls.", BT_STALL_FIX_MIN_MS);
 		return;
 	}
@@ -294,8 +249,33 @@ static void stall_sentence(struct bt_verdict *v)
 	snprintf(v->stall_fix, sizeof(v->stall_fix),
 		 "TCP_NODELAY on the sender %s, or on the receiver %s `quickack on --to %s`", snd, rcv,
 		 snd);
-	cat(v->text, sizeof(v->text), " Nagle's algorithm held each frame's tail until the data in "
+	vt_cat(v->text, sizeof(v->text), " Nagle's algorithm held each frame's tail until the data in "
 	    "flight was ACKed. Fix: %s.", v->stall_fix);
+}
+
+/*
+ * With two peers or more that need a fix, the peers one by one, worst first,
+ * each with its fix (bbrtrace/peerverdict.h); the record's fix and stall_fix
+ * are the worst peer's. And the flows that could not be tracked, unjudged.
+ */
+static void peers_sentence(struct bt_verdict *v)
+{
+	const struct bt_peer_verdict *pv = &v->peers;
+
+	if (pv->harmed >= 2) {
+		vt_cat(v->text, sizeof(v->text), " %s", pv->text);
+		for (unsigned int i = 0; i < pv->ntop && !v->fix[0]; i++)
+			if (pv->top[i].h.throttling[BT_CAUSE_DELAYED_ACK])
+				snprintf(v->fix, sizeof(v->fix), "%s", pv->top[i].fix);
+		for (unsigned int i = 0; i < pv->ntop && !v->stall_fix[0]; i++)
+			if (!strncmp(pv->top[i].fix, "TCP_NODELAY", 11))
+				snprintf(v->stall_fix, sizeof(v->stall_fix), "%s", pv->top[i].fix);
+	}
+	if (v->st.samples_untracked)
+		vt_cat(v->text, sizeof(v->text),
+		       " %llu samples came from flows that could not be tracked (%s): they were not judged.",
+		       (unsigned long long)v->st.samples_untracked,
+		       v->st.untracked_at_cap ? "more flows open than --max-flows" : "out of memory");
 }
 
 void bt_verdict_build(struct bt_verdict *v, const struct bt_detect *d, double collapse_ratio,
@@ -306,6 +286,7 @@ void bt_verdict_build(struct bt_verdict *v, const struct bt_detect *d, double co
 
 	memset(v, 0, sizeof(*v));
 	bt_detect_stats(d, &v->st);
+	bt_peer_verdict_build(&v->peers, bt_detect_peers(d), 0);
 	v->elapsed_s = elapsed_s;
 	v->collapse_ratio = collapse_ratio;
 	v->collapses = sum_causes(st->collapses);
@@ -322,30 +303,94 @@ void bt_verdict_build(struct bt_verdict *v, const struct bt_detect *d, double co
 			 "The bandwidth estimate never collapsed (by %.0f%% or more) in %.0f s "
 			 "(%llu samples, %llu %s, app-limited %.0f%% of the time).",
 			 collapse_ratio * 100, elapsed_s, (unsigned long long)st->samples,
-			 (unsigned long long)st->flows, plural(st->flows, "flow", "flows"),
+			 (unsigned long long)st->flows, vt_plural(st->flows, "flow", "flows"),
 			 (double)st->app_limited_samples * 100 / (double)st->samples);
 		stall_sentence(v);
+		peers_sentence(v);
 		return;
 	}
 	headline(v, throttling);
 	throttling_clauses(v);
 	harmless_clause(v, throttling);
-	cat(v->text, sizeof(v->text), ".");
+	vt_cat(v->text, sizeof(v->text), ".");
 	fix_of(v, throttling);
 	stall_sentence(v);
+	peers_sentence(v);
+}
+
+/* the harm of the window into the record's figures (no medians: they are the
+ * whole trace's) */
+static void window_stats(struct bt_verdict *v, const struct bt_harm *w)
+{
+	struct bt_detect_stats *st = &v->st;
+
+	memcpy(st->collapses, w->collapses, sizeof(st->collapses));
+	memcpy(st->throttling, w->throttling, sizeof(st->throttling));
+	st->throttled_ns = w->throttled_ns;
+	st->late_bytes = w->late_bytes;
+	memcpy(st->stalls, w->stalls, sizeof(st->stalls));
+	memcpy(st->stalled_ns, w->stalled_ns, sizeof(st->stalled_ns));
+	memcpy(st->nagle_ended, w->nagle_ended, sizeof(st->nagle_ended));
+	st->flows = w->flows;
+	memset(&st->delack, 0, sizeof(st->delack));
+	memset(&st->rate, 0, sizeof(st->rate));
+}
+
+void bt_verdict_build_window(struct bt_verdict *v, const struct bt_detect *d, uint64_t now_ns)
+{
+	const struct bt_detect_stats *st = &v->st;
+	uint64_t throttling;
+	struct bt_harm w;
+	char held[32], late[32];
+
+	memset(v, 0, sizeof(*v));
+	bt_detect_stats(d, &v->st);
+	bt_peers_window(bt_detect_peers(d), NULL, now_ns, &w);
+	window_stats(v, &w);
+	bt_peer_verdict_build(&v->peers, bt_detect_peers(d), now_ns);
+	v->window = true;
+	v->elapsed_s = (double)v->peers.window_ns / 1e9;
+	v->collapses = sum_causes(st->collapses);
+	sum_stalls(st, &v->stalls, &v->stalled_ns);
+	throttling = sum_causes(st->throttling);
+	snprintf(v->text, sizeof(v->text), "In the last %u min, %u %s with flows: ", BT_WINDOW_MIN,
+		 v->peers.peers, vt_plural(v->peers.peers, "peer", "peers"));
+	vt_cat(v->text, sizeof(v->text), "the bandwidth estimate collapsed %llu %s",
+	       (unsigned long long)v->collapses, vt_plural(v->collapses, "time", "times"));
+	if (throttling) {
+		vt_us(held, sizeof(held), st->throttled_ns / TK_NSEC_PER_USEC);
+		vt_bytes(late, sizeof(late), st->late_bytes);
+		vt_cat(v->text, sizeof(v->text), ", %llu of them throttling (%s, %s held back)",
+		       (unsigned long long)throttling, held, late);
+	}
+	if (v->stalls) {
+		vt_us(held, sizeof(held), v->stalled_ns / TK_NSEC_PER_USEC);
+		vt_cat(v->text, sizeof(v->text), "; the senders stalled %llu %s (%llu by Nagle), %s in all",
+		       (unsigned long long)v->stalls, vt_plural(v->stalls, "time", "times"),
+		       (unsigned long long)st->stalls[BT_STALL_NAGLE], held);
+	}
+	vt_cat(v->text, sizeof(v->text), ".");
+	if (!v->peers.harmed) {
+		vt_cat(v->text, sizeof(v->text), " No peer was held back enough to act on: no action is needed.");
+		return;
+	}
+	vt_cat(v->text, sizeof(v->text), " %s", v->peers.text);
+	if (v->peers.ntop) {
+		snprintf(v->fix, sizeof(v->fix), "%s", v->peers.top[0].fix);
+	}
 }
 
 void bt_verdict_no_stalls(struct bt_verdict *v, const char *why)
 {
 	v->stalls_untraced = true;
-	cat(v->text, sizeof(v->text), " The sender's stalls were not traced: %s.", why);
+	vt_cat(v->text, sizeof(v->text), " The sender's stalls were not traced: %s.", why);
 }
 
 void bt_verdict_note_lost(struct bt_verdict *v, uint64_t acks, uint64_t writes)
 {
 	if (!acks && !writes)
 		return;
-	cat(v->text, sizeof(v->text),
+	vt_cat(v->text, sizeof(v->text),
 	    " Events were lost in a full ring buffer (%llu ACKs, %llu writes): the collapses and "
 	    "stalls above are incomplete, and a stall may span lost writes; raise --ringbuf-mb or "
 	    "filter flows.",
@@ -387,11 +432,17 @@ void bt_verdict_note_lost(struct bt_verdict *v, uint64_t acks, uint64_t writes)
 	X("stalled_s", REC_F64, 3, REC_NOCOL, trc ? rv_f64(stalled_s) : rv_null())                 \
 	X("nagle_stalls_ended_by", REC_KV, 0, REC_NOCOL, trc ? rv_kv(ekv, BT_NSTALL_ENDS) : rv_null()) \
 	X("stall_fix", REC_STR, 0, REC_NOCOL, v->stall_fix[0] ? rv_str(v->stall_fix) : rv_null()) \
+	X("window_s", REC_F64, 0, REC_NOCOL, v->peers.window_ns ? rv_f64((double)v->peers.window_ns / 1e9) : rv_null()) \
+	X("peers", REC_U64, 0, REC_NOCOL, rv_u64(v->peers.peers))                                \
+	X("peers_harmed", REC_U64, 0, REC_NOCOL, rv_u64(v->peers.harmed))                        \
+	X("worst_peers", REC_RAW, 0, REC_NOCOL, rv_raw(peers_json))                             \
 	X("text", REC_STR, 0, REC_COL("verdict", -100, 0, 0), rv_str(v->text))
 
 static const struct rec_field verdict_fields[] = { VERDICT_FIELDS(REC_FIELD) };
 const struct rec_schema bt_verdict_schema = { "verdict", verdict_fields,
 					      ARRAY_SIZE(verdict_fields) };
+const struct rec_schema bt_window_verdict_schema = { "window_verdict", verdict_fields,
+						     ARRAY_SIZE(verdict_fields) };
 
 void bt_verdict_by_cause(const struct bt_verdict *v, struct rec_kv kv[BT_NCAUSES])
 {
@@ -420,13 +471,15 @@ void bt_verdict_throttling_by_cause(const struct bt_verdict *v, struct rec_kv kv
 int bt_verdict_write(struct rec_writer *w, const struct bt_verdict *v)
 {
 	const struct bt_detect_stats *st = &v->st;
-	bool dack = st->collapses[BT_CAUSE_DELAYED_ACK] > 0;
-	bool rate = st->collapses[BT_CAUSE_RATE_DROP] > 0;
+	bool dack = st->collapses[BT_CAUSE_DELAYED_ACK] > 0 && !v->window;
+	bool rate = st->collapses[BT_CAUSE_RATE_DROP] > 0 && !v->window;
 	bool trc = !v->stalls_untraced;
 	char sender[BT_ADDR_STR], receiver[BT_ADDR_STR];
 	struct rec_kv kv[BT_NCAUSES], tkv[BT_NCAUSES], skv[BT_NSTALL_CAUSES], ekv[BT_NSTALL_ENDS];
 	double stalled_s = (double)v->stalled_ns / 1e9;
+	char peers_json[2048];
 
+	bt_peer_verdict_json(&v->peers, peers_json, sizeof(peers_json));
 	bt_verdict_by_cause(v, kv);
 	bt_verdict_throttling_by_cause(v, tkv);
 	bt_verdict_stalls_by_cause(v, skv);
@@ -437,5 +490,5 @@ int bt_verdict_write(struct rec_writer *w, const struct bt_verdict *v)
 	fmt_ends(&st->delack_ends, sender, receiver);
 	struct rec_value vals[] = { VERDICT_FIELDS(REC_VALUE) };
 	_Static_assert(ARRAY_SIZE(vals) == ARRAY_SIZE(verdict_fields), "a value per field");
-	return rec_write(w, &bt_verdict_schema, vals);
+	return rec_write(w, v->window ? &bt_window_verdict_schema : &bt_verdict_schema, vals);
 }

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "bbrtrace/detect.h"
+#include "bbrtrace/peerverdict.h"
 #include "record.h"
 
 struct bt_verdict {
@@ -25,12 +26,18 @@ struct bt_verdict {
 	char text[2048];         /* the longest verdict measured is under 1000 bytes */
 	char fix[256];            /* empty when no fix applies */
 	char stall_fix[256];      /* the sender's stalls' fix, when most were Nagle's */
+	struct bt_peer_verdict peers; /* the peers that need a fix, worst first */
+	bool window;              /* over the rolling window, not the whole trace */
 };
 
 /* elapsed_s: how long the trace ran (the sentence's "in N s"); why_empty: what
  * to say when no sample came (the ways a flow gets traced), or NULL */
 void bt_verdict_build(struct bt_verdict *v, const struct bt_detect *d, double collapse_ratio,
 		      double elapsed_s, const char *why_empty);
+
+/* a running trace's verdict over the rolling window that ends at now_ns
+ * (bbrtrace/peers.h): its figures, and the peers that need a fix */
+void bt_verdict_build_window(struct bt_verdict *v, const struct bt_detect *d, uint64_t now_ns);
 
 /* the throttling in st too small to act on (BT_FIX_MIN_LATE_BYTES, BT_FIX_MIN_THROTTLED_MS),
  * and over: a throttle still in progress at the end of the trace never is */
@@ -43,8 +50,10 @@ void bt_verdict_no_stalls(struct bt_verdict *v, const char *why);
 /* appends, when any event was lost, that the verdict is incomplete */
 void bt_verdict_note_lost(struct bt_verdict *v, uint64_t acks, uint64_t writes);
 
-/* "type":"verdict" */
+/* "type":"verdict" at the end of a trace; "type":"window_verdict", the same
+ * fields, over the rolling window while it runs */
 extern const struct rec_schema bt_verdict_schema;
+extern const struct rec_schema bt_window_verdict_schema;
 int bt_verdict_write(struct rec_writer *w, const struct bt_verdict *v);
 /* collapses by cause, keyed by the causes' names (the summary carries them too) */
 void bt_verdict_by_cause(const struct bt_verdict *v, struct rec_kv kv[BT_NCAUSES]);

@@ -951,7 +951,7 @@ static int setup(struct ud_ctx *c, struct run *r)
 	c->tty = isatty(fileno(o->out.f));
 	declare_records(o, c->w);
 	if (o->prometheus) {
-		r->prom = prom_server_start(o->prometheus, render_metrics, c, why, sizeof(why));
+		r->prom = prom_server_start(o->prometheus, render_metrics, c, NULL, why, sizeof(why));
 		if (!r->prom) {
 			elog("--prometheus: %s", why);
 			return TK_EXIT_FAIL;

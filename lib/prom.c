@@ -69,6 +69,15 @@ static int put(struct prom_buf *b, const char *s, size_t n)
 
 static int puts_(struct prom_buf *b, const char *s) { return put(b, s, strlen(s)); }
 
+int prom_buf_append_raw(struct prom_buf *b, const char *s)
+{
+	if (puts_(b, s)) {
+		b->failed = true;
+		return -1;
+	}
+	return 0;
+}
+
 /* escape \ and newline (HELP), and " too (label values) */
 static int put_escaped(struct prom_buf *b, const char *s, bool quote)
 {
@@ -258,10 +267,17 @@ static const char *find_end_of_head(const char *buf, size_t len)
 
 enum prom_req prom_parse_request(const char *buf, size_t len, bool *head)
 {
+	return prom_parse_request_path(buf, len, head, NULL, 0);
+}
+
+enum prom_req prom_parse_request_path(const char *buf, size_t len, bool *head, char *path, size_t cap)
+{
 	const char *eol, *sp1, *sp2, *path_end;
 	size_t mlen, plen;
 
 	*head = false;
+	if (cap)
+		path[0] = '\0';
 	if (!find_end_of_head(buf, len))
 		return len >= PROM_MAX_REQUEST ? PROM_REQ_TOO_LARGE : PROM_REQ_INCOMPLETE;
 	eol = memchr(buf, '\n', len);
@@ -289,6 +305,10 @@ enum prom_req prom_parse_request(const char *buf, size_t len, bool *head)
 	plen = (size_t)(path_end - sp1 - 1);
 	if (plen == 8 && !memcmp(sp1 + 1, "/metrics", 8))
 		return PROM_REQ_METRICS;
+	if (cap && plen < cap) {
+		memcpy(path, sp1 + 1, plen);
+		path[plen] = '\0';
+	}
 	return PROM_REQ_NOT_FOUND;
 }
 
@@ -381,6 +401,7 @@ struct prom_server {
 	uint16_t port;
 	prom_render_fn render;
 	void *ctx;
+	struct prom_page extra;    /* a second page beside /metrics (path NULL: none) */
 	pthread_t thread;
 	uint64_t requests; /* written by the server thread only */
 	struct prom_buf page;
@@ -428,9 +449,9 @@ static int send_all(struct prom_server *s, int fd, const char *buf, size_t len, 
 	return 0;
 }
 
-static void respond(struct prom_server *s, int fd, int code, const char *reason,
-		    const char *extra_headers, const char *body, size_t blen, bool head,
-		    int64_t deadline)
+static void respond_as(struct prom_server *s, int fd, int code, const char *reason, const char *type,
+		       const char *extra_headers, const char *body, size_t blen, bool head,
+		       int64_t deadline)
 {
 	char hdr[512];
 	int n;
@@ -438,17 +459,39 @@ static void respond(struct prom_server *s, int fd, int code, const char *reason,
 	n = snprintf(hdr, sizeof(hdr),
 		     "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s"
 		     "Connection: close\r\n\r\n",
-		     code, reason, code == 200 ? PROM_CONTENT_TYPE : "text/plain; charset=utf-8",
-		     blen, extra_headers ? extra_headers : "");
+		     code, reason, type, blen, extra_headers ? extra_headers : "");
 	if (n < 0 || (size_t)n >= sizeof(hdr))
 		return;
 	if (send_all(s, fd, hdr, (size_t)n, deadline) == 0 && !head && blen)
 		send_all(s, fd, body, blen, deadline);
 }
 
+static void respond(struct prom_server *s, int fd, int code, const char *reason,
+		    const char *extra_headers, const char *body, size_t blen, bool head,
+		    int64_t deadline)
+{
+	respond_as(s, fd, code, reason, code == 200 ? PROM_CONTENT_TYPE : "text/plain; charset=utf-8",
+		   extra_headers, body, blen, head, deadline);
+}
+
+/* a page's render into s->page, and the answer: 200, or 500 */
+static void serve_page(struct prom_server *s, int fd, prom_render_fn render, void *ctx, const char *type,
+		       bool head, int64_t deadline)
+{
+	prom_buf_reset(&s->page);
+	if (render(&s->page, ctx) || s->page.failed) {
+		static const char msg[] = "failed to render the page\n";
+
+		respond(s, fd, 500, "Internal Server Error", NULL, msg, sizeof(msg) - 1, head, deadline);
+	} else {
+		respond_as(s, fd, 200, "OK", type, NULL, s->page.data ? s->page.data : "", s->page.len, head,
+			   deadline);
+	}
+}
+
 static void serve_one(struct prom_server *s, int fd)
 {
-	char req[PROM_MAX_REQUEST];
+	char req[PROM_MAX_REQUEST], path[64];
 	int64_t deadline = mono_ms() + PROM_IO_TIMEOUT_MS;
 	enum prom_req r = PROM_REQ_INCOMPLETE;
 	size_t len = 0;
@@ -470,24 +513,19 @@ static void serve_one(struct prom_server *s, int fd)
 		if (n <= 0)
 			return; /* the client went away */
 		len += (size_t)n;
-		r = prom_parse_request(req, len, &head);
+		r = prom_parse_request_path(req, len, &head, path, sizeof(path));
 	}
 	switch (r) {
 	case PROM_REQ_METRICS:
-		prom_buf_reset(&s->page);
-		if (s->render(&s->page, s->ctx) || s->page.failed) {
-			static const char msg[] = "failed to render metrics\n";
-
-			respond(s, fd, 500, "Internal Server Error", NULL, msg, sizeof(msg) - 1, head,
-				deadline);
-		} else {
-			respond(s, fd, 200, "OK", NULL, s->page.data ? s->page.data : "", s->page.len,
-				head, deadline);
-		}
+		serve_page(s, fd, s->render, s->ctx, PROM_CONTENT_TYPE, head, deadline);
 		break;
 	case PROM_REQ_NOT_FOUND: {
 		static const char msg[] = "not found: the metrics are at /metrics\n";
 
+		if (s->extra.path && !strcmp(path, s->extra.path)) {
+			serve_page(s, fd, s->extra.render, s->extra.ctx, s->extra.content_type, head, deadline);
+			break;
+		}
 		respond(s, fd, 404, "Not Found", NULL, msg, sizeof(msg) - 1, head, deadline);
 		break;
 	}
@@ -541,7 +579,7 @@ static void *server_main(void *arg)
 }
 
 struct prom_server *prom_server_start(const char *listen_on, prom_render_fn render, void *ctx,
-				      char *err, size_t errlen)
+				      const struct prom_page *extra, char *err, size_t errlen)
 {
 	struct sockaddr_storage ss, bound;
 	socklen_t sslen, blen = sizeof(bound);
@@ -557,6 +595,8 @@ struct prom_server *prom_server_start(const char *listen_on, prom_render_fn rend
 	}
 	s->render = render;
 	s->ctx = ctx;
+	if (extra)
+		s->extra = *extra;
 	s->wake[0] = s->wake[1] = -1;
 	prom_buf_init(&s->page);
 	s->listen_fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);

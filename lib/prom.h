@@ -15,7 +15,8 @@
  * Server. prom_server_start() listens on ADDR:PORT ("127.0.0.1:9435",
  * "[::1]:9435", "0.0.0.0:0" for any free port) and serves from its own
  * thread, one connection at a time: GET or HEAD /metrics (a query string is
- * ignored) calls the tool's render callback and returns 200 with the text;
+ * ignored) calls the tool's render callback and returns 200 with the text,
+ * as does the tool's extra page at its own path (bbrtrace's /verdict);
  * any other path is 404, another method 405, a malformed request 400, a
  * request head over PROM_MAX_REQUEST bytes 431, a client silent for
  * PROM_IO_TIMEOUT_MS 408. The callback runs on the server thread: it takes
@@ -71,6 +72,8 @@ int prom_sample_u64(struct prom_buf *b, const char *name, const struct prom_labe
 int prom_histogram(struct prom_buf *b, const char *name, const struct prom_label *labels,
 		   unsigned int nlabels, const double *le, const uint64_t *counts, unsigned int nle,
 		   double sum);
+/* text as it is, for a page that is not the metrics (JSON); 0 or -1 */
+int prom_buf_append_raw(struct prom_buf *b, const char *s);
 /* a value as the text format writes it: integers exactly, +Inf, -Inf, NaN */
 void prom_format_value(char *dst, size_t cap, double v);
 
@@ -87,6 +90,9 @@ enum prom_req {
 
 /* classify a request head received so far; *head is set for HEAD requests */
 enum prom_req prom_parse_request(const char *buf, size_t len, bool *head);
+/* the same, and for PROM_REQ_NOT_FOUND the path into path (cap bytes; empty
+ * when longer) */
+enum prom_req prom_parse_request_path(const char *buf, size_t len, bool *head, char *path, size_t cap);
 
 /* "ADDR:PORT" or "[V6ADDR]:PORT"; on error one line naming opt, and -1 */
 int prom_parse_listen(const char *opt, const char *s, struct sockaddr_storage *ss,
@@ -97,9 +103,18 @@ typedef int (*prom_render_fn)(struct prom_buf *b, void *ctx);
 
 struct prom_server;
 
-/* NULL on failure, with the reason in err ("cannot listen on ...: ...") */
+/* a page served beside /metrics, e.g. { "/verdict", "application/json", fn, ctx } */
+struct prom_page {
+	const char *path;
+	const char *content_type;
+	prom_render_fn render;
+	void *ctx;
+};
+
+/* NULL on failure, with the reason in err ("cannot listen on ...: ..."); extra
+ * is a second page, or NULL */
 struct prom_server *prom_server_start(const char *listen, prom_render_fn render, void *ctx,
-				      char *err, size_t errlen);
+				      const struct prom_page *extra, char *err, size_t errlen);
 /* the port actually bound (useful with port 0) */
 uint16_t prom_server_port(const struct prom_server *s);
 /* number of requests answered so far, any status */

@@ -24,6 +24,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <stdio.h>
 
 enum rec_type {
@@ -141,6 +142,12 @@ static inline struct rec_value rv_f64(double d) { struct rec_value v = { .d = d 
 static inline struct rec_value rv_str(const char *s) { struct rec_value v = { .s = s, .null = !s }; return v; }
 static inline struct rec_value rv_bool(bool b) { struct rec_value v = { .b = b }; return v; }
 static inline struct rec_value rv_null(void) { struct rec_value v = { .null = true }; return v; }
+/* a JSON value given as text, written as it is */
+static inline struct rec_value rv_raw(const char *s)
+{
+	struct rec_value v = { .raw = { s, strlen(s) } };
+	return v;
+}
 static inline struct rec_value rv_list(const uint64_t *p, unsigned int n)
 {
 	struct rec_value v = { .list = { p, n } };

@@ -344,7 +344,9 @@ quickack_applied=true
 bt_args=(-b "$backend" -f json -o "$out/trace.jsonl" --dport "$port" --detect
 	--collapse-ratio "$collapse_ratio" -d $((duration + 30)))
 case $backend in auto | struct_ops) bt_args+=(--set-default-in "$PUSH") ;; esac
-[ -z "$prometheus" ] || bt_args+=(--prometheus "$prometheus")
+# the trace keeps every sample (the plot, bbrpcap join): --prometheus alone
+# writes only the detector's records
+[ -z "$prometheus" ] || bt_args+=(--prometheus "$prometheus" --records samples)
 bt_wait=${DIP_BBRTRACE_WAIT:-300}
 bt_deadline=$((SECONDS + bt_wait))
 while :; do

@@ -209,7 +209,10 @@ start_tools() {
 	bt_port=$(free_port 46100) && ud_port=$(free_port $((bt_port + 1))) || die "no free loopback port"
 	BT_URL=http://127.0.0.1:$bt_port/metrics UD_URL=http://127.0.0.1:$ud_port/metrics
 	: > "$DIR/bt.err" && : > "$DIR/ud.err"
-	"$BIN/bbrtrace" --detect --stats --prometheus "127.0.0.1:$bt_port" -f json -o "$DIR/trace.jsonl" 2> "$DIR/bt.err" &
+	# every sample written too (--records samples; --prometheus alone writes
+	# the detector's records only): the report counts them against /metrics
+	"$BIN/bbrtrace" --detect --stats --prometheus "127.0.0.1:$bt_port" --records samples -f json \
+		-o "$DIR/trace.jsonl" 2> "$DIR/bt.err" &
 	BT_PID=$!
 	wait_backend "$BT_PID" "$DIR/bt.err"
 	BACKEND=$(sed -n 's/^bbrtrace: backend \([a-z_]*\).*/\1/p' "$DIR/bt.err" | head -1)

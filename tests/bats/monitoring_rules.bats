@@ -21,7 +21,7 @@ MON=$TK_ROOT/monitoring
 	tk_run promtool test rules "$BATS_TEST_TMPDIR/rules_test.yml"
 	[ "$status" -ne 0 ]
 	[[ "$output$stderr" == *"BbrDelayedAckCollapses"* ]]
-	sed 's/stalled_seconds_total{cause="nagle"}\[1m\])) > 0.05/stalled_seconds_total{cause="nagle"}[1m])) > 0.25/' \
+	sed 's/nagle_stalled_seconds \/ (bbrtrace_peer_active_seconds > 0)) > 0.05/nagle_stalled_seconds \/ (bbrtrace_peer_active_seconds > 0)) > 0.25/' \
 		"$MON/bbrkit.rules.yml" > "$BATS_TEST_TMPDIR/bbrkit.rules.yml"
 	! cmp -s "$MON/bbrkit.rules.yml" "$BATS_TEST_TMPDIR/bbrkit.rules.yml"
 	tk_run promtool test rules "$BATS_TEST_TMPDIR/rules_test.yml"

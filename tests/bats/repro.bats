@@ -146,7 +146,7 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 	! pgrep -f -- '10.77.2.2:43103|port 43103|--dport 43103' >/dev/null || false
 }
 
-@test "bbrtrace --prometheus during a run: promtool accepts the page, collapses by cause, the flow's current bw" {
+@test "bbrtrace --prometheus during a run: promtool accepts the page, collapses by cause, the receiver as a peer, /verdict" {
 	requires root netns struct_ops tcpdump jq curl promtool
 	addr=127.0.0.1:$(tk_free_tcp_port 43900 44000)
 	d=$RP_OUT/prom
@@ -154,14 +154,18 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 		--prometheus "$addr" >"$RP_OUT/prom.log" 2>&1 &
 	DIP_PID=$!
 	tk_wait_for "grep -q 'pushing for' '$RP_OUT/prom.log' 2>/dev/null" 60
-	# scrape until the page shows a collapse and the flow (bounded by the run)
+	# scrape until the page shows a collapse and the receiver's active time
+	# (bounded by the run)
 	got=false
 	for _ in $(seq 120); do
 		kill -0 "$DIP_PID" 2>/dev/null || break
 		curl -sSf --max-time 2 "http://$addr/metrics" >"$d.page" 2>"$d.curl" || { sleep 0.25; continue; }
 		mv -f "$d.page" "$d.metrics"
-		grep -qE '^bbrtrace_collapses_total\{cause="[a-z_]+"\} [1-9]' "$d.metrics" &&
-			grep -q '^bbrtrace_flow_bw_bytes_per_second{' "$d.metrics" && { got=true; break; }
+		if grep -qE '^bbrtrace_collapses_total\{cause="[a-z_]+"\} [1-9]' "$d.metrics" &&
+			grep -qE '^bbrtrace_peer_active_seconds\{peer="10\.77\.2\.2"\} [0-9.]*[1-9]' "$d.metrics"; then
+			curl -sSf --max-time 2 "http://$addr/verdict" >"$d.verdict" 2>>"$d.curl" && got=true
+			break
+		fi
 		sleep 0.25
 	done
 	rc=0
@@ -169,33 +173,29 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 	DIP_PID=
 	[ "$rc" -eq 0 ] || { cat "$RP_OUT/prom.log"; return 1; }
 	$got || {
-		echo "# no collapse or no flow on http://$addr/metrics during the run; last page, then the logs:"
+		echo "# no collapse, no receiver or no /verdict on http://$addr during the run; last page, then the logs:"
 		sed 's/^/#   /' "$d.metrics" "$d.curl" "$RP_OUT/prom.log" "$d/bbrtrace.log"
 		return 1
 	}
 	tk_run promtool check metrics <"$d.metrics"
 	expect_status 0
 	grep -qx '# TYPE bbrtrace_collapses_total counter' "$d.metrics"
-	grep -qx '# TYPE bbrtrace_flow_bw_bytes_per_second gauge' "$d.metrics"
+	grep -qx '# TYPE bbrtrace_peer_held_seconds gauge' "$d.metrics"
 	# every cause has its counter, at most the final count (the page was live)
 	for c in delayed_ack rate_drop loss_policer other; do
 		scraped=$(sed -nE "s/^bbrtrace_collapses_total\\{cause=\"$c\"\\} ([0-9]+)\$/\\1/p" "$d.metrics")
 		[ -n "$scraped" ] || { echo "# no counter for cause $c"; return 1; }
 		[ "$scraped" -le "$(summary_field "$d/trace.jsonl" "collapses_by_cause.$c")" ]
 	done
-	echo "# page: $(grep '^bbrtrace_collapses_total' "$d.metrics" | tr '\n' ' ')" >&3
-	# the pusher's flow, with the estimate BBR had after one of its traced ACKs
-	line=$(grep -E '^bbrtrace_flow_bw_bytes_per_second\{saddr="10\.77\.1\.2",daddr="10\.77\.2\.2",sport="[0-9]+",dport="43105",cookie="[0-9]+"\} [0-9.e+]+$' "$d.metrics")
-	[ -n "$line" ] || { sed 's/^/#   /' "$d.metrics"; return 1; }
-	[ "$(grep -c . <<<"$line")" -eq 1 ] || { echo "# more than one line for the flow: $line"; return 1; }
-	cookie=$(sed -E 's/.*cookie="([0-9]+)".*/\1/' <<<"$line")
-	bw=${line##* }
-	echo "# page: $line" >&3
-	# bytes/s on the page (Prometheus's base unit), bit/s in the trace
-	jq -e -n --argjson bw "$bw" '$bw > 0'
-	jq -e -s --argjson c "$cookie" --argjson bw "$bw" \
-		'[.[] | select(.type=="sample" and .cookie==$c and .bw_bps==($bw * 8))] | length > 0' \
-		"$d/trace.jsonl"
+	echo "# page: $(grep -E '^bbrtrace_(collapses_total|peer_)' "$d.metrics" | tr '\n' ' ')" >&3
+	# bounded series: the peer and "other", no label per connection
+	! grep -qE 'sport=|cookie=' "$d.metrics" || { grep -E 'sport=|cookie=' "$d.metrics"; return 1; }
+	[ "$(grep -c '^bbrtrace_peer_active_seconds{' "$d.metrics")" -le 2 ]
+	# /verdict: the window's verdict record, JSON
+	jq -e '.type == "window_verdict" and .window_s == 300 and (.text | startswith("In the last 5 min"))' "$d.verdict"
+	# the trace kept its samples, and a final verdict that is the last of its kind
+	[ "$(jq -c 'select(.type=="sample")' "$d/trace.jsonl" | wc -l)" -gt 100 ]
+	[ "$(jq -c 'select(.type=="verdict")' "$d/trace.jsonl" | wc -l)" -eq 1 ]
 }
 
 @test "dip.sh --rtt 200us: netem where the kernel has it, else one line and the native RTT" {

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "bbrtrace/detect.h"
+#include "bbrtrace/peers.h"
 #include "bbrtrace/sample.h"
 #include "bbrtrace/verdict.h"
 #include "cli.h"
@@ -607,6 +608,74 @@ static void test_culprit_ways_agree(void **state)
 	bt_detect_free(d);
 }
 
+/* flow `cookie` to 10.0.0.LAST (from 10.0.0.1): a held ACK's sample, then
+ * `throttles` collapses to its bandwidth, each throttling the flow */
+static void peer_flow(struct bt_detect *d, uint64_t cookie, uint8_t last, int throttles, uint64_t t)
+{
+	uint64_t delack_bw = bt_bw_to_bps((uint32_t)((1ull << 24) / 40000), 1448);
+	struct bt_collapse c;
+	struct bt_sample s = mk(t, 0, 0, 1, 2000, 40000, false);
+
+	s.cookie = cookie;
+	memcpy(s.saddr, "\0\0\0\0\0\0\0\0\0\0\xff\xff\x0a\0\0\x01", 16);
+	memcpy(s.daddr, "\0\0\0\0\0\0\0\0\0\0\xff\xff\x0a\0\0\x01", 16);
+	s.daddr[15] = last;
+	bt_detect_feed(d, &s, &c);
+	for (int i = 0; i < throttles; i++) {
+		struct bt_sample x = s;
+
+		x = mk(t + 1000000 * (uint64_t)(i + 1), 1000000000, delack_bw, 10, 5000, 5000, false);
+		memcpy(x.saddr, s.saddr, 16);
+		memcpy(x.daddr, s.daddr, 16);
+		x.cookie = cookie;
+		assert_true(bt_detect_feed(d, &x, &c));
+		assert_int_equal(c.cause, BT_CAUSE_DELAYED_ACK);
+		assert_int_equal(c.impact, BT_IMPACT_THROTTLING);
+	}
+}
+
+/* two receivers whose delayed ACKs throttle, and a healthy one: the verdict
+ * names the two, each with the quickack command for itself, worst first;
+ * with one alone, it is the host's verdict as before */
+static void test_verdict_by_peer(void **state)
+{
+	struct bt_detect *d = bt_detect_new(NULL);
+	struct bt_verdict v;
+	char *five, *six;
+	(void)state;
+
+	peer_flow(d, 1, 5, 3, 1000000000);
+	bt_verdict_build(&v, d, 0.3, 10, NULL);
+	assert_int_equal(v.peers.harmed, 1);
+	assert_null(strstr(v.text, "By peer"));
+	assert_non_null(strstr(v.text, "`quickack on --to 10.0.0.1`"));
+	peer_flow(d, 2, 6, 2, 2000000000);
+	peer_flow(d, 3, 7, 0, 3000000000);
+	bt_verdict_build(&v, d, 0.3, 10, NULL);
+	print_message("# %s\n", v.text);
+	assert_int_equal(v.peers.peers, 3);
+	assert_int_equal(v.peers.harmed, 2);
+	assert_non_null(strstr(v.text, "By peer, worst first, 2 of 3 peers need a fix: 10.0.0.5: delayed ACKs "
+					"throttled its streams 3 times"));
+	five = strstr(v.text, "10.0.0.5: ");
+	six = strstr(v.text, "10.0.0.6: ");
+	assert_non_null(six);
+	assert_true(five < six);
+	assert_non_null(strstr(five, "fix: on the receiver 10.0.0.5, `quickack on --to 10.0.0.1`"));
+	assert_non_null(strstr(six, "fix: on the receiver 10.0.0.6, `quickack on --to 10.0.0.1`"));
+	assert_null(strstr(v.text, "10.0.0.7"));
+	assert_string_equal(v.fix, "on the receiver 10.0.0.5, `quickack on --to 10.0.0.1`");
+	/* the window's verdict, while the trace runs: the same two peers */
+	bt_verdict_build_window(&v, d, 3000000000);
+	print_message("# %s\n", v.text);
+	assert_non_null(strstr(v.text, "In the last 5 min, 3 peers with flows: the bandwidth estimate collapsed 5 times"));
+	assert_non_null(strstr(v.text, "2 of 3 peers need a fix: 10.0.0.5: "));
+	/* ten minutes on, the window is empty */
+	bt_verdict_build_window(&v, d, 3000000000ull + 10 * BT_NSEC_PER_MIN);
+	assert_non_null(strstr(v.text, "No peer was held back enough to act on"));
+	bt_detect_free(d);
+}
+
 static void test_rule_edges(void **state)
 {
 	struct bt_detect *d = bt_detect_new(NULL);
@@ -1112,6 +1181,7 @@ int main(void)
 		cmocka_unit_test(test_flow_table_cap),
 		cmocka_unit_test(test_flow_close),
 		cmocka_unit_test(test_culprit_ways_agree),
+		cmocka_unit_test(test_verdict_by_peer),
 		cmocka_unit_test(test_verdict_text),
 		cmocka_unit_test(test_queue_is_no_delayed_ack),
 		cmocka_unit_test(test_queue_between_the_ratios),

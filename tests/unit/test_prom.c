@@ -242,7 +242,7 @@ static void test_server(void **state)
 	uint16_t port;
 	(void)state;
 
-	s = prom_server_start("127.0.0.1:0", render_ok, NULL, err, sizeof(err));
+	s = prom_server_start("127.0.0.1:0", render_ok, NULL, NULL, err, sizeof(err));
 	assert_non_null(s);
 	port = prom_server_port(s);
 	assert_true(port > 0);
@@ -306,7 +306,7 @@ static void test_server_render_failure_is_500(void **state)
 	struct prom_server *s;
 	(void)state;
 
-	s = prom_server_start("127.0.0.1:0", render_fail, NULL, err, sizeof(err));
+	s = prom_server_start("127.0.0.1:0", render_fail, NULL, NULL, err, sizeof(err));
 	assert_non_null(s);
 	http(prom_server_port(s), "GET /metrics HTTP/1.1\r\n\r\n", out, sizeof(out));
 	assert_non_null(strstr(out, "HTTP/1.1 500 Internal Server Error\r\n"));
@@ -319,19 +319,50 @@ static void test_server_bad_address(void **state)
 	struct prom_server *s, *t;
 	(void)state;
 
-	assert_null(prom_server_start("127.0.0.1", render_ok, NULL, err, sizeof(err)));
+	assert_null(prom_server_start("127.0.0.1", render_ok, NULL, NULL, err, sizeof(err)));
 	assert_string_equal(err, "'127.0.0.1' is not ADDR:PORT (write IPv6 as [ADDR]:PORT)");
 	/* a port in use */
-	s = prom_server_start("127.0.0.1:0", render_ok, NULL, err, sizeof(err));
+	s = prom_server_start("127.0.0.1:0", render_ok, NULL, NULL, err, sizeof(err));
 	assert_non_null(s);
 	{
 		char addr[32];
 
 		snprintf(addr, sizeof(addr), "127.0.0.1:%u", prom_server_port(s));
-		t = prom_server_start(addr, render_ok, NULL, err, sizeof(err));
+		t = prom_server_start(addr, render_ok, NULL, NULL, err, sizeof(err));
 		assert_null(t);
 		assert_non_null(strstr(err, "Address already in use"));
 	}
+	prom_server_stop(s);
+}
+
+static int render_json(struct prom_buf *b, void *ctx)
+{
+	(void)ctx;
+	return prom_buf_append_raw(b, "{\"ok\":1}\n");
+}
+
+/* a second page beside /metrics: its own path and content type; the rest 404 */
+static void test_server_extra_page(void **state)
+{
+	const struct prom_page page = { "/verdict", "application/json", render_json, NULL };
+	char err[256], out[4096];
+	struct prom_server *s;
+	uint16_t port;
+	(void)state;
+
+	s = prom_server_start("127.0.0.1:0", render_ok, NULL, &page, err, sizeof(err));
+	assert_non_null(s);
+	port = prom_server_port(s);
+	http(port, "GET /verdict HTTP/1.1\r\n\r\n", out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 200 OK\r\n"));
+	assert_non_null(strstr(out, "Content-Type: application/json\r\n"));
+	assert_non_null(strstr(out, "\r\n\r\n{\"ok\":1}\n"));
+	http(port, "GET /verdict?x HTTP/1.1\r\n\r\n", out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 200 OK\r\n"));
+	http(port, "GET /metrics HTTP/1.1\r\n\r\n", out, sizeof(out));
+	assert_non_null(strstr(out, "test_up 1"));
+	http(port, "GET /verdicts HTTP/1.1\r\n\r\n", out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 404 Not Found\r\n"));
 	prom_server_stop(s);
 }
 
@@ -349,6 +380,7 @@ int main(void)
 		cmocka_unit_test(test_server),
 		cmocka_unit_test(test_server_render_failure_is_500),
 		cmocka_unit_test(test_server_bad_address),
+		cmocka_unit_test(test_server_extra_page),
 	};
 
 	log_init("test_prom");
