@@ -8,10 +8,10 @@
 
 #define DEMAND_FIRST_CAP 4
 
-/* the i-th oldest checkpoint kept */
+/* the i-th oldest checkpoint kept (cap is a power of two) */
 static const struct bt_checkpoint *cp_at(const struct bt_demand *d, unsigned int i)
 {
-	return &d->cp[(d->head + d->cap - d->n + i) % d->cap];
+	return &d->cp[(d->head - d->n + i) & (d->cap - 1)];
 }
 
 /* a ring twice as large (up to BT_DEMAND_SLOTS), oldest first; false without memory */
@@ -20,8 +20,6 @@ static bool grow(struct bt_demand *d)
 	unsigned int cap = d->cap ? 2 * d->cap : DEMAND_FIRST_CAP;
 	struct bt_checkpoint *cp;
 
-	if (cap > BT_DEMAND_SLOTS)
-		cap = BT_DEMAND_SLOTS;
 	cp = malloc(cap * sizeof(*cp));
 	if (!cp)
 		return false;
@@ -40,9 +38,10 @@ static void checkpoint(struct bt_demand *d, uint64_t t_ns)
 	if (d->n == d->cap && d->cap < BT_DEMAND_SLOTS && !grow(d) && !d->cap)
 		return;
 	d->cp[d->head] = (struct bt_checkpoint){ t_ns, d->acked_bytes, d->samples, d->app_limited };
-	d->head = (d->head + 1) % d->cap;
+	d->head = (d->head + 1) & (d->cap - 1);
 	if (d->n < d->cap)
 		d->n++;
+	d->last_cp_ns = t_ns;
 }
 
 void bt_demand_track(struct bt_demand *d, const struct bt_sample *s)
@@ -53,7 +52,7 @@ void bt_demand_track(struct bt_demand *d, const struct bt_sample *s)
 	d->last_una = s->snd_una;
 	d->samples++;
 	d->app_limited += s->is_app_limited;
-	if (d->n && s->t_ns - cp_at(d, d->n - 1)->t_ns < BT_DEMAND_STEP_NS)
+	if (d->n && s->t_ns - d->last_cp_ns < BT_DEMAND_STEP_NS)
 		return;
 	checkpoint(d, s->t_ns);
 }

@@ -6,7 +6,7 @@
  * BT_DEMAND_STEP_NS; the demand at an ACK is measured from the oldest
  * checkpoint inside the window. The checkpoints live in a ring that grows
  * with the flow's ACK rate: a flow that ACKs once a second keeps one, a busy
- * one up to BT_DEMAND_SLOTS (about 3.7 KiB).
+ * one up to BT_DEMAND_SLOTS (4 KiB).
  */
 #ifndef BBRTRACE_DEMAND_H
 #define BBRTRACE_DEMAND_H
@@ -17,8 +17,10 @@
 #include "trace.h"
 
 #define BT_DEMAND_STEP_NS (10ull * 1000 * 1000)
-/* checkpoints that span the window, at one per step, with room to spare */
-#define BT_DEMAND_SLOTS (BT_DEMAND_WINDOW_MS / 10 + 16)
+/* checkpoints that span the window at one per step (101), with room to
+ * spare; a power of two, so that the ring's index is a mask */
+#define BT_DEMAND_SLOTS 128
+_Static_assert(BT_DEMAND_SLOTS > BT_DEMAND_WINDOW_MS / 10 + 1, "the ring spans the demand's window");
 
 /* the bytes ACKed so far, and how many samples were app-limited, at one moment */
 struct bt_checkpoint {
@@ -31,6 +33,7 @@ struct bt_demand {
 	bool una_seen;
 	uint32_t last_una;
 	uint64_t acked_bytes, samples, app_limited;
+	uint64_t last_cp_ns;      /* the newest checkpoint's time (valid when n > 0) */
 	struct bt_checkpoint *cp; /* a ring of cap; NULL until the first checkpoint */
 	unsigned int cap, n, head;
 };

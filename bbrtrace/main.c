@@ -91,6 +91,7 @@ struct run {
 	/* --detect: the collapse detector; lock guards it against the /metrics thread */
 	struct bt_detect *det;
 	pthread_mutex_t lock;
+	bool locked;              /* the trace loop holds lock until its poll returns */
 	struct bt_backend *b;
 	struct bt_defcc *defcc;
 	struct prom_server *prom;
@@ -432,6 +433,27 @@ static void write_failed(struct run *r)
 	r->write_failed = true;
 }
 
+/*
+ * The detector's lock, for the events of one poll: taken at the first and
+ * let go when the poll returns (detect_unlock), not once per event; /metrics
+ * and /verdict wait one poll's events at most.
+ */
+static void detect_lock(struct run *r)
+{
+	if (!r->locked) {
+		pthread_mutex_lock(&r->lock);
+		r->locked = true;
+	}
+}
+
+static void detect_unlock(struct run *r)
+{
+	if (r->locked) {
+		r->locked = false;
+		pthread_mutex_unlock(&r->lock);
+	}
+}
+
 /* --detect: the event through the detector, and the records it ends in */
 static void detect_event(struct run *r, const struct bt_sample *s)
 {
@@ -439,13 +461,12 @@ static void detect_event(struct run *r, const struct bt_sample *s)
 	struct bt_stall x;
 	bool hit = false, stalled;
 
-	pthread_mutex_lock(&r->lock);
+	detect_lock(r);
 	if (s->kind == BT_KIND_WRITE)
 		bt_detect_write(r->det, s);
 	else
 		hit = bt_detect_feed(r->det, s, &c);
 	stalled = bt_detect_take_stall(r->det, &x);
-	pthread_mutex_unlock(&r->lock);
 	if (r->records == BT_REC_NONE)
 		return;
 	if (stalled && bt_stall_write(r->w, &x, r->t0_ns))
@@ -462,9 +483,8 @@ static int on_event(void *ctx, const struct bt_event *e)
 	bt_sample_decode(&s, e, r->mono_to_wall_ns);
 	if (s.kind == BT_KIND_CLOSE) {
 		if (r->det) {
-			pthread_mutex_lock(&r->lock);
+			detect_lock(r);
 			bt_detect_close(r->det, &s);
-			pthread_mutex_unlock(&r->lock);
 		}
 		return 0;
 	}
@@ -1037,6 +1057,7 @@ static int trace_loop(const struct env *env, struct run *r)
 		/* every poll period ends with each CPU's batch flushed and read, so
 		 * output and /metrics are at most one period behind */
 		err = bt_backend_poll(r->b, 100);
+		detect_unlock(r);
 		if (err == -EINTR)
 			break;
 		if (err < 0) {
@@ -1067,6 +1088,7 @@ static int trace_loop(const struct env *env, struct run *r)
 			break;
 	}
 	bt_backend_drain(r->b);
+	detect_unlock(r);
 	if (live_count)
 		fputc('\n', stderr);
 	return code;

@@ -26,32 +26,55 @@ static bool seq_after(uint32_t b, uint32_t a)
 
 enum bt_stall_cause bt_stall_cause_of(const struct bt_sample *e, char *evidence, unsigned int len)
 {
+	/* no evidence asked (len 0): the cause alone, without formatting */
 	uint32_t held = e->write_seq - e->snd_nxt, flight = e->snd_nxt - e->snd_una;
 	uint32_t next = held < e->mss ? held : e->mss;
 	uint32_t packets = e->prior_in_flight; /* a write: tcp_packets_in_flight() */
 
 	if (flight + next > e->snd_wnd) {
-		snprintf(evidence, len, "%u bytes in flight and the next %u do not fit the peer's %u-byte window",
+		if (len)
+			snprintf(evidence, len, "%u bytes in flight and the next %u do not fit the peer's %u-byte window",
 			 flight, next, e->snd_wnd);
 		return BT_STALL_RWND;
 	}
 	if (e->cwnd && packets >= e->cwnd) {
-		snprintf(evidence, len, "%u packets in flight fill the congestion window of %u", packets,
+		if (len)
+			snprintf(evidence, len, "%u packets in flight fill the congestion window of %u", packets,
 			 e->cwnd);
 		return BT_STALL_CWND;
 	}
 	if (held < e->mss && flight > 0 && !(e->nonagle & (NAGLE_OFF | NAGLE_CORK))) {
-		snprintf(evidence, len, "%u bytes under one MSS (%u) held while %u bytes in flight wait for "
+		if (len)
+			snprintf(evidence, len, "%u bytes under one MSS (%u) held while %u bytes in flight wait for "
 			 "their ACK, Nagle on (no TCP_NODELAY)", held, e->mss, flight);
 		return BT_STALL_NAGLE;
 	}
 	if (e->rtt_us > 0) { /* a write carries the pacing clock's lead here */
-		snprintf(evidence, len, "the pacing clock %lld us ahead", (long long)e->rtt_us);
+		if (len)
+			snprintf(evidence, len, "the pacing clock %lld us ahead", (long long)e->rtt_us);
 		return BT_STALL_PACING;
 	}
-	snprintf(evidence, len, "%u bytes held, %u in flight, %u packets of a %u-packet window, "
+	if (len)
+		snprintf(evidence, len, "%u bytes held, %u in flight, %u packets of a %u-packet window, "
 		 "nonagle %u", held, flight, packets, e->cwnd, e->nonagle);
 	return BT_STALL_OTHER;
+}
+
+/*
+ * A stall's evidence in words, written only for one that counts: a bulk
+ * sender opens a stall at nearly every write, and most close within
+ * microseconds.
+ */
+static void evidence(const struct bt_stall_state *st, struct bt_stall *out)
+{
+	const struct bt_sample *e = &st->cur.at;
+
+	if (st->window_opened)
+		snprintf(out->evidence, sizeof(out->evidence),
+			 "after an ACK, the peer's %u-byte window has no room for a segment and %u bytes wait",
+			 e->snd_wnd, st->cur.held_bytes);
+	else
+		bt_stall_cause_of(e, out->evidence, sizeof(out->evidence));
 }
 
 /* the stall in progress ends at end_ns, by `by`; true when it counts */
@@ -66,6 +89,7 @@ static bool close_stall(struct bt_stall_state *st, uint64_t end_ns, enum bt_stal
 	*out = st->cur;
 	out->duration_us = us;
 	out->ended_by = by;
+	evidence(st, out);
 	return true;
 }
 
@@ -76,8 +100,9 @@ static void open_stall(struct bt_stall_state *st, const struct bt_sample *e)
 	st->cur.at = *e;
 	st->cur.held_bytes = e->write_seq - e->snd_nxt;
 	st->cur.in_flight_bytes = e->snd_nxt - e->snd_una;
-	st->cur.cause = bt_stall_cause_of(e, st->cur.evidence, sizeof(st->cur.evidence));
+	st->cur.cause = bt_stall_cause_of(e, NULL, 0);
 	st->start_snd_nxt = e->snd_nxt;
+	st->window_opened = false;
 	st->open = true;
 }
 
@@ -95,10 +120,8 @@ static void open_window_stall(struct bt_stall_state *st, const struct bt_sample 
 	st->cur.held_bytes = e->write_seq - e->snd_nxt;
 	st->cur.in_flight_bytes = e->snd_nxt - e->snd_una;
 	st->cur.cause = BT_STALL_RWND;
-	snprintf(st->cur.evidence, sizeof(st->cur.evidence),
-		 "after an ACK, the peer's %u-byte window has no room for a segment and %u bytes wait",
-		 e->snd_wnd, st->cur.held_bytes);
 	st->start_snd_nxt = e->snd_nxt;
+	st->window_opened = true;
 	st->open = true;
 }
 

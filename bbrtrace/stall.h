@@ -62,6 +62,7 @@ struct bt_stall_seen {
 /* one flow's stall in progress, and its last event */
 struct bt_stall_state {
 	bool open;
+	bool window_opened;       /* opened by an ACK on a full window (its evidence differs) */
 	struct bt_stall cur;      /* the stall in progress (open) */
 	uint32_t start_snd_nxt;
 	struct bt_stall_seen last;
@@ -73,7 +74,8 @@ void bt_stall_reset(struct bt_stall_state *st);
  * least BT_STALL_MIN_US */
 bool bt_stall_step(struct bt_stall_state *st, const struct bt_sample *e, struct bt_stall *out);
 
-/* the cause of data left unsent after the write e, with its evidence */
+/* the cause of data left unsent after the write e, with its evidence in
+ * evidence (len bytes; none when len is 0) */
 enum bt_stall_cause bt_stall_cause_of(const struct bt_sample *e, char *evidence, unsigned int len);
 
 #endif
