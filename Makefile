@@ -17,9 +17,11 @@
 #                   the bound, a dead tool or a count mismatch (scripts/soak.sh)
 #   make fuzz       run the fuzz harnesses (FUZZ_SECONDS per target, default 600)
 #   make bpf-arm64  compile every BPF program for arm64 too, into build/bpf-arm64
-#   make install    tools, man pages, bash completions and plot templates under
-#                   PREFIX (default /usr/local), staged under DESTDIR if given;
-#                   make uninstall removes exactly those files
+#   make install    tools, man pages, bash completions, plot templates and the
+#                   daemons' systemd units under PREFIX (default /usr/local),
+#                   their option files under SYSCONFDIR/default (/etc), staged
+#                   under DESTDIR if given; make uninstall removes exactly those
+#                   files (an option file only when unchanged)
 #
 # Each tool's folder has a module.mk that declares what it builds; this file
 # holds the shared rules only.
@@ -55,6 +57,9 @@ endif
 # where make install puts things (DESTDIR: a staging root in front of them all)
 PREFIX    ?= /usr/local
 DATADIR   := $(PREFIX)/share/bbrkit
+# the daemons' option files (SYSCONFDIR/default/NAME), outside PREFIX as /etc is
+SYSCONFDIR ?= /etc
+UNITDIR   := $(PREFIX)/lib/systemd/system
 
 BUILD     := build
 OBJ       := $(BUILD)/$(VARIANT)
@@ -258,7 +263,15 @@ fuzz: deps
 # --- make install, make uninstall ------------------------------------------------------
 # The install list, "MODE SOURCE DEST" per file, is the one contract: install
 # copies it, uninstall removes exactly its DESTs, and tests/bats/install.bats
-# reads it (make -s install-list). DEST is under PREFIX; DESTDIR goes before it.
+# reads it (make -s install-list). DEST is under PREFIX, or SYSCONFDIR for the
+# daemons' option files; DESTDIR goes before it. An option file already there
+# is kept (it is the user's), and uninstall removes it only when unchanged.
+# The systemd units are systemd/NAME.service.in with the paths filled in.
+$(BUILD)/systemd/%.service: systemd/%.service.in $(BUILD)/datadir
+	@mkdir -p $(@D)
+	$(Q)sed -e 's|@SBINDIR@|$(PREFIX)/sbin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $< > $@.tmp && mv $@.tmp $@
+DAEMONS     := bbrtrace udpdwell
+CONF_LIST   := $(foreach d,$(DAEMONS),644:systemd/$(d).default:$(SYSCONFDIR)/default/$(d))
 MANDIR      := $(PREFIX)/share/man
 COMPDIR     := $(PREFIX)/share/bash-completion/completions
 tool_dir     = $(PREFIX)/$(if $(filter $(1),$(SBIN_TOOLS)),sbin,bin)
@@ -269,21 +282,27 @@ INSTALL_LIST := $(foreach t,$(TOOLS),755:$(BIN)/$(t):$(call tool_dir,$(t))/$(t))
                 $(foreach t,$(TOOLS),$(call man_entry,$(t),$(call man_section,$(t)))) \
                 $(foreach t,$(TOOLS),644:completion/bbrkit.bash:$(COMPDIR)/$(t)) \
                 $(foreach g,$(sort $(wildcard plots/*.gp)),644:$(g):$(DATADIR)/plots/$(notdir $(g))) \
-                $(foreach m,monitoring/bbrkit.rules.yml monitoring/bbrkit-dashboard.json,644:$(m):$(DATADIR)/$(m))
+                $(foreach m,monitoring/bbrkit.rules.yml monitoring/bbrkit-dashboard.json,644:$(m):$(DATADIR)/$(m)) \
+                $(foreach d,$(DAEMONS),644:$(BUILD)/systemd/$(d).service:$(UNITDIR)/$(d).service)
 install_mode = $(word 1,$(subst :, ,$(1)))
 install_src  = $(word 2,$(subst :, ,$(1)))
 install_dest = $(DESTDIR)$(word 3,$(subst :, ,$(1)))
 
 install-list:
-	@$(foreach e,$(INSTALL_LIST),echo '$(subst :, ,$(e))';)
+	@$(foreach e,$(INSTALL_LIST) $(CONF_LIST),echo '$(subst :, ,$(e))';)
 
-install: $(foreach e,$(INSTALL_LIST),$(call install_src,$(e)))
+install: $(foreach e,$(INSTALL_LIST) $(CONF_LIST),$(call install_src,$(e)))
 	$(Q)$(foreach e,$(INSTALL_LIST),$(if $(Q),echo "  INSTALL $(call install_dest,$(e))" &&) \
 		install -D -m $(call install_mode,$(e)) $(call install_src,$(e)) '$(call install_dest,$(e))' &&) true
+	$(Q)$(foreach e,$(CONF_LIST),{ [ -e '$(call install_dest,$(e))' ] && echo "  KEEP    $(call install_dest,$(e))" || \
+		{ $(if $(Q),echo "  INSTALL $(call install_dest,$(e))" &&) \
+		  install -D -m $(call install_mode,$(e)) $(call install_src,$(e)) '$(call install_dest,$(e))'; }; } &&) true
 
 # DATADIR is ours alone: its directories go too, when nothing else is in them
 uninstall:
 	$(Q)rm -f $(foreach e,$(INSTALL_LIST),'$(call install_dest,$(e))')
+	$(Q)$(foreach e,$(CONF_LIST),{ cmp -s $(call install_src,$(e)) '$(call install_dest,$(e))' && \
+		rm -f '$(call install_dest,$(e))' || true; } &&) true
 	$(Q)for d in '$(DESTDIR)$(DATADIR)/plots' '$(DESTDIR)$(DATADIR)/monitoring' '$(DESTDIR)$(DATADIR)'; do \
 		[ ! -d "$$d" ] || rmdir --ignore-fail-on-non-empty "$$d"; done
 

@@ -858,6 +858,8 @@ static void report_stats(struct run *r, enum rec_format fmt)
 	X("late_bytes", REC_U64, 0, REC_NOCOL,                                            \
 	  verdict ? rv_u64((uint64_t)verdict->st.late_bytes) : rv_null())                 \
 	X("samples_untracked", REC_U64, 0, REC_NOCOL, verdict ? rv_u64(verdict->st.samples_untracked) : rv_null()) \
+	X("flows_closed", REC_U64, 0, REC_NOCOL, verdict ? rv_u64(verdict->st.flows_closed) : rv_null()) \
+	X("flows_open", REC_U64, 0, REC_NOCOL, verdict ? rv_u64(verdict->st.flows_live) : rv_null()) \
 	X("culprit_checks", REC_U64, 0, REC_NOCOL, verdict && env->check ? rv_u64(verdict->st.culprit_checks) : rv_null()) \
 	X("culprit_mismatches", REC_U64, 0, REC_NOCOL,                                    \
 	  verdict && env->check ? rv_u64(verdict->st.culprit_mismatches) : rv_null())    \

@@ -294,3 +294,16 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 	lost=$(jq 'select(.type=="summary") | .lost' "$out")
 	grep -q "samples in .* s, $lost lost (ring buffer full: raise --ringbuf-mb or filter flows)" "$err"
 }
+
+@test "--detect --records events: no sample written, and each flow forgotten as its socket closes" {
+	local out=$BATS_TEST_TMPDIR/trace.jsonl err=$BATS_TEST_TMPDIR/err
+	ip netns exec "$NS-b" iperf3 -s -1 -p 5201 -D
+	tk_wait_listen 5201 5 "$NS-b"
+	start_tracer "$out" "$err" --detect --records events -f json
+	# four data connections and iperf3's control connection, all closed at the end
+	ip netns exec "$NS-a" iperf3 -c 10.201.0.2 -p 5201 -P 4 -n 2M -C "$(traced_cc)" > /dev/null
+	stop_tracer
+	expect_equal "$(jq -c 'select(.type=="sample")' "$out" | wc -l)" 0 "sample records"
+	jq -c -s 'map(select(.type=="summary"))[0] | {samples, flows_closed, flows_open}' "$out" | sed 's/^/# /'
+	jq -e -s 'map(select(.type=="summary"))[0] | .samples > 10 and .flows_closed >= 4 and .flows_open == 0' "$out"
+}

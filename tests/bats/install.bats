@@ -342,3 +342,81 @@ complete_words() {
 	expect_status 0
 	rm -rf "$stage2"
 }
+
+# CMD... in the installed toolkit's view (tk_installed), with the staged
+# option files on SYSCONFDIR/default too: where the units read them; it
+# replaces the shell it runs in
+tk_installed_etc() {
+	local etc
+	etc=$(awk '$3 ~ /\/default\/bbrtrace$/ { sub("/default/bbrtrace$", "", $3); print $3 }' "$BATS_FILE_TMPDIR/install.list")
+	# exec: a job of this function is the daemon itself, for its signals
+	TK_ROOT=$TK_ROOT STAGE=$STAGE PREFIX=$PREFIX WORK=$WORK ETC=$etc exec unshare -m --propagation private -- sh -c '
+		mount -t tmpfs -o ro,size=64k tk-hidden "$TK_ROOT" &&
+		mount --bind "$STAGE$PREFIX" "$PREFIX" &&
+		mount --bind "$STAGE$ETC/default" "$ETC/default" &&
+		cd "$WORK" &&
+		PATH=$PREFIX/sbin:$PREFIX/bin:/usr/sbin:/usr/bin:/sbin:/bin exec "$@"' tk_installed "$@"
+}
+
+@test "the daemons' systemd units pass systemd-analyze verify where make install put them" {
+	requires root
+	command -v systemd-analyze > /dev/null || { echo "# systemd-analyze is missing (Debian's systemd)"; return 1; }
+	local units
+	units=$(awk '$3 ~ /\.service$/ { print $3 }' "$BATS_FILE_TMPDIR/install.list")
+	expect_equal "$(wc -w <<< "$units")" 2 "units installed"
+	# shellcheck disable=SC2086 # the unit paths are words
+	tk_run tk_installed_etc env MANPATH="$PREFIX/share/man" systemd-analyze verify $units
+	expect_status 0
+	[ -z "$output$stderr" ] || { tk_dump "systemd-analyze verify said something"; false; }
+}
+
+# the unit's ExecStart with its environment file's values in, as systemd reads
+# it: ${VAR} as one word, $VAR split on white space; one word per line
+unit_command() {
+	local unit=$1 env=$2 w v
+	(
+		set -a
+		# shellcheck disable=SC1090
+		. "$env"
+		set +a
+		for w in $(sed -n 's/^ExecStart=//p' "$unit"); do
+			case $w in
+			'${'*'}') v=${w#??}; v=${v%?}; printf '%s\n' "${!v}" ;;
+			'$'*) v=${w#?}; for x in ${!v}; do printf '%s\n' "$x"; done ;;
+			*) printf '%s\n' "$w" ;;
+			esac
+		done
+	)
+}
+
+# the unit's capability bounding set, as setpriv takes it: -all,+bpf,...
+unit_caps() {
+	sed -n 's/^CapabilityBoundingSet=//p' "$1" | tr ' ' '\n' | sed 's/^CAP_//' | tr 'A-Z' 'a-z' |
+		awk 'BEGIN { printf "-all" } NF { printf ",+%s", $1 } END { print "" }'
+}
+
+@test "each daemon runs as its unit says, with its capabilities only: bbrtrace serves /metrics and /verdict, udpdwell /metrics" {
+	requires root curl jq
+	local d unit env port cmd pid
+	for d in bbrtrace udpdwell; do
+		unit=$STAGE$(awk -v d="$d.service" '$3 ~ "/" d "$" { print $3 }' "$BATS_FILE_TMPDIR/install.list")
+		env=$STAGE$(awk -v d="/default/$d" 'index($3, d) == length($3) - length(d) + 1 { print $3 }' "$BATS_FILE_TMPDIR/install.list")
+		port=$(tk_free_tcp_port 9400 9500)
+		sed "s/^\\([A-Z]*_LISTEN\\)=.*/\\1=127.0.0.1:$port/" "$env" > "$BATS_TEST_TMPDIR/$d.env"
+		mapfile -t cmd < <(unit_command "$unit" "$BATS_TEST_TMPDIR/$d.env")
+		echo "# $d: ${cmd[*]} (capabilities $(unit_caps "$unit"))"
+		tk_installed_etc nice -n "$(sed -n 's/^Nice=//p' "$unit")" \
+			setpriv --bounding-set "$(unit_caps "$unit")" "${cmd[@]}" 2> "$BATS_TEST_TMPDIR/$d.err" &
+		pid=$!
+		tk_wait_for "curl -sf http://127.0.0.1:$port/metrics > '$BATS_TEST_TMPDIR/$d.metrics'" 30 ||
+			{ cat "$BATS_TEST_TMPDIR/$d.err"; kill $pid; return 1; }
+		if [ "$d" = bbrtrace ]; then
+			grep -q '^# TYPE bbrtrace_peer_held_seconds gauge' "$BATS_TEST_TMPDIR/$d.metrics"
+			curl -sf "http://127.0.0.1:$port/verdict" | jq -e '.type == "window_verdict"'
+		else
+			grep -q '^# TYPE udp_socket_state gauge' "$BATS_TEST_TMPDIR/$d.metrics"
+		fi
+		kill -TERM $pid
+		wait $pid || { echo "# $d exited $?"; cat "$BATS_TEST_TMPDIR/$d.err"; return 1; }
+	done
+}

@@ -676,6 +676,93 @@ static void test_verdict_by_peer(void **state)
 	bt_detect_free(d);
 }
 
+/* a fixture flow's collapses, as the detector judged them */
+struct judged {
+	unsigned int n;
+	struct bt_collapse c[MAX_EXPECT];
+};
+
+/* one of 1,000 other flows' next sample: a bulk flow whose estimate swings,
+ * so that the detector works on them too (collapses, culprits, demand) */
+static struct bt_sample crowd_sample(uint64_t i, uint64_t t)
+{
+	uint32_t bw = (uint32_t)(((i * 7919) % 5 + 1) << 20), prev = i % 3 ? bw : bw * 4;
+	struct bt_sample s = mk(t, bt_bw_to_bps(prev, 1448), bt_bw_to_bps(bw, 1448), 10, 500, 600, i % 4 == 0);
+
+	s.cookie = 1000000 + i % 1000;
+	s.snd_una = (uint32_t)(i * 14480);
+	s.daddr[15] = (uint8_t)(i % 1000 % 250);
+	s.filter_bw[0] = s.filter_bw[1] = s.filter_bw[2] = bw;
+	s.filter_known = true;
+	return s;
+}
+
+/* the fixture's samples through a detector, alone or each followed by two of
+ * the crowd's; its own collapses kept */
+static void judge(const char *name, bool crowd, struct judged *out)
+{
+	char path[256], *line = NULL, err[128];
+	struct bt_detect *d = bt_detect_new(NULL);
+	size_t cap = 0;
+	uint64_t k = 0;
+	FILE *f;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(path, sizeof(path), FIXTURES "%s", name);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (getline(&line, &cap, f) > 0) {
+		struct jl_obj o;
+		struct bt_sample s;
+		struct bt_collapse c;
+		const char *type;
+
+		if (jl_parse(line, &o, err, sizeof(err)))
+			fail_msg("%s: %s", path, err);
+		type = jl_str(&o, "type");
+		if (!type || strcmp(type, "sample"))
+			continue;
+		read_sample(&o, &s);
+		if (bt_detect_feed(d, &s, &c)) {
+			assert_true(out->n < MAX_EXPECT);
+			out->c[out->n++] = c;
+		}
+		for (int j = 0; crowd && j < 2; j++, k++) {
+			struct bt_sample x = crowd_sample(k, s.t_ns);
+
+			bt_detect_feed(d, &x, &c);
+		}
+	}
+	free(line);
+	fclose(f);
+	bt_detect_free(d);
+}
+
+/* a flow's collapses, causes, impacts and evidence are the same whether it
+ * is judged alone or among 1,000 other flows that collapse too */
+static void test_judged_alike_in_a_crowd(void **state)
+{
+	static const char *const fixtures[] = { "delayed_ack.jsonl", "rate_drop.jsonl", "loss_policer.jsonl",
+						"quickack_on.jsonl" };
+	static struct judged alone, crowded;
+	(void)state;
+
+	for (unsigned int f = 0; f < sizeof(fixtures) / sizeof(fixtures[0]); f++) {
+		judge(fixtures[f], false, &alone);
+		judge(fixtures[f], true, &crowded);
+		print_message("# %s: %u collapses alone, %u among 1,000 flows\n", fixtures[f], alone.n, crowded.n);
+		assert_int_equal(crowded.n, alone.n);
+		for (unsigned int i = 0; i < alone.n; i++) {
+			assert_int_equal(crowded.c[i].ack.t_ns, alone.c[i].ack.t_ns);
+			assert_int_equal(crowded.c[i].cause, alone.c[i].cause);
+			assert_int_equal(crowded.c[i].impact, alone.c[i].impact);
+			assert_int_equal(crowded.c[i].demand_bps, alone.c[i].demand_bps);
+			assert_int_equal(crowded.c[i].culprit.t_ns, alone.c[i].culprit.t_ns);
+			assert_string_equal(crowded.c[i].evidence, alone.c[i].evidence);
+		}
+	}
+}
+
 static void test_rule_edges(void **state)
 {
 	struct bt_detect *d = bt_detect_new(NULL);
@@ -1182,6 +1269,7 @@ int main(void)
 		cmocka_unit_test(test_flow_close),
 		cmocka_unit_test(test_culprit_ways_agree),
 		cmocka_unit_test(test_verdict_by_peer),
+		cmocka_unit_test(test_judged_alike_in_a_crowd),
 		cmocka_unit_test(test_verdict_text),
 		cmocka_unit_test(test_queue_is_no_delayed_ack),
 		cmocka_unit_test(test_queue_between_the_ratios),
