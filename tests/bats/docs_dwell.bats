@@ -18,10 +18,11 @@ setup() {
 
 teardown() { doc_teardown; }
 
-# the port the group's udpdwell watches: its -p, else one of its default range
+# the port udpdwell watches (the command CMD, else the group's first): its
+# -p, else one of its default range
 dwell_port() {
 	local p
-	p=$(doc_opt "$(doc_group_cmds | head -1)" -p --ports)
+	p=$(doc_opt "${1:-$(doc_group_cmds | head -1)}" -p --ports)
 	p=${p%%-*}
 	echo "${p:-$DWELL_PORT}"
 }
@@ -37,16 +38,31 @@ dwell_scrape() {
 	expect_status 0
 }
 
-# an RTP-like stream to the README machine's server, while udpdwell watches
-doc_during() {
-	local port cmd prom iv traffic=() p rc=0
-	port=$(dwell_port)
-	cmd=$(doc_group_cmds | head -1)
+# the datagrams the README machine has received
+udp_in() { ip netns exec "$DOC_HOST" nstat -az UdpInDatagrams | awk '/UdpInDatagrams/ { print $2 }'; }
+
+# an RTP-like stream to the README machine's server, flowing before udpdwell
+# starts: a --once of 2 s started first watched the stream's start, and on a
+# loaded machine saw no datagram (a make test run: "no socket record")
+doc_before() {
+	local port base
+	port=$(dwell_port "$1")
+	base=$(udp_in)
 	ip netns exec "$DOC_HOST" "$BIN/sfu_echo" --listen "10.0.0.1:$port" -d 60 -q >/dev/null &
-	traffic+=("$!")
+	DOC_TRAFFIC=("$!")
+	tk_wait_for "ip netns exec '$DOC_HOST' ss -Hlun 'sport = :$port' | grep -q ." 20 || return 1
 	ip netns exec "$(doc_ns peer)" "$BIN/rtpsend" --to "10.0.0.1:$port" -r 2000 -d 60 -q >/dev/null &
-	traffic+=("$!")
-	DOC_PIDS+=("${traffic[@]}")
+	DOC_TRAFFIC+=("$!")
+	DOC_PIDS+=("${DOC_TRAFFIC[@]}")
+	# the stream reaches the server: 100 datagrams (50 ms of it)
+	tk_wait_for "[ \$((\$(udp_in) - $base)) -ge 100 ]" 20
+}
+
+# while udpdwell watches the stream (doc_before), its /metrics page; then the
+# watchers' end, and the stream's
+doc_during() {
+	local cmd prom iv traffic=("${DOC_TRAFFIC[@]}") p rc=0
+	cmd=$(doc_group_cmds | head -1)
 	prom=$(doc_opt "$cmd" --prometheus)
 	[ -z "$prom" ] || dwell_scrape "$prom" || rc=1
 	# one that ends by itself (--once) ends; one that runs until Ctrl-C

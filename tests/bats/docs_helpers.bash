@@ -14,7 +14,9 @@
 # doc_block FILE LINE     the ```sh block that opens at FILE:LINE, in order:
 #                         a watcher (bbrtrace, bbrpcap capture, udpdwell: what
 #                         the README runs until Ctrl-C, or for a duration)
-#                         starts in the background; at the next command (or a
+#                         starts in the background (after the test's
+#                         doc_before CMD, if any, for a group's first one:
+#                         a scenario that must be under way); at the next command (or a
 #                         second watcher of the same program, or the block's
 #                         end) the test's doc_during runs the scenario they
 #                         watch, then each watcher ends by itself or gets
@@ -279,6 +281,11 @@ doc_ready() {
 
 doc_start_watcher() {
 	local cmd=$1 pid
+	# the test's scenario may have to be under way before the first watcher
+	# starts: one that ends by itself (--once) would otherwise watch its start
+	if [ ${#DOC_GROUP[@]} -eq 0 ] && declare -F doc_before >/dev/null; then
+		doc_before "$cmd" || { echo "# the scenario did not start before: $cmd"; return 1; }
+	fi
 	DOC_N=$((DOC_N + 1))
 	doc_argv "$cmd" exec
 	set -m
