@@ -31,7 +31,7 @@ snapshot() {
 # one bats run of a suite into FILE (TAP, each test named PREFIX...), then
 # the clean-up check as a test of its own
 run_suite() {
-	local suite=$1 path=$2 file=$3 prefix=$4 before after start rc secs last
+	local suite=$1 path=$2 file=$3 prefix=$4 before after start rc secs last i
 	shift 4
 	before=$(snapshot)
 	start=$(date +%s.%N)
@@ -44,9 +44,12 @@ run_suite() {
 	elif [ $rc -ne 0 ] && ! grep -qE '^not ok' "$file.raw"; then
 		echo "not ok 999 $suite: bats exited with status $rc" >> "$file.raw"
 	fi
-	# the clean-up check: give killed processes a moment to go
-	sleep 1
-	after=$(snapshot)
+	# the clean-up check: killed processes take a moment to go (up to 5 s)
+	for ((i = 0; i < 25; i++)); do
+		after=$(snapshot)
+		[ "$before" = "$after" ] && break
+		sleep 0.2
+	done
 	last=$(grep -cE '^(not )?ok ' "$file.raw")
 	if [ "$before" = "$after" ]; then
 		echo "ok $((last + 1)) $suite left nothing behind" >> "$file.raw"
