@@ -14,12 +14,14 @@
 #                 (recorded traces and captures, the command lines), two
 #                 files at a time, no kernel matrix
 #
-# The kernel matrix starts first and runs beside the host's tests, its guests
-# at SCHED_IDLE (chrt --idle): the host's suites mostly wait on timers and
-# flows (2 to 30% of two CPUs busy), an emulated guest wants every cycle it
-# can get, and at idle priority it takes only the cycles the host's tests
-# leave, so their timing is as on an idle machine. Its results are counted
-# after the host's.
+# The unit tests, the replays and the check tier's bats files run first, the
+# files two at a time: they are busy, not waiting, and beside the guests
+# they gained nothing (a make test run: each of the two took 2 to 10 times
+# its time alone). Then the kernel matrix starts and runs beside the live
+# files, its guests at SCHED_IDLE (chrt --idle): those suites mostly wait on
+# timers and flows (2 to 30% of two CPUs busy), an emulated guest wants
+# every cycle it can get, and at idle priority it takes only the cycles the
+# host's tests leave. Its results are counted after the host's.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -59,7 +61,6 @@ start_matrix() {
 	trap 'exit 130' INT TERM
 	echo "== kernel matrix (QEMU): $kernels, booting beside the host's tests (${idle[*]})"
 }
-[ "$kernels" = none ] || [ "${BBRKIT_MATRIX_BESIDE:-1}" = 0 ] || start_matrix
 
 # count TAP results of one suite from its output file
 count_tap() {
@@ -148,30 +149,34 @@ report_bats_file() {
 	cp "$out" "$host_out/$name.tap"
 }
 
-files=()
+# the check tier's files (marked "# tier: check": recorded traces and
+# captures, the command lines) touch nothing another one reads and wait on no
+# flow: they run two at a time, in both tiers; the full tier's other files,
+# on live traffic and timers, one at a time after them
+checks=() lives=()
 for f in tests/bats/*.bats; do
 	[[ $(basename "$f" .bats) =~ $FILTER ]] || continue
-	[ "$TIER" = full ] || grep -q '^# tier: check$' "$f" || continue
-	files+=("$f")
+	if grep -q '^# tier: check$' "$f"; then
+		checks+=("$f")
+	elif [ "$TIER" = full ]; then
+		lives+=("$f")
+	fi
 done
-if [ "$TIER" = full ]; then
-	for f in "${files[@]}"; do
-		echo "-- $(basename "$f" .bats)"
-		run_bats_file "$f"
-		report_bats_file "$f"
-	done
-else
-	# the check tier's files touch nothing another one reads: two at a time
-	for f in "${files[@]}"; do
-		while [ "$(jobs -rp | wc -l)" -ge "${CHECK_JOBS:-2}" ]; do wait -n; done
-		run_bats_file "$f" &
-	done
-	wait
-	for f in "${files[@]}"; do
-		echo "-- $(basename "$f" .bats)"
-		report_bats_file "$f"
-	done
-fi
+for f in "${checks[@]}"; do
+	while [ "$(jobs -rp | wc -l)" -ge "${CHECK_JOBS:-2}" ]; do wait -n; done
+	run_bats_file "$f" &
+done
+wait
+for f in "${checks[@]}"; do
+	echo "-- $(basename "$f" .bats)"
+	report_bats_file "$f"
+done
+[ "$kernels" = none ] || [ "${BBRKIT_MATRIX_BESIDE:-1}" = 0 ] || start_matrix
+for f in "${lives[@]}"; do
+	echo "-- $(basename "$f" .bats)"
+	run_bats_file "$f"
+	report_bats_file "$f"
+done
 echo "total $(since "$t_host")" >> "$host_out/times"
 
 echo "== kernel matrix (QEMU)"
