@@ -61,10 +61,16 @@ make_ns() {
 
 ifindex() { ip -n "${2:-$NS}" -j link show "$1" | jq '.[0].ifindex'; }
 netns_ino() { ip netns exec "$1" stat -L -c %i /proc/self/ns/net; }
-# the routes as iproute2 shows them: what "exactly" means here. The kernel's
-# own local routes of link-local addresses are left out: their addresses
-# come from each device's MAC address, so a veth made again has new ones.
-routes() { ip -n "${1:-$NS}" route show table all | grep -v '^local fe80::'; }
+# the routes as iproute2 shows them, one line each (a multipath route's
+# nexthops stay on its line, in their order), sorted: what "exactly" means
+# here. Sorted, because the order of routes to the same prefix through
+# different devices is the order the kernel added them in: a veth made again
+# gets its fe80::/64 and ff00::/8 routes when addrconf's work runs for each
+# end, in either order (a CI run: pd1's before d1's, then after). The
+# kernel's own local routes of link-local addresses are left out: their
+# addresses come from each device's MAC address, so a veth made again has
+# new ones.
+routes() { ip -o -n "${1:-$NS}" route show table all | grep -v '^local fe80::' | LC_ALL=C sort; }
 same_routes() {
 	[ "$2" = "$(routes "${3:-$NS}")" ] ||
 		{ echo "# $1:"; diff <(echo "$2") <(routes "${3:-$NS}") | sed 's/^/#   /'; return 1; }
