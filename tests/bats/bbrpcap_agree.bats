@@ -203,7 +203,7 @@ check_bins() {
 	# the same data frame and the same delay (to the microsecond) for at least
 	# 99% of the ACKs both name; they differ only where a retransmission made
 	# newer data (bbrpcap) than the segment ending at the ACK number (tshark)
-	awk 'NR == FNR { f[$1] = $2; r[$1] = $3 * 1e6; next }
+	awk 'FILENAME == ARGV[1] { f[$1] = $2; r[$1] = $3 * 1e6; next }
 		($1 in f) { n++; d = r[$1] - $3; if (d < 0) d = -d; if (f[$1] == $2 && d < 1) same++ }
 		END { printf "# %d of %d ACKs agree\n", same, n; exit !(n > 100 && same >= n * 0.99) }' "$ts" "$ours"
 }

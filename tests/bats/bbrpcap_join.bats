@@ -63,7 +63,7 @@ all_matched() {
 	local joined=$1 capture=$2 type=$3
 	pc_frame_acks "$capture" > "$D/frames.txt"
 	jq -r --arg t "$type" 'select(.type == $t) | "\(.frame) \(.snd_una)"' "$joined" |
-		awk 'NR == FNR { ack[$1] = $2; next }
+		awk 'FILENAME == ARGV[1] { ack[$1] = $2; next }
 			{ n++; if ($1 == "null") { printf "# no frame for ACK %s\n", $2; bad++ } else if (ack[$1] != $2) { printf "# frame %s has ACK %s, not %s\n", $1, ack[$1], $2; bad++ } }
 			END { printf "# %d records\n", n; exit bad > 0 || n == 0 }' "$D/frames.txt" -
 }
@@ -96,7 +96,7 @@ all_matched() {
 	# tcpdump's view of each frame: "IP 10.209.21.2.42200 > 10.209.21.1.PORT"
 	tcpdump -r "$D/snd.pcap" -nn 2>/dev/null | awk '{ print NR, $3, $5 }' > "$D/ends.txt"
 	n=$(jq -r 'select(.type == "sample" or .type == "collapse") | "\(.frame) \(.daddr).\(.dport) \(.saddr).\(.sport):"' "$D/joined-snd.jsonl" |
-		awk 'NR == FNR { e[$1] = $2 " " $3; next } { n++; if (e[$1] != $2 " " $3) { print "# frame " $1 ": " e[$1] " is not " $2 " " $3; bad++ } } END { exit bad > 0 || n == 0 }' "$D/ends.txt" - && echo ok)
+		awk 'FILENAME == ARGV[1] { e[$1] = $2 " " $3; next } { n++; if (e[$1] != $2 " " $3) { print "# frame " $1 ": " e[$1] " is not " $2 " " $3; bad++ } } END { exit bad > 0 || n == 0 }' "$D/ends.txt" - && echo ok)
 	[ "$n" = ok ]
 }
 
@@ -134,7 +134,7 @@ all_matched() {
 	bbrpcap join "$D/trace.jsonl" "$D/snd.pcap" -o "$D/joined-snd.jsonl" > /dev/null
 	pc_frame_acks "$D/snd.pcap" > "$D/frames.txt"
 	jq -r 'select(.type == "collapse") | "\(.frame) \(.frame_time_ns)"' "$D/joined-snd.jsonl" |
-		awk 'NR == FNR { t[$1] = $3; next } { n++; s = sprintf("%.6f", $2 / 1e9); if (s != t[$1]) { print "# " $1 ": " s " vs " t[$1]; bad++ } } END { exit bad > 0 || n == 0 }' "$D/frames.txt" -
+		awk 'FILENAME == ARGV[1] { t[$1] = $3; next } { n++; s = sprintf("%.6f", $2 / 1e9); if (s != t[$1]) { print "# " $1 ": " s " vs " t[$1]; bad++ } } END { exit bad > 0 || n == 0 }' "$D/frames.txt" -
 	jq -e -s 'map(select(.frame != null)) | length > 0 and all((.frame_time_s - .frame_time_ns / 1e9 | fabs) < 1e-6)' "$D/joined-snd.jsonl" > /dev/null
 }
 

@@ -112,7 +112,7 @@ same_as_merged() {
 	mapfile -t files < <(ls "$D"/ring-*.pcap | sort -r)
 	pc_frame_acks "$D/ring-merged.pcapng" > "$BATS_TEST_TMPDIR/frames.txt"
 	bbrpcap acks --each -f json "${files[@]}" | jq -r 'select(.type == "ack") | "\(.frame) \(.ack)"' |
-		awk 'NR == FNR { ack[$1] = $2; next }
+		awk 'FILENAME == ARGV[1] { ack[$1] = $2; next }
 			{ n++; if (ack[$1] != $2) { printf "# frame %s: ACK %s in the merged file, %s here\n", $1, ack[$1], $2; bad++ } }
 			END { printf "# %d ACKs, the last at frame %d\n", n, $1; exit bad > 0 || n < 1000 }' "$BATS_TEST_TMPDIR/frames.txt" -
 	# the newest file's frames are numbered past all the others' (given first, read last)
@@ -188,7 +188,7 @@ tcptrace_dupacks() {
 	tshark -r "$D/ring-merged.pcapng" -Y 'tcp.len > 0' -T fields -E separator=' ' \
 		-e frame.number -e ip.src -e tcp.srcport -e tcp.seq_raw -e tcp.len > "$ends" 2> /dev/null
 	jq -r 'select(.type == "ack" and .dup) | "\(.frame) \(.dst) \(.ack)"' "$out" |
-		awk 'NR == FNR { seg[NR] = $0; n = NR; next }
+		awk 'FILENAME == ARGV[1] { seg[NR] = $0; n = NR; next }
 			{ while (i < n) { split(seg[i + 1], s, " "); if (s[1] + 0 > $1 + 0) break
 				end[s[2] ":" s[3] " " sprintf("%.0f", (s[4] + s[5]) % 4294967296)] = 1; i++ }
 			  if (!(($2 " " $3) in end)) { off[$2]++; printf "# frame %s: a duplicate ACK of %s at no segment end\n", $1, $3 > "/dev/stderr" } }

@@ -348,7 +348,9 @@ tk_tcpdump_stop() {
 # tap sees: a timer, close()) closes at the next event, so its end is only a
 # bound: new data must have left by then. For cwnd_limited, RECEIVER's last
 # window before it also reached past snd_nxt + 1 MSS (the window did not hold
-# it). Prints one line per stall that disagrees; "STALLS n" first.
+# it). Prints one line per stall that disagrees; "STALLS n" first. (The
+# stalls' file is told by its name, not by NR == FNR, which holds for every
+# frame when there is no stall of the cause.)
 tk_stalls_vs_wire() {
 	local trace=$1 pcap=$2 cause=$3 snd=$4 rcv=$5 st=$BATS_TEST_TMPDIR/stalls-$3.txt
 	jq -r --arg c "$cause" 'select(.type=="stall" and .cause==$c)
@@ -360,7 +362,7 @@ tk_stalls_vs_wire() {
 		-e tcp.srcport -e tcp.dstport 2> /dev/null |
 		awk -v slack=0.001 -v snd="$snd" -v rcv="$rcv" -v cw=$([ "$cause" = cwnd_limited ] && echo 1 || echo 0) '
 		function after(a, b) { d = (a - b) % 4294967296; if (d < 0) d += 4294967296; return d > 0 && d < 2147483648 }
-		NR == FNR { t0[NR] = $1 / 1e9; t1[NR] = t0[NR] + $2 / 1e6; nxt[NR] = $3; mss[NR] = $4; port[NR] = $5
+		FILENAME == ARGV[1] { t0[NR] = $1 / 1e9; t1[NR] = t0[NR] + $2 / 1e6; nxt[NR] = $3; mss[NR] = $4; port[NR] = $5
 			    unseen[NR] = $6 == "unseen"; n = NR; next }
 		{
 			# the stalls begun by now: what the wire had sent, and the window, then
