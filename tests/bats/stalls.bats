@@ -11,11 +11,12 @@
 #   data in flight, which the receiver delays, until the next frame's write
 #   takes it along: Nagle stalls, as many as pushsim counts.
 # - The same with quickack on: the receiver ACKs at once, no stall.
-# - 20 fps (50 ms, over the timer): the receiver's delayed-ACK timer ends
-#   each hold, before the next frame: Nagle stalls ended by the late ACK,
-#   never more than the receiver's timer sent (TcpExtDelayedACKs), and
-#   bbrpcap join finds in the capture the late ACK each waited for, as late
-#   after its data as the stall was long.
+# - 20 fps (50 ms, over the timer), into a player that reads each frame at
+#   its playout time: the receiver's delayed-ACK timer ends each hold,
+#   before the next frame: Nagle stalls ended by the late ACK, never more
+#   than the receiver's timer sent (TcpExtDelayedACKs), and bbrpcap join
+#   finds in the capture the late ACK each waited for, as late after its
+#   data as the stall was long.
 # - A receiver that reads slowly from a small buffer: its window fills and
 #   the sender stalls, rwnd_limited, for about as long as the kernel's own
 #   rwnd-limited chrono (tcp_info, as ss -ti prints it) says.
@@ -40,10 +41,12 @@ teardown() {
 	tk_cleanup
 }
 
-# push FPS QUICKACK DIR [SECONDS]: a pushsim push of 6 s (or SECONDS); DIR/verdict.json and DIR/trace.jsonl
+# push FPS QUICKACK DIR [SECONDS [RECEIVER]]: a pushsim push of 6 s (or
+# SECONDS) into dip.sh's default receiver (or RECEIVER); DIR/verdict.json and
+# DIR/trace.jsonl
 push() {
 	tk_run "$TK_ROOT/repro/dip.sh" --fps "$1" --quickack "$2" --duration "${4:-6}" --backend struct_ops \
-		--no-plot --out "$3" --id "$ID" --port 43192
+		--no-plot --out "$3" --id "$ID" --port 43192 ${5:+--receiver "$5"}
 	expect_status 0
 	grep -q 'stalls: the write tap runs on' "$3/bbrtrace.log" || { cat "$3/bbrtrace.log"; return 1; }
 	echo "# $1 fps, quickack $2: pushsim stalls $(jq .push.send.stalls "$3/verdict.json")" \
@@ -92,26 +95,42 @@ pushsim_stalls() {
 
 @test "20 fps, quickack off: the receiver's delayed-ACK timer ends each Nagle hold, about 40 ms on" {
 	local d=$BATS_TEST_TMPDIR/f20off by_ack timer
-	# 15 s: in 6 s, the timer's ACKs that end a hold numbered 0 to 7 (of
-	# about 40 it sent; most find nothing held), and a CI run had none
-	push 20 off "$d" 15
+	# A player that reads each frame at its playout time, not at once: a
+	# reader that drains a small pushed segment at once makes the kernel ACK
+	# it then (tcp_cleanup_rbuf), and no hold waits on the timer. Into
+	# dip.sh's default app-ack receiver the holds ended by the timer's ACK
+	# numbered 0 in 5 of 12 pushes of 15 s beside a busy core (BBR's pacing
+	# held the tails instead); into the paced player, in 8 pushes of 10 s
+	# beside a busy core, 99 to 147, or 2 and 3 in the two where most holds
+	# ended unseen: 15 s, for at least one in those.
+	push 20 off "$d" 15 paced
 	by_ack=$(jq .nagle_stalls_ended_by.ack "$d/verdict.json")
 	timer=$(jq .receiver_delayed_acks "$d/verdict.json")
 	echo "# nagle stalls ended by the late ACK: $by_ack; the receiver's timer sent $timer ACKs" >&3
 	[ "$by_ack" -ge 1 ]
 	[ "$by_ack" -le "$timer" ]
-	# each of those holds lasted the timer: 40 ms at least, well under 200
-	jq -e -s '[.[] | select(.type=="stall" and .cause=="nagle" and .ended_by=="ack") | .duration_us] |
-		all(. >= 35000 and . <= 200000)' "$d/trace.jsonl"
+	# each hold ends within the timer's longest (TCP_DELACK_MAX, 200 ms), and
+	# they last the timer's 40 ms (TCP_DELACK_MIN) in the median, within a
+	# quarter: a hold that began after earlier data had armed the timer ends
+	# sooner (27 to 43 ms beside a busy core, medians 40 to 42 ms)
+	jq -e -s '[.[] | select(.type=="stall" and .cause=="nagle" and .ended_by=="ack") | .duration_us] | sort |
+		all(. <= 200000) and .[length / 2 | floor] >= 30000 and .[length / 2 | floor] <= 50000' \
+		"$d/trace.jsonl" > /dev/null ||
+		{ jq -c -s '[.[] | select(.type=="stall" and .cause=="nagle" and .ended_by=="ack") | .duration_us]' "$d/trace.jsonl"; return 1; }
 	# and the capture agrees: bbrpcap join finds the ACK each waited for, and
-	# that ACK came as long after the data it covers as the stall lasted
+	# that ACK came as long after the data it covers as the stall lasted (2
+	# ms: the trace's and tcpdump's clocks, read on either side of the
+	# stack; 1 ms at most seen)
 	bbrpcap join "$d/trace.jsonl" "$d/capture.pcap" -o "$d/joined.jsonl" 2> "$d/join.err" ||
 		{ cat "$d/join.err"; return 1; }
 	grep -q "matched [0-9]* of [0-9]* stalls" "$d/join.err"
 	jq -c -s '[.[] | select(.type=="stall" and .cause=="nagle" and .ended_by=="ack") |
 		{duration_us, frame, ack_delay_us}] | .[0:3]' "$d/joined.jsonl" | sed 's/^/# joined: /' >&3
 	jq -e -s '[.[] | select(.type=="stall" and .cause=="nagle" and .ended_by=="ack")] | length >= 1 and
-		all(.frame != null and ((.ack_delay_us - .duration_us) | fabs) < 2000)' "$d/joined.jsonl"
+		all(.frame != null and ((.ack_delay_us - .duration_us) | fabs) < 2000)' "$d/joined.jsonl" > /dev/null ||
+		{ jq -c -s '[.[] | select(.type=="stall" and .cause=="nagle" and .ended_by=="ack") |
+			select(.frame == null or ((.ack_delay_us - .duration_us) | fabs) >= 2000) |
+			{duration_us, frame, ack_delay_us}]' "$d/joined.jsonl"; return 1; }
 }
 
 @test "a receiver that reads slowly: rwnd_limited stalls, as long in all as tcp_info's rwnd-limited time, within a tenth" {
