@@ -35,11 +35,24 @@ teardown_file() {
 		[ "$(min_rtt_us "$out/$d/trace.jsonl")" -ge 1000 ]
 	done
 	# quickack off: the receiver held ACKs, they collapsed the estimate, and
-	# the verdict says so and names the fix
+	# the verdict says so
 	jq -e '.receiver_delayed_acks > 0 and .collapses_by_cause.delayed_ack > 0' "$off" > /dev/null ||
 		{ jq -c '{receiver_delayed_acks, collapses_by_cause}' "$off"; return 1; }
 	delayed_ack_records_ok "$out/quickack-off/trace.jsonl"
-	jq -e '.text | test("caused by delayed ACKs") and test("`quickack on --to 10.77.1.2`")' "$off" > /dev/null
+	# and names the fix, or says why not: how much the held ACKs throttled
+	# depends on the emulated clock (idle, 6 to 9 delayed_ack collapses
+	# throttled 132 to 218 ms; in a CI run beside the other guest, 1 for 5
+	# ms, its other 9 collapses lone segments ACKed under the 10 ms floor).
+	# No fix under all the floors of bbrtrace's contract (its --help: 100
+	# ms, 4000 bytes, 2 delayed-ACK throttles), and the text says so.
+	if jq -e '.fix != null' "$off" > /dev/null; then
+		jq -e '.text | test("caused by delayed ACKs") and test("`quickack on --to 10.77.1.2`")' "$off" > /dev/null ||
+			{ jq -r .text "$off"; return 1; }
+	else
+		jq -e '.throttled_s < 0.1 and .late_bytes < 4000 and .throttling_by_cause.delayed_ack < 2 and
+			(.text | test("too little to act on \\(under 100 ms and 4 kB in all\\)"))' "$off" > /dev/null ||
+			{ jq -c '{throttled_s, late_bytes, throttling_by_cause, fix, text}' "$off"; return 1; }
+	fi
 	# quickack on: no held ACK, no delayed_ack collapse, no receiver fix proposed
 	# (the receiver's TcpExtDelayedACKs is the ground truth; under emulation a
 	# starved vCPU can send an immediate ACK 10 ms late, which no sender can
