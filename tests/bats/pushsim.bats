@@ -80,8 +80,21 @@ sum() { jq -s "[.[] | select(.type==\"summary\")][0].$2" "$BATS_TEST_TMPDIR/$1.j
 	tk_netns_pair "$NS"
 	push 3 paced 43202 --playout-ms 200
 	[ "$SEND_RC" -eq 0 ] && [ "$RECV_RC" -eq 0 ]
+	# frame k is read at first arrival + playout + k/fps: each frame's
+	# latency is the first frame's delivery time plus the playout, the same
+	# for all of them. The delivery time is the machine's (a CI run beside a
+	# busy core and two guests: 177 ms), and no record carries it. So the
+	# bounds are the playout below (10 ms: the timer's wakeup), and above,
+	# the smallest per-second maximum, which no second's frames can all be
+	# far over when each is held the same time: the mean within 60 ms of it
+	# (a late frame is read when it comes; 3 runs beside a make test: means
+	# 211-213 ms, smallest maxima 201-240 ms)
 	lat=$(sum recv frame_latency_mean_us)
-	[ "$lat" -ge 190000 ] && [ "$lat" -le 260000 ] || { echo "# mean latency $lat us"; return 1; }
+	first=$(jq -s '[.[] | select(.type=="second" and .frame_latency_max_us != null) | .frame_latency_max_us] | min' \
+		"$BATS_TEST_TMPDIR/recv.jsonl")
+	echo "# mean latency $lat us, smallest per-second maximum $first us" >&3
+	[ "$first" -ge 190000 ] && [ "$lat" -ge 190000 ] && [ "$lat" -le $((first + 60000)) ] ||
+		{ echo "# mean latency $lat us, smallest per-second maximum $first us"; return 1; }
 	[ "$(sum recv frames)" -eq 90 ]
 }
 
