@@ -56,7 +56,7 @@ DOC_NOT_RUN='
 # Commands run smaller than written: a sed -E expression on the command (with
 # `sudo ` dropped), a tab, the reason. Each must change some README command.
 DOC_SUBST='
-s/^(bin\/bbrtrace -d) 30 /\1 4 /	30 s of tracing; 4 s with a push in them write the same records
+s/^(bin\/bbrtrace -d) 30 /\1 10 /	30 s of tracing; 10 s with a push of 2 s in them write the same records (4 s were too few beside a busy core and the guests: the push began after they ended)
 s/^(repro\/dip\.sh .*--duration) 30 /\1 5 /	two 30 s pushes; 5 s ones leave the same outputs, and none collapses on a delayed ACK with quickack on (repro.bats runs and counts the long ones)
 s/ --out \/tmp\// --out /	/tmp is every worktree'"'"'s: the outputs go to the test'"'"'s directory
 s/^(bin\/udpdwell -p 5004 (--once )?--interval) 10 /\1 2 /	10 s intervals; 2 s ones write the same records
@@ -324,6 +324,17 @@ doc_forget() {
 	DOC_PIDS=("${keep[@]}")
 }
 
+# each watcher of the group: running or not, and its stderr's last lines (a
+# watcher that ended or lost what it registered explains a scenario's failure)
+doc_group_show() {
+	local g pid n cmd
+	for g in "${DOC_GROUP[@]}"; do
+		read -r pid n cmd <<<"$g"
+		echo "# $cmd: $(kill -0 "$pid" 2>/dev/null && echo running || echo ended); its stderr:"
+		tail -n 5 "$DOC_LOG/$n.err" | sed 's/^/#   /'
+	done
+}
+
 # the group's scenario (the test's doc_during), then each watcher's end
 doc_finish_group() {
 	local g pid n cmd
@@ -331,6 +342,7 @@ doc_finish_group() {
 	declare -F doc_during >/dev/null || { echo "# this test runs watchers but defines no doc_during"; return 1; }
 	doc_during || {
 		echo "# the scenario failed, while these ran: $(doc_group_cmds | paste -sd ';')"
+		doc_group_show
 		return 1
 	}
 	for g in "${DOC_GROUP[@]}"; do
