@@ -24,17 +24,21 @@ setup_file() {
 	ip -n "$A" link set veth0 gso_max_segs 1
 	ip netns exec "$r" tc qdisc add dev rb root tbf rate 100mbit burst 20kb limit 20000
 	pc_iperf_server "$B" 42040
-	# the ring stops in the middle of the transfer (-d), so it holds no
-	# connection teardown: tcptrace counts a FIN that repeats the ACK number
-	# as a duplicate ACK, which RFC 5681 (and bbrpcap) does not
-	ip netns exec "$A" bbrpcap capture -i veth0 -w "$D/ring.pcap" --ring 100 --ring-mb 1 -d 2.5 -f json \
-		> "$D/summary.json" 2> "$D/capture.err" &
-	local cap=$!
+	# tcpdump first: it may take seconds to listen, and the ring's -d runs
+	# from its own start (a CI run beside booting guests: the ring's 2.5 s
+	# were over before the transfer began, and it held 1 file)
 	pc_tcpdump_start "$A" "$D/td.pcap" -i veth0 -s 128 -C 1 -W 100 tcp
 	local td=$PC_TCPDUMP_PID
-	sleep 0.5
-	kill -0 "$cap" || { cat "$D/capture.err" >&2; return 1; }
-	ip netns exec "$A" timeout 30 iperf3 -c 10.202.2.2 -p 42040 -t 3 -b 200M > /dev/null
+	# the ring stops in the middle of the transfer (-d 4 s of the 6 s), so
+	# it holds no connection teardown: tcptrace counts a FIN that repeats
+	# the ACK number as a duplicate ACK, which RFC 5681 (and bbrpcap) does
+	# not; the transfer starts once the ring's first file is there
+	ip netns exec "$A" bbrpcap capture -i veth0 -w "$D/ring.pcap" --ring 100 --ring-mb 1 -d 4 -f json \
+		> "$D/summary.json" 2> "$D/capture.err" &
+	local cap=$!
+	tk_wait_for "[ -e '$D/ring-000001.pcap' ] || ! kill -0 $cap" 10
+	kill -0 "$cap" && [ -e "$D/ring-000001.pcap" ] || { cat "$D/capture.err" >&2; return 1; }
+	ip netns exec "$A" timeout 30 iperf3 -c 10.202.2.2 -p 42040 -t 6 -b 200M > /dev/null
 	pc_tcpdump_stop "$td"
 	wait "$cap"
 	export A B D
