@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "bbrtrace/demand.h"
+#include "bbrtrace/rules.h"
 #include "common.h"
 
 #define DEMAND_FIRST_CAP 4

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * A flow's demand: the bytes it delivered (ACKed, from snd_una) over the last
- * BT_DEMAND_WINDOW_MS, and whether it was app-limited then (lib/trace.h says
- * why). The flow's running counts are checkpointed at most every
+ * BT_DEMAND_WINDOW_MS, and whether it was app-limited then (bbrtrace/rules.h
+ * says why). The flow's running counts are checkpointed at most every
  * BT_DEMAND_STEP_NS; the demand at an ACK is measured from the oldest
  * checkpoint inside the window. The checkpoints live in a ring that grows
  * with the flow's ACK rate: a flow that ACKs once a second keeps one, a busy
@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "bbrtrace/rules.h"
 #include "trace.h"
 
 #define BT_DEMAND_STEP_NS (10ull * 1000 * 1000)

@@ -8,6 +8,7 @@
 #include "bbrtrace/detect.h"
 #include "bbrtrace/flowtab.h"
 #include "bbrtrace/peers.h"
+#include "bbrtrace/rules.h"
 #include "bbrtrace/stall.h"
 #include "bbrtrace/sample.h"
 #include "cli.h"

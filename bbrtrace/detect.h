@@ -37,7 +37,8 @@
  *                     delivered <= BT_DELACK_MAX_SEGS
  *                 More segments that late drained through a queue: a
  *                 rate_drop, with that evidence.
- *                 (BT_DELACK_RATIO and BT_DELACK_FLOOR_US in lib/trace.h)
+ *                 (BT_DELACK_RATIO in bbrtrace/rules.h, BT_DELACK_FLOOR_US in
+ *                 lib/trace.h)
  *                 The ACK came late, not the data: the receiver held its
  *                 ACK (the delayed-ACK timer is 40 ms at least unless a
  *                 route's rto_min lowers it). The floor keeps out the
@@ -82,7 +83,7 @@
  */
 #define BT_DETECT_FLOWS 131072
 
-/* the thresholds, by default those of lib/trace.h */
+/* the thresholds, by default those of bbrtrace/rules.h */
 struct bt_detect_cfg {
 	double collapse_ratio;    /* a drop by at least this fraction */
 	double delack_ratio;      /* rcv_interval >= this * snd_interval */

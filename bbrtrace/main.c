@@ -20,6 +20,7 @@
 #include "bbrtrace/guard.h"
 #include "bbrtrace/detect.h"
 #include "bbrtrace/peers.h"
+#include "bbrtrace/rules.h"
 #include "bbrtrace/sample.h"
 #include "bbrtrace/verdict.h"
 #include "bpfutil.h"
@@ -150,7 +151,7 @@ static const char footer[] =
 "\"type\":\"summary\" record at exit gives samples, lost events and elapsed time.\n"
 "Events lost in a full ring buffer are counted and reported, never hidden.\n";
 
-/* the detector's rules, with its thresholds from lib/trace.h */
+/* the detector's rules, with its thresholds from bbrtrace/rules.h */
 static void detect_help(FILE *f)
 {
 	fprintf(f,

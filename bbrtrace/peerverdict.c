@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bbrtrace/peerverdict.h"
+#include "bbrtrace/rules.h"
 #include "bbrtrace/vtext.h"
 #include "cli.h"
 #include "record.h"

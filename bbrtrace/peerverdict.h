@@ -10,7 +10,7 @@
  * collapse of BBR's estimate, or stalled with data waiting by Nagle or by
  * the receiver's window (a full congestion window or BBR's pacing stall a
  * bulk flow as it should). A peer needs a fix by the same floors as the
- * host's verdict (lib/trace.h): throttling of BT_FIX_MIN_THROTTLED_MS or
+ * host's verdict (bbrtrace/rules.h): throttling of BT_FIX_MIN_THROTTLED_MS or
  * BT_FIX_MIN_LATE_BYTES, or delayed-ACK throttles BT_FIX_DELACK_RECURS times,
  * or Nagle stalls of BT_STALL_FIX_MIN_MS in all.
  */

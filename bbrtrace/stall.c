@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bbrtrace/rules.h"
 #include "bbrtrace/stall.h"
 #include "bpf/contract/bbrtrace.h"
 

@@ -41,8 +41,8 @@
  * comes before this event ("unseen", then). A write that brings a Nagle
  * stall's held data to a full segment ends it ("write"): Nagle holds it no
  * longer, and the write opens a stall of what holds it now. A stall shorter
- * than BT_STALL_MIN_US (lib/trace.h) is no stall. An ACK that covers the FIN
- * ends any stall unreported.
+ * than BT_STALL_MIN_US (bbrtrace/rules.h) is no stall. An ACK that covers
+ * the FIN ends any stall unreported.
  */
 #ifndef BBRTRACE_STALL_H
 #define BBRTRACE_STALL_H

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "bbrtrace/peerverdict.h"
+#include "bbrtrace/rules.h"
 #include "bbrtrace/verdict.h"
 #include "bbrtrace/vtext.h"
 #include "cli.h"

@@ -17,6 +17,7 @@
 
 #include "bbrtrace/detect.h"
 #include "bbrtrace/peers.h"
+#include "bbrtrace/rules.h"
 #include "bbrtrace/sample.h"
 #include "bbrtrace/verdict.h"
 #include "cli.h"

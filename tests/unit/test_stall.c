@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "bbrtrace/rules.h"
 #include "bbrtrace/stall.h"
 #include "bpf/contract/bbrtrace.h"
 

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The detector's rules: the thresholds by which bbrtrace finds a collapse,
+ * names its cause and impact, finds a stall and decides whether its verdict
+ * proposes a fix, each with its unit and its reason. The records they fill
+ * and the delayed-ACK floor that bbrpcap applies too are the trace's
+ * (lib/trace.h).
+ */
+#ifndef BBRTRACE_RULES_H
+#define BBRTRACE_RULES_H
+
+/* --- collapses and their causes ----------------------------------------------------- */
+
+/* a collapse: BBR's estimate fell by at least this fraction on one ACK */
+#define BT_COLLAPSE_RATIO_DEFAULT 0.30
+/*
+ * delayed_ack: the culprit sample's rcv_interval is at least this many times
+ * its snd_interval (the ACK came late, not the data), and at least
+ * BT_DELACK_FLOOR_US long (lib/trace.h) ...
+ */
+#define BT_DELACK_RATIO 5.0
+/*
+ * ... and the late ACK held back at most this many segments: a delayed-ACK
+ * timer holds the ACK of the last one or two (RFC 1122 ACKs every second
+ * full segment at once). More segments arriving that late drained through
+ * a queue at the path's rate: a rate_drop, whatever the sender's burst. So
+ * are more segments whose receive interval is at least the floor and over
+ * their send interval by less than BT_DELACK_RATIO (a rate cut's queue as
+ * BBR's pacing comes down: 22 ms against 5.2 ms, 21.6 against 10.8).
+ */
+#define BT_DELACK_MAX_SEGS 2
+/*
+ * ... and at most this long: the delayed-ACK timer is capped at 200 ms
+ * (TCP_DELACK_MAX); a longer gap is something else (a retransmission
+ * timeout, a closed window). 250 ms leaves a scheduler's slack.
+ */
+#define BT_DELACK_CEIL_US 250000u
+/* rate_drop: the culprit's two intervals agree within this factor */
+#define BT_AGREE_RATIO 2.0
+/*
+ * ack_jitter: the culprit's receive interval dominates its send interval but
+ * is under this: its ACK came less than a millisecond after the data. A
+ * veth's round trip is tens of microseconds, and scheduling, softirq batching
+ * and NIC interrupt coalescing move an ACK by that much: a sample of a few
+ * segments then measures that jitter, not the path, nor a held ACK (whose
+ * timer is BT_DELACK_FLOOR_US at least). Between this and that floor the
+ * cause stays other, with its evidence.
+ */
+#define BT_JITTER_MAX_US 1000u
+
+/* --- a collapse's impact: the flow's demand ----------------------------------------- */
+
+/*
+ * impact: a collapse throttles the flow when the pacing rate BBR now allows
+ * (the new estimate x its pacing gain) is under BT_THROTTLE_HEADROOM x the
+ * flow's demand. A live stream sends each frame as a burst at the pacing
+ * rate: with less than 25% headroom a frame's burst fills most of the frame
+ * interval, and the next frame queues behind it.
+ */
+#define BT_THROTTLE_HEADROOM 1.25
+/*
+ * demand: the bytes ACKed over the last BT_DEMAND_WINDOW_MS before the ACK
+ * (a young flow's: since its first sample, at least BT_DEMAND_MIN_SPAN_MS).
+ * When the flow was app-limited (it had nothing more to send) for at least
+ * BT_DEMAND_APP_SHARE of that window's samples, that is what the application
+ * was sending, and the flow needs BT_THROTTLE_HEADROOM x it. A flow that was
+ * not, a bulk sender with more to send, is throttled when the pacing allowed
+ * falls under what it delivered. A flow younger than the minimum span (a
+ * collapse in its first 20 ms) delivered what it did over 20 ms at least: on
+ * a veth, a first burst ACKed in microseconds reads as Gbit/s, and taking the
+ * estimate it had as the demand would make a 4 us dip "hold back" 9 kB.
+ * A flow that delivered nothing yet wants the estimate it had.
+ */
+#define BT_DEMAND_WINDOW_MS 1000u
+#define BT_DEMAND_MIN_SPAN_MS 20u
+#define BT_DEMAND_APP_SHARE 0.5
+
+/* --- sender stalls ------------------------------------------------------------------ */
+
+/*
+ * A stall: after a write, data stayed unsent (write_seq ahead of snd_nxt)
+ * and nothing more went out for at least BT_STALL_MIN_US. Below that, a
+ * sub-MSS tail waiting a round trip for its ACK, or a pacing gap, is how TCP
+ * works; 10 ms, the delayed-ACK floor, keeps out a veth path's jitter while
+ * every delayed-ACK timer (40 ms at least) is over it.
+ */
+#define BT_STALL_MIN_US 10000u
+
+/* --- the verdict: what is worth a fix ----------------------------------------------- */
+
+/*
+ * negligible throttling: the verdict proposes no fix when the throttling
+ * collapses together held back less than BT_FIX_MIN_LATE_BYTES and
+ * throttled for less than BT_FIX_MIN_THROTTLED_MS: under one frame of a
+ * 1 Mbit/s stream at 30 fps (4.2 kB), within three frame intervals. One
+ * held ACK around a push's handshake (11 ms, 0 kB) is not worth a change.
+ */
+#define BT_FIX_MIN_LATE_BYTES 4000u
+#define BT_FIX_MIN_THROTTLED_MS 100u
+/*
+ * ... unless delayed ACKs throttled the stream this many times or more: then
+ * the receiver's timer bites the stream's bursts again and again, and the
+ * fix is proposed whatever the cost so far (a 10 s trace of the demo's push
+ * measured 3 such throttles, 7.8 ms and 3 kB in all; a longer one, or a busier
+ * receiver, measures more). One alone, as around a push's handshake, is not.
+ */
+#define BT_FIX_DELACK_RECURS 2u
+/*
+ * negligible stalls: the verdict proposes no fix for the sender's stalls
+ * when together they held its data for less than this: two or three frames
+ * held a few ms past BT_STALL_MIN_US. Under emulation an ACK that the
+ * receiver sends at once (quickack on) can come 10 ms late: 3 such Nagle
+ * stalls, 41 ms in all, are no reason to propose quickack.
+ */
+#define BT_STALL_FIX_MIN_MS 100u
+
+#endif
