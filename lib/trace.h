@@ -32,8 +32,8 @@
  * kernel's timer is 40 ms at least (TCP_DELACK_MIN) unless a route's rto_min
  * lowers it; 10 ms keeps out the microsecond jitter of a veth path, where a
  * 20 us receive interval against a 0 us send interval is no delayed ACK.
- * bbrtrace's delayed_ack cause (bbrtrace/rules.h) and bbrpcap join's
- * delayed-ACK candidates use the same floor.
+ * bbrtrace's delayed_ack cause (bbrtrace/rules.h) and bbrpcap's delayed-ACK
+ * candidates (acks' default --delack-ms, and join's) use the same floor.
  */
 #define BT_DELACK_FLOOR_US 10000u
 

@@ -15,6 +15,7 @@
 #include "opt.h"
 #include "pcap/bbrpcap.h"
 #include "record.h"
+#include "trace.h"
 
 enum cmd { CMD_FLOWS, CMD_THROUGHPUT, CMD_ACKS };
 
@@ -30,7 +31,7 @@ struct an_cmd {
 #define BIN_MS_DEFAULT 100      /* like tshark io,stat's common choice */
 #define DIP_FRAC_DEFAULT 0.5
 #define DIP_WINDOW_DEFAULT 21
-#define DELACK_MS_DEFAULT 10    /* below Linux's 40 ms minimum delayed-ACK timer */
+#define DELACK_MS_DEFAULT (BT_DELACK_FLOOR_US / 1000) /* the trace's delayed-ACK floor */
 
 /* one run of a command: the settings, the capture and where the records go */
 struct an_job {
