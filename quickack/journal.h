@@ -114,6 +114,8 @@ struct qaj_error {
 	char msg[256];
 };
 
+/* --- the lines: read by journal_parse.c, written by journal_format.c ----------------- */
+
 /* parse a whole journal; 0, or -1 with e filled (j is then freed) */
 int qaj_parse(const char *buf, size_t len, struct qaj *j, struct qaj_error *e);
 void qaj_free(struct qaj *j);
@@ -131,7 +133,7 @@ size_t qaj_route_line_max(const struct qa_route *route, size_t ndevs);
  * empty); at most route->nexthops + 1 */
 size_t qaj_route_devs(const struct qa_route *route, struct qaj_dev *devs, size_t max);
 
-/* --- the file -------------------------------------------------------------------- */
+/* --- the file (journal_file.c) ------------------------------------------------------- */
 
 enum qaj_status {
 	QAJ_OK = 0,

@@ -1,6 +1,7 @@
 # quickack: RTAX_QUICKACK and related delayed-ACK metrics on routes, with a
 # journal that restores them exactly (issue 3). libnl-3 / libnl-route-3.
-QUICKACK_CORE := quickack/route.c quickack/journal.c
+QUICKACK_CORE := quickack/route.c \
+                 quickack/journal_format.c quickack/journal_parse.c quickack/journal_file.c
 TOOLS += quickack
 SBIN_TOOLS += quickack  # route changes: CAP_NET_ADMIN
 quickack_SRCS := quickack/main.c quickack/args.c quickack/run.c quickack/change.c quickack/restore.c quickack/stale.c quickack/nl.c quickack/output.c $(QUICKACK_CORE)
