@@ -65,6 +65,8 @@ struct qa_change {
 	bool lock;                  /* congctl: also set its lock bit */
 };
 
+/* --- a route read from the kernel's bytes (route_parse.c) ---------------------- */
+
 /*
  * Parse a dumped route (payload of an RTM_NEWROUTE message), copying it.
  * Strict: every attribute must be well formed and appear once, addresses
@@ -75,6 +77,12 @@ void qa_route_free(struct qa_route *r);
 
 void qa_route_key(const struct qa_route *r, struct qa_route_key *k);
 int qa_route_key_cmp(const struct qa_route_key *a, const struct qa_route_key *b);
+/* the nexthops in order: fn(ifindex, gateway family (0: none), gateway, arg) */
+void qa_route_nexthops(const struct qa_route *r,
+		       void (*fn)(uint32_t ifindex, int gw_family, const uint8_t *gw, void *arg),
+		       void *arg);
+
+/* --- the change model (route_change.c) ----------------------------------------- */
 
 /* the metrics of r once c is applied */
 void qa_change_apply(const struct qa_route *r, const struct qa_change *c,
@@ -86,6 +94,8 @@ void qa_change_describe(const struct qa_route *r, const struct qa_change *c, cha
 
 /* whether quickack may change r, and if not, why (one phrase in why) */
 bool qa_route_changeable(const struct qa_route *r, char *why, size_t len);
+
+/* --- requests (route_request.c) ------------------------------------------------ */
 
 /*
  * The request that makes the kernel hold r with c applied (c NULL: r as it
@@ -112,7 +122,7 @@ int qa_route_remap_devs(const struct qa_route *r, const uint32_t *from, const ui
 bool qa_route_same(const struct qa_route *a, const struct qa_change *ca,
 		   const struct qa_route *b, const struct qa_change *cb);
 
-/* --- presentation ---------------------------------------------------------- */
+/* --- presentation (route_text.c) ----------------------------------------------- */
 
 const char *qa_metric_name(int rtax);          /* iproute2's names: "mtu", "rto_min" */
 const char *qa_family_name(int family);        /* "inet", "inet6" */
@@ -121,14 +131,8 @@ const char *qa_prefix_str(int family, const uint8_t *addr, unsigned int len, cha
 const char *qa_addr_str(int family, const uint8_t *addr, char *buf, size_t cap);
 /* "10.0.1.0/24 table main metric 0" (with "tos" and "from" when set) */
 const char *qa_route_name(const struct qa_route *r, char *buf, size_t cap);
-/* the nexthops in order: fn(ifindex, gateway family (0: none), gateway, arg) */
-void qa_route_nexthops(const struct qa_route *r,
-		       void (*fn)(uint32_t ifindex, int gw_family, const uint8_t *gw, void *arg),
-		       void *arg);
-bool qa_route_uses_dev(const struct qa_route *r, uint32_t ifindex);
-bool qa_route_uses_gw(const struct qa_route *r, int family, const uint8_t *gw);
 
-/* --- tables ------------------------------------------------------------------ */
+/* --- tables (route_table.c) ---------------------------------------------------- */
 
 #define QA_TABLE_ALL 0u /* RT_TABLE_UNSPEC: every table */
 /*
@@ -140,7 +144,7 @@ int qa_table_parse(const char *s, uint32_t *id);
 /* "main", a name from rt_tables, or the number */
 const char *qa_table_str(uint32_t id, char *buf, size_t cap);
 
-/* --- selecting routes ---------------------------------------------------------- */
+/* --- selecting routes (route_select.c) ----------------------------------------- */
 
 struct qa_filter {
 	int family;              /* 0: both */
@@ -155,6 +159,8 @@ struct qa_filter {
 	bool unicast_only;
 };
 
+bool qa_route_uses_dev(const struct qa_route *r, uint32_t ifindex);
+bool qa_route_uses_gw(const struct qa_route *r, int family, const uint8_t *gw);
 bool qa_filter_match(const struct qa_filter *f, const struct qa_route *r);
 /*
  * Up to max routes closest to f's prefix among routes[] of the same family
