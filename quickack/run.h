@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * One quickack run: its context, and what the changing commands (change.c)
+ * One quickack run: its context, and what the changing commands (onoff.c)
  * and restore/status (restore.c) share: routes found by their identity, a
  * planned batch of requests sent and read back, the journal opened with its
  * checks, and the records' writer.
