@@ -202,6 +202,23 @@ static const char *str_or_null(const char *s)
 	return s && *s ? s : NULL;
 }
 
+/*
+ * A route's identity, the columns every record about one route holds in
+ * this order: family, table, dst, the record's own `between` columns, then
+ * metric. Each record keeps its own width for the dst column (dst_width).
+ * The values read the route r and fill the buffers table[32] and dst[64],
+ * which the record's writer declares.
+ */
+#define ROUTE_ID_COLUMNS(X, dst_width, between)                                                \
+	X("family", REC_STR, 0, REC_NOCOL, rv_str(qa_family_name(r->family)))                  \
+	X("table", REC_STR, 0, REC_COL("table", -6, 0, 0),                                     \
+	  rv_str(qa_table_str(r->table, table, sizeof(table))))                                \
+	X("dst", REC_STR, 0, REC_COL("dst", dst_width, 0, 0),                                  \
+	  rv_str(qa_prefix_str(r->family, r->dst, r->rtm.rtm_dst_len, dst, sizeof(dst))))      \
+	between(X)                                                                             \
+	X("metric", REC_U64, 0, REC_COL("metric", 6, 0, 0), rv_u64(r->priority))
+#define NO_COLUMNS(X)
+
 /* --- route ------------------------------------------------------------------------ */
 
 static struct rec_value opt_u64(uint32_t v)
@@ -211,7 +228,7 @@ static struct rec_value opt_u64(uint32_t v)
 
 /* the text fields of a route, formatted once */
 struct route_text {
-	char table[32], dst[64], src[64], type[32], proto[32], scope[32], devs[256], gws[512], locked[256];
+	char src[64], type[32], proto[32], scope[32], devs[256], gws[512], locked[256];
 };
 
 static void route_text(struct qa_nl *nl, const struct qa_route *r, struct route_text *t)
@@ -220,8 +237,6 @@ static void route_text(struct qa_nl *nl, const struct qa_route *r, struct route_
 
 	t->locked[0] = '\0';
 	locked_names(r, &lb, ",");
-	qa_table_str(r->table, t->table, sizeof(t->table));
-	qa_prefix_str(r->family, r->dst, r->rtm.rtm_dst_len, t->dst, sizeof(t->dst));
 	t->src[0] = '\0';
 	if (r->rtm.rtm_src_len)
 		qa_prefix_str(r->family, r->src, r->rtm.rtm_src_len, t->src, sizeof(t->src));
@@ -232,13 +247,12 @@ static void route_text(struct qa_nl *nl, const struct qa_route *r, struct route_
 	qa_route_gws(r, t->gws, sizeof(t->gws));
 }
 
-#define ROUTE_FIELDS(X)                                                                        \
-	X("family", REC_STR, 0, REC_NOCOL, rv_str(qa_family_name(r->family)))                  \
-	X("table", REC_STR, 0, REC_COL("table", -6, 0, 0), rv_str(t.table))                    \
-	X("dst", REC_STR, 0, REC_COL("dst", -24, 0, 0), rv_str(t.dst))                         \
+#define ROUTE_SRC_TOS(X)                                                                       \
 	X("src", REC_STR, 0, REC_NOCOL, rv_str(str_or_null(t.src)))                            \
-	X("tos", REC_U64, 0, REC_NOCOL, rv_u64(r->rtm.rtm_tos))                                \
-	X("metric", REC_U64, 0, REC_COL("metric", 6, 0, 0), rv_u64(r->priority))               \
+	X("tos", REC_U64, 0, REC_NOCOL, rv_u64(r->rtm.rtm_tos))
+
+#define ROUTE_FIELDS(X)                                                                        \
+	ROUTE_ID_COLUMNS(X, -24, ROUTE_SRC_TOS)                                                \
 	X("route_type", REC_STR, 0, REC_COL("type", -9, 0, 0), rv_str(t.type))                 \
 	X("protocol", REC_STR, 0, REC_COL("proto", -7, 0, 0), rv_str(t.proto))                 \
 	X("scope", REC_STR, 0, REC_NOCOL, rv_str(t.scope))                                     \
@@ -265,6 +279,7 @@ int qa_out_route(struct rec_writer *w, struct qa_nl *nl, const struct qa_route *
 {
 	struct rec_kv kv[QA_RTAX_N];
 	struct route_text t;
+	char table[32], dst[64];
 	unsigned int nkv = 0;
 
 	route_text(nl, r, &t);
@@ -280,12 +295,7 @@ int qa_out_route(struct rec_writer *w, struct qa_nl *nl, const struct qa_route *
 
 #define CHANGE_FIELDS(X)                                                                       \
 	X("op", REC_STR, 0, REC_COL("op", -8, 0, 0), rv_str(op))                               \
-	X("family", REC_STR, 0, REC_NOCOL, rv_str(qa_family_name(r->family)))                  \
-	X("table", REC_STR, 0, REC_COL("table", -6, 0, 0),                                     \
-	  rv_str(qa_table_str(r->table, table, sizeof(table))))                                \
-	X("dst", REC_STR, 0, REC_COL("dst", -20, 0, 0),                                        \
-	  rv_str(qa_prefix_str(r->family, r->dst, r->rtm.rtm_dst_len, dst, sizeof(dst))))      \
-	X("metric", REC_U64, 0, REC_COL("metric", 6, 0, 0), rv_u64(r->priority))               \
+	ROUTE_ID_COLUMNS(X, -20, NO_COLUMNS)                                                   \
 	X("dev", REC_STR, 0, REC_COL("dev", -10, 0, 0),                                        \
 	  rv_str(str_or_null(qa_route_devs(nl, r, devs, sizeof(devs)))))                       \
 	X("gateway", REC_STR, 0, REC_NOCOL, rv_str(str_or_null(qa_route_gws(r, gws, sizeof(gws))))) \
@@ -310,12 +320,7 @@ int qa_out_change(struct rec_writer *w, struct qa_nl *nl, const char *op, const 
 
 #define REQUEST_FIELDS(X)                                                                      \
 	X("op", REC_STR, 0, REC_NOCOL, rv_str(op))                                             \
-	X("family", REC_STR, 0, REC_NOCOL, rv_str(qa_family_name(r->family)))                  \
-	X("table", REC_STR, 0, REC_COL("table", -6, 0, 0),                                     \
-	  rv_str(qa_table_str(r->table, table, sizeof(table))))                                \
-	X("dst", REC_STR, 0, REC_COL("dst", -20, 0, 0),                                        \
-	  rv_str(qa_prefix_str(r->family, r->dst, r->rtm.rtm_dst_len, dst, sizeof(dst))))      \
-	X("metric", REC_U64, 0, REC_COL("metric", 6, 0, 0), rv_u64(r->priority))               \
+	ROUTE_ID_COLUMNS(X, -20, NO_COLUMNS)                                                   \
 	X("change", REC_STR, 0, REC_COL("change", -24, 0, 0), rv_str(change))                  \
 	X("request_bytes", REC_U64, 0, REC_NOCOL, rv_u64(NLMSG_LENGTH(req_len)))               \
 	X("request", REC_STR, 0, REC_COL("netlink request", -250, 0, 0), rv_str(text))
@@ -360,12 +365,7 @@ int qa_out_request(struct rec_writer *w, struct qa_nl *nl, const char *op, const
 	X("time", REC_U64, 0, REC_NOCOL, rv_u64(time_s))                                       \
 	X("op", REC_STR, 0, REC_COL("first op", -8, 0, 0), rv_str(op))                         \
 	X("records", REC_U64, 0, REC_COL("records", 7, 0, 0), rv_u64(records))                 \
-	X("family", REC_STR, 0, REC_NOCOL, rv_str(qa_family_name(r->family)))                  \
-	X("table", REC_STR, 0, REC_COL("table", -6, 0, 0),                                     \
-	  rv_str(qa_table_str(r->table, table, sizeof(table))))                                \
-	X("dst", REC_STR, 0, REC_COL("dst", -20, 0, 0),                                        \
-	  rv_str(qa_prefix_str(r->family, r->dst, r->rtm.rtm_dst_len, dst, sizeof(dst))))      \
-	X("metric", REC_U64, 0, REC_COL("metric", 6, 0, 0), rv_u64(r->priority))               \
+	ROUTE_ID_COLUMNS(X, -20, NO_COLUMNS)                                                   \
 	X("dev", REC_STR, 0, REC_COL("dev", -10, 0, 0),                                        \
 	  rv_str(str_or_null(saved_devs(nl, e, devs, sizeof(devs)))))                          \
 	X("saved_metrics", REC_STR, 0, REC_COL("saved metrics", -40, 0, 0),                    \
