@@ -6,12 +6,12 @@ TOOLS += udpdwell rtpsend sfu_echo
 SBIN_TOOLS += udpdwell  # BPF: root, or CAP_BPF + CAP_PERFMON
 
 udpdwell_SRCS := dwell/udpdwell.c dwell/backend.c dwell/snapshot.c dwell/stats.c \
-                 dwell/reasons.c dwell/owner.c dwell/output.c
+                 dwell/reasons.c dwell/owner.c
 udpdwell_BPF  := udpdwell_tp udpdwell_fentry udpdwell_kprobe udpdwell_ref
 udpdwell_LIBS := $(BPF_LIBS) -lpthread
 
-rtpsend_SRCS  := dwell/rtpsend.c dwell/rtp.c dwell/output.c
-sfu_echo_SRCS := dwell/sfu_echo.c dwell/rtp.c dwell/output.c
+rtpsend_SRCS  := dwell/rtpsend.c dwell/rtp.c
+sfu_echo_SRCS := dwell/sfu_echo.c dwell/rtp.c
 
 # the FIFO uses cmpxchg and xchg (BPF ISA v3, kernel 5.12+)
 $(GEN)/udpdwell_%.bpf.o $(BPF_ARM64)/udpdwell_%.bpf.o: BPF_CFLAGS += -mcpu=v3

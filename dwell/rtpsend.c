@@ -23,9 +23,9 @@
 #include "opt.h"
 #include "prom.h"
 #include "record.h"
-#include "rtp.h"
+#include "recout.h"
 
-#include "output.h"
+#include "rtp.h"
 
 #define XSTR(x) #x
 #define STR(x) XSTR(x)
@@ -55,7 +55,7 @@ struct opts {
 	uint32_t ssrc;
 	double delay_ms, jitter_ms, loss_pct, reorder_pct;
 	uint64_t seed;
-	struct ud_output out;
+	struct rec_out out;
 };
 
 /* one run: the socket, the packets made and sent, the echoes, and how long
@@ -415,7 +415,7 @@ int main(int argc, char **argv)
 	log_init(argv[0]);
 	parse_args(argc, argv, &o);
 	rng_state = o.seed * 0x9E3779B97F4A7C15ULL | 1;
-	code = ud_output_open(&o.out);
+	code = rec_out_open(&o.out);
 	if (code == TK_EXIT_OK)
 		code = open_socket(&s, &o);
 	if (code == TK_EXIT_OK) {
@@ -429,5 +429,5 @@ int main(int argc, char **argv)
 		close(s.fd);
 	free(s.buf);
 	free(heap);
-	return ud_output_close(&o.out, code);
+	return rec_out_close(&o.out, code);
 }

@@ -30,9 +30,9 @@
 #include "opt.h"
 #include "prom.h"
 #include "record.h"
-#include "rtp.h"
+#include "recout.h"
 
-#include "output.h"
+#include "rtp.h"
 
 #define XSTR(x) #x
 #define STR(x) XSTR(x)
@@ -63,7 +63,7 @@ struct opts {
 	double duration_s;
 	double idle_exit_s;
 	uint64_t seed;
-	struct ud_output out;
+	struct rec_out out;
 };
 
 static struct opts o = { .stall_min_ms = DEFAULT_STALL_MIN_MS, .stall_max_ms = DEFAULT_STALL_MAX_MS,
@@ -512,7 +512,7 @@ int main(int argc, char **argv)
 	log_init(argv[0]);
 	parse_args(argc, argv);
 	rng_state = o.seed * 0x9E3779B97F4A7C15ULL | 1;
-	code = ud_output_open(&o.out);
+	code = rec_out_open(&o.out);
 	if (code == TK_EXIT_OK)
 		code = open_socket();
 	if (code == TK_EXIT_OK)
@@ -526,5 +526,5 @@ int main(int argc, char **argv)
 	}
 	if (sock >= 0)
 		close(sock);
-	return ud_output_close(&o.out, code);
+	return rec_out_close(&o.out, code);
 }

@@ -33,9 +33,9 @@
 #include "opt.h"
 #include "prom.h"
 #include "record.h"
+#include "recout.h"
 
 #include "backend.h"
-#include "output.h"
 #include "owner.h"
 #include "udpdwell_ref.skel.h"
 #include "reasons.h"
@@ -63,7 +63,7 @@ struct options {
 	double interval_s;
 	uint64_t intervals;      /* 0: until interrupted */
 	double duration_s;       /* 0: until interrupted */
-	struct ud_output out;
+	struct rec_out out;
 	uint32_t warn_us, alert_us;
 	int state_on;            /* enum ud_state_on: --state-on's index */
 	struct ud_thresholds thr; /* the three above, once checked */
@@ -942,7 +942,7 @@ static int setup(struct ud_ctx *c, struct run *r)
 	int code = check_host(c);
 
 	if (code == TK_EXIT_OK)
-		code = ud_output_open(&o->out);
+		code = rec_out_open(&o->out);
 	if (code == TK_EXIT_OK)
 		code = open_bpf(c, r);
 	if (code != TK_EXIT_OK)
@@ -997,7 +997,7 @@ static int run_intervals(struct ud_ctx *c, struct run *r)
 static int teardown(struct ud_ctx *c, struct run *r, int code)
 {
 	prom_server_stop(r->prom);
-	code = ud_output_close(&c->o->out, code);
+	code = rec_out_close(&c->o->out, code);
 	if (r->sig_fd >= 0)
 		close(r->sig_fd);
 	if (r->timer_fd >= 0)

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A tool's record output: the -o file (or stdout) opened with the writer
+ * of the -f format, and closed with a failed write turned into a failure.
+ */
 #include <errno.h>
 #include <string.h>
 
 #include "common.h"
 #include "log.h"
-#include "output.h"
+#include "recout.h"
 
-int ud_output_open(struct ud_output *o)
+int rec_out_open(struct rec_out *o)
 {
 	o->f = stdout;
 	if (o->path) {
@@ -26,7 +30,7 @@ int ud_output_open(struct ud_output *o)
 	return TK_EXIT_OK;
 }
 
-int ud_output_close(struct ud_output *o, int code)
+int rec_out_close(struct rec_out *o, int code)
 {
 	bool failed = o->w && rec_writer_free(o->w);
 
