@@ -1,8 +1,6 @@
-# dwell/: udpdwell (UDP socket-queue dwell time and drops, per socket), and
-# the media-server demo's two helpers: rtpsend (an RTP-like sender at a set
-# packet rate) and sfu_echo (a UDP echo "SFU" that measures its own jitter,
-# loss and per-datagram wait).
-TOOLS += udpdwell rtpsend sfu_echo
+# dwell/: udpdwell (UDP socket-queue dwell time and drops, per socket). Its
+# demo's load, rtpsend and sfu_echo, is in loadgen/.
+TOOLS += udpdwell
 SBIN_TOOLS += udpdwell  # BPF: root, or CAP_BPF + CAP_PERFMON
 
 udpdwell_SRCS := dwell/udpdwell.c dwell/backend.c dwell/snapshot.c dwell/stats.c \
@@ -10,14 +8,11 @@ udpdwell_SRCS := dwell/udpdwell.c dwell/backend.c dwell/snapshot.c dwell/stats.c
 udpdwell_BPF  := udpdwell_tp udpdwell_fentry udpdwell_kprobe udpdwell_ref
 udpdwell_LIBS := $(BPF_LIBS) -lpthread
 
-rtpsend_SRCS  := dwell/rtpsend.c dwell/rtp.c
-sfu_echo_SRCS := dwell/sfu_echo.c dwell/rtp.c
-
 # the FIFO uses cmpxchg and xchg (BPF ISA v3, kernel 5.12+)
 $(GEN)/udpdwell_%.bpf.o $(BPF_ARM64)/udpdwell_%.bpf.o: BPF_CFLAGS += -mcpu=v3
 
 UNIT_TESTS += test_udpdwell test_udpdwell_fifo
-test_udpdwell_SRCS := dwell/stats.c dwell/reasons.c dwell/snapshot.c dwell/owner.c dwell/rtp.c
+test_udpdwell_SRCS := dwell/stats.c dwell/reasons.c dwell/snapshot.c dwell/owner.c
 test_udpdwell_LIBS := $(BPF_LIBS)
 test_udpdwell_fifo_SRCS :=
 # what bpf_stats itself adds per program run, for bench/60-udpdwell.sh

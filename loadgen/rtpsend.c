@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * rtpsend: the media-server demo's sender. Sends RTP-like datagrams (see
- * dwell/rtp.h) at a fixed packet rate, each stamped with its send time, and
+ * rtp.h) at a fixed packet rate, each stamped with its send time, and
  * reads back whatever the server echoes. Where the kernel has no netem, it
  * can impair its own stream the way a bad network would (delay with jitter,
  * loss, reordering), so that the server sees the same thing.

@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The media-server demo's datagram (rtp.h), packed by rtpsend and unpacked
+ * by sfu_echo, and the receiver's figures over the datagrams it read.
+ */
 #include <string.h>
 
 #include "rtp.h"

@@ -1,0 +1,14 @@
+# loadgen/: the load generators. pushsim, a live-stream push over TCP (both
+# ends; repro/'s scenarios run it), and the media-server demo's two helpers
+# (repro/sfu.sh): rtpsend (an RTP-like sender at a set packet rate) and
+# sfu_echo (a UDP echo "SFU" that measures its own jitter, loss and
+# per-datagram wait).
+TOOLS += pushsim rtpsend sfu_echo
+
+pushsim_SRCS  := loadgen/pushsim.c
+rtpsend_SRCS  := loadgen/rtpsend.c loadgen/rtp.c
+sfu_echo_SRCS := loadgen/sfu_echo.c loadgen/rtp.c
+
+# the demo's datagram and the receiver's RFC 3550 figures
+UNIT_TESTS += test_rtp
+test_rtp_SRCS := loadgen/rtp.c
