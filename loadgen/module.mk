@@ -5,7 +5,8 @@
 # per-datagram wait).
 TOOLS += pushsim rtpsend sfu_echo
 
-pushsim_SRCS  := loadgen/pushsim.c
+pushsim_SRCS  := loadgen/pushsim.c loadgen/pushsim_cli.c loadgen/pushsim_records.c \
+                 loadgen/pushsim_send.c loadgen/pushsim_recv.c
 rtpsend_SRCS  := loadgen/rtpsend.c loadgen/rtp.c
 sfu_echo_SRCS := loadgen/sfu_echo.c loadgen/rtp.c
 
