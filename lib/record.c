@@ -953,3 +953,29 @@ enum rec_format rec_format_default(FILE *out)
 }
 
 const char *rec_format_name(enum rec_format fmt) { return format_names[fmt]; }
+
+/* --- --help ---------------------------------------------------------------- */
+
+#define HELP_WIDTH 79
+#define HELP_INDENT 11
+
+/* "  second   key, key, ...", wrapped under the first key */
+void rec_help_keys(FILE *f, const struct rec_schema *s)
+{
+	int col = fprintf(f, "  %-*s", HELP_INDENT - 2, s->type);
+
+	for (unsigned int i = 0; i < s->nfields; i++) {
+		const char *name = s->fields[i].name;
+		/* the name and the comma after it */
+		int len = (int)strlen(name) + 1;
+
+		if (i && col + 2 + len > HELP_WIDTH) {
+			fputs(",\n", f);
+			col = fprintf(f, "%*s", HELP_INDENT, "");
+		} else if (i) {
+			col += fprintf(f, ", ");
+		}
+		col += fprintf(f, "%s", name);
+	}
+	fputc('\n', f);
+}

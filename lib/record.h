@@ -135,6 +135,12 @@ int rec_format_parse(const char *opt, const char *s, enum rec_format *out);
 enum rec_format rec_format_default(FILE *out);
 const char *rec_format_name(enum rec_format fmt);
 
+/*
+ * --help's line of one record type's keys, from its schema: the type, then
+ * the keys in the schema's order, wrapped at 79 columns under the first key
+ */
+void rec_help_keys(FILE *f, const struct rec_schema *s);
+
 /* helpers to fill values */
 static inline struct rec_value rv_u64(uint64_t u) { struct rec_value v = { .u = u }; return v; }
 static inline struct rec_value rv_i64(int64_t i) { struct rec_value v = { .i = i }; return v; }

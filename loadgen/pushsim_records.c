@@ -112,36 +112,12 @@ void emit_summary(struct stats *st, uint64_t end_ns)
 		st->write_failed = true;
 }
 
-#define HELP_WIDTH 79
-#define HELP_INDENT 11
-
-/* "  second   key, key, ...", wrapped under the first key */
-static void help_keys(FILE *f, const struct rec_schema *s)
-{
-	int col = fprintf(f, "  %-*s", HELP_INDENT - 2, s->type);
-
-	for (unsigned int i = 0; i < s->nfields; i++) {
-		const char *name = s->fields[i].name;
-		/* the name and the comma after it */
-		int len = (int)strlen(name) + 1;
-
-		if (i && col + 2 + len > HELP_WIDTH) {
-			fputs(",\n", f);
-			col = fprintf(f, "%*s", HELP_INDENT, "");
-		} else if (i) {
-			col += fprintf(f, ", ");
-		}
-		col += fprintf(f, "%s", name);
-	}
-	fputc('\n', f);
-}
-
 /* --help's part on the records: their keys from their schemas, what they mean */
 void records_help(FILE *f)
 {
 	fputs("\nRecords (keys in JSON and CSV; the table shows the latencies in ms):\n", f);
-	help_keys(f, &second_schema);
-	help_keys(f, &summary_schema);
+	rec_help_keys(f, &second_schema);
+	rec_help_keys(f, &summary_schema);
 	fputs("Units: every time carries its unit in its key: times and durations in\n"
 	      "seconds (_s), latencies and intervals in microseconds (_us); rates in bit/s\n"
 	      "(_bps); the one key in ms is the longest stall again, in whole ms, kept for\n"
