@@ -294,7 +294,7 @@ static int set_prometheus(void *cfg, const char *opt, const char *val)
 	struct sockaddr_storage ss;
 	socklen_t sslen;
 
-	if (prom_parse_listen(opt, val, &ss, &sslen))
+	if (cli_parse_endpoint(opt, val, &ss, &sslen))
 		return -1;
 	env->prometheus = val;
 	env->detect = true;

@@ -195,6 +195,84 @@ int cli_parse_prefix(const char *opt, const char *s, struct cli_prefix *out)
 	return 0;
 }
 
+int cli_scan_endpoint(const char *s, struct sockaddr_storage *ss, socklen_t *sslen, char *why, size_t whylen)
+{
+	char host[INET6_ADDRSTRLEN + 2];
+	const char *colon, *h = s, *p;
+	unsigned long port = 0;
+	bool v6 = false;
+	size_t hlen;
+
+	if (*s == '[') {
+		const char *close = strchr(s, ']');
+
+		if (!close || close[1] != ':') {
+			snprintf(why, whylen, "'%s' is not [IPV6]:PORT", s);
+			return -1;
+		}
+		h = s + 1;
+		hlen = (size_t)(close - h);
+		colon = close + 1;
+		v6 = true;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon || strchr(s, ':') != colon) {
+			snprintf(why, whylen, "'%s' is not ADDR:PORT (write IPv6 as [ADDR]:PORT)", s);
+			return -1;
+		}
+		hlen = (size_t)(colon - s);
+	}
+	if (hlen == 0 || hlen >= sizeof(host)) {
+		snprintf(why, whylen, "'%s' has no address before the port", s);
+		return -1;
+	}
+	memcpy(host, h, hlen);
+	host[hlen] = '\0';
+	for (p = colon + 1; *p; p++) {
+		if (*p < '0' || *p > '9' || port > 65535)
+			break;
+		port = port * 10 + (unsigned long)(*p - '0');
+	}
+	if (p == colon + 1 || *p || port > 65535) {
+		snprintf(why, whylen, "'%s' does not end in a port 0..65535", s);
+		return -1;
+	}
+	memset(ss, 0, sizeof(*ss));
+	if (!v6) {
+		struct sockaddr_in *in = (struct sockaddr_in *)ss;
+
+		if (inet_pton(AF_INET, host, &in->sin_addr) != 1) {
+			snprintf(why, whylen, "'%s' is not an IPv4 address", host);
+			return -1;
+		}
+		in->sin_family = AF_INET;
+		in->sin_port = htons((uint16_t)port);
+		*sslen = sizeof(*in);
+	} else {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+		if (inet_pton(AF_INET6, host, &in6->sin6_addr) != 1) {
+			snprintf(why, whylen, "'%s' is not an IPv6 address", host);
+			return -1;
+		}
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)port);
+		*sslen = sizeof(*in6);
+	}
+	return 0;
+}
+
+int cli_parse_endpoint(const char *opt, const char *s, struct sockaddr_storage *ss, socklen_t *sslen)
+{
+	char why[160];
+
+	if (cli_scan_endpoint(s ? s : "", ss, sslen, why, sizeof(why))) {
+		elog("%s: %s", opt, why);
+		return -1;
+	}
+	return 0;
+}
+
 int cli_parse_choice(const char *opt, const char *s, const char *const *choices, int *out)
 {
 	char list[256] = "";

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "common.h"
 
@@ -36,6 +37,10 @@ int cli_parse_addr(const char *opt, const char *s, struct cli_addr *out);
 int cli_scan_addr(const char *s, struct cli_addr *out);
 /* "10.0.0.0/24", "fd00::/64", "10.0.0.1" (host); host bits beyond len must be zero */
 int cli_parse_prefix(const char *opt, const char *s, struct cli_prefix *out);
+/* a socket address, "ADDR:PORT" (IPv4) or "[V6ADDR]:PORT", the port 0..65535 */
+int cli_parse_endpoint(const char *opt, const char *s, struct sockaddr_storage *ss, socklen_t *sslen);
+/* the same without a message: the reason goes into why (whylen bytes) */
+int cli_scan_endpoint(const char *s, struct sockaddr_storage *ss, socklen_t *sslen, char *why, size_t whylen);
 /* one of the NULL-terminated choices; returns its index */
 int cli_parse_choice(const char *opt, const char *s, const char *const *choices, int *out);
 

@@ -10,4 +10,4 @@ fuzz_trace_SRCS := lib/trace.c lib/jsonl.c lib/record.c lib/cli.c lib/log.c
 
 # the Prometheus endpoint's parsers, on what the network and the command line send
 FUZZ_TARGETS += fuzz_prom_request
-fuzz_prom_request_SRCS := lib/prom.c lib/log.c
+fuzz_prom_request_SRCS := lib/prom.c lib/cli.c lib/log.c

@@ -94,10 +94,6 @@ enum prom_req prom_parse_request(const char *buf, size_t len, bool *head);
  * when longer) */
 enum prom_req prom_parse_request_path(const char *buf, size_t len, bool *head, char *path, size_t cap);
 
-/* "ADDR:PORT" or "[V6ADDR]:PORT"; on error one line naming opt, and -1 */
-int prom_parse_listen(const char *opt, const char *s, struct sockaddr_storage *ss,
-		      socklen_t *sslen);
-
 /* fills b with the page; returns 0, or -1 for a 500 */
 typedef int (*prom_render_fn)(struct prom_buf *b, void *ctx);
 

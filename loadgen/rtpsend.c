@@ -21,7 +21,6 @@
 #include "common.h"
 #include "log.h"
 #include "opt.h"
-#include "prom.h"
 #include "record.h"
 #include "recout.h"
 
@@ -175,7 +174,7 @@ static int set_to(void *cfg, const char *opt, const char *val)
 {
 	struct opts *o = cfg;
 
-	if (prom_parse_listen(opt, val, &o->to, &o->tolen))
+	if (cli_parse_endpoint(opt, val, &o->to, &o->tolen))
 		return -1;
 	o->have_to = true;
 	return 0;

@@ -28,7 +28,6 @@
 #include "common.h"
 #include "log.h"
 #include "opt.h"
-#include "prom.h"
 #include "record.h"
 #include "recout.h"
 
@@ -114,7 +113,7 @@ static int set_listen(void *cfg, const char *opt, const char *val)
 {
 	struct opts *c = cfg;
 
-	if (prom_parse_listen(opt, val, &c->addr, &c->addrlen))
+	if (cli_parse_endpoint(opt, val, &c->addr, &c->addrlen))
 		return -1;
 	c->have_addr = true;
 	return 0;

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * lib/prom's input parsers, which see bytes from the network (the HTTP
- * request head) and from the command line (--prometheus ADDR:PORT): any
- * input must classify or fail cleanly, never read out of bounds.
+ * The Prometheus endpoint's input parsers, which see bytes from the network
+ * (lib/prom's HTTP request head) and from the command line (--prometheus
+ * ADDR:PORT, lib/cli's endpoint parser): any input must classify or fail
+ * cleanly, never read out of bounds.
  */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "log.h"
 #include "prom.h"
 
@@ -26,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(s, data, size);
 	s[size] = '\0';
 	log_set_level(LOG_QUIET - 1);
-	(void)prom_parse_listen("--prometheus", s, &ss, &len);
+	(void)cli_parse_endpoint("--prometheus", s, &ss, &len);
 	free(s);
 	return 0;
 }

@@ -111,12 +111,37 @@ static void test_choice_bool(void **state)
 	assert_int_equal(cli_parse_bool("--quickack", "maybe", &b), -1);
 }
 
+static void test_endpoint(void **state)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	(void)state;
+
+	log_set_level(LOG_QUIET - 1);
+	assert_int_equal(cli_parse_endpoint("--p", "127.0.0.1:9435", &ss, &len), 0);
+	assert_int_equal(ss.ss_family, AF_INET);
+	assert_int_equal(ntohs(((struct sockaddr_in *)&ss)->sin_port), 9435);
+	assert_int_equal(cli_parse_endpoint("--p", "[::1]:0", &ss, &len), 0);
+	assert_int_equal(ss.ss_family, AF_INET6);
+	assert_int_equal(cli_parse_endpoint("--p", "127.0.0.1", &ss, &len), -1);
+	assert_int_equal(cli_parse_endpoint("--p", "127.0.0.1:", &ss, &len), -1);
+	assert_int_equal(cli_parse_endpoint("--p", "127.0.0.1:65536", &ss, &len), -1);
+	assert_int_equal(cli_parse_endpoint("--p", "127.0.0.1:5x", &ss, &len), -1);
+	assert_int_equal(cli_parse_endpoint("--p", "1.2.3:80", &ss, &len), -1);
+	assert_int_equal(cli_parse_endpoint("--p", "::1:80", &ss, &len), -1);
+	assert_int_equal(cli_parse_endpoint("--p", "[127.0.0.1]:80", &ss, &len), -1);
+	assert_int_equal(cli_parse_endpoint("--p", ":80", &ss, &len), -1);
+	assert_int_equal(cli_parse_endpoint("--p", "", &ss, &len), -1);
+	log_set_level(LOG_NORMAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_u64_strict),   cmocka_unit_test(test_port),
 		cmocka_unit_test(test_int_and_double), cmocka_unit_test(test_addr),
 		cmocka_unit_test(test_prefix),       cmocka_unit_test(test_choice_bool),
+		cmocka_unit_test(test_endpoint),
 	};
 	log_init("test_cli");
 	return cmocka_run_group_tests(tests, NULL, NULL);

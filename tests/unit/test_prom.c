@@ -166,30 +166,6 @@ static void test_parse_request(void **state)
 #undef REQ
 }
 
-static void test_parse_listen(void **state)
-{
-	struct sockaddr_storage ss;
-	socklen_t len;
-	(void)state;
-
-	log_set_level(LOG_QUIET - 1);
-	assert_int_equal(prom_parse_listen("--p", "127.0.0.1:9435", &ss, &len), 0);
-	assert_int_equal(ss.ss_family, AF_INET);
-	assert_int_equal(ntohs(((struct sockaddr_in *)&ss)->sin_port), 9435);
-	assert_int_equal(prom_parse_listen("--p", "[::1]:0", &ss, &len), 0);
-	assert_int_equal(ss.ss_family, AF_INET6);
-	assert_int_equal(prom_parse_listen("--p", "127.0.0.1", &ss, &len), -1);
-	assert_int_equal(prom_parse_listen("--p", "127.0.0.1:", &ss, &len), -1);
-	assert_int_equal(prom_parse_listen("--p", "127.0.0.1:65536", &ss, &len), -1);
-	assert_int_equal(prom_parse_listen("--p", "127.0.0.1:5x", &ss, &len), -1);
-	assert_int_equal(prom_parse_listen("--p", "1.2.3:80", &ss, &len), -1);
-	assert_int_equal(prom_parse_listen("--p", "::1:80", &ss, &len), -1);
-	assert_int_equal(prom_parse_listen("--p", "[127.0.0.1]:80", &ss, &len), -1);
-	assert_int_equal(prom_parse_listen("--p", ":80", &ss, &len), -1);
-	assert_int_equal(prom_parse_listen("--p", "", &ss, &len), -1);
-	log_set_level(LOG_NORMAL);
-}
-
 /* --- the server, over loopback -------------------------------------------------- */
 
 static int renders;
@@ -376,7 +352,6 @@ int main(void)
 		cmocka_unit_test(test_histogram_is_cumulative),
 		cmocka_unit_test(test_buffer_grows),
 		cmocka_unit_test(test_parse_request),
-		cmocka_unit_test(test_parse_listen),
 		cmocka_unit_test(test_server),
 		cmocka_unit_test(test_server_render_failure_is_500),
 		cmocka_unit_test(test_server_bad_address),
