@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The user-plane path (upf/path.c and friends): rules, QER, the generator,
- * exact counters in every design, pcap round trip, the memory floor, and
- * the rte_hash back end (or its absence).
+ * The user-plane path (upf/path_*.c, upf/lookup*.c and friends): rules,
+ * QER, the generator, exact counters in every design, pcap round trip, the
+ * memory floor, and the rte_hash back end (or its absence).
  */
 #include <errno.h>
 #include <stdarg.h>
