@@ -20,7 +20,7 @@ $(OBJ)/upf/table_rte.o: CFLAGS += $(UPF_DPDK_CFLAGS)
 UPF_CORE := upf/gtpu.c upf/hw.c upf/table.c upf/table_rte.c upf/session.c upf/inline.c \
             upf/teid.c upf/traffic.c upf/floor.c upf/table_bench.c \
             upf/path_rx.c upf/path_worker.c upf/path_setup.c upf/path_verify.c upf/path_run.c \
-            upf/lookup.c
+            upf/lookup.c upf/lookup_own.c upf/lookup_rte.c upf/lookup_inline.c upf/lookup_slot.c
 UPF_LIBS := -lpcap -lpthread $(UPF_DPDK_LIBS)
 
 TOOLS += upfbench
