@@ -264,16 +264,46 @@ tk_wait_listen() {
 }
 
 # Only one bbr_traced can be registered per machine. Files whose tests run
-# bbrtrace's struct_ops backend take this lock in setup_file (fd 8) and drop
-# it in teardown_file, so concurrent runs wait instead of failing.
+# bbrtrace's struct_ops backend take this lock in setup_file and drop it in
+# teardown_file, so concurrent runs wait instead of failing. A holder process
+# keeps it, not a descriptor of the file's shell: every process a test starts
+# would inherit that descriptor, and one that outlived its test (a daemon a
+# failed or stopped run left) would hold the lock for every later run. The
+# holder ends with the bats process that took it (tail --pid), so a killed
+# run leaves no lock either. Its PID is read before the fork: $BASHPID in
+# the background command would be flock's own.
+TK_BBR_TRACED_LOCK=${TK_BBR_TRACED_LOCK:-/run/lock/bbrkit-bbr_traced.lock}
+TK_LOCK_WAIT_S=900
 tk_lock_bbr_traced() {
-	exec 8>/run/lock/bbrkit-bbr_traced.lock
-	flock -w 900 8 || { echo "# could not take the bbr_traced lock in 900 s" >&2; return 1; }
+	local ready=$BATS_FILE_TMPDIR/bbr_traced.holder owner=$BASHPID flocker i
+	rm -f "$ready"
+	flock -w "$TK_LOCK_WAIT_S" "$TK_BBR_TRACED_LOCK" \
+		sh -c 'echo $$ > "$1.tmp" && mv "$1.tmp" "$1" && exec tail --pid="$2" -f /dev/null' \
+		sh "$ready" "$owner" < /dev/null > /dev/null 2>&1 3>&- &
+	flocker=$!
+	# flock's own wait, in 0.1 s steps, and 10 s for it to start and give up
+	for ((i = 0; i < (TK_LOCK_WAIT_S + 10) * 10; i++)); do
+		[ -s "$ready" ] && return 0
+		kill -0 "$flocker" 2> /dev/null || break
+		sleep 0.1
+	done
+	[ -s "$ready" ] && return 0
+	kill "$flocker" 2> /dev/null
+	echo "# could not take the bbr_traced lock ($TK_BBR_TRACED_LOCK) in $TK_LOCK_WAIT_S s" >&2
+	return 1
 }
 
 tk_unlock_bbr_traced() {
-	flock -u 8 2>/dev/null
-	exec 8>&- 2>/dev/null
+	local ready=$BATS_FILE_TMPDIR/bbr_traced.holder holder i
+	[ -s "$ready" ] || return 0
+	holder=$(cat "$ready")
+	kill "$holder" 2> /dev/null
+	# until the holder is gone: flock then exits and the lock is free
+	for ((i = 0; i < 50; i++)); do
+		kill -0 "$holder" 2> /dev/null || break
+		sleep 0.1
+	done
+	rm -f "$ready"
 	return 0
 }
 
