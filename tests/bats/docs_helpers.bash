@@ -56,7 +56,6 @@ DOC_NOT_RUN='
 # Commands run smaller than written: a sed -E expression on the command (with
 # `sudo ` dropped), a tab, the reason. Each must change some README command.
 DOC_SUBST='
-s/^(bin\/bbrtrace -d) 30 /\1 10 /	30 s of tracing; 10 s with a push of 2 s in them write the same records (4 s were too few beside a busy core and the guests: the push began after they ended)
 s/^(repro\/dip\.sh .*--duration) 30 /\1 5 /	two 30 s pushes; 5 s ones leave the same outputs, and none collapses on a delayed ACK with quickack on (repro.bats runs and counts the long ones)
 s/ --out \/tmp\// --out /	/tmp is every worktree'"'"'s: the outputs go to the test'"'"'s directory
 s/^(bin\/udpdwell -p 5004 (--once )?--interval) 10 /\1 2 /	10 s intervals; 2 s ones write the same records
@@ -324,14 +323,34 @@ doc_forget() {
 	DOC_PIDS=("${keep[@]}")
 }
 
+# process $1 runs: exists and is no zombie (ended, not yet reaped)
+doc_running() {
+	local st
+	st=$(ps -o stat= -p "$1" 2>/dev/null) && [[ $st != Z* ]]
+}
+
 # each watcher of the group: running or not, and its stderr's last lines (a
 # watcher that ended or lost what it registered explains a scenario's failure)
 doc_group_show() {
 	local g pid n cmd
 	for g in "${DOC_GROUP[@]}"; do
 		read -r pid n cmd <<<"$g"
-		echo "# $cmd: $(kill -0 "$pid" 2>/dev/null && echo running || echo ended); its stderr:"
+		echo "# $cmd: $(doc_running "$pid" && echo running || echo ended); its stderr:"
 		tail -n 5 "$DOC_LOG/$n.err" | sed 's/^/#   /'
+	done
+}
+
+# every watcher of the group still runs: a push is what they watch, and one
+# begun after a watcher ended (its -d over, or failed) would fail for a
+# reason it cannot name (bbr_traced gone: connect's "No such file")
+doc_group_alive() {
+	local g pid n cmd
+	for g in "${DOC_GROUP[@]}"; do
+		read -r pid n cmd <<<"$g"
+		doc_running "$pid" && continue
+		echo "# $cmd ended before the push it watches began; its stderr:"
+		tail -n 5 "$DOC_LOG/$n.err" | sed 's/^/#   /'
+		return 1
 	done
 }
 
@@ -473,6 +492,7 @@ doc_push() {
 
 doc_push_once() {
 	local snd rcv addr=$3 secs=$4 cc=${5:-} rpid spid rc
+	doc_group_alive || return 1
 	snd=$(doc_ns "$1") rcv=$(doc_ns "$2")
 	ip netns exec "$rcv" "$BIN/pushsim" recv --listen "$addr" --mode app-ack --ack-bytes 65536 \
 		--summary-only --json >"$DOC_LOG/recv.json" 2>"$DOC_LOG/recv.err" &
