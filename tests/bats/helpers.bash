@@ -393,7 +393,7 @@ tk_stalls_vs_wire() {
 		awk -v slack=0.001 -v snd="$snd" -v rcv="$rcv" -v cw=$([ "$cause" = cwnd_limited ] && echo 1 || echo 0) '
 		function after(a, b) { d = (a - b) % 4294967296; if (d < 0) d += 4294967296; return d > 0 && d < 2147483648 }
 		FILENAME == ARGV[1] { t0[NR] = $1 / 1e9; t1[NR] = t0[NR] + $2 / 1e6; nxt[NR] = $3; mss[NR] = $4; port[NR] = $5
-			    unseen[NR] = $6 == "unseen"; n = NR; next }
+			    by[NR] = $6; unseen[NR] = $6 == "unseen"; n = NR; next }
 		{
 			# the stalls begun by now: what the wire had sent, and the window, then
 			while (j < n && t0[j + 1] + slack < $1) {
@@ -411,8 +411,10 @@ tk_stalls_vs_wire() {
 						continue
 					if (unseen[i])
 						gone[i] = 1 # by its end, slack included
-					else if ($1 < t1[i] - slack)
+					else if ($1 < t1[i] - slack) {
+						if (!late[i]) lead[i] = t1[i] - $1
 						late[i]++
+					}
 				}
 			} else if ($2 == rcv) {
 				win[$8] = ($5 + $6) % 4294967296
@@ -427,7 +429,7 @@ tk_stalls_vs_wire() {
 			for (i = 1; i <= n; i++) {
 				if (top[i] != nxt[i]) { printf "stall %d: the wire sent up to %.0f by its start, not snd_nxt %.0f\n", i, top[i], nxt[i]; continue }
 				if (unseen[i]) { if (!(i in gone)) printf "stall %d (ended unseen): no new data left by its end\n", i; continue }
-				if (late[i]) { printf "stall %d: %d segments of new data left during it\n", i, late[i]; continue }
+				if (late[i]) { printf "stall %d (ended by %s, %.1f ms): %d segments of new data left during it, the first %.1f ms before its end\n", i, by[i], (t1[i] - t0[i]) * 1e3, late[i], lead[i] * 1e3; continue }
 				if (cw && (wnd[i] < 0 || !after(wnd[i], (nxt[i] + mss[i]) % 4294967296)))
 					printf "stall %d: the receiver window %.0f did not reach past snd_nxt %.0f + 1 MSS\n", i, wnd[i], nxt[i]
 			}

