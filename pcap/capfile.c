@@ -10,12 +10,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "capmagic.h"
 #include "common.h"
 #include "pcap/capfile.h"
 
-#define PCAP_MAGIC_US 0xa1b2c3d4u
-#define PCAP_MAGIC_NS 0xa1b23c4du
-#define NG_SHB 0x0a0d0d0au
+/* pcapng's first block, the Section Header Block: its type is the file's magic */
+#define NG_SHB CAP_MAGIC_PCAPNG
 #define NG_IDB 0x00000001u
 #define NG_PB 0x00000002u
 #define NG_SPB 0x00000003u
@@ -89,9 +89,9 @@ static int pcap_header(struct cap_file *c)
 		return -1;
 	}
 	memcpy(&magic, c->base, 4);
-	c->swap = magic == __builtin_bswap32(PCAP_MAGIC_US) || magic == __builtin_bswap32(PCAP_MAGIC_NS);
+	c->swap = magic == __builtin_bswap32(CAP_MAGIC_PCAP_US) || magic == __builtin_bswap32(CAP_MAGIC_PCAP_NS);
 	magic = rd32(c, c->base);
-	c->nsec = magic == PCAP_MAGIC_NS;
+	c->nsec = magic == CAP_MAGIC_PCAP_NS;
 	c->snaplen = rd32(c, c->base + 16);
 	/* the upper bits carry the FCS length (LT_FCS_DATALINK_EXT) */
 	c->linktype = rd32(c, c->base + 20) & 0x03ffffffu;
@@ -419,8 +419,8 @@ static int detect(struct cap_file *c)
 		}
 		return 0;
 	}
-	if (magic == PCAP_MAGIC_US || magic == PCAP_MAGIC_NS || magic == __builtin_bswap32(PCAP_MAGIC_US) ||
-	    magic == __builtin_bswap32(PCAP_MAGIC_NS)) {
+	if (magic == CAP_MAGIC_PCAP_US || magic == CAP_MAGIC_PCAP_NS ||
+	    magic == __builtin_bswap32(CAP_MAGIC_PCAP_US) || magic == __builtin_bswap32(CAP_MAGIC_PCAP_NS)) {
 		c->format = CAP_PCAP;
 		return pcap_header(c);
 	}

@@ -22,6 +22,7 @@
 
 #include "cli.h"
 #include "common.h"
+#include "jlines.h"
 #include "jsonl.h"
 #include "log.h"
 #include "opt.h"
@@ -242,26 +243,80 @@ static void describe(struct join *j, struct jm_rec *r, const struct jl_obj *o)
 		r->flow = cookie_flow(j, s->cookie);
 }
 
-/* reads the trace; -1 on a system error, 1 on a bad line (records before it kept) */
+/* the record o, at off (len bytes) in the trace, into j->m.recs; -1 when out of memory */
+static int add_record(struct join *j, const struct jl_obj *o, size_t off, size_t len, unsigned long lineno)
+{
+	struct jm_rec *r;
+	const char *type;
+
+	if (j->m.nrecs == j->cap_recs) {
+		size_t n = j->cap_recs ? j->cap_recs * 2 : 1024;
+		struct jm_rec *v = realloc(j->m.recs, n * sizeof(*v));
+
+		if (!v)
+			return -1;
+		j->m.recs = v;
+		j->cap_recs = n;
+	}
+	r = &j->m.recs[j->m.nrecs++];
+	memset(r, 0, sizeof(*r));
+	r->off = off;
+	r->len = len;
+	r->lineno = (uint32_t)lineno;
+	r->flow = -1;
+	r->ev = -1;
+	type = bt_record_type(o);
+	r->kind = !type ? JM_OTHER
+		  : !strcmp(type, bt_sample_schema.type)   ? JM_SAMPLE
+		  : !strcmp(type, bt_collapse_schema.type) ? JM_COLLAPSE
+		  : !strcmp(type, bt_stall_schema.type)    ? JM_STALL
+							   : JM_OTHER;
+	if (r->kind != JM_OTHER)
+		describe(j, r, o);
+	return 0;
+}
+
+/* one line of the trace, at off; what read_trace returns, or 3 at the end of the records */
+static int trace_line(struct join *j, struct jl_lines *lines, char *line, size_t off, size_t len, bool ended,
+		      struct jl_obj *o)
+{
+	char err[128];
+
+	switch (jl_lines_next(lines, line, len + ended, o, err, sizeof(err))) {
+	case JL_LINE_RECORD:
+		return add_record(j, o, off, len, lines->lineno);
+	case JL_LINE_BLANK:
+		return 0;
+	case JL_LINE_CUT:
+		return 3;
+	case JL_LINE_CAPTURE:
+		elog("%s looks like a packet capture (%s), not a bbrtrace trace: join takes the trace first, "
+		     "then the capture (bbrpcap join TRACE.jsonl CAPTURE)", j->trace_path, lines->capture);
+		return 2;
+	default:
+		elog("%s:%lu: not a JSON record: %s; the %lu lines before it were read", j->trace_path,
+		     lines->lineno, err, lines->lineno - 1);
+		return 1;
+	}
+}
+
+/* reads the trace; -1 on a system error, 1 on a bad line (records before it
+ * kept), 2 when it is a packet capture (nothing kept) */
 static int read_trace(struct join *j)
 {
-	char *scratch = NULL, err[128];
+	char *scratch = NULL;
 	size_t scap = 0, pos = 0;
-	uint32_t lineno = 0;
 	struct jl_obj *o = malloc(sizeof(*o));
-	int rc = 0;
+	struct jl_lines lines;
+	int rc = o ? 0 : -1;
 
-	if (!o)
-		return -1;
-	while (pos < j->size) {
+	jl_lines_init(&lines, j->trace_path);
+	while (!rc && pos < j->size) {
 		char *nl = memchr(j->buf + pos, '\n', j->size - pos);
 		size_t len = nl ? (size_t)(nl - (j->buf + pos)) : j->size - pos;
-		struct jm_rec *r;
-		const char *type;
 
-		lineno++;
-		if (len + 1 > scap) {
-			char *ns = realloc(scratch, scap = len + 1 + 4096);
+		if (len + 2 > scap) {
+			char *ns = realloc(scratch, scap = len + 2 + 4096);
 
 			if (!ns) {
 				rc = -1;
@@ -269,44 +324,10 @@ static int read_trace(struct join *j)
 			}
 			scratch = ns;
 		}
-		memcpy(scratch, j->buf + pos, len);
-		scratch[len] = '\0';
-		if (len == 0 || strspn(scratch, " \t\r") == len) {
-			pos += len + 1;
-			continue;
-		}
-		if (jl_parse(scratch, o, err, sizeof(err))) {
-			elog("%s:%u: not a JSON record: %s; the %u lines before it were read", j->trace_path, lineno, err,
-			     lineno - 1);
-			rc = 1;
-			break;
-		}
-		if (j->m.nrecs == j->cap_recs) {
-			size_t n = j->cap_recs ? j->cap_recs * 2 : 1024;
-			struct jm_rec *v = realloc(j->m.recs, n * sizeof(*v));
-
-			if (!v) {
-				rc = -1;
-				break;
-			}
-			j->m.recs = v;
-			j->cap_recs = n;
-		}
-		r = &j->m.recs[j->m.nrecs++];
-		memset(r, 0, sizeof(*r));
-		r->off = pos;
-		r->len = len;
-		r->lineno = lineno;
-		r->flow = -1;
-		r->ev = -1;
-		type = bt_record_type(o);
-		r->kind = !type ? JM_OTHER
-			  : !strcmp(type, bt_sample_schema.type)   ? JM_SAMPLE
-			  : !strcmp(type, bt_collapse_schema.type) ? JM_COLLAPSE
-			  : !strcmp(type, bt_stall_schema.type)    ? JM_STALL
-								   : JM_OTHER;
-		if (r->kind != JM_OTHER)
-			describe(j, r, o);
+		/* with its '\n': a last line without one may be cut short */
+		memcpy(scratch, j->buf + pos, len + (nl != NULL));
+		scratch[len + (nl != NULL)] = '\0';
+		rc = trace_line(j, &lines, scratch, pos, len, nl != NULL, o);
 		pos += len + 1;
 	}
 	free(scratch);
@@ -315,7 +336,7 @@ static int read_trace(struct join *j)
 		elog("%s: out of memory", j->trace_path);
 		return -1;
 	}
-	return rc;
+	return rc == 3 ? 0 : rc;
 }
 
 /* --- the capture ------------------------------------------------------------------ */
@@ -592,7 +613,9 @@ static const struct opt_cli cli = {
 	"A trace without sample or collapse records (not bbrtrace's), a damaged trace or\n"
 	"capture, or one that cannot be read, is bad input; the records before damage are\n"
 	"still joined. A capture that holds none of the trace's flows (every record would\n"
-	"go unmatched) is bad input too: one line names the flows, nothing is written.\n",
+	"go unmatched) is bad input too: one line names the flows, nothing is written.\n"
+	"A trace still being written is read up to its last complete line: a last line\n"
+	"cut short is left out, with a warning.\n",
 	NULL,
 	exit_codes,
 };
@@ -862,7 +885,7 @@ int bp_join_main(int argc, char **argv)
 	if (rc != TK_EXIT_OK)
 		return rc;
 	trc = read_trace(&j);
-	rc = trc < 0 ? TK_EXIT_FAIL : trc == 0 ? check_trace(&j) : TK_EXIT_OK;
+	rc = trc < 0 ? TK_EXIT_FAIL : trc == 2 ? TK_EXIT_DATA : trc == 0 ? check_trace(&j) : TK_EXIT_OK;
 	if (rc == TK_EXIT_OK)
 		rc = check_trace_flows(&j);
 	if (rc == TK_EXIT_OK) {

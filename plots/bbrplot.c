@@ -555,7 +555,8 @@ static int set_sender(void *cfg, const char *opt, const char *val)
 #define TK_OPT_CFG struct env
 static const struct opt dip_opts[] = {
 	OPT_E_STR("trace", 0, "FILE", trace, "bbrtrace JSON lines (a joined trace from `bbrpcap join`\n"
-					     "too: its frame times set the clock offset)"),
+					     "too: its frame times set the clock offset); one still\n"
+					     "being written is read up to its last complete line"),
 	OPT_E_STR("pcap", 0, "FILE", pcap, "a capture of the flow, for the wire's throughput"),
 	BBRPLOT_OPT_E_COMMON,
 	OPT_E_DOUBLE("from", 0, "S", from, -1e9, 1e9, "draw only from S seconds on (as on the axis)"),

@@ -12,4 +12,4 @@ $(OBJ)/plots/bbrplot.o: $(BUILD)/datadir
 # its readers (trace, udpdwell records, upfbench and sweep CSV, bbrpcap's CSV)
 # on arbitrary input
 FUZZ_TARGETS += fuzz_plotdata
-fuzz_plotdata_SRCS := plots/plotdata.c lib/trace.c lib/jsonl.c lib/record.c lib/cli.c lib/log.c lib/dwellrec.c
+fuzz_plotdata_SRCS := plots/plotdata.c lib/trace.c lib/jsonl.c lib/jlines.c lib/record.c lib/cli.c lib/log.c lib/dwellrec.c

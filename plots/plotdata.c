@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "common.h"
 #include "dwellrec.h"
+#include "jlines.h"
 #include "jsonl.h"
 #include "log.h"
 #include "plots/plotdata.h"
@@ -119,19 +120,11 @@ struct trace_rec {
 	struct bt_fieldset fs;
 };
 
-/* reads line into r; false for a blank line or a record of another type */
-static bool read_rec(char *line, struct jl_obj *o, struct trace_rec *r, char *perr, size_t plen, bool *bad)
+/* the parsed record o into r; false for a record of another type */
+static bool rec_of(const struct jl_obj *o, struct trace_rec *r)
 {
-	const char *type;
+	const char *type = bt_record_type(o);
 
-	*bad = false;
-	if (line[strspn(line, " \t\r\n")] == '\0')
-		return false;
-	if (jl_parse(line, o, perr, plen)) {
-		*bad = true;
-		return false;
-	}
-	type = bt_record_type(o);
 	r->is_sample = type && !strcmp(type, bt_sample_schema.type);
 	r->is_collapse = type && !strcmp(type, bt_collapse_schema.type);
 	if (r->is_sample)
@@ -147,8 +140,39 @@ struct trace_pass {
 	struct jl_obj *o;
 	char *line;
 	size_t linecap;
-	long lineno;
+	struct jl_lines lines;
+	/* pass 1's lines before a cut last line: pass 2 reads those alone, so
+	 * that lines a writer adds meanwhile change neither pass */
+	unsigned long complete;
 };
+
+/* pass 1's next line into r: 1 for a sample or collapse, 0 to go on, 2 at
+ * the end of the records, or PD_ERR_INPUT with err set */
+#define TRACE_END 2
+static int next_rec(struct trace_pass *p, ssize_t len, struct trace_rec *r, char *err, size_t errlen)
+{
+	char perr[96];
+
+	switch (jl_lines_next(&p->lines, p->line, (size_t)len, p->o, perr, sizeof(perr))) {
+	case JL_LINE_RECORD:
+		p->complete = p->lines.lineno;
+		return rec_of(p->o, r);
+	case JL_LINE_BLANK:
+		p->complete = p->lines.lineno;
+		return 0;
+	case JL_LINE_CUT:
+		return TRACE_END;
+	case JL_LINE_CAPTURE:
+		log_fmt(err, errlen,
+			"%s looks like a packet capture (%s), not a bbrtrace trace: give it with --pcap, "
+			"and the trace (bbrtrace's JSON lines) with --trace",
+			p->path, p->lines.capture);
+		return PD_ERR_INPUT;
+	default:
+		log_fmt(err, errlen, "%s:%lu: not a JSON record: %s", p->path, p->lines.lineno, perr);
+		return PD_ERR_INPUT;
+	}
+}
 
 /* pass 1: every flow with its count of samples, and the time origin */
 static int scan_flows(struct trace_pass *p, struct pd_dip_info *info, struct flow_key **flows, size_t *nflows,
@@ -156,23 +180,20 @@ static int scan_flows(struct trace_pass *p, struct pd_dip_info *info, struct flo
 {
 	size_t cap = 0;
 	bool have_origin = false;
+	ssize_t len;
+	int rc;
 
-	while (getline(&p->line, &p->linecap, p->in) > 0) {
+	while ((len = getline(&p->line, &p->linecap, p->in)) > 0) {
 		struct trace_rec r;
 		struct flow_key k;
-		char perr[96];
-		bool bad;
 		size_t i;
 
-		p->lineno++;
-		if (!read_rec(p->line, p->o, &r, perr, sizeof(perr), &bad)) {
-			if (bad) {
-				log_fmt(err, errlen, "%s:%ld: not a JSON record: %s", p->path, p->lineno, perr);
-				return PD_ERR_INPUT;
-			}
-			continue;
-		}
-		if (!r.is_sample)
+		rc = next_rec(p, len, &r, err, errlen);
+		if (rc == PD_ERR_INPUT)
+			return rc;
+		if (rc == TRACE_END)
+			break;
+		if (!rc || !r.is_sample)
 			continue;
 		if (!have_origin && (bt_has(&r.fs, BT_F_WALL_NS) || bt_has(&r.fs, BT_F_T_NS))) {
 			info->wall = bt_has(&r.fs, BT_F_WALL_NS);
@@ -276,16 +297,17 @@ static void write_series(struct trace_pass *p, const struct flow_key *chosen, FI
 	double *diffs = NULL;
 	uint64_t ft;
 
-	while (getline(&p->line, &p->linecap, p->in) > 0) {
+	for (unsigned long n = 0; n < p->complete && getline(&p->line, &p->linecap, p->in) > 0; n++) {
 		struct trace_rec r;
 		struct flow_key k;
 		char perr[96];
 		uint64_t t;
 		double ts;
-		bool bad;
 
-		if (!read_rec(p->line, p->o, &r, perr, sizeof(perr), &bad) || !key_of(&r.c.ack, &r.fs, &k) ||
-		    !same_flow(&k, chosen) || !bt_has(&r.fs, info->wall ? BT_F_WALL_NS : BT_F_T_NS))
+		/* pass 1 read these lines: a blank one is no object */
+		if (jl_parse(p->line, p->o, perr, sizeof(perr)) || !rec_of(p->o, &r) ||
+		    !key_of(&r.c.ack, &r.fs, &k) || !same_flow(&k, chosen) ||
+		    !bt_has(&r.fs, info->wall ? BT_F_WALL_NS : BT_F_T_NS))
 			continue;
 		t = info->wall ? r.c.ack.wall_ns : r.c.ack.t_ns;
 		ts = (double)t * 1e-9 - info->origin_s;
@@ -353,6 +375,7 @@ int pd_dip_trace(const char *trace_path, const struct pd_flow_sel *sel, const ch
 	int rc = PD_ERR_INPUT;
 
 	memset(info, 0, sizeof(*info));
+	jl_lines_init(&p.lines, trace_path);
 	if (!p.in) {
 		log_fmt(err, errlen, "%s: cannot open: %s", trace_path, strerror(errno));
 		goto out;
@@ -765,30 +788,51 @@ static int dwell_add(struct dwell_set *set, const struct jl_obj *o, const char *
 	return 0;
 }
 
+/* one line of the file into the sockets' sums: 0 to go on, 1 at the end of
+ * the records, or PD_ERR_* with err set */
+static int dwell_line(struct jl_lines *lines, char *line, ssize_t len, struct jl_obj *o, struct dwell_set *set,
+		      char *err, size_t errlen)
+{
+	char perr[96], where[4200];
+
+	switch (jl_lines_next(lines, line, (size_t)len, o, perr, sizeof(perr))) {
+	case JL_LINE_RECORD:
+		if (!ud_record_is(o, &ud_socket_schema))
+			return 0;
+		snprintf(where, sizeof(where), "%s:%lu", lines->path, lines->lineno);
+		return dwell_add(set, o, where, err, errlen);
+	case JL_LINE_BLANK:
+		return 0;
+	case JL_LINE_CUT:
+		return 1;
+	case JL_LINE_CAPTURE:
+		log_fmt(err, errlen, "%s looks like a packet capture (%s), not udpdwell's records (udpdwell "
+			"--format json): bbrplot draws a capture in the dip plot, with --pcap", lines->path,
+			lines->capture);
+		return PD_ERR_INPUT;
+	default:
+		log_fmt(err, errlen, "%s:%lu: not a JSON record: %s", lines->path, lines->lineno, perr);
+		return PD_ERR_INPUT;
+	}
+}
+
 /* every "socket" record of the file; 0 or PD_ERR_* with err set */
 static int dwell_read(FILE *in, const char *path, struct dwell_set *set, char *err, size_t errlen)
 {
 	struct jl_obj *o = malloc(sizeof(*o));
+	struct jl_lines lines;
 	size_t linecap = 0;
-	char *line = NULL, perr[96], where[4200];
-	long lineno = 0;
+	char *line = NULL;
+	ssize_t len;
 	int rc = o ? 0 : out_of_memory(err, errlen);
 
-	while (!rc && getline(&line, &linecap, in) > 0) {
-		lineno++;
-		if (line[strspn(line, " \t\r\n")] == '\0')
-			continue;
-		snprintf(where, sizeof(where), "%s:%ld", path, lineno);
-		if (jl_parse(line, o, perr, sizeof(perr))) {
-			log_fmt(err, errlen, "%s: not a JSON record: %s", where, perr);
-			rc = PD_ERR_INPUT;
-			break;
-		}
-		if (ud_record_is(o, &ud_socket_schema))
-			rc = dwell_add(set, o, where, err, errlen);
-	}
+	jl_lines_init(&lines, path);
+	while (!rc && (len = getline(&line, &linecap, in)) > 0)
+		rc = dwell_line(&lines, line, len, o, set, err, errlen);
 	free(line);
 	free(o);
+	if (rc > 0)
+		rc = 0;
 	if (!rc && !set->n) {
 		log_fmt(err, errlen, "%s: no \"%s\" records (udpdwell --format json)", path, ud_socket_schema.type);
 		rc = PD_ERR_INPUT;

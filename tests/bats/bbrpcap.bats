@@ -543,6 +543,46 @@ check_against_tshark() {
 	[ ! -e "$BATS_TEST_TMPDIR/j.jsonl" ]
 }
 
+@test "join on a trace still being written joins its complete lines, with one warning" {
+	local d=$BATS_TEST_TMPDIR n=150
+	pc_cut_lines "$PC_FIX/dip-paced.jsonl" $n "$d/cut.jsonl"
+	tk_run bbrpcap join "$d/cut.jsonl" "$PC_FIX/dip-paced.pcap" -o "$d/cut-joined.jsonl"
+	expect_status 0
+	expect_stderr "bbrpcap: warning: $d/cut.jsonl: its last line is incomplete (still being written?): read the $n complete records before it"
+	[ "$(printf '%s\n' "$stderr" | grep -c 'warning:')" -eq 1 ]
+	# the same records, joined the same, as those complete lines alone give
+	head -n $n "$PC_FIX/dip-paced.jsonl" > "$d/whole.jsonl"
+	bbrpcap join "$d/whole.jsonl" "$PC_FIX/dip-paced.pcap" -o "$d/whole-joined.jsonl" 2> /dev/null
+	[ "$(wc -l < "$d/cut-joined.jsonl")" -eq $n ]
+	cmp "$d/cut-joined.jsonl" "$d/whole-joined.jsonl"
+}
+
+@test "join: a cut line before the last is still a malformed line (5), the records before it joined" {
+	local d=$BATS_TEST_TMPDIR n=150
+	pc_cut_lines "$PC_FIX/dip-paced.jsonl" $n "$d/mid.jsonl"
+	{ echo; tail -n +$((n + 2)) "$PC_FIX/dip-paced.jsonl"; } >> "$d/mid.jsonl"
+	tk_run bbrpcap join "$d/mid.jsonl" "$PC_FIX/dip-paced.pcap" -o "$d/mid-joined.jsonl"
+	expect_status 5
+	expect_stderr "bbrpcap: $d/mid.jsonl:$((n + 1)): not a JSON record: "
+	expect_stderr "; the $n lines before it were read"
+	[[ $stderr != *"incomplete"* ]] || { tk_dump "no warning of a cut last line"; false; }
+	[ "$(wc -l < "$d/mid-joined.jsonl")" -eq $n ]
+}
+
+@test "join on a capture given as the trace says so, and which goes first: exit 5, one line, nothing written" {
+	local f kind
+	for f in "$PC_FIX/dip-paced.pcap" "$PC_FIX/eth.pcapng"; do
+		kind=pcap
+		[[ $f == *.pcapng ]] && kind=pcapng
+		tk_run bbrpcap join "$f" "$PC_FIX/dip-paced.jsonl" -o "$BATS_TEST_TMPDIR/j.jsonl"
+		expect_status 5
+		expect_one_line_stderr
+		expect_equal "$stderr" "bbrpcap: $f looks like a packet capture ($kind), not a bbrtrace trace: join takes the trace first, then the capture (bbrpcap join TRACE.jsonl CAPTURE)"
+		[ -z "$output" ]
+		[ ! -e "$BATS_TEST_TMPDIR/j.jsonl" ]
+	done
+}
+
 @test "join --strict exits 21 when a collapse found no frame (the fixture pair, the capture cut short)" {
 	requires tcpdump
 	tcpdump -r "$PC_FIX/dip-paced.pcap" -c 100 -w "$BATS_TEST_TMPDIR/early.pcap" 2>/dev/null

@@ -171,3 +171,10 @@ pc_svg_info() {
 		sed -E "s/^[a-z]+=['\"] ?//; s/ //g" | tr 'A-F' 'a-f' | sort -u | wc -l)
 	echo "$w $h $n"
 }
+
+# pc_cut_lines FILE N OUT: FILE's first N lines, then the first 100 bytes of
+# line N+1 without a newline: a JSON-lines file as its writer (bbrtrace -o,
+# udpdwell -o) leaves it while still writing
+pc_cut_lines() {
+	{ head -n "$2" "$1"; sed -n "$(($2 + 1))p" "$1" | head -c 100; } > "$3"
+}

@@ -360,6 +360,78 @@ C_SENT=9cc3ec C_ACKED=2ca02c C_BW=000000 C_DA=d62728 C_SND=1f77b4
 	[ ! -e "$BATS_TEST_TMPDIR/n.png" ]
 }
 
+@test "a trace still being written is drawn up to its last complete line, with one warning" {
+	local d=$BATS_TEST_TMPDIR n=150
+	pc_cut_lines "$TRACE" $n "$d/cut.jsonl"
+	tk_run bbrplot --trace "$d/cut.jsonl" --pcap "$PCAP" -o "$d/cut.png" --keep-data "$d/cut"
+	expect_status 0
+	expect_one_line_stderr
+	expect_equal "$stderr" "bbrplot: warning: $d/cut.jsonl: its last line is incomplete (still being written?): read the $n complete records before it"
+	[ -s "$d/cut.png" ]
+	# what is drawn is what those complete lines alone draw
+	head -n $n "$TRACE" > "$d/whole.jsonl"
+	bbrplot --trace "$d/whole.jsonl" --pcap "$PCAP" -o "$d/whole.png" --keep-data "$d/whole"
+	for f in samples collapses tput; do
+		cmp "$d/cut/$f.dat" "$d/whole/$f.dat"
+	done
+}
+
+@test "only the last line may be cut short: a cut line before it, or one ended by a newline, is bad input (5)" {
+	local d=$BATS_TEST_TMPDIR n=150
+	pc_cut_lines "$TRACE" $n "$d/mid.jsonl"
+	{ echo; tail -n +$((n + 2)) "$TRACE"; } >> "$d/mid.jsonl"
+	tk_run bbrplot --trace "$d/mid.jsonl" -o "$d/mid.png"
+	expect_status 5
+	expect_one_line_stderr
+	expect_stderr "bbrplot: $d/mid.jsonl:$((n + 1)): not a JSON record: "
+	pc_cut_lines "$TRACE" $n "$d/ended.jsonl"
+	echo >> "$d/ended.jsonl"
+	tk_run bbrplot --trace "$d/ended.jsonl" -o "$d/ended.png"
+	expect_status 5
+	expect_stderr "bbrplot: $d/ended.jsonl:$((n + 1)): not a JSON record: "
+	[ ! -e "$d/mid.png" ] && [ ! -e "$d/ended.png" ]
+}
+
+@test "a last line without its newline that parses is a record: the trace draws whole, without a warning" {
+	local d=$BATS_TEST_TMPDIR
+	head -c -1 "$TRACE" > "$d/nonl.jsonl"
+	[ "$(tail -c 1 "$d/nonl.jsonl")" = "}" ]
+	tk_run bbrplot --trace "$d/nonl.jsonl" -o "$d/nonl.png" --keep-data "$d/nonl"
+	expect_status 0
+	expect_equal "$stderr" ""
+	bbrplot --trace "$TRACE" -o "$d/all.png" --keep-data "$d/all"
+	cmp "$d/nonl/samples.dat" "$d/all/samples.dat"
+}
+
+@test "udpdwell's records still being written: the dwell plot draws the complete ones, with one warning" {
+	local d=$BATS_TEST_TMPDIR f=$TK_ROOT/tests/fixtures/plots/dwell.jsonl
+	pc_cut_lines "$f" 2 "$d/dwell.jsonl"
+	tk_run bbrplot dwell "$d/dwell.jsonl" -o "$d/dwell.png"
+	expect_status 0
+	expect_one_line_stderr
+	expect_equal "$stderr" "bbrplot: warning: $d/dwell.jsonl: its last line is incomplete (still being written?): read the 2 complete records before it"
+	[ -s "$d/dwell.png" ]
+}
+
+@test "a capture given as the trace is named as one, with the option that takes it: exit 5, one line" {
+	local d=$BATS_TEST_TMPDIR f kind
+	# the pcap magic as a big-endian writer stores it, then anything
+	printf '\xa1\xb2\xc3\xd4\x00\x02\x00\x04' > "$d/be.pcap"
+	for f in "$PCAP" "$PC_FIX/eth-ns.pcap" "$PC_FIX/eth.pcapng" "$d/be.pcap"; do
+		kind=pcap
+		[[ $f == *.pcapng ]] && kind=pcapng
+		tk_run bbrplot --trace "$f" -o "$d/c.png"
+		expect_status 5
+		expect_one_line_stderr
+		expect_equal "$stderr" "bbrplot: $f looks like a packet capture ($kind), not a bbrtrace trace: give it with --pcap, and the trace (bbrtrace's JSON lines) with --trace"
+	done
+	tk_run bbrplot dwell "$PCAP" -o "$d/c.png"
+	expect_status 5
+	expect_one_line_stderr
+	expect_equal "$stderr" "bbrplot: $PCAP looks like a packet capture (pcap), not udpdwell's records (udpdwell --format json): bbrplot draws a capture in the dip plot, with --pcap"
+	[ ! -e "$d/c.png" ]
+}
+
 @test "a capture without the traced flow is bad input: exit 5, the flow named, no picture" {
 	local svg=$BATS_TEST_TMPDIR/other.svg
 	tk_run bbrplot --trace "$TRACE" --pcap "$PC_FIX/eth-us.pcap" -o "$svg"

@@ -171,6 +171,49 @@ static void test_dip_trace_errors(void **state)
 	assert_non_null(strstr(err, "bad.jsonl:2: not a JSON record:"));
 }
 
+/* a trace still being written: its last line, cut short, is left out and
+ * the lines before it drawn as they would be alone; a last line that lacks
+ * only its '\n' is drawn */
+static void test_dip_trace_cut_last_line(void **state)
+{
+	struct pd_flow_sel sel = { 0 };
+	struct pd_dip_info info;
+	char err[256], whole[4096], text[8192];
+	const char *cut = SAMPLE(9, 2222, 3000000000, 4, 300000000, 10, 10);
+	(void)state;
+
+	write_file("t.jsonl", trace);
+	assert_int_equal(pd_dip_trace(path_of("t.jsonl"), &sel, dir, &info, err, sizeof(err)), 0);
+	snprintf(whole, sizeof(whole), "%s", slurp("samples.dat"));
+	snprintf(text, sizeof(text), "%s%.60s", trace, cut);
+	write_file("cut.jsonl", text);
+	assert_int_equal(pd_dip_trace(path_of("cut.jsonl"), &sel, dir, &info, err, sizeof(err)), 0);
+	assert_int_equal(info.samples, 3);
+	assert_int_equal(info.collapses[BT_CAUSE_DELAYED_ACK], 1);
+	assert_string_equal(slurp("samples.dat"), whole);
+	/* the same sample whole but for its '\n' is drawn: a fourth */
+	snprintf(text, sizeof(text), "%s%.*s", trace, (int)strlen(cut) - 1, cut);
+	write_file("nonl.jsonl", text);
+	assert_int_equal(pd_dip_trace(path_of("nonl.jsonl"), &sel, dir, &info, err, sizeof(err)), 0);
+	assert_int_equal(info.samples, 4);
+}
+
+/* a capture given as the trace is named as one, with where a capture goes */
+static void test_dip_trace_capture(void **state)
+{
+	struct pd_flow_sel sel = { 0 };
+	struct pd_dip_info info;
+	char err[256];
+	(void)state;
+
+	write_file("c.pcap", "\xd4\xc3\xb2\xa1\x02");
+	assert_int_equal(pd_dip_trace(path_of("c.pcap"), &sel, dir, &info, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "c.pcap looks like a packet capture (pcap), not a bbrtrace trace: give it with --pcap"));
+	write_file("c.pcapng", "\n\r\r\n\x1c");
+	assert_int_equal(pd_dip_trace(path_of("c.pcapng"), &sel, dir, &info, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "c.pcapng looks like a packet capture (pcapng)"));
+}
+
 /* a joined trace's frame times give the capture's clock offset (the median) */
 static void test_dip_trace_offset_from_join(void **state)
 {
@@ -331,6 +374,26 @@ static void test_dwell(void **state)
 	assert_non_null(strstr(err, "nob.jsonl:1: a socket record without its buckets array"));
 }
 
+/* udpdwell's records still being written: the socket whose record is cut
+ * short is not drawn; a capture is named as one */
+static void test_dwell_cut_and_capture(void **state)
+{
+	char err[256];
+	(void)state;
+
+	write_file("d.jsonl",
+		   "{\"type\":\"interval\",\"packets\":3}\n"
+		   "{\"type\":\"socket\",\"port\":1,\"addr\":\"10.0.0.9\",\"comm\":\"fast\",\"packets\":4,\"avg_us\":5,"
+		   "\"p99_us\":9,\"max_us\":9,\"buckets\":[4,0,0,0,0,0,0,0,0],\"drops\":{},\"state\":\"OK\"}\n"
+		   "{\"type\":\"socket\",\"port\":2,\"addr\":\"10.0.0.9\",\"comm\":\"slow\",\"packets\":2,\"avg_us\":30000,"
+		   "\"p99_us\":40000,\"max_us\":40000,\"buckets\":[0,0,0,0,0,0,0,2,0],\"dr");
+	assert_int_equal(pd_dwell(path_of("d.jsonl"), dir, err, sizeof(err)), 1);
+	assert_null(strstr(slurp("dwell.dat"), "slow"));
+	write_file("d.pcap", "\xa1\xb2\xc3\xd4\x01");
+	assert_int_equal(pd_dwell(path_of("d.pcap"), dir, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "d.pcap looks like a packet capture (pcap), not udpdwell's records"));
+}
+
 /* upfbench's real sweep: a block per label, by sessions; the median floor */
 static void test_upf_fixture(void **state)
 {
@@ -394,6 +457,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dip_trace_collapse_blocks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dip_trace_chosen_flow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dip_trace_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dip_trace_cut_last_line, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dip_trace_capture, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dip_trace_offset_from_join, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dip_shift, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dip_tput, setup, teardown),
@@ -401,6 +466,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_input_or_system, setup, teardown),
 		cmocka_unit_test(test_csv_split),
 		cmocka_unit_test_setup_teardown(test_dwell, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dwell_cut_and_capture, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_upf_fixture, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_upf_missing_column, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sweep_fixture, setup, teardown),
