@@ -29,7 +29,12 @@
 .DEFAULT_GOAL := all
 SHELL := /bin/bash
 
-VERSION  := $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1)
+# the version every tool prints: the number in VERSION, and the commit when
+# built from a git checkout (-dirty: with changes not committed), e.g.
+# "0.9.0 (git dcea620)"
+VERSION  := $(shell cat VERSION)
+GIT_REV  := $(shell [ -e .git ] && git describe --always --dirty --exclude='*' 2>/dev/null)
+TK_VERSION := $(VERSION)$(if $(GIT_REV), (git $(GIT_REV)))
 SANITIZE ?= 0
 V ?= 0
 ifeq ($(V),0)
@@ -71,7 +76,7 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 
 CFLAGS    ?= -O2 -g
 CFLAGS    += -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
-             -D_GNU_SOURCE -DTOOLKIT_VERSION='"$(VERSION)"' \
+             -D_GNU_SOURCE \
              -I. -Ilib -I$(GEN) $(PKG_CFLAGS) $(SAN_FLAGS) -MMD -MP
 LDFLAGS   += $(SAN_FLAGS)
 BPF_LIBS  := -lbpf -lelf -lz
@@ -119,6 +124,14 @@ $(BUILD)/variant: FORCE
 $(BUILD)/datadir: FORCE
 	@mkdir -p $(@D)
 	@echo '$(DATADIR)' | cmp -s - $@ || echo '$(DATADIR)' > $@
+
+# the version compiled into the tools (lib/cli.c): rebuilt when it changes
+$(BUILD)/version: FORCE
+	@mkdir -p $(@D)
+	@echo '$(TK_VERSION)' | cmp -s - $@ || echo '$(TK_VERSION)' > $@
+
+$(OBJ)/lib/cli.o: CFLAGS += -DTOOLKIT_VERSION='"$(TK_VERSION)"'
+$(OBJ)/lib/cli.o: $(BUILD)/version
 
 # --- user space ---------------------------------------------------------------
 $(OBJ)/%.o: %.c
@@ -232,7 +245,7 @@ soak: deps
 
 # --- fuzzing: clang libFuzzer + ASan + UBSan ----------------------------------------
 FUZZ_SECONDS ?= 600
-FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -DTOOLKIT_VERSION='"$(VERSION)"' -I. -Ilib -I$(GEN) \
+FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -DTOOLKIT_VERSION='"$(TK_VERSION)"' -I. -Ilib -I$(GEN) \
                $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 define fuzz_template
 # one clang call compiles every source, so -MMD would keep only the last one's

@@ -340,6 +340,11 @@ void cli_usage_die(const char *fmt, ...)
 	exit(TK_EXIT_USAGE);
 }
 
+/* the Makefile's: the number in VERSION, and the commit when built from git */
+#ifndef TOOLKIT_VERSION
+#error "TOOLKIT_VERSION comes from the Makefile (-DTOOLKIT_VERSION)"
+#endif
+
 void cli_print_version(void)
 {
 	printf("%s %s\n", log_prog(), TOOLKIT_VERSION);

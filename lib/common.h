@@ -66,8 +66,4 @@ static inline uint64_t tk_mono_ns(void)
 #define TK_UNUSED __attribute__((unused))
 #define TK_PRINTF(a, b) __attribute__((format(printf, a, b)))
 
-#ifndef TOOLKIT_VERSION
-#define TOOLKIT_VERSION "0.1"
-#endif
-
 #endif

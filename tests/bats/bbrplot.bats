@@ -146,7 +146,7 @@ C_SENT=9cc3ec C_ACKED=2ca02c C_BW=000000 C_DA=d62728 C_SND=1f77b4
 @test "bbrplot --version prints the version" {
 	tk_run bbrplot --version
 	expect_status 0
-	[[ $output =~ ^bbrplot\ [0-9a-g.-]+ ]]
+	expect_version bbrplot
 }
 
 @test "dip plot, PNG: the right size and the colours of each curve and of the collapse" {

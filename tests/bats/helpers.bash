@@ -159,6 +159,22 @@ expect_equal() {
 	[ "$1" = "$2" ] || { echo "# ${3:-value}: expected '$2', got '$1'"; return 1; }
 }
 
+# expect_version TOOL: $output is TOOL's --version line, "TOOL N (git HASH)": N
+# the number in the file VERSION, HASH the commit it was built from (with
+# -dirty when the tree had changes), a commit of this repository when the
+# tree is a git checkout; elsewhere (a tarball, a guest without git) the
+# commit cannot be checked and "TOOL N" alone is right too
+expect_version() {
+	local tool=$1 want re
+	want=$(cat "$TK_ROOT/VERSION")
+	re="^$tool ${want//./\\.}( \\(git ([0-9a-f]{7,40})(-dirty)?\\))?\$"
+	[[ $output =~ $re ]] || { tk_dump "expected: $tool $want (git HASH)"; return 1; }
+	[ -e "$TK_ROOT/.git" ] && _tk_have_cmd git || return 0
+	[ -n "${BASH_REMATCH[2]}" ] || { tk_dump "built from git, yet no commit"; return 1; }
+	git -C "$TK_ROOT" cat-file -e "${BASH_REMATCH[2]}^{commit}" 2> /dev/null ||
+		{ tk_dump "${BASH_REMATCH[2]} is no commit of $TK_ROOT"; return 1; }
+}
+
 expect_one_line_stderr() {
 	local n
 	n=$(printf '%s' "$stderr" | grep -c '')

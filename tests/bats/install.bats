@@ -155,9 +155,12 @@ complete_words() {
 			"$tool" --version || { echo "$tool --version: status $?"; exit 1; }
 		done' < <(installed_tools)
 	expect_status 0
-	version=$(bbrplot --version | cut -d' ' -f2)
+	# each says the number in VERSION, and its commit when built from git
+	version=$(cat "$TK_ROOT/VERSION")
 	[ "$(printf '%s\n' "$output" | awk -v v="$version" '$2 == v' | wc -l)" -eq 9 ] ||
 		{ tk_dump "9 tools of version $version"; return 1; }
+	[ "$(printf '%s\n' "$output" | grep -c " $version (git [0-9a-f]*\(-dirty\)\?)$")" -eq 9 ] ||
+		[ ! -e "$TK_ROOT/.git" ] || { tk_dump "9 tools with the commit they were built from"; return 1; }
 }
 
 @test "installed bbrplot draws the dip plot from the installed templates, with the installed bbrpcap" {

@@ -63,7 +63,7 @@ dump() { ip -n "$NS" -d -j route show table all; ip -n "$NS" -d route show table
 	done
 	tk_run quickack --version
 	expect_status 0
-	[[ $output =~ ^quickack\ [^\ ]+$ ]] || { tk_dump "version line"; false; }
+	expect_version quickack
 }
 
 # the options COMMAND --help lists, one per line

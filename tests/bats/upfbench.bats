@@ -34,7 +34,7 @@ field() { printf '%s\n' "$output" | jq -r ".$1"; }
 	[[ $output != *"--presets"* ]] || { tk_dump "--presets is sweep's"; false; }
 	tk_run upfbench --version
 	expect_status 0
-	[[ "$output" =~ ^upfbench\ [^[:space:]]+$ ]] || { tk_dump "one line: upfbench VERSION"; false; }
+	expect_version upfbench
 }
 
 @test "each command's --help gives its own options and exit codes" {
@@ -78,7 +78,7 @@ field() { printf '%s\n' "$output" | jq -r ".$1"; }
 	for c in run sweep lookup floor decode check-identity; do
 		tk_run upfbench $c -V
 		expect_status 0
-		[[ "$output" =~ ^upfbench\ [^[:space:]]+$ ]] || { tk_dump "$c -V: one line"; false; }
+		expect_version upfbench
 	done
 }
 
