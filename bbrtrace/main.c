@@ -241,7 +241,12 @@ static int set_addr(void *cfg, const char *opt, const char *val)
 static int set_default_in(void *cfg, const char *opt, const char *val)
 {
 	struct env *env = cfg;
+	char msg[256];
 
+	if (netns_check_name(val, msg, sizeof(msg))) {
+		elog("%s: %s", opt, msg);
+		return -1;
+	}
 	if (env->n_default_ns >= MAX_DEFAULT_NS) {
 		elog("%s: at most %d namespaces", opt, MAX_DEFAULT_NS);
 		return -1;
@@ -367,7 +372,8 @@ static const struct opt options[] = {
 };
 #undef TK_OPT_CFG
 
-static const int exit_codes[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NOPERM, TK_EXIT_NOTSUP, -1 };
+static const int exit_codes[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NOPERM, TK_EXIT_NOTSUP,
+				  TK_EXIT_NONETNS, -1 };
 static const struct opt_cli cli = { synopsis, options, footer, detect_help, exit_codes };
 
 /* what the options say together */
@@ -396,6 +402,28 @@ static void check_args(struct env *env)
 	env->cfg.closes = env->detect && env->cfg.tap;
 }
 
+/*
+ * Each --set-default-in namespace exists: checked before anything is loaded,
+ * so that a misspelt name costs nothing. Exits TK_EXIT_NONETNS when one does
+ * not; a namespace that cannot be opened for another reason (no privilege)
+ * is left to the privilege check and to the switch itself.
+ */
+static void check_namespaces(const struct env *env)
+{
+	for (int i = 0; i < env->n_default_ns; i++) {
+		char msg[512];
+		int fd = netns_open(env->default_ns[i], msg, sizeof(msg));
+
+		if (fd >= 0)
+			close(fd);
+		if (fd != -ENOENT)
+			continue;
+		elog("--set-default-in: %s: create it (ip netns add %s) or name one that `ip netns list` shows",
+		     msg, env->default_ns[i]);
+		exit(TK_EXIT_NONETNS);
+	}
+}
+
 static void parse_args(int argc, char **argv, struct env *env)
 {
 	int first = opt_parse(&cli, argc, argv, env);
@@ -403,6 +431,7 @@ static void parse_args(int argc, char **argv, struct env *env)
 	if (first < argc)
 		cli_usage_die("unexpected argument '%s' (see --help)", argv[first]);
 	check_args(env);
+	check_namespaces(env);
 }
 
 static int64_t mono_to_wall_offset(void)

@@ -50,6 +50,30 @@ load helpers
 	tk_run bbrtrace --max-flows 8
 	expect_status 2; expect_one_line_stderr
 	expect_stderr "bbrtrace: --max-flows: 8 is out of range 16..4194304"
+	tk_run bbrtrace --set-default-in a/b
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "bbrtrace: --set-default-in: network namespace name 'a/b' is not a plain name"
+}
+
+# CMD... without privilege: as nobody when run as root, so that a tool that
+# reaches its privilege check stops there, having loaded nothing
+unprivileged() {
+	if [ "$(id -u)" -eq 0 ]; then
+		setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"
+	else
+		"$@"
+	fi
+}
+
+@test "bbrtrace --set-default-in a namespace that does not exist: exit 12, before the privilege check and any loading" {
+	local ns=tk-nosuch-$$
+	[ ! -e "/var/run/netns/$ns" ]
+	tk_run unprivileged "$BIN/bbrtrace" --set-default-in "$ns"
+	expect_status 12
+	expect_one_line_stderr
+	expect_equal "$stderr" "bbrtrace: --set-default-in: network namespace '$ns' does not exist (no /var/run/netns/$ns): create it (ip netns add $ns) or name one that \`ip netns list\` shows"
+	tk_run bbrtrace --help
+	expect_output "  12  no such network namespace"
 }
 
 @test "every tool's --version: the number in VERSION, and the commit it was built from" {
