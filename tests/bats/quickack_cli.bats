@@ -102,7 +102,7 @@ help_options() {
 	for cmd in show on off rto-min congctl restore status; do
 		tk_run quickack "$cmd" -V
 		expect_status 0
-		[[ $output =~ ^quickack\ [^\ ]+$ ]] || { tk_dump "$cmd -V"; false; }
+		expect_version quickack || { tk_dump "$cmd -V"; false; }
 	done
 }
 
