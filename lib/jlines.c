@@ -38,6 +38,8 @@ enum jl_line jl_lines_next(struct jl_lines *r, char *line, size_t len, struct jl
 	note_head(r, line, len);
 	if (r->capture)
 		return JL_LINE_CAPTURE;
+	if (ended)
+		line[len - 1] = '\0'; /* an error's column counts the record's bytes, not its '\n' */
 	if (line[strspn(line, " \t\r\n")] == '\0')
 		return JL_LINE_BLANK;
 	/*

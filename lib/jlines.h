@@ -41,8 +41,9 @@ void jl_lines_init(struct jl_lines *r, const char *path);
 
 /*
  * The file's next line: NUL-terminated, len bytes with its '\n' when it has
- * one (only the file's last line may have none). A record is parsed into o,
- * in place. JL_LINE_CUT comes with a warning on stderr that names the file
+ * one (only the file's last line may have none), which is overwritten by
+ * the line's end: an error's column counts the record's own bytes. A record
+ * is parsed into o, in place. JL_LINE_CUT comes with a warning on stderr that names the file
  * and the records read before the line.
  */
 enum jl_line jl_lines_next(struct jl_lines *r, char *line, size_t len, struct jl_obj *o, char *err,
