@@ -1,4 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * bbrtrace's three kernel backends (struct_ops, fentry, kprobe): each probes
+ * BTF for what it needs, loads and attaches its object, and hands events on
+ * in time order after every CPU's batch is flushed; and the check for, and
+ * removal of, a stale bbr_traced that no process holds.
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>

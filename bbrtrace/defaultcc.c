@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The default congestion control switch: each namespace's value read first,
+ * then each switch announced to the guardian before it is written, and put
+ * back at exit only where the value is still the one bbrtrace set.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>

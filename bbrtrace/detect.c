@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The collapse detector at work: each sample into its flow (by cookie, or by
+ * 4-tuple until it has one), a collapse of BBR's estimate given its cause and
+ * impact, and throttles and stalls summed for the host and for each peer.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

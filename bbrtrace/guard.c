@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The guardian and bbrtrace's end of its socket: each change announced with
+ * the descriptor its undo needs (SCM_RIGHTS) and acknowledged, and undone,
+ * newest first, when the socket closes before bbrtrace stands it down.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The reorder buffer: events wait in arrival order; on release their keys
+ * are merge-sorted by t_ns from the runs already in order (each CPU's batch
+ * is one), stably, so that equal times keep their arrival order.
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A kernel event decoded into a trace sample: BBR's bandwidth unit (packets
+ * per usec << 24) in bit/s, computed in 128 bits, and the kernel's own
+ * rules for an unset pacing rate and a valid rate sample.
+ */
 #include <string.h>
 
 #include "bbrtrace/sample.h"

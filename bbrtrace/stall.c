@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The stall tracker: a write that leaves data unsent, or an ACK whose window
+ * leaves no room, opens a stall with its cause read then; it closes when the
+ * data is seen gone, at the time it left, and counts from BT_STALL_MIN_US.
+ */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The verdict in words and as a record: the whole trace's or the rolling
+ * window's collapses, throttles and stalls in sentences, a fix only past the
+ * floors of bbrtrace/rules.h, and the same figures in the verdict record.
+ */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * udpdwell's three backends (fentry, kprobe, tracepoint): each checks the
+ * kernel's BTF for its hooks, loads and attaches its object and maps the
+ * socket states it shares with the programs; the chooser picks one.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

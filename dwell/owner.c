@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Socket owners by inode: one walk of /proc/PID/fd matches each socket link
+ * against every inode still asked for, and stops when none is left.
+ */
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>

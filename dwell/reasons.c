@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The drop reasons' names: enum skb_drop_reason read from BTF (its prefix
+ * cut) and sorted by value for lookup; without the enum, the two legacy
+ * reasons (SOCKET_RCVBUFF, PROTO_MEM).
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

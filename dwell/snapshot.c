@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * udpdwell's readings and rows: each live slot copied while its generation
+ * holds, with its per-CPU stats and drop counters; then two readings made
+ * into a row per socket, and the reads that no row accounted for.
+ */
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>

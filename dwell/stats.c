@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * udpdwell's histogram arithmetic: a quantile interpolated inside its bucket,
+ * a socket's state against the thresholds (a buffer drop always alerts), and
+ * interval deltas of cumulative counters, where one going back is a reset.
+ */
 #include <math.h>
 
 #include "common.h"

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The helpers around libbpf: its messages routed through our log levels,
+ * privilege and kernel feature probes that say what is missing, BTF lookups
+ * of kernel functions and types, and run-time statistics of programs and maps.
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>

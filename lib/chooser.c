@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The backend chooser: a backend named is tried alone; `auto` tries each in
+ * order and keeps every refusal for one line (naming root when all refused
+ * without it); and the words and exit code of a load or attach failure.
+ */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>

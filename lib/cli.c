@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The strict parsers of argument values (integers, numbers, booleans,
+ * choices, addresses, prefixes, endpoints), each failure one line naming the
+ * option; and the v4-mapped address form, the usage exit and --version's line.
+ */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>

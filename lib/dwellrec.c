@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * udpdwell's records, from the one field list of lib/dwellrec.h: the buckets'
+ * labels made from their edges before main, the states' names, and the writer
+ * and reader that walk each record's fields by offset and the way it is kept.
+ */
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The JSON-lines reader: one flat object parsed in place (strings unescaped
+ * over their own bytes, nested arrays and objects kept raw), each error placed
+ * by its column, and typed lookups of the fields.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The log: each message one line on stderr after the program's name and its
+ * level's tag, shown only at or above the level set.
+ */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>

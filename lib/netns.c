@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Named network namespaces: a name checked as a plain name, opened under
+ * NETNS_RUN_DIR and entered with setns(2), each failure worded for the user;
+ * and the current namespace saved, or named by its inode.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

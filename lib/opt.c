@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The option table at work: getopt_long's tables built from it, each value
+ * parsed by its kind and range into the config, a bad command line refused
+ * in one line; and --help's options and exit statuses printed from it.
+ */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Prometheus exposition: the text format's writer (names checked, labels and
+ * HELP escaped, histograms made cumulative), and the HTTP server that answers
+ * GET and HEAD for /metrics from its own thread.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The record writers: each record built in one buffer and written whole (a
+ * torn tail cut back when a write fails), numbers and strings formatted by
+ * hand, and a schema's JSON, CSV and table forms.
+ */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>

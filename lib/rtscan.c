@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The route scan: one RTM_GETROUTE dump per family on a raw rtnetlink socket,
+ * each route's RTA_METRICS searched for RTAX_CC_ALGO, a match named as ip
+ * route names it, and the dump bounded in messages.
+ */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdbool.h>

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The trace's names and fields: collapse and stall causes, impacts, stall
+ * ends and BBR's modes by name, and each field defined once (JSON name, type,
+ * value written, how it is read back) for the writer and reader of each record.
+ */
 #include <string.h>
 
 #include "cli.h"

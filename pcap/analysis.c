@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The one pass over a capture: frames into flows by 4-tuple, counted per
+ * direction and binned in time, each ACK matched to the data it covers, then
+ * the capture's side guessed per flow; and the --flow selector parsed.
+ */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Capture files read in place: pcap and pcapng frames pointed at in the
+ * mapped file, libpcap's reader beside it for a cross-check, and several
+ * files read as one, in the order of their first frame.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <pcap/pcap.h>

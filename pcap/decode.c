@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The frame decoder: the link layer by its type, then IPv4 or IPv6 (past
+ * extension headers, first fragments only), then TCP, the payload length
+ * taken from IP and the options read on SYNs only.
+ */
 #include <string.h>
 
 #include "pcap/decode.h"

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * bbrplot's data for each plot, from its own input: a dip's trace flow and
+ * throughput CSV, udpdwell's sockets, upfbench's and the sweep's CSVs, each
+ * written as the whitespace-separated tables its template reads.
+ */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * quickack's output: a route described in words (devices by name, gateways,
+ * metrics, as ip route prints it), and the route, change, netlink_request
+ * and saved_route records, each written from its one field list.
+ */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>

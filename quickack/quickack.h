@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * quickack's command line: its commands, the arguments they are parsed into,
+ * and the parsers of the values only quickack takes (rto-min, congctl).
+ */
 #ifndef QA_QUICKACK_H
 #define QA_QUICKACK_H
 

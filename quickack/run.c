@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * What quickack's commands share in a run: the netlink socket and the dump,
+ * the selection resolved (table, device, --to), the journal opened with its
+ * checks, routes found by identity, and a batch sent and read back.
+ */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>

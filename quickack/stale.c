@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The journal's records against this world: this run's boot and namespace
+ * (inode and cookie) read, each record's world and devices judged, a route
+ * remapped through devices made again, and the unfit records set aside.
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * upfbench's command lines: the named designs (--preset), counts with a
+ * k/M/G suffix and lists of them, one option table per command with its
+ * --help text, and what each command's options say together.
+ */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>

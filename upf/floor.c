@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The memory floor measured: a buffer linked into one random cycle of cache
+ * lines, chased alone for DRAM latency and as C interleaved chains (one
+ * function per C, its pointers in registers) for the best parallelism.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

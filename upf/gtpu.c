@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The GTP-U codec: a header parsed and built, a whole N3 frame parsed to the
+ * inner 5-tuple (the general parser out of line, the fast path tried first),
+ * and frames built with their IP and UDP checksums.
+ */
 #include <string.h>
 
 #include "gtpu.h"

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * What upfbench reads of the machine: the TSC's rate against the monotonic
+ * clock, 2 MiB-aligned memory with or without huge pages and what it got,
+ * cache and TLB misses through perf_event_open, and CPU pinning.
+ */
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <pthread.h>

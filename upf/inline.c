@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The inline table's operations: a probe past the home line (to a line with
+ * an entry never taken), an insert, a delete that leaves a tombstone, and the
+ * counters' high words carried when they wrap.
+ */
 #include <errno.h>
 #include <string.h>
 

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Sessions and their rules: the predefined rule sets compiled (PDRs and their
+ * vector form), the QER's rate and burst in TSC ticks, and the session pool
+ * in its fat, split or inline layout, filled and read back.
+ */
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>

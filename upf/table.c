@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The session table's operations: buckets sized for the load (no power of
+ * two), a probe past the home bucket only while its overflow count says so,
+ * an insert and a delete that keep those counts, and a prefetched bulk lookup.
+ */
 #include <errno.h>
 #include <string.h>
 

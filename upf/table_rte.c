@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * rte_hash as a session table: the EAL started once, with a private runtime
+ * directory removed after and our CPU affinity put back; without DPDK at
+ * build time, the same functions failing with -ENOTSUP.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Slot-encoded TEIDs: the slot bits sized for n sessions and one slot beyond,
+ * the check bits the generation XOR a keyed splitmix64 hash of the slot, and
+ * TEIDs that name no session's slot.
+ */
 #include "teid.h"
 
 void up_teid_plan_init(struct up_teid_plan *p, uint32_t n, uint64_t key)

@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The traffic a run replays: generated (sessions, a uniform or Zipf stream,
+ * frames from 64 templates, bad ones mixed in) or read from a capture, one
+ * session per TEID; and the pcap writer of --pcap-out.
+ */
 #include <errno.h>
 #include <math.h>
 #include <pcap/pcap.h>
