@@ -303,6 +303,11 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 	start_tracer "$out" "$err" --detect --records events -f json
 	# four data connections and iperf3's control connection, all closed at the end
 	ip netns exec "$NS-a" iperf3 -c 10.201.0.2 -p 5201 -P 4 -n 2M -C "$(traced_cc)" > /dev/null
+	# the server's ends close after the client returns: until no socket of
+	# port 5201 is left in either namespace but in TIME-WAIT (its full
+	# socket closed), the server's listener included (iperf3 -s -1 exits)
+	tk_wait_for "! { ip netns exec '$NS-a' ss -Htan '( sport = :5201 or dport = :5201 )'
+		ip netns exec '$NS-b' ss -Htan '( sport = :5201 or dport = :5201 )'; } | grep -qv '^TIME-WAIT'" 10
 	stop_tracer
 	expect_equal "$(jq -c 'select(.type=="sample")' "$out" | wc -l)" 0 "sample records"
 	jq -c -s 'map(select(.type=="summary"))[0] | {samples, flows_closed, flows_open}' "$out" | sed 's/^/# /'
