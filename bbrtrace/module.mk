@@ -1,7 +1,8 @@
 # bbrtrace: every BBR rate sample, per ACK (issue 2)
 TOOLS += bbrtrace
 SBIN_TOOLS += bbrtrace  # BPF: root, or CAP_BPF + CAP_PERFMON + CAP_NET_ADMIN
-bbrtrace_SRCS := bbrtrace/main.c bbrtrace/backend.c bbrtrace/reorder.c bbrtrace/sample.c bbrtrace/defaultcc.c bbrtrace/guard.c \
+bbrtrace_SRCS := bbrtrace/main.c bbrtrace/args.c bbrtrace/help.c bbrtrace/run.c bbrtrace/metrics.c bbrtrace/report.c \
+                 bbrtrace/backend.c bbrtrace/reorder.c bbrtrace/sample.c bbrtrace/defaultcc.c bbrtrace/guard.c \
                  bbrtrace/detect.c bbrtrace/flowtab.c bbrtrace/culprit.c bbrtrace/demand.c bbrtrace/peers.c bbrtrace/peerverdict.c bbrtrace/vtext.c \
                  bbrtrace/stall.c bbrtrace/verdict.c
 bbrtrace_BPF  := bbr_traced bbr_traced_pre610 bbrtrace_fentry bbrtrace_kprobe

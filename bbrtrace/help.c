@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * bbrtrace's --help text: the backends before the options, the sample's
+ * fields after them, and the detector's rules, printed from bbrtrace/rules.h
+ * so that the text and the detector cannot disagree.
+ */
+#include <stdio.h>
+
+#include "bbrtrace/help.h"
+#include "bbrtrace/rules.h"
+#include "trace.h"
+
+const char bt_help_synopsis[] =
+"Usage: bbrtrace [OPTIONS]\n"
+"Record each BBR rate sample as the kernel computes it, on every ACK of the\n"
+"chosen flows, with BBR's max-bw filter before and after that ACK.\n"
+"\n"
+"Backends (--backend, default auto):\n"
+"  fentry      fentry/fexit on bbr_main: every BBR flow of the host, passively\n"
+"  kprobe      kprobe/kretprobe on bbr_main: the same, for kernels without BPF\n"
+"              trampolines\n"
+"  struct_ops  registers congestion control 'bbr_traced': kernel BBR called\n"
+"              through its kfuncs, with a tap. Works without kprobes. Flows opt\n"
+"              in with setsockopt(TCP_CONGESTION, \"bbr_traced\"), a route's\n"
+"              'congctl bbr_traced', or the default-CC sysctl (--set-default)\n"
+"  auto        the first of fentry, kprobe, struct_ops that works; one line on\n"
+"              stderr says which and why the others were refused\n"
+"\n";
+
+const char bt_help_footer[] =
+"\n"
+"Filters run in the kernel: other flows cost nothing.\n"
+"\n"
+"Each sample: t_ns (CLOCK_MONOTONIC), wall_ns (CLOCK_REALTIME), cookie, saddr,\n"
+"daddr, sport, dport; snd_una, snd_nxt, mss, cwnd, pacing_rate_bps; the\n"
+"rate_sample's delivered, interval_us, snd_interval_us, rcv_interval_us, rtt_us,\n"
+"losses, acked_sacked, prior_in_flight, is_app_limited, is_retrans,\n"
+"is_ack_delayed; sample_bw_bps = delivered*mss*8/interval; BBR's bw_prev_bps\n"
+"and bw_bps (max-bw filter before/after, bit/s), mode, pacing_gain and\n"
+"cwnd_gain (ratios), min_rtt_us, lt_use_bw, lt_bw_bps; the sender's queue:\n"
+"write_seq (write_seq - snd_nxt bytes written and not sent yet), snd_wnd (the\n"
+"peer's window, bytes from snd_una) and nonagle (the kernel's: 0 Nagle on,\n"
+"1 TCP_NODELAY, 2 TCP_CORK, 4 a push pending). In JSON, a\n"
+"\"type\":\"summary\" record at exit gives samples, lost events and elapsed time.\n"
+"Events lost in a full ring buffer are counted and reported, never hidden.\n";
+
+/* the detector's rules, with its thresholds from bbrtrace/rules.h */
+void bt_help_detect(FILE *f)
+{
+	fprintf(f,
+		"\n"
+		"With --detect, a collapse is an ACK after which BBR's estimate (the max-bw\n"
+		"filter, or lt_bw while lt_use_bw) is below (1 - R) times what it was. Its\n"
+		"cause: %s when BBR is on its long-term rate after losses;\n"
+		"%s when the sample that set the new estimate is not app-limited,\n"
+		"rcv_interval_us >= %g x snd_interval_us and >= %u ms and <= %u ms (the ACK was\n"
+		"held, not the data, within a delayed-ACK timer's range), and it delivered at\n"
+		"most %d segments (a timer holds the last one or two; more that late, or\n"
+		"more whose receive interval is >= %u ms and over the send interval by less,\n"
+		"drained through a queue: %s); %s when that sample's two\n"
+		"intervals agree within %gx (the path delivered less); %s when the\n"
+		"kernel flagged it a lone segment ACKed a little late (is_ack_delayed, at\n"
+		"most %d delivered, under the floor); %s when an earlier sample is\n"
+		"the new estimate because the filter's window let an old maximum expire\n"
+		"(the evidence gives its age in rounds and what set it: often a burst);\n"
+		"%s when the sample's send interval is over %gx its receive\n"
+		"interval (it measured the sender's own slow sending); %s\n"
+		"when its receive interval is over %gx its send interval but under %u us\n"
+		"(the ACK came microseconds late: timing jitter, not a held ACK); %s\n"
+		"otherwise, with the evidence. An ACK that covers the sender's FIN is never a\n"
+		"collapse (the stream is over).\n"
+		"Its impact: %s when the pacing BBR now allows (the new estimate x its\n"
+		"pacing gain; in PROBE_BW the gain cycle's mean, 1) is under %.2f x the flow's\n"
+		"demand (its headroom, allowed/demand, is under %.2f), else %s. The demand is\n"
+		"the bytes ACKed over the last %u ms (a young flow's: since its start, over\n"
+		"%u ms at least), and when at least %.0f%% of those samples were app-limited the\n"
+		"flow needs that much with headroom; a flow with more to send (a bulk flow) is\n"
+		"throttled when the pacing allowed falls under what it delivered, or when its\n"
+		"path gave less (%s, %s). A throttle\n"
+		"lasts until the pacing allowed is back above %.2f x that demand (a bulk\n"
+		"flow's: the demand);\n"
+		"its time, and the bytes the demand wanted that the pacing held back, are\n"
+		"counted. The summary gives counts by cause and impact, throttled_s and\n"
+		"late_bytes; a \"type\":\"verdict\" record and a sentence on stderr say\n"
+		"which collapses throttled the stream, why, and what to fix. No fix is\n"
+		"proposed for throttling too small to act on: under %u ms and %u bytes held\n"
+		"back in all, none of it still running when the trace ends, and fewer than\n"
+		"%u throttles by delayed ACKs (those recur with the stream's bursts).\n"
+		"Stalls: --detect also traces each write of a traced flow (the\n"
+		"sock_send_length tracepoint, 6.3+, or fexit on tcp_sendmsg with the fentry\n"
+		"backend). Data left unsent after a write (write_seq ahead of snd_nxt) that\n"
+		"nothing sends for %u ms or more is a stall: a \"type\":\"stall\" record with\n"
+		"its start, duration_us, evidence and cause: %s (a sub-MSS tail held until\n"
+		"the data in flight is ACKed, Nagle on), %s, %s,\n"
+		"%s or %s; and ended_by: ack, write (the application's next\n"
+		"write took it along) or unseen (a timer: pacing, a tail loss probe; its\n"
+		"duration then is a bound). The summary and the verdict count them\n"
+		"(stalls_by_cause, stalled_s); when most were Nagle's, the verdict's fix is\n"
+		"TCP_NODELAY on the sender or quickack on the receiver (none when they held\n"
+		"the data for under %u ms in all). Without a write tap those fields are\n"
+		"null, not 0, and the verdict says why.\n"
+		"\n"
+		"Needs root (or CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN) and kernel BTF.\n"
+		"Environment: TK_VMLINUX_BTF=FILE reads the kernel's BTF from FILE.\n",
+		bt_cause_names[BT_CAUSE_LOSS_POLICER], bt_cause_names[BT_CAUSE_DELAYED_ACK],
+		BT_DELACK_RATIO, BT_DELACK_FLOOR_US / 1000, BT_DELACK_CEIL_US / 1000, BT_DELACK_MAX_SEGS,
+		BT_DELACK_FLOOR_US / 1000, bt_cause_names[BT_CAUSE_RATE_DROP], bt_cause_names[BT_CAUSE_RATE_DROP], BT_AGREE_RATIO,
+		bt_cause_names[BT_CAUSE_LONE_SEGMENT], BT_DELACK_MAX_SEGS, bt_cause_names[BT_CAUSE_MAX_EXPIRED],
+		bt_cause_names[BT_CAUSE_SENDER_LIMITED], BT_AGREE_RATIO, bt_cause_names[BT_CAUSE_ACK_JITTER],
+		BT_AGREE_RATIO, BT_JITTER_MAX_US, bt_cause_names[BT_CAUSE_OTHER],
+		bt_impact_names[BT_IMPACT_THROTTLING],
+		BT_THROTTLE_HEADROOM, BT_THROTTLE_HEADROOM, bt_impact_names[BT_IMPACT_HARMLESS],
+		BT_DEMAND_WINDOW_MS, BT_DEMAND_MIN_SPAN_MS, BT_DEMAND_APP_SHARE * 100,
+		bt_cause_names[BT_CAUSE_RATE_DROP], bt_cause_names[BT_CAUSE_LOSS_POLICER], BT_THROTTLE_HEADROOM,
+		BT_FIX_MIN_THROTTLED_MS, BT_FIX_MIN_LATE_BYTES, BT_FIX_DELACK_RECURS, BT_STALL_MIN_US / 1000,
+		bt_stall_cause_names[BT_STALL_NAGLE], bt_stall_cause_names[BT_STALL_RWND],
+		bt_stall_cause_names[BT_STALL_CWND], bt_stall_cause_names[BT_STALL_PACING],
+		bt_stall_cause_names[BT_STALL_OTHER], BT_STALL_FIX_MIN_MS);
+}
