@@ -103,6 +103,17 @@ static int set_prometheus(void *cfg, const char *opt, const char *val)
 	return 0;
 }
 
+/* --help-detect: printed whole, like --help, before any other option is
+ * judged further */
+static int help_detect(void *cfg, const char *opt, const char *val)
+{
+	(void)cfg;
+	(void)opt;
+	(void)val;
+	bt_help_detect(stdout);
+	exit(TK_EXIT_OK);
+}
+
 #define TK_OPT_CFG struct bt_env
 static const struct opt options[] = {
 	OPT_E_CHOICE("backend", 'b', "NAME", backend, bt_backend_names, "auto|fentry|kprobe|struct_ops"),
@@ -114,64 +125,48 @@ static const struct opt options[] = {
 		  "only the socket with this cookie (ss -e shows it)"),
 	OPT_E_FORMAT(format, format_set),
 	OPT_E_CALL("records", 0, "WHAT", set_records,
-		   "samples: every ACK's sample, and --detect's records\n"
-		   "(the default); events: --detect's records only\n"
-		   "(collapses, stalls, the summary, the verdict; the\n"
-		   "default with --prometheus); none: no record"),
+		   "samples (default), events (--detect's records only;\n"
+		   "the default with --prometheus) or none"),
 	OPT_E_OUTPUT(output, "write records to FILE instead of stdout"),
 	OPT_E_DURATION(duration_s, "stop after SECONDS (default: until Ctrl-C)"),
 	OPT_E_FLAG("set-default", 0, set_default, "struct_ops: make bbr_traced the default congestion\n"
 						  "control of this network namespace while tracing"),
 	OPT_E_CALL("set-default-in", 0, "NS", set_default_in,
-		   "the same in network namespace NS (repeatable)\n"
-		   "The old value comes back at exit, even after SIGKILL."),
+		   "the same in network namespace NS (repeatable); both\n"
+		   "put the old value back at exit, even after SIGKILL"),
 	OPT_E_CALL("ringbuf-mb", 0, "N", set_ringbuf, "ring buffer size in MiB, a power of two (default 8)"),
-	OPT_E_FLAG("stats", 0, stats, "turn on BPF run-time statistics while tracing and\n"
-				      "print each program's runs and ns/run at exit"),
-	OPT_E_FLAG("no-tap", 0, no_tap, "struct_ops: run bbr_traced as plain BBR, without\n"
-					"the tap (the benchmark's reference)"),
-	OPT_E_FLAG("probe", 0, probe, "say, for each backend, whether its programs load\n"
-				      "(pass the verifier) and attach here, then exit"),
-	OPT_E_FLAG("cleanup", 0, cleanup, "remove a stale bbr_traced left registered by an older\n"
-					  "run, then exit"),
-	OPT_E_FLAG("detect", 0, detect, "find each collapse of the bandwidth estimate (a drop by\n"
-					"at least --collapse-ratio on one ACK), write it as a\n"
-					"\"type\":\"collapse\" record with its cause and its\n"
-					"evidence, and end with a verdict (default: off)"),
+	OPT_E_FLAG("stats", 0, stats, "print each BPF program's runs and ns/run at exit"),
+	OPT_E_FLAG("no-tap", 0, no_tap, "struct_ops: plain BBR, without the tap (a benchmark)"),
+	OPT_E_FLAG("probe", 0, probe, "say whether each backend loads and attaches, then exit"),
+	OPT_E_FLAG("cleanup", 0, cleanup, "remove a stale bbr_traced registration, then exit"),
+	OPT_E_FLAG("detect", 0, detect, "find each collapse of the bandwidth estimate, with its\n"
+					"cause and evidence, and end with a verdict"),
 	OPT_E_DOUBLE("collapse-ratio", 0, "R", collapse_ratio, 0.01, 0.99,
-		     "the drop that counts as a collapse, 0.01..0.99\n"
-		     "(default " TK_STR(BT_COLLAPSE_RATIO_DEFAULT) ": the estimate fell by that\n"
-		     "fraction or more)"),
+		     "the drop on one ACK that is a collapse (default " TK_STR(BT_COLLAPSE_RATIO_DEFAULT) ")"),
 	OPT_E_U32("max-flows", 0, "N", max_flows, 16, 4194304,
-		  "--detect: flows tracked at once (default " TK_STR(BT_DETECT_FLOWS) "), about\n"
-		  "1.3 KiB each, 5 KiB for a busy one; a flow leaves when\n"
-		  "its socket closes, none is evicted: past N a new flow\n"
-		  "is counted untracked and not judged"),
-	OPT_E_FLAG("check-detector", 0, check, "--detect: find each culprit both ways (the filter's\n"
-					       "values, and the flow's last 2048 samples) and count\n"
-					       "the answers that differ (a self-test; costs memory)"),
+		  "--detect: flows tracked at once (default " TK_STR(BT_DETECT_FLOWS) "); past\n"
+		  "N a new flow is counted untracked, not judged"),
+	OPT_E_FLAG("check-detector", 0, check, "--detect: find each culprit both ways and count the\n"
+					       "answers that differ (a self-test; costs memory)"),
 	OPT_E_CALL("prometheus", 0, "ADDR:PORT", set_prometheus,
-		   "serve /metrics in Prometheus text format while\n"
-		   "tracing: samples, collapses and stalls by cause, and\n"
-		   "the worst peers over the last " TK_STR(BT_WINDOW_MIN) " minutes; and\n"
-		   "/verdict, the window verdict as JSON (implies --detect)"),
+		   "serve /metrics and /verdict (the verdict over the\n"
+		   "last " TK_STR(BT_WINDOW_MIN) " minutes) while tracing; implies --detect"),
 	OPT_E_CALL("verdict-every", 0, "SECONDS", set_verdict_every,
-		   "--detect: write the verdict over the last " TK_STR(BT_WINDOW_MIN) " minutes\n"
-		   "(a \"window_verdict\" record, and a line on stderr) this\n"
-		   "often, 0 for never (default 60 with --prometheus,\n"
-		   "else 0); SIGUSR1 asks for one at once"),
+		   "--detect: the verdict over the last " TK_STR(BT_WINDOW_MIN) " minutes this\n"
+		   "often (default 60 with --prometheus, else 0: never)"),
 	OPT_E_U32("metrics-peers", 0, "K", metrics_peers, 1, BT_METRICS_PEERS_MAX,
-		  "--prometheus: the peers named on /metrics, the worst\n"
-		  "over the window first (default " TK_STR(BT_METRICS_PEERS) "); the others are\n"
-		  "one series, peer=\"other\""),
+		  "--prometheus: the worst peers named on /metrics\n"
+		  "(default " TK_STR(BT_METRICS_PEERS) "); the others sum as peer=\"other\""),
 	OPT_E_STANDARD,
+	OPT_E_CALL("help-detect", 0, NULL, help_detect,
+		   "the records' fields and the detector's method"),
 	OPT_E_END,
 };
 #undef TK_OPT_CFG
 
 static const int exit_codes[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NOPERM, TK_EXIT_NOTSUP,
 				  TK_EXIT_NONETNS, -1 };
-static const struct opt_cli cli = { bt_help_synopsis, options, bt_help_footer, bt_help_detect, exit_codes };
+static const struct opt_cli cli = { bt_help_synopsis, options, bt_help_footer, NULL, exit_codes };
 
 /* what the options say together */
 static void check_args(struct bt_env *env)

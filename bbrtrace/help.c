@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * bbrtrace's --help text: the backends before the options, the sample's
- * fields after them, and the detector's rules, printed from bbrtrace/rules.h
- * so that the text and the detector cannot disagree.
+ * bbrtrace's help texts: --help, what a user types (the backends before the
+ * options, what the tool needs after them); and --help-detect, the records'
+ * fields and the detector's method, printed from bbrtrace/rules.h so that
+ * the text and the detector cannot disagree.
  */
 #include <stdio.h>
 
@@ -17,19 +18,25 @@ const char bt_help_synopsis[] =
 "\n"
 "Backends (--backend, default auto):\n"
 "  fentry      fentry/fexit on bbr_main: every BBR flow of the host, passively\n"
-"  kprobe      kprobe/kretprobe on bbr_main: the same, for kernels without BPF\n"
-"              trampolines\n"
-"  struct_ops  registers congestion control 'bbr_traced': kernel BBR called\n"
-"              through its kfuncs, with a tap. Works without kprobes. Flows opt\n"
-"              in with setsockopt(TCP_CONGESTION, \"bbr_traced\"), a route's\n"
-"              'congctl bbr_traced', or the default-CC sysctl (--set-default)\n"
-"  auto        the first of fentry, kprobe, struct_ops that works; one line on\n"
-"              stderr says which and why the others were refused\n"
+"  kprobe      kprobe/kretprobe on bbr_main: the same, without BPF trampolines\n"
+"  struct_ops  registers congestion control 'bbr_traced': kernel BBR through\n"
+"              its kfuncs, with a tap, no kprobes. Flows opt in: --set-default,\n"
+"              a route's 'congctl bbr_traced', or TCP_CONGESTION\n"
+"  auto        the first that works; stderr says which, and why not the others\n"
 "\n";
 
 const char bt_help_footer[] =
 "\n"
-"Filters run in the kernel: other flows cost nothing.\n"
+"Filters run in the kernel: other flows cost nothing. Events lost in a full\n"
+"ring buffer are counted and reported, never hidden.\n"
+"Needs root (or CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN) and kernel BTF.\n"
+"Environment: TK_VMLINUX_BTF=FILE reads the kernel's BTF from FILE.\n"
+"The detector's method and thresholds: --help-detect; all: man 8 bbrtrace.\n";
+
+/* the records' fields, before the detector's method */
+static const char fields_help[] =
+"bbrtrace's records, and how --detect judges them, with the thresholds this\n"
+"build applies (bbrtrace --help lists the options).\n"
 "\n"
 "Each sample: t_ns (CLOCK_MONOTONIC), wall_ns (CLOCK_REALTIME), cookie, saddr,\n"
 "daddr, sport, dport; snd_una, snd_nxt, mss, cwnd, pacing_rate_bps; the\n"
@@ -41,12 +48,13 @@ const char bt_help_footer[] =
 "write_seq (write_seq - snd_nxt bytes written and not sent yet), snd_wnd (the\n"
 "peer's window, bytes from snd_una) and nonagle (the kernel's: 0 Nagle on,\n"
 "1 TCP_NODELAY, 2 TCP_CORK, 4 a push pending). In JSON, a\n"
-"\"type\":\"summary\" record at exit gives samples, lost events and elapsed time.\n"
-"Events lost in a full ring buffer are counted and reported, never hidden.\n";
+"\"type\":\"summary\" record at exit gives samples, lost events and elapsed time.\n";
 
-/* the detector's rules, with its thresholds from bbrtrace/rules.h */
+/* --help-detect: the records' fields and the detector's rules, with its
+ * thresholds from bbrtrace/rules.h */
 void bt_help_detect(FILE *f)
 {
+	fputs(fields_help, f);
 	fprintf(f,
 		"\n"
 		"With --detect, a collapse is an ACK after which BBR's estimate (the max-bw\n"
@@ -98,10 +106,7 @@ void bt_help_detect(FILE *f)
 		"(stalls_by_cause, stalled_s); when most were Nagle's, the verdict's fix is\n"
 		"TCP_NODELAY on the sender or quickack on the receiver (none when they held\n"
 		"the data for under %u ms in all). Without a write tap those fields are\n"
-		"null, not 0, and the verdict says why.\n"
-		"\n"
-		"Needs root (or CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN) and kernel BTF.\n"
-		"Environment: TK_VMLINUX_BTF=FILE reads the kernel's BTF from FILE.\n",
+		"null, not 0, and the verdict says why.\n",
 		bt_cause_names[BT_CAUSE_LOSS_POLICER], bt_cause_names[BT_CAUSE_DELAYED_ACK],
 		BT_DELACK_RATIO, BT_DELACK_FLOOR_US / 1000, BT_DELACK_CEIL_US / 1000, BT_DELACK_MAX_SEGS,
 		BT_DELACK_FLOOR_US / 1000, bt_cause_names[BT_CAUSE_RATE_DROP], bt_cause_names[BT_CAUSE_RATE_DROP], BT_AGREE_RATIO,

@@ -16,6 +16,38 @@ load helpers
 	expect_version bbrtrace
 }
 
+# a threshold of bbrtrace/rules.h, its number as written there ("5.0", "250000")
+bt_rule() {
+	sed -n "s/^#define $1 \([0-9.]*\)u\{0,1\}\$/\1/p" "$TK_ROOT/bbrtrace/rules.h"
+}
+
+@test "bbrtrace --help keeps to the options and names --help-detect" {
+	tk_run bbrtrace --help
+	expect_status 0
+	expect_output "      --help-detect "
+	expect_output ": --help-detect;"
+	local n
+	n=$(printf '%s\n' "$output" | grep -c '')
+	[ "$n" -le 70 ] || { tk_dump "--help has $n lines, over 70"; return 1; }
+	[[ $output != *"rcv_interval_us"* ]] || { tk_dump "--help holds the detector's method"; return 1; }
+}
+
+@test "bbrtrace --help-detect prints the fields and the method with the thresholds of rules.h" {
+	tk_run bbrtrace --help-detect
+	expect_status 0
+	[ -z "$stderr" ] || { tk_dump "expected nothing on stderr"; return 1; }
+	# the text is wrapped: its phrases are matched across line ends
+	output=$(printf '%s' "$output" | tr '\n' ' ')
+	expect_output "Each sample: t_ns (CLOCK_MONOTONIC)"
+	expect_output "a collapse is an ACK after which BBR's estimate"
+	expect_output "rcv_interval_us >= $(printf '%g' "$(bt_rule BT_DELACK_RATIO)") x snd_interval_us"
+	expect_output "<= $(($(bt_rule BT_DELACK_CEIL_US) / 1000)) ms"
+	expect_output "under $(printf '%.2f' "$(bt_rule BT_THROTTLE_HEADROOM)") x the flow's demand"
+	expect_output "the last $(bt_rule BT_DEMAND_WINDOW_MS) ms"
+	expect_output "under $(bt_rule BT_FIX_MIN_THROTTLED_MS) ms and $(bt_rule BT_FIX_MIN_LATE_BYTES) bytes"
+	expect_output "for $(($(bt_rule BT_STALL_MIN_US) / 1000)) ms or more is a stall"
+}
+
 @test "bbrtrace bad arguments: one line each, exit 2" {
 	tk_run bbrtrace --dport 70000
 	expect_status 2; expect_one_line_stderr

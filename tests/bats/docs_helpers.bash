@@ -253,10 +253,10 @@ doc_program() {
 	echo "$prog"
 }
 
-# bbrtrace (but --probe, --cleanup), bbrpcap capture and udpdwell watch
+# bbrtrace (but --probe, --cleanup, --help-detect), bbrpcap capture and udpdwell watch
 doc_is_watcher() {
 	case $(doc_program "$1") in
-	bbrtrace) [[ ! $1 =~ (--probe|--cleanup|--help|--version)( |$) ]] ;;
+	bbrtrace) [[ ! $1 =~ (--probe|--cleanup|--help|--help-detect|--version)( |$) ]] ;;
 	"bbrpcap capture" | udpdwell) [[ ! $1 =~ (--help|--version)( |$) ]] ;;
 	*) return 1 ;;
 	esac
