@@ -1,9 +1,15 @@
 # bbrplot: the pictures, drawn by gnuplot from the templates in plots/*.gp (issue 5)
 TOOLS += bbrplot
-bbrplot_SRCS := plots/bbrplot.c plots/plotdata.c
+
+# each plot's data from its input (plotdata.h): one file per input, and the
+# CSV reading and data-file writing they share
+PLOTDATA_SRCS := plots/data_file.c plots/data_csv.c plots/data_dip_trace.c plots/data_dip_tput.c \
+		 plots/data_dwell.c plots/data_upf.c plots/data_sweep.c
+
+bbrplot_SRCS := plots/bbrplot.c $(PLOTDATA_SRCS)
 
 UNIT_TESTS += test_bbrplot
-test_bbrplot_SRCS := plots/plotdata.c
+test_bbrplot_SRCS := $(PLOTDATA_SRCS)
 
 # the installed templates' directory (find_template), from PREFIX
 $(OBJ)/plots/bbrplot.o: CFLAGS += -DTK_DATADIR='"$(DATADIR)"'
@@ -12,4 +18,4 @@ $(OBJ)/plots/bbrplot.o: $(BUILD)/datadir
 # its readers (trace, udpdwell records, upfbench and sweep CSV, bbrpcap's CSV)
 # on arbitrary input
 FUZZ_TARGETS += fuzz_plotdata
-fuzz_plotdata_SRCS := plots/plotdata.c lib/trace.c lib/jsonl.c lib/jlines.c lib/record.c lib/cli.c lib/log.c lib/dwellrec.c
+fuzz_plotdata_SRCS := $(PLOTDATA_SRCS) lib/trace.c lib/jsonl.c lib/jlines.c lib/record.c lib/cli.c lib/log.c lib/dwellrec.c

@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The dip plot's trace: the flow to draw chosen from bbrtrace's JSON lines
+ * (pass 1), then its samples and its collapses by cause written as
+ * samples.dat and collapses.dat (pass 2).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "jlines.h"
+#include "jsonl.h"
+#include "log.h"
+#include "plots/data_dip.h"
+#include "plots/data_file.h"
+#include "plots/plotdata.h"
+#include "trace.h"
+
+/* a traced socket: by cookie when it has one, else by its addresses and ports */
+struct flow_key {
+	uint64_t cookie;
+	uint8_t saddr[16], daddr[16];
+	uint16_t sport, dport;
+	uint64_t samples;
+};
+
+/* the flow of a sample or collapse record (the flow columns lead both) */
+static bool key_of(const struct bt_sample *s, const struct bt_fieldset *fs, struct flow_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->cookie = s->cookie;
+	memcpy(k->saddr, s->saddr, 16);
+	memcpy(k->daddr, s->daddr, 16);
+	k->sport = s->sport;
+	k->dport = s->dport;
+	return k->cookie || bt_has(fs, BT_F_SADDR);
+}
+
+static bool same_flow(const struct flow_key *a, const struct flow_key *b)
+{
+	if (a->cookie || b->cookie)
+		return a->cookie == b->cookie;
+	return a->sport == b->sport && a->dport == b->dport && !memcmp(a->saddr, b->saddr, 16) &&
+	       !memcmp(a->daddr, b->daddr, 16);
+}
+
+static double mbps(uint64_t bps, bool valid)
+{
+	return valid && bps > 0 ? (double)bps * 1e-6 : NAN;
+}
+
+/* an interval on the log axis: 0 us (the usual snd_interval on a veth) at the floor */
+static double interval(uint32_t us)
+{
+	return us > 0 ? (double)us : PD_INTERVAL_FLOOR_US;
+}
+
+/* one parsed record of the trace: its kind, and the sample (or collapse) in it */
+struct trace_rec {
+	bool is_sample, is_collapse;
+	struct bt_collapse c;      /* a sample is read into c.ack */
+	struct bt_fieldset fs;
+};
+
+/* the parsed record o into r; false for a record of another type */
+static bool rec_of(const struct jl_obj *o, struct trace_rec *r)
+{
+	const char *type = bt_record_type(o);
+
+	r->is_sample = type && !strcmp(type, bt_sample_schema.type);
+	r->is_collapse = type && !strcmp(type, bt_collapse_schema.type);
+	if (r->is_sample)
+		bt_sample_read(o, &r->c.ack, &r->fs);
+	else if (r->is_collapse)
+		bt_collapse_read(o, &r->c, &r->fs);
+	return r->is_sample || r->is_collapse;
+}
+
+struct trace_pass {
+	FILE *in;
+	const char *path;
+	struct jl_obj *o;
+	char *line;
+	size_t linecap;
+	struct jl_lines lines;
+	/* pass 1's lines before a cut last line: pass 2 reads those alone, so
+	 * that lines a writer adds meanwhile change neither pass */
+	unsigned long complete;
+};
+
+/* pass 1's next line into r: 1 for a sample or collapse, 0 to go on, 2 at
+ * the end of the records, or PD_ERR_INPUT with err set */
+#define TRACE_END 2
+static int next_rec(struct trace_pass *p, ssize_t len, struct trace_rec *r, char *err, size_t errlen)
+{
+	char perr[96];
+
+	switch (jl_lines_next(&p->lines, p->line, (size_t)len, p->o, perr, sizeof(perr))) {
+	case JL_LINE_RECORD:
+		p->complete = p->lines.lineno;
+		return rec_of(p->o, r);
+	case JL_LINE_BLANK:
+		p->complete = p->lines.lineno;
+		return 0;
+	case JL_LINE_CUT:
+		return TRACE_END;
+	case JL_LINE_CAPTURE:
+		log_fmt(err, errlen,
+			"%s looks like a packet capture (%s), not a bbrtrace trace: give it with --pcap, "
+			"and the trace (bbrtrace's JSON lines) with --trace",
+			p->path, p->lines.capture);
+		return PD_ERR_INPUT;
+	default:
+		log_fmt(err, errlen, "%s:%lu: not a JSON record: %s", p->path, p->lines.lineno, perr);
+		return PD_ERR_INPUT;
+	}
+}
+
+/* pass 1: every flow with its count of samples, and the time origin */
+static int scan_flows(struct trace_pass *p, struct pd_dip_info *info, struct flow_key **flows, size_t *nflows,
+		      char *err, size_t errlen)
+{
+	size_t cap = 0;
+	bool have_origin = false;
+	ssize_t len;
+	int rc;
+
+	while ((len = getline(&p->line, &p->linecap, p->in)) > 0) {
+		struct trace_rec r;
+		struct flow_key k;
+		size_t i;
+
+		rc = next_rec(p, len, &r, err, errlen);
+		if (rc == PD_ERR_INPUT)
+			return rc;
+		if (rc == TRACE_END)
+			break;
+		if (!rc || !r.is_sample)
+			continue;
+		if (!have_origin && (bt_has(&r.fs, BT_F_WALL_NS) || bt_has(&r.fs, BT_F_T_NS))) {
+			info->wall = bt_has(&r.fs, BT_F_WALL_NS);
+			info->origin_s = (double)(info->wall ? r.c.ack.wall_ns : r.c.ack.t_ns) * 1e-9;
+			have_origin = true;
+		}
+		if (!key_of(&r.c.ack, &r.fs, &k))
+			continue;
+		for (i = 0; i < *nflows && !same_flow(&(*flows)[i], &k); i++)
+			;
+		if (i == *nflows) {
+			if (*nflows == cap) {
+				struct flow_key *v = realloc(*flows, (cap = cap ? cap * 2 : 8) * sizeof(*v));
+
+				if (!v) {
+					log_fmt(err, errlen, "out of memory");
+					return PD_ERR_SYSTEM;
+				}
+				*flows = v;
+			}
+			(*flows)[(*nflows)++] = k;
+		}
+		(*flows)[i].samples++;
+	}
+	return 0;
+}
+
+/* the flow to draw: the one asked for, else the one with the most samples */
+static int choose_flow(const struct flow_key *flows, size_t nflows, const struct pd_flow_sel *sel,
+		       const char *path, struct flow_key *chosen, char *err, size_t errlen)
+{
+	bool found = false;
+
+	for (size_t i = 0; i < nflows; i++) {
+		char ep[96], a[48];
+
+		dip_endpoint(cli_fmt_v6mapped(flows[i].saddr, a, sizeof(a)), flows[i].sport, ep, sizeof(ep));
+		if (sel->have_cookie || sel->sender) {
+			if (sel->have_cookie ? flows[i].cookie == sel->cookie : !strcmp(ep, sel->sender)) {
+				*chosen = flows[i];
+				return 0;
+			}
+		} else if (!found || flows[i].samples > chosen->samples) {
+			*chosen = flows[i];
+			found = true;
+		}
+	}
+	if (found)
+		return 0;
+	if (!nflows)
+		log_fmt(err, errlen, "%s: no \"sample\" records: nothing to draw", path);
+	else if (sel->have_cookie)
+		log_fmt(err, errlen, "%s: no samples of the socket with cookie %llu", path,
+		       (unsigned long long)sel->cookie);
+	else
+		log_fmt(err, errlen, "%s: no samples of a socket at %s", path, sel->sender);
+	return PD_ERR_INPUT;
+}
+
+/* a joined record's capture-minus-trace time, kept for the median offset */
+static void note_offset(double **diffs, size_t *n, size_t *cap, double d)
+{
+	if (*n == *cap) {
+		double *v = realloc(*diffs, (*cap ? *cap * 2 : 1024) * sizeof(*v));
+
+		if (!v)
+			return;
+		*diffs = v;
+		*cap = *cap ? *cap * 2 : 1024;
+	}
+	(*diffs)[(*n)++] = d;
+}
+
+static void write_sample_row(FILE *f, double ts, const struct bt_sample *s, struct pd_dip_info *info)
+{
+	fprintf(f, "%.9f", ts);
+	pd_put_num(f, mbps(s->bw_bps, true));
+	pd_put_num(f, mbps(s->pacing_rate_bps, s->pacing_rate_valid));
+	pd_put_num(f, interval(s->rcv_interval_us));
+	pd_put_num(f, interval(s->snd_interval_us));
+	fprintf(f, " %d\n", s->is_app_limited);
+	dip_note_rate(info, mbps(s->bw_bps, true));
+	dip_note_rate(info, mbps(s->pacing_rate_bps, s->pacing_rate_valid));
+}
+
+static void write_collapse_row(FILE *f, double ts, const struct bt_collapse *c)
+{
+	double after = mbps(c->bw_bps, true);
+
+	fprintf(f, "%.9f", ts);
+	pd_put_num(f, isfinite(after) && after > PD_FLOOR_MBPS ? after : PD_FLOOR_MBPS);
+	pd_put_num(f, mbps(c->bw_prev_bps, true));
+	fputc('\n', f);
+}
+
+/* pass 2: the chosen flow's samples to samples.dat, its collapses by cause */
+static void write_series(struct trace_pass *p, const struct flow_key *chosen, FILE *samples, FILE *bf[],
+			 struct pd_dip_info *info)
+{
+	size_t ndiff = 0, capdiff = 0;
+	double *diffs = NULL;
+	uint64_t ft;
+
+	for (unsigned long n = 0; n < p->complete && getline(&p->line, &p->linecap, p->in) > 0; n++) {
+		struct trace_rec r;
+		struct flow_key k;
+		char perr[96];
+		uint64_t t;
+		double ts;
+
+		/* pass 1 read these lines: a blank one is no object */
+		if (jl_parse(p->line, p->o, perr, sizeof(perr)) || !rec_of(p->o, &r) ||
+		    !key_of(&r.c.ack, &r.fs, &k) || !same_flow(&k, chosen) ||
+		    !bt_has(&r.fs, info->wall ? BT_F_WALL_NS : BT_F_T_NS))
+			continue;
+		t = info->wall ? r.c.ack.wall_ns : r.c.ack.t_ns;
+		ts = (double)t * 1e-9 - info->origin_s;
+		/* bbrpcap join added the frame's time */
+		if (jl_u64(p->o, "frame_time_ns", &ft))
+			note_offset(&diffs, &ndiff, &capdiff, ((double)ft - (double)t) * 1e-9);
+		if (r.is_sample) {
+			/* counted, not drawn: the handshake's sample holds no BBR state yet */
+			if (!bt_mode_is_handshake(r.c.ack.mode))
+				write_sample_row(samples, ts, &r.c.ack, info);
+			info->samples++;
+			if (ts > info->last_s)
+				info->last_s = ts;
+		} else {
+			write_collapse_row(bf[r.c.cause], ts, &r.c);
+			info->collapses[r.c.cause]++;
+		}
+	}
+	if (ndiff) {
+		qsort(diffs, ndiff, sizeof(*diffs), pd_cmp_double);
+		info->have_offset = true;
+		info->offset_s = diffs[ndiff / 2];
+	}
+	free(diffs);
+}
+
+/* collapses.dat: one index block per cause, in lib/trace.h's order, each
+ * with a NaN row so that none is empty */
+static int write_collapse_blocks(struct trace_pass *p, const struct flow_key *chosen, FILE *samples, FILE *coll,
+				 struct pd_dip_info *info, char *err, size_t errlen)
+{
+	char *blocks[BT_NCAUSES] = { 0 };
+	size_t blen[BT_NCAUSES] = { 0 };
+	FILE *bf[BT_NCAUSES];
+
+	for (int c = 0; c < BT_NCAUSES; c++) {
+		bf[c] = open_memstream(&blocks[c], &blen[c]);
+		if (!bf[c]) {
+			log_fmt(err, errlen, "out of memory");
+			while (c-- > 0) {
+				fclose(bf[c]);
+				free(blocks[c]);
+			}
+			return PD_ERR_SYSTEM;
+		}
+	}
+	write_series(p, chosen, samples, bf, info);
+	for (int c = 0; c < BT_NCAUSES; c++) {
+		fclose(bf[c]);
+		fprintf(coll, "%s# %s\nNaN NaN NaN\n%s\n\n",
+			c ? "" : "# t_s bw_mbps bw_prev_mbps, one block per cause\n", bt_cause_names[c],
+			blocks[c] ? blocks[c] : "");
+		free(blocks[c]);
+	}
+	return 0;
+}
+
+int pd_dip_trace(const char *trace_path, const struct pd_flow_sel *sel, const char *dir,
+		 struct pd_dip_info *info, char *err, size_t errlen)
+{
+	struct trace_pass p = { .in = fopen(trace_path, "r"), .path = trace_path, .o = malloc(sizeof(*p.o)) };
+	struct flow_key *flows = NULL, chosen = { 0 };
+	FILE *samples = NULL, *coll = NULL;
+	size_t nflows = 0;
+	int rc = PD_ERR_INPUT;
+
+	memset(info, 0, sizeof(*info));
+	jl_lines_init(&p.lines, trace_path);
+	if (!p.in) {
+		log_fmt(err, errlen, "%s: cannot open: %s", trace_path, strerror(errno));
+		goto out;
+	}
+	rc = p.o ? scan_flows(&p, info, &flows, &nflows, err, errlen) : pd_out_of_memory(err, errlen);
+	if (!rc)
+		rc = choose_flow(flows, nflows, sel, trace_path, &chosen, err, errlen);
+	if (rc)
+		goto out;
+	info->flows = nflows;
+	info->cookie = chosen.cookie;
+	cli_fmt_v6mapped(chosen.saddr, info->saddr, sizeof(info->saddr));
+	cli_fmt_v6mapped(chosen.daddr, info->daddr, sizeof(info->daddr));
+	info->sport = chosen.sport;
+	info->dport = chosen.dport;
+	samples = pd_open_out(dir, "samples.dat", err, errlen);
+	coll = samples ? pd_open_out(dir, "collapses.dat", err, errlen) : NULL;
+	rc = PD_ERR_SYSTEM;
+	if (!samples || !coll)
+		goto out;
+	fputs("# t_s bw_mbps pacing_mbps rcv_interval_us snd_interval_us app_limited\n", samples);
+	rewind(p.in);
+	rc = write_collapse_blocks(&p, &chosen, samples, coll, info, err, errlen);
+out:
+	if (samples && pd_close_out(samples, "samples.dat", err, errlen))
+		rc = PD_ERR_SYSTEM;
+	if (coll && pd_close_out(coll, "collapses.dat", err, errlen))
+		rc = PD_ERR_SYSTEM;
+	if (p.in)
+		fclose(p.in);
+	free(p.line);
+	free(p.o);
+	free(flows);
+	return rc;
+}
