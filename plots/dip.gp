@@ -10,7 +10,7 @@
 #   ncauses, cause_label[], cause_n[], cause_colour[], cause_pt[]
 #               the collapse causes in bbrtrace's order (lib/trace.h), with
 #               their legend words, their counts, and how each is drawn
-#               (plots/bbrplot.c's cause_style)
+#               (plots/draw.c's cause_style)
 #   floor_mbps  the rate axis' floor: rates below it are drawn at it (log axis)
 #   interval_floor_us   intervals of 0 us are drawn at it (log axis)
 #   xmin, xmax  the time axis of both panels, seconds from time 0 (the earlier

@@ -6,14 +6,16 @@ TOOLS += bbrplot
 PLOTDATA_SRCS := plots/data_file.c plots/data_csv.c plots/data_dip_trace.c plots/data_dip_tput.c \
 		 plots/data_dwell.c plots/data_upf.c plots/data_sweep.c
 
-bbrplot_SRCS := plots/bbrplot.c $(PLOTDATA_SRCS)
+bbrplot_SRCS := plots/bbrplot.c plots/options.c plots/template.c plots/gnuplot.c plots/capture.c plots/draw.c \
+		$(PLOTDATA_SRCS)
 
 UNIT_TESTS += test_bbrplot
 test_bbrplot_SRCS := $(PLOTDATA_SRCS)
 
-# the installed templates' directory (find_template), from PREFIX
-$(OBJ)/plots/bbrplot.o: CFLAGS += -DTK_DATADIR='"$(DATADIR)"'
-$(OBJ)/plots/bbrplot.o: $(BUILD)/datadir
+# the installed templates' directory (find_template, and --help's words on
+# it), from PREFIX
+$(OBJ)/plots/template.o $(OBJ)/plots/options.o: CFLAGS += -DTK_DATADIR='"$(DATADIR)"'
+$(OBJ)/plots/template.o $(OBJ)/plots/options.o: $(BUILD)/datadir
 
 # its readers (trace, udpdwell records, upfbench and sweep CSV, bbrpcap's CSV)
 # on arbitrary input

@@ -5,7 +5,7 @@
 # bbrplot prepares the data and runs: gnuplot -e "VARIABLES" plots/sweep.gp
 #   data, out, term, width, height, ptitle   as in dip.gp
 #   ncauses, cause_label[], cause_colour[]   bbrtrace's causes, in its order,
-#                                            with their colours (plots/bbrplot.c)
+#                                            with their colours (plots/draw.c)
 #
 # sweep.dat: "RTT, quickack on|off", then collapses per minute for each cause
 #            in that order, then goodput_mbps
