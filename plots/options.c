@@ -63,22 +63,24 @@ static int set_sender(void *cfg, const char *opt, const char *val)
 
 #define TK_OPT_CFG struct env
 static const struct opt dip_opts[] = {
-	OPT_E_STR("trace", 0, "FILE", trace, "bbrtrace JSON lines (a joined trace from `bbrpcap join`\n"
-					     "too: its frame times set the clock offset); one still\n"
-					     "being written is read up to its last complete line"),
+	OPT_E_STR("trace", 0, "FILE", trace, "bbrtrace JSON lines (a joined trace from\n"
+					     "`bbrpcap join` too: its frame times set the\n"
+					     "clock offset); one still being written is\n"
+					     "read up to its last complete line"),
 	OPT_E_STR("pcap", 0, "FILE", pcap, "a capture of the flow, for the wire's throughput"),
 	BBRPLOT_OPT_E_COMMON,
 	OPT_E_DOUBLE("from", 0, "S", from, -1e9, 1e9, "draw only from S seconds on (as on the axis)"),
 	OPT_E_DOUBLE("to", 0, "S", to, -1e9, 1e9, "draw only up to S seconds"),
-	OPT_E_CALL("cookie", 0, "N", set_cookie, "the traced socket to draw (default: the one with the\n"
-						 "most samples)"),
+	OPT_E_CALL("cookie", 0, "N", set_cookie, "the traced socket to draw (default: the\n"
+						 "one with the most samples)"),
 	OPT_E_CALL("flow", 0, "ADDR:PORT", set_sender, "the traced socket to draw, by its local address"),
 	OPT_E_DOUBLE("bin-ms", 0, "MS", bin_ms, 0.01, 60000,
-		     "throughput bin width (default 100: a few video frames;\n"
-		     "0.01..60000)"),
+		     "throughput bin width (default 100: a few\n"
+		     "video frames; 0.01..60000)"),
 	OPT_E_DOUBLE("clock-offset-ms", 0, "MS", offset_ms, -1e9, 1e9,
-		     "the capture's clock minus the trace's (default: from a\n"
-		     "joined trace's frame times, else 0: one host, one clock)"),
+		     "the capture's clock minus the trace's\n"
+		     "(default: from a joined trace's frame\n"
+		     "times, else 0: one host, one clock)"),
 	OPT_E_STANDARD,
 	OPT_E_END,
 };
@@ -100,8 +102,8 @@ static void templates_help(FILE *f)
 	fputs("): those\n"
 	      "in BBRPLOT_TEMPLATES=DIR when it is set, else the first found of\n"
 	      "../share/bbrkit/plots beside this program (installed), ../plots beside it (the\n"
-	      "source tree) and " TK_DATADIR "/plots. The format follows OUT's extension:\n"
-	      "PNG (cairo) or SVG.\n",
+	      "source tree) and " TK_DATADIR "/plots.\n"
+	      "The format follows OUT's extension: PNG (cairo) or SVG.\n",
 	      f);
 }
 
@@ -116,13 +118,14 @@ static void dip_help(FILE *f)
 }
 
 static const struct opt_cli dip_cli = {
-	"Usage: bbrplot [dip] --trace T.jsonl [--pcap F.pcap] -o OUT.png|OUT.svg [OPTIONS]\n"
+	"Usage: bbrplot [dip] --trace T.jsonl [--pcap F.pcap]\n"
+	"                     -o OUT.png|OUT.svg [OPTIONS]\n"
 	"       bbrplot dwell UDPDWELL.jsonl -o OUT.png|OUT.svg [OPTIONS]\n"
 	"       bbrplot upf SWEEP.csv -o OUT.png|OUT.svg [OPTIONS]\n"
 	"       bbrplot sweep SWEEP.csv -o OUT.png|OUT.svg [OPTIONS]\n"
 	"\n"
-	"The dip plot (the default), on one time axis (seconds since the trace's first\n"
-	"sample):\n"
+	"The dip plot (the default), on one time axis\n"
+	"(seconds since the trace's first sample):\n"
 	"  upper panel (Mbit/s, log): the capture's throughput, data sent and data ACKed\n"
 	"  (from `bbrpcap throughput`, the traced flow's direction); BBR's bw (the max-bw\n"
 	"  filter after each ACK) and pacing rate from the trace; each collapse as a\n"
