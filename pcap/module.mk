@@ -1,7 +1,7 @@
 # bbrpcap: flows, throughput, ACKs and the trace join from captures (issue 5)
 TOOLS += bbrpcap
 BBRPCAP_CORE := pcap/capfile.c pcap/decode.c pcap/analysis.c pcap/flowsel.c pcap/ackdelay.c
-bbrpcap_SRCS := pcap/bbrpcap.c pcap/commands.c pcap/join.c pcap/capture.c pcap/shared.c pcap/joinmatch.c \
+bbrpcap_SRCS := pcap/bbrpcap.c pcap/commands.c pcap/join.c pcap/jointrace.c pcap/joinout.c pcap/capture.c pcap/shared.c pcap/joinmatch.c \
 	$(BBRPCAP_CORE)
 bbrpcap_LIBS := -lpcap
 
@@ -19,7 +19,7 @@ unit-tests: $(GEN)/pcap_vlan.bpf.o
 
 # the whole join on an arbitrary trace and capture
 FUZZ_TARGETS += fuzz_join
-fuzz_join_SRCS := pcap/join.c pcap/joinmatch.c pcap/shared.c $(BBRPCAP_CORE) lib/trace.c lib/jsonl.c lib/jlines.c \
+fuzz_join_SRCS := pcap/join.c pcap/jointrace.c pcap/joinout.c pcap/joinmatch.c pcap/shared.c $(BBRPCAP_CORE) lib/trace.c lib/jsonl.c lib/jlines.c \
 	lib/record.c lib/cli.c lib/log.c lib/opt.c
 fuzz_join_LIBS := -lpcap
 
