@@ -6,7 +6,7 @@ test_prom_LIBS := -lpthread
 
 # the trace readers (and the JSON-lines reader under them) on arbitrary input
 FUZZ_TARGETS += fuzz_trace
-fuzz_trace_SRCS := lib/trace.c lib/jsonl.c lib/record.c lib/cli.c lib/log.c
+fuzz_trace_SRCS := lib/trace.c lib/jsonl.c lib/record.c lib/rectable.c lib/cli.c lib/log.c
 
 # the Prometheus endpoint's parsers, on what the network and the command line send
 FUZZ_TARGETS += fuzz_prom_request

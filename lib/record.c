@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,69 +14,7 @@
 #include "common.h"
 #include "log.h"
 #include "record.h"
-
-#define BUF_CAP (64 * 1024)                 /* the buffer's size; it grows for a larger record */
-#define BUF_HIGH (BUF_CAP - 8 * 1024)       /* write out when a record ends above this */
-#define BUF_SLACK 256                       /* room put_json_key and put_u64 write into unchecked */
-#define KEY_SLOT 32                         /* a fixed schema's JSON key text, copied whole: ,"name": */
-#define PLAN_MAX 8                          /* fixed schemas per writer with their key texts made */
-
-/*
- * Records are built in a buffer and written out whole, with write(2): only
- * complete records ever reach the output. When a write fails part way (a
- * full disk), a regular file is cut back to the end of its last whole
- * record, so a reader never finds a torn last line.
- */
-#define CSV_MAX_TYPES 16   /* record types one CSV file may hold */
-#define CSV_MAX_COLS 256   /* columns of their union */
-
-/* CSV: one header for the whole file, the union of the declared record
- * types' fields, after a "type" column when there are several types;
- * map[t][c] is column c's field in type t, or -1 */
-struct csv_union {
-	const struct rec_schema *types[CSV_MAX_TYPES];
-	unsigned int ntypes;
-	const char *cols[CSV_MAX_COLS];
-	unsigned int ncols;
-	int16_t map[CSV_MAX_TYPES][CSV_MAX_COLS];
-	bool header_done;
-	bool typed;        /* the header has a "type" column: more than one type declared */
-};
-
-/* JSON: a fixed schema's text around its values, made once per writer:
- * head is {"type":"name", key[i] is field i's ,"name": (no comma on the
- * record's first); a key of length 0 does not fit its slot and is written
- * the slow way */
-struct json_key {
-	char text[KEY_SLOT - 1];
-	uint8_t len;
-};
-
-struct json_plan {
-	const struct rec_schema *s;
-	char head[2 * KEY_SLOT];
-	size_t head_len;       /* 0: the head does not fit, written the slow way */
-	struct json_key *keys; /* one per field */
-};
-
-struct rec_writer {
-	enum rec_format fmt;
-	FILE *out;
-	struct csv_union *csv;
-	const struct rec_schema *last;
-	size_t len, cap;
-	size_t rec_start;                   /* where the record being built starts */
-	bool failed;
-	char *buf;
-	/* table: the cell being formatted, grown to fit (a cell is never cut) */
-	char *cell;
-	size_t cell_len, cell_cap;
-	/* table: how far the row runs past its columns after a cell wider than
-	 * its column; the next cells' padding takes it back */
-	size_t behind;
-	struct json_plan plans[PLAN_MAX];
-	unsigned int nplans;
-};
+#include "recbuf.h"
 
 struct rec_writer *rec_writer_new(enum rec_format fmt, FILE *out)
 {
@@ -163,7 +100,7 @@ static void drain(struct rec_writer *w)
 
 /* room for n more bytes (and the slack): complete records go out, then the
  * buffer grows if the record being built needs it */
-static void reserve(struct rec_writer *w, size_t n)
+void rec_reserve(struct rec_writer *w, size_t n)
 {
 	size_t need = w->len + n + BUF_SLACK;
 	char *nb;
@@ -211,27 +148,6 @@ int rec_writer_free(struct rec_writer *w)
 	free(w);
 	return err;
 }
-
-/* --- raw appends ---------------------------------------------------------- */
-
-static inline void put(struct rec_writer *w, const char *s, size_t n)
-{
-	if (w->len + n + BUF_SLACK > w->cap)
-		reserve(w, n);
-	if (w->len + n + BUF_SLACK > w->cap)
-		return; /* out of memory: failed is set */
-	memcpy(w->buf + w->len, s, n);
-	w->len += n;
-}
-
-static inline void putc_(struct rec_writer *w, char c)
-{
-	if (w->len + BUF_SLACK > w->cap)
-		reserve(w, 1);
-	w->buf[w->len++] = c;
-}
-
-static inline void puts_(struct rec_writer *w, const char *s) { put(w, s, strlen(s)); }
 
 static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324"
 				     "25262728293031323334353637383940414243444546474849"
@@ -301,7 +217,7 @@ static inline __attribute__((always_inline)) void put_u64(struct rec_writer *w, 
 	unsigned int n = count_digits(v);
 
 	if (w->len + BUF_SLACK > w->cap)
-		reserve(w, 24);
+		rec_reserve(w, 24);
 	fmt_digits(w->buf + w->len + n, v);
 	w->len += n;
 }
@@ -350,7 +266,7 @@ static void put_f64(struct rec_writer *w, double d, int prec, bool json)
 				uint32_t f = q % p10 + p10;
 
 				if (w->len + BUF_SLACK > w->cap)
-					reserve(w, 8);
+					rec_reserve(w, 8);
 				fmt_digits(w->buf + w->len + (unsigned int)prec + 1, f);
 				w->buf[w->len] = '.';
 				w->len += (unsigned int)prec + 1;
@@ -408,7 +324,7 @@ static void put_json_key(struct rec_writer *w, const char *name, bool first)
 	char *p;
 
 	if (w->len + BUF_SLACK > w->cap)
-		reserve(w, 0);
+		rec_reserve(w, 0);
 
 	p = w->buf + w->len;
 	if (!first)
@@ -438,7 +354,7 @@ static void put_json_str(struct rec_writer *w, const char *s)
 		char *p;
 
 		if (w->len + BUF_SLACK > w->cap)
-			reserve(w, 0);
+			rec_reserve(w, 0);
 		p = w->buf + w->len;
 		p[0] = '"';
 		memcpy(p + 1, s, n);
@@ -487,7 +403,7 @@ static inline void put_json_bool(struct rec_writer *w, bool b)
 	static const char text[2][8] = { "false", "true" };
 
 	if (w->len + BUF_SLACK > w->cap)
-		reserve(w, 8);
+		rec_reserve(w, 8);
 	memcpy(w->buf + w->len, text[b], 8);
 	w->len += b ? 4 : 5;
 }
@@ -591,7 +507,7 @@ static void put_json_field_key(struct rec_writer *w, const struct json_plan *p, 
 		return;
 	}
 	if (w->len + BUF_SLACK > w->cap)
-		reserve(w, 0);
+		rec_reserve(w, 0);
 	memcpy(w->buf + w->len, k->text, sizeof(k->text));
 	w->len += k->len;
 }
@@ -764,149 +680,6 @@ static void write_csv(struct rec_writer *w, const struct rec_schema *s, const st
 	putc_(w, '\n');
 }
 
-/* --- table ----------------------------------------------------------------- */
-
-/* a cell wider than its column is written whole; the row catches up on the
- * padding of the cells after it */
-static void pad_cell(struct rec_writer *w, const char *cell, size_t n, int width)
-{
-	size_t aw = (size_t)(width < 0 ? -width : width), pad = 0;
-
-	if (n > aw) {
-		w->behind += n - aw;
-	} else {
-		size_t back = aw - n < w->behind ? aw - n : w->behind;
-
-		pad = aw - n - back;
-		w->behind -= back;
-	}
-	if (width > 0)
-		for (size_t k = 0; k < pad; k++)
-			putc_(w, ' ');
-	put(w, cell, n);
-	if (width < 0)
-		for (size_t k = 0; k < pad; k++)
-			putc_(w, ' ');
-}
-
-static void cell_add(struct rec_writer *w, const char *fmt, ...) TK_PRINTF(2, 3);
-static void cell_add(struct rec_writer *w, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if (w->cell_len + (size_t)n + 1 > w->cell_cap) {
-		size_t cap = (w->cell_len + (size_t)n + 1) * 2;
-		char *p = realloc(w->cell, cap);
-
-		if (!p) {
-			w->failed = true;
-			return;
-		}
-		w->cell = p;
-		w->cell_cap = cap;
-	}
-	va_start(ap, fmt);
-	vsnprintf(w->cell + w->cell_len, w->cell_cap - w->cell_len, fmt, ap);
-	va_end(ap);
-	w->cell_len += (size_t)n;
-}
-
-static void table_number(struct rec_writer *w, const struct rec_field *f, const struct rec_value *v)
-{
-	double scale = f->tscale ? f->tscale : 1.0;
-
-	switch (f->type) {
-	case REC_U64:
-		if (f->tscale)
-			cell_add(w, "%.*f", f->tprec, (double)v->u * scale);
-		else
-			cell_add(w, "%llu", (unsigned long long)v->u);
-		break;
-	case REC_I64:
-		if (f->tscale)
-			cell_add(w, "%.*f", f->tprec, (double)v->i * scale);
-		else
-			cell_add(w, "%lld", (long long)v->i);
-		break;
-	default:
-		if (isfinite(v->d))
-			cell_add(w, "%.*f", f->tprec, v->d * scale);
-		else
-			cell_add(w, "-");
-		break;
-	}
-}
-
-/* the cell of value v, whole, into w->cell */
-static void table_cell(struct rec_writer *w, const struct rec_field *f, const struct rec_value *v)
-{
-	w->cell_len = 0;
-	if (v->null) {
-		cell_add(w, "-");
-		return;
-	}
-	switch (f->type) {
-	case REC_U64:
-	case REC_I64:
-	case REC_F64: table_number(w, f, v); break;
-	case REC_STR: cell_add(w, "%s", v->s); break;
-	case REC_BOOL: cell_add(w, "%s", v->b ? "y" : "n"); break;
-	case REC_U64_LIST:
-		for (unsigned int k = 0; k < v->list.n; k++)
-			cell_add(w, "%s%llu", k ? "/" : "", (unsigned long long)v->list.v[k]);
-		break;
-	case REC_KV:
-		for (unsigned int k = 0; k < v->kv.n; k++)
-			cell_add(w, "%s%s=%llu", k ? "," : "", v->kv.v[k].key,
-				 (unsigned long long)v->kv.v[k].val);
-		if (!v->kv.n)
-			cell_add(w, "-");
-		break;
-	case REC_RAW: cell_add(w, "%.*s", (int)v->raw.len, v->raw.s); break;
-	}
-}
-
-static void table_header(struct rec_writer *w, const struct rec_schema *s)
-{
-	bool first = true;
-
-	w->behind = 0;
-	for (unsigned int i = 0; i < s->nfields; i++) {
-		if (!s->fields[i].head)
-			continue;
-		if (!first)
-			putc_(w, ' ');
-		first = false;
-		pad_cell(w, s->fields[i].head, strlen(s->fields[i].head), s->fields[i].width);
-	}
-	putc_(w, '\n');
-}
-
-static void write_table(struct rec_writer *w, const struct rec_schema *s, const struct rec_value *v)
-{
-	bool first = true;
-
-	if (w->last != s)
-		table_header(w, s);
-	w->behind = 0;
-	for (unsigned int i = 0; i < s->nfields; i++) {
-		if (!s->fields[i].head)
-			continue;
-		if (!first)
-			putc_(w, ' ');
-		first = false;
-		table_cell(w, &s->fields[i], &v[i]);
-		pad_cell(w, w->cell ? w->cell : "", w->cell_len, s->fields[i].width);
-	}
-	putc_(w, '\n');
-}
-
 void rec_write_header(struct rec_writer *w, const struct rec_schema *s)
 {
 	w->rec_start = w->len;
@@ -916,7 +689,7 @@ void rec_write_header(struct rec_writer *w, const struct rec_schema *s)
 		if (csv_type(w, s) >= 0 && !w->csv->header_done)
 			csv_header(w);
 	} else if (w->fmt == REC_TABLE)
-		table_header(w, s);
+		rec_table_header(w, s);
 	else
 		return;
 	w->last = s;
@@ -929,7 +702,7 @@ int rec_write(struct rec_writer *w, const struct rec_schema *s, const struct rec
 	switch (w->fmt) {
 	case REC_JSON: write_json(w, s, find_plan(w, s), v); break;
 	case REC_CSV: write_csv(w, s, v); break;
-	case REC_TABLE: write_table(w, s, v); break;
+	case REC_TABLE: rec_table_write(w, s, v); break;
 	}
 	w->last = s;
 	w->rec_start = w->len; /* this record is complete */

@@ -20,7 +20,7 @@ unit-tests: $(GEN)/pcap_vlan.bpf.o
 # the whole join on an arbitrary trace and capture
 FUZZ_TARGETS += fuzz_join
 fuzz_join_SRCS := pcap/join.c pcap/jointrace.c pcap/joinout.c pcap/joinmatch.c pcap/shared.c $(BBRPCAP_CORE) lib/trace.c lib/jsonl.c lib/jlines.c \
-	lib/record.c lib/cli.c lib/log.c lib/opt.c
+	lib/record.c lib/rectable.c lib/cli.c lib/log.c lib/opt.c
 fuzz_join_LIBS := -lpcap
 
 # the join's matching on its own
