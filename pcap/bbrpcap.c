@@ -21,13 +21,15 @@ static const struct command {
 } commands[] = {
 	{ "capture", "-i IFACE -w FILE", "live capture of chosen flows (libpcap, kernel BPF\n"
 					  "filter, headers-only snaplen, ring of files)", bp_capture_main },
-	{ "flows", "FILE...", "TCP flows: packets, bytes, duration, mean throughput", bp_flows_main },
-	{ "throughput", "FILE...", "throughput per flow, direction and time bin, from data\n"
-				"sent and from bytes ACKed, with dips marked", bp_throughput_main },
-	{ "acks", "FILE...", "the ACK stream: delay after the newest data each ACK\n"
-			  "covers, segments per ACK, delayed-ACK candidates", bp_acks_main },
-	{ "join", "TRACE.jsonl FILE...", "the frame of the ACK behind every bbrtrace sample and\n"
-				      "collapse", bp_join_main },
+	{ "flows", "FILE...", "TCP flows: packets, bytes, duration,\n"
+			      "mean throughput", bp_flows_main },
+	{ "throughput", "FILE...", "throughput per flow, direction and time bin, from\n"
+				"data sent and from bytes ACKed, with dips marked", bp_throughput_main },
+	{ "acks", "FILE...", "the ACK stream: delay after the\n"
+			  "newest data each ACK covers, segments\n"
+			  "per ACK, delayed-ACK candidates", bp_acks_main },
+	{ "join", "TRACE.jsonl FILE...", "the frame of the ACK behind every bbrtrace\n"
+				      "sample and collapse", bp_join_main },
 };
 
 #define COMMAND_COL 29 /* where a command's description starts in --help */

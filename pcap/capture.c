@@ -326,8 +326,8 @@ static const struct opt options[] = {
 	OPT_E_STR("interface", 'i', "IFACE", iface, "device to capture on (\"any\": all, as Linux cooked)"),
 	OPT_E_CALL("write", 'w', "FILE", set_write, "the capture file; with --ring, FILE-000001.pcap, ..."),
 	OPT_E_CALL("flow", 0, "SPEC", set_flow,
-		   "only these flows (repeatable): ADDR:PORT, [ADDR6]:PORT,\n"
-		   ":PORT, ADDR:*, or A-B for both endpoints"),
+		   "only these flows (repeatable): ADDR:PORT,\n"
+		   "[ADDR6]:PORT, :PORT, ADDR:*, or A-B for both endpoints"),
 	OPT_E_STR("filter", 0, "EXPR", extra, "more pcap-filter(7) terms, ANDed with the above"),
 	OPT_E_U32("snaplen", 's', "BYTES", snaplen, SNAPLEN_MIN, CAP_MAX_CAPLEN,
 		  "bytes kept per packet (default 128: the headers;\n"
@@ -349,10 +349,11 @@ static const struct opt options[] = {
 static const int exit_codes[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NOPERM, TK_EXIT_NODEV, -1 };
 static const struct opt_cli cli = {
 	"Usage: bbrpcap capture -i IFACE -w FILE [OPTIONS]\n"
-	"Captures TCP with libpcap: the filter runs in the kernel (classic BPF on the\n"
-	"socket), only the headers are kept (snaplen), timestamps are in nanoseconds.\n"
-	"Stops on SIGINT, SIGTERM or SIGHUP (cleanly: the files are complete), after --duration or\n"
-	"--count, and then writes a summary record with the kernel's drop count.\n"
+	"Captures TCP with libpcap: the filter runs in the kernel (classic\n"
+	"BPF on the socket), only the headers are kept (snaplen),\n"
+	"timestamps are in nanoseconds. Stops on SIGINT, SIGTERM or SIGHUP\n"
+	"(cleanly: the files are complete), after --duration or --count,\n"
+	"and then writes a summary record with the kernel's drop count.\n"
 	"\n",
 	options,
 	"\n"

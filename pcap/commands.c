@@ -414,8 +414,9 @@ static const struct opt flows_opts[] = {
 static const struct opt throughput_opts[] = {
 	BP_OPT_E_ANALYSIS,
 	OPT_E_DOUBLE("bin-ms", 0, "MS", bin_ms, 0.001, 3600000,
-		     "bin width in milliseconds (default 100; 0.001..3600000);\n"
-		     "bins start at the capture's first frame, like tshark io,stat"),
+		     "bin width in milliseconds (default 100;\n"
+		     "0.001..3600000); bins start at the\n"
+		     "capture's first frame, like tshark io,stat"),
 	OPT_E_DOUBLE("dip-frac", 0, "F", dip_frac, 0, 1,
 		     "a dip is a bin whose data rate is below F times the\n"
 		     "moving median (default 0.5; 0..1)"),
@@ -439,14 +440,15 @@ static const struct opt acks_opts[] = {
 		  "most frequent size)"),
 	OPT_E_CHOICE("side", 0, "S", side, an_side_choices,
 		     "where the capture was taken, relative to the data\n"
-		     "sender: sender, receiver, or auto (default). Auto uses,\n"
-		     "in order: the packet type of Linux cooked captures\n"
-		     "(outgoing or incoming); TTLs (the local side's still\n"
-		     "64/128/255, the other's routed); the handshake when one\n"
-		     "gap is 4x the other (SYN->SYN/ACK is the round trip near\n"
-		     "the client); else side is \"unknown\". From a sender-side\n"
-		     "capture an ACK's delay includes the round trip; from a\n"
-		     "receiver-side capture it is the receiver's own delay."),
+		     "sender: sender, receiver, or auto (default). Auto\n"
+		     "uses, in order: the packet type of Linux cooked\n"
+		     "captures (outgoing or incoming); TTLs (the local\n"
+		     "side's still 64/128/255, the other's routed); the\n"
+		     "handshake when one gap is 4x the other (SYN->SYN/ACK\n"
+		     "is the round trip near the client); else side is\n"
+		     "\"unknown\". From a sender-side capture an ACK's delay\n"
+		     "includes the round trip; from a receiver-side capture\n"
+		     "it is the receiver's own delay."),
 	OPT_E_STANDARD,
 	OPT_E_END,
 };
