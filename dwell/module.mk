@@ -3,8 +3,9 @@
 TOOLS += udpdwell
 SBIN_TOOLS += udpdwell  # BPF: root, or CAP_BPF + CAP_PERFMON
 
-udpdwell_SRCS := dwell/udpdwell.c dwell/backend.c dwell/snapshot.c dwell/stats.c \
-                 dwell/reasons.c dwell/owner.c
+udpdwell_SRCS := dwell/udpdwell.c dwell/udpdwell_cli.c dwell/udpdwell_interval.c \
+                 dwell/udpdwell_records.c dwell/udpdwell_metrics.c \
+                 dwell/backend.c dwell/snapshot.c dwell/stats.c dwell/reasons.c dwell/owner.c
 udpdwell_BPF  := udpdwell_tp udpdwell_fentry udpdwell_kprobe udpdwell_ref
 udpdwell_LIBS := $(BPF_LIBS) -lpthread
 
