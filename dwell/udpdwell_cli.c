@@ -39,9 +39,9 @@ static const char synopsis[] =
 "Everything is aggregated in the kernel (BPF maps): no event per packet.\n"
 "\n"
 "Backends (--backend, default auto):\n"
-"  fentry      fentry/fexit on __udp_enqueue_schedule_skb (dated at its start,\n"
-"              counted only when it succeeds) and fexit on\n"
-"              udp_recvmsg/udpv6_recvmsg\n"
+"  fentry      fentry/fexit on __udp_enqueue_schedule_skb\n"
+"              (dated at its start, counted only when it\n"
+"              succeeds) and fexit on udp_recvmsg/udpv6_recvmsg\n"
 "  kprobe      the same hooks with kprobe/kretprobe\n"
 "  tracepoint  sock:sk_data_ready and sock:sock_recv_length (kernel 6.3+);\n"
 "              needs neither kprobes nor trampolines\n"
@@ -60,10 +60,10 @@ static void footer(FILE *f)
 	      "    packets, unmatched reads, FIFO resynchronisations, evicted sockets,\n"
 	      "    unattributed (reads of evicted sockets after their last interval: every\n"
 	      "    read is in a socket record or counted here);\n"
-	      "  one \"socket\" record per socket: port, addr, pid, comm (the last reader, or\n"
-	      "    the process holding the socket), packets (reads), avg_us, p50_us, p99_us,\n"
-	      "    max_us, queue_len (datagrams waiting), buckets, drops {reason: count},\n"
-	      "    state.\n"
+	      "  one \"socket\" record per socket: port, addr, pid, comm\n"
+	      "    (the last reader, or the process holding the socket),\n"
+	      "    packets (reads), avg_us, p50_us, p99_us, max_us, queue_len\n"
+	      "    (datagrams waiting), buckets, drops {reason: count}, state.\n"
 	      "  p50/p99 are estimated from the " STR(UD_NBUCKETS) " buckets by linear interpolation. The\n"
 	      "  buckets follow Prometheus le semantics (upper-inclusive):\n  ", f);
 	for (int i = 0; i < UD_NBUCKETS; i++)
@@ -71,9 +71,10 @@ static void footer(FILE *f)
 	fprintf(f, "  exactly %g us is in the first.\n"
 		   "  Drop reasons are the kernel's enum skb_drop_reason names, read from its BTF.\n"
 		   "\n"
-		   "Ctrl-C (or SIGTERM, SIGHUP) prints the interval in progress, then exits 0. Needs root\n"
-		   "(or CAP_BPF and CAP_PERFMON, where the kernel allows it: at kernel.perf_event_paranoid\n"
-		   "3 some kernels, Debian's 6.1 among them, want root) and kernel BTF.\n",
+		   "Ctrl-C (or SIGTERM, SIGHUP) prints the interval in progress,\n"
+		   "then exits 0. Needs root (or CAP_BPF and CAP_PERFMON, where\n"
+		   "the kernel allows it: at kernel.perf_event_paranoid 3 some\n"
+		   "kernels, Debian's 6.1 among them, want root) and kernel BTF.\n",
 		ud_le_us[0]);
 }
 
@@ -128,8 +129,8 @@ static const char *const state_on_names[] = { "p99", "max", NULL };
 static const struct opt options[] = {
 	OPT_E_CHOICE("backend", 'b', "NAME", backend, ud_backend_names, "auto|fentry|kprobe|tracepoint (default auto)"),
 	OPT_E_CALL("ports", 'p', "LO-HI", set_ports,
-		   "local ports to watch; one port is PORT (default\n"
-		   STR(DEFAULT_PORT_LO) "-" STR(DEFAULT_PORT_HI) ")"),
+		   "local ports to watch; one port is PORT\n"
+		   "(default " STR(DEFAULT_PORT_LO) "-" STR(DEFAULT_PORT_HI) ")"),
 	{ "interval", 0, OPT_SECONDS, "SECONDS",
 	  "seconds per interval, " STR(MIN_INTERVAL_S) ".." STR(MAX_INTERVAL_S) ", decimals allowed\n"
 	  "(default " STR(DEFAULT_INTERVAL_S) ")",
@@ -156,10 +157,11 @@ static const struct opt options[] = {
 	OPT_E_CALL("prometheus", 0, "ADDR:PORT", set_prometheus,
 		   "serve Prometheus metrics at http://ADDR:PORT/metrics\n"
 		   "([::1]:PORT for IPv6): udp_socket_dwell_seconds\n"
-		   "(histogram), udp_socket_drops_total, udp_socket_state\n"
-		   "(" UD_STATE_LEGEND "), udp_socket_queue_length,\n"
-		   "udpdwell_sockets_tracked, udpdwell_sockets_evicted_total\n"
-		   "and udpdwell_unattributed_reads_total"),
+		   "(histogram), udp_socket_drops_total,\n"
+		   "udp_socket_state (" UD_STATE_LEGEND "),\n"
+		   "udp_socket_queue_length, udpdwell_sockets_tracked,\n"
+		   "udpdwell_sockets_evicted_total and\n"
+		   "udpdwell_unattributed_reads_total"),
 	OPT_E_U32("max-sockets", 0, "N", max_sockets, MIN_SOCKETS, MAX_SOCKETS,
 		  "sockets tracked at once, " STR(MIN_SOCKETS) ".." STR(MAX_SOCKETS) " (default "
 		  STR(UD_DEFAULT_SOCKETS) ";\n"
@@ -172,9 +174,9 @@ static const struct opt options[] = {
 	OPT_E_U32("top", 0, "N", top, 1, MAX_TOP, "show at most N sockets per interval (default: all)"),
 	OPT_E_FLAG("legacy-drops", 0, legacy_drops, "count drops through udp:udp_fail_queue_rcv_skb, as\n"
 						    "on kernels whose kfree_skb has no rx_sk"),
-	OPT_E_FLAG("bpf-stats", 0, bpf_stats, "turn on BPF run-time statistics and print, per\n"
-					      "interval, each program's runs and cost (bpf_prog\n"
-					      "records)"),
+	OPT_E_FLAG("bpf-stats", 0, bpf_stats, "turn on BPF run-time statistics and\n"
+					      "print, per interval, each program's\n"
+					      "runs and cost (bpf_prog records)"),
 	OPT_E_FLAG("bpf-reference", 0, bpf_reference,
 		   "with --bpf-stats, also attach empty programs to the\n"
 		   "tracepoint backend's hooks: their cost per run is the\n"
