@@ -22,9 +22,11 @@ UPF_CORE := upf/gtpu.c upf/hw.c upf/table.c upf/table_rte.c upf/session.c upf/in
             upf/path_rx.c upf/path_worker.c upf/path_setup.c upf/path_verify.c upf/path_run.c \
             upf/lookup.c upf/lookup_own.c upf/lookup_rte.c upf/lookup_inline.c upf/lookup_slot.c
 UPF_LIBS := -lpcap -lpthread $(UPF_DPDK_LIBS)
+UPF_CMDS := upf/cmd_output.c upf/cmd_record.c upf/cmd_prepare.c upf/cmd_run.c upf/cmd_sweep.c \
+            upf/cmd_lookup.c upf/cmd_floor.c upf/cmd_decode.c upf/cmd_identity.c
 
 TOOLS += upfbench
-upfbench_SRCS := upf/upfbench.c upf/args.c $(UPF_CORE)
+upfbench_SRCS := upf/upfbench.c $(UPF_CMDS) upf/args.c $(UPF_CORE)
 upfbench_LIBS := $(UPF_LIBS)
 
 UNIT_TESTS += test_gtpu test_upf_table test_upf_path test_upf_args
