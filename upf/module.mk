@@ -22,11 +22,12 @@ UPF_CORE := upf/gtpu.c upf/hw.c upf/table.c upf/table_rte.c upf/session.c upf/in
             upf/path_rx.c upf/path_worker.c upf/path_setup.c upf/path_verify.c upf/path_run.c \
             upf/lookup.c upf/lookup_own.c upf/lookup_rte.c upf/lookup_inline.c upf/lookup_slot.c
 UPF_LIBS := -lpcap -lpthread $(UPF_DPDK_LIBS)
+UPF_ARGS := upf/args.c upf/args_design.c upf/args_value.c upf/args_options.c upf/args_help.c
 UPF_CMDS := upf/cmd_output.c upf/cmd_record.c upf/cmd_prepare.c upf/cmd_run.c upf/cmd_sweep.c \
             upf/cmd_lookup.c upf/cmd_floor.c upf/cmd_decode.c upf/cmd_identity.c
 
 TOOLS += upfbench
-upfbench_SRCS := upf/upfbench.c $(UPF_CMDS) upf/args.c $(UPF_CORE)
+upfbench_SRCS := upf/upfbench.c $(UPF_CMDS) $(UPF_ARGS) $(UPF_CORE)
 upfbench_LIBS := $(UPF_LIBS)
 
 UNIT_TESTS += test_gtpu test_upf_table test_upf_path test_upf_args
@@ -34,7 +35,7 @@ test_gtpu_SRCS := upf/gtpu.c
 test_upf_table_SRCS := upf/table.c upf/hw.c upf/inline.c upf/session.c upf/teid.c
 test_upf_path_SRCS := $(UPF_CORE)
 test_upf_path_LIBS := $(UPF_LIBS)
-test_upf_args_SRCS := upf/args.c $(UPF_CORE)
+test_upf_args_SRCS := $(UPF_ARGS) $(UPF_CORE)
 test_upf_args_LIBS := $(UPF_LIBS)
 
 FUZZ_TARGETS += fuzz_gtpu
