@@ -189,19 +189,19 @@ static int set_outer(void *cfg, const char *opt, const char *val)
 
 #define H_DESIGN "global: one shared table, atomic counters, any worker\n" \
 		 "sees any session | sharded: a dispatcher hashes the\n"   \
-		 "TEID to a worker's ring | steered: traffic pre-split by\n" \
-		 "TEID, as NIC flow steering does (default steered)"
+		 "TEID to a worker's ring | steered: traffic pre-split\n"  \
+		 "by TEID, as NIC flow steering does (default steered)"
 #define H_TABLE "own (this project's table) | rte_hash (DPDK; whether\n" \
 		"it is built in is said below) | slot: no table, the\n"  \
 		"TEID names the session's slot (default own)"
 #define H_LAYOUT "fat: 256-byte sessions, a packet touches 4 cache lines\n" \
 		 "| split: one hot 64-byte line, shared rules, cold data\n"   \
-		 "apart | inline: the hot part in 32 bytes, in the table's\n" \
-		 "bucket (own table only) (default split)"
+		 "apart | inline: the hot part in 32 bytes, in the\n"         \
+		 "table's bucket (own table only) (default split)"
 #define H_TEID_CHECK "the slot table compares the packet's TEID with the\n" \
 		     "one its slot gave out (a stale or forged TEID is no\n" \
 		     "session's); off measures what that costs"
-#define H_PREFETCH "prefetch each burst's table buckets, then its sessions"
+#define H_PREFETCH "prefetch each burst's table buckets, then its\nsessions"
 #define H_HUGE "transparent huge pages (madvise) for sessions and\n" \
 	       "table; what was obtained is reported"
 #define H_WORKERS "worker threads, 1.." TK_STR(UP_MAX_WORKERS) ", pinned to the allowed CPUs in\n" \
@@ -243,7 +243,7 @@ const struct opt up_run_options[] = {
 	OPT_E_CALL("layout", 0, "L", set_layout, H_LAYOUT),
 	OPT_E_CALL("batch", 0, "N", set_batch,
 		   "packets per burst, 1.." TK_STR(UP_MAX_BATCH) " (default " TK_STR(DEFAULT_BATCH) ")"),
-	OPT_E_CALL_OPTIONAL("prefetch", 0, "on|off", set_prefetch, H_PREFETCH "\n(default on)"),
+	OPT_E_CALL_OPTIONAL("prefetch", 0, "on|off", set_prefetch, H_PREFETCH " (default on)"),
 	OPT_E_CALL("no-prefetch", 0, NULL, set_no_prefetch, "the same as --prefetch off"),
 	OPT_E_CALL_OPTIONAL("hugepages", 0, "on|off", set_huge, H_HUGE " (default off)"),
 	OPT_E_CALL("no-hugepages", 0, NULL, set_no_huge, "the same as --hugepages off"),
@@ -278,11 +278,11 @@ const struct opt up_sweep_options[] = {
 	OPT_E_CALL("table", 0, "LIST", set_table, "tables: own, rte_hash, slot"),
 	OPT_E_CALL("layout", 0, "LIST", set_layout, "session layouts: fat, split, inline"),
 	OPT_E_CALL("batch", 0, "LIST", set_batch, "burst sizes, 1.." TK_STR(UP_MAX_BATCH)),
-	OPT_E_CALL_OPTIONAL("prefetch", 0, "LIST", set_prefetch, H_PREFETCH ":\non, off (alone: on)"),
+	OPT_E_CALL_OPTIONAL("prefetch", 0, "LIST", set_prefetch, H_PREFETCH ": on, off (alone: on)"),
 	OPT_E_CALL("no-prefetch", 0, NULL, set_no_prefetch, "the same as --prefetch off"),
-	OPT_E_CALL_OPTIONAL("hugepages", 0, "LIST", set_huge, H_HUGE ":\non, off (alone: on)"),
+	OPT_E_CALL_OPTIONAL("hugepages", 0, "LIST", set_huge, H_HUGE ": on, off\n(alone: on)"),
 	OPT_E_CALL("no-hugepages", 0, NULL, set_no_huge, "the same as --hugepages off"),
-	OPT_E_CALL("teid-check", 0, "LIST", set_teid_check, H_TEID_CHECK ":\non, off"),
+	OPT_E_CALL("teid-check", 0, "LIST", set_teid_check, H_TEID_CHECK ": on, off"),
 	OPT_E_U32("workers", 0, "N", run.workers, 1, UP_MAX_WORKERS, H_WORKERS),
 	OPT_E_CALL("sessions", 0, "LIST", set_sessions,
 		   "session counts, 1..4M each; k and M suffixes\n"
@@ -304,7 +304,7 @@ const struct opt up_lookup_options[] = {
 		   "burst sizes, 1.." TK_STR(UP_MAX_BATCH) " (default " TK_STR(DEFAULT_BATCH) "); 1 looks keys up one\n"
 		   "at a time"),
 	OPT_E_CALL("sessions", 0, "N", set_sessions,
-		   "keys in the table, 1..4M; k and M suffixes (default\n100k)"),
+		   "keys in the table, 1..4M; k and M suffixes\n(default 100k)"),
 	OPT_E_CALL("lookups", 0, "N", set_lookups,
 		   "lookups per table and batch size; k, M, G suffixes\n"
 		   "(default 4 x sessions, at least 4M)"),
