@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 
 #include "record.h"
+#include "loadgen/lathist.h"
 
 #define NS_PER_MS 1000000ull
 #define NS_PER_US 1000ull
@@ -83,6 +84,7 @@ struct stats {
 	uint64_t sec_index, sec_bytes, sec_frames, sec_late, sec_stalls, sec_lat_max_ns;
 	/* whole run */
 	uint64_t frames, bytes, late, stalls, app_acks, lat_sum_ns, lat_max_ns, lat_n;
+	struct lathist lat;         /* the receiver's frame latencies, for their p99 */
 	uint64_t stall_start_ns, longest_stall_ns;
 	uint32_t mss;
 	char cc[CC_NAME_MAX];

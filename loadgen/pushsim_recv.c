@@ -51,6 +51,7 @@ static void frame_done(struct stats *st, const struct rx *r, uint64_t t)
 	st->sec_frames++;
 	st->lat_sum_ns += lat;
 	st->lat_n++;
+	lathist_add(&st->lat, lat / NS_PER_US);
 	if (lat > st->lat_max_ns)
 		st->lat_max_ns = lat;
 	if (lat > st->sec_lat_max_ns)
