@@ -571,7 +571,9 @@ jq -r --arg sc "scenario: receiver $receiver, quickack $quickack, RTT $rtt_effec
 	'.text, $sc,
 	(.push.send | if .tool == "ffmpeg" then
 	  "push: ffmpeg, \(.frames) frames in \(.out_s * 10 | round / 10) s (speed \(.speed)), mean goodput \(.goodput_bps/1e6*100|round/100) Mbit/s"
-	  else "push: \(.frames) frames, \(.stalls) stalls (longest \(.longest_stall_us / 1000 | round) ms), \(.late_frames) late, mean goodput \(.goodput_bps/1e6*100|round/100) Mbit/s" end),
+	  else "push: \(.frames) frames, \(.stalls) still unsent at the next frame (longest \(.longest_stall_us / 1000 | round) ms), \(.late_frames) late, mean goodput \(.goodput_bps/1e6*100|round/100) Mbit/s" end),
+	(.push.recv // {} | select(.frame_latency_mean_us != null) |
+	  "receiver: frame latency mean \(.frame_latency_mean_us / 100 | round / 10), p99 \(.frame_latency_p99_us / 100 | round / 10), max \(.frame_latency_max_us / 100 | round / 10) ms (its \(.frames) frames)"),
 	"receiver: its delayed-ACK timer sent \(.receiver_delayed_acks) ACKs (TcpExtDelayedACKs)"' \
 	"$out/verdict.json" >"$out/verdict.txt"
 [ "$samples" -gt 0 ] ||

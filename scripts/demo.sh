@@ -53,8 +53,11 @@ col() {
 			(.throttling_by_cause as $t | .collapses_by_cause | to_entries
 				| map("  \(.key): \(.value), \($t[.key]) throttling") | .[]),
 			"throttled \(.throttled_s*1000|round) ms, \(.late_bytes/1000|round) kB held back",
-			"push: \(.push.send.stalls) stalls, \(.push.send.late_frames) late frames,",
-			"      goodput \(.push.send.goodput_bps/1e6*100|round/100) Mbit/s",
+			"push: \(.push.send.stalls) frames still unsent at the next,",
+			"      \(.push.send.late_frames) late frames, goodput \(.push.send.goodput_bps/1e6*100|round/100) Mbit/s",
+			(.push.recv // {} | select(.frame_latency_mean_us != null) |
+			 "frame latency at the receiver, what a viewer feels:",
+			 "      mean \(.frame_latency_mean_us / 100 | round / 10) ms, p99 \(.frame_latency_p99_us / 100 | round / 10) ms, max \(.frame_latency_max_us / 100 | round / 10) ms"),
 			"receiver: \(.receiver_delayed_acks) delayed ACKs (its kernel)"' "$d/verdict.json"
 		echo
 		head -1 "$d/verdict.txt" | fold -s -w 58 | sed 's/ *$//'
@@ -79,6 +82,13 @@ side_by_side() {
 	done
 }
 side_by_side
+echo
+# the gain in one line: what a viewer feels, off against on
+jq -rn --slurpfile a "$OUT/quickack-off/verdict.json" --slurpfile b "$OUT/quickack-on/verdict.json" '
+	def ms(k): (k / 100 | round / 10 | tostring) + " ms";
+	def pair(k): "\($a[0].push.recv[k] | ms(.)) -> \($b[0].push.recv[k] | ms(.))";
+	select($a[0].push.recv.frame_latency_mean_us != null and $b[0].push.recv.frame_latency_mean_us != null)
+	| "quickack off -> on, frame latency at the receiver: mean \(pair("frame_latency_mean_us")), p99 \(pair("frame_latency_p99_us")), max \(pair("frame_latency_max_us"))"'
 echo
 for qa in off on; do
 	d=$OUT/quickack-$qa

@@ -104,6 +104,15 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 	# the receiver got every byte the sender's peer ACKed
 	jq -e -s '([.[] | select(.type=="summary" and .role=="send")][0].bytes) == ([.[] | select(.type=="summary" and .role=="recv")][0].bytes)' "$d/pushsim.json"
 	jq -e '.type == "verdict" and .scenario.quickack == "off" and .scenario.receiver == "app-ack"' "$d/verdict.json"
+	# what a viewer feels: the verdict's text gives the receiver's frame
+	# latency as recv.jsonl's summary has it, in ms to a tenth
+	local want
+	want=$(jq -r 'select(.type == "summary") | [.frame_latency_mean_us, .frame_latency_p99_us,
+		.frame_latency_max_us] | map(. / 100 | round / 10 | tostring) |
+		"receiver: frame latency mean \(.[0]), p99 \(.[1]), max \(.[2]) ms"' "$d/recv.jsonl")
+	grep -qF "$want" "$d/verdict.txt" || { echo "# want: $want"; cat "$d/verdict.txt"; return 1; }
+	jq -e 'select(.type == "summary") | .frame_latency_mean_us <= .frame_latency_max_us and
+		.frame_latency_p99_us <= .frame_latency_max_us and .frame_latency_p99_us > 0' "$d/recv.jsonl" > /dev/null
 	# every output --help lists is there, and nothing else
 	local listed present
 	listed=$("$TK_ROOT/repro/dip.sh" --help | sed -n '/^Outputs in DIR:/,/^$/p' | awk '/^  [a-z]/ {print $1}' | grep -v '^\*' | sort)

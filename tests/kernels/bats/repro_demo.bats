@@ -26,6 +26,11 @@ teardown_file() {
 	expect_output "with netem adding 1ms on the router"
 	expect_output "QUICKACK OFF"
 	expect_output "QUICKACK ON"
+	# what a viewer feels, off and on: the receiver's frame latency in each
+	# column and the two side by side (values: pushsim's, asserted on the host)
+	[ "$(grep -o 'frame latency at the receiver, what a viewer feels' <<< "$output" | wc -l)" -eq 2 ] ||
+		{ echo "# not in both columns"; return 1; }
+	expect_output "quickack off -> on, frame latency at the receiver: mean "
 	off=$out/quickack-off/verdict.json on=$out/quickack-on/verdict.json
 	# the delay was netem's: RTT 1ms applied, and no sample under it
 	for v in "$off" "$on"; do
