@@ -119,6 +119,23 @@ unprivileged() {
 	[ "$n" -gt 0 ] || { echo "# no tool in $BIN"; false; }
 }
 
+@test "every tool's --help, and each command's, fits 80 columns" {
+	local t c cmds wide n=0
+	for t in "$BIN"/*; do
+		# the commands a tool lists under "Commands:" (indented names), each
+		# with a --help of its own
+		cmds=$("$t" --help | awk '/^Commands:/ { on = 1; next } on && /^$/ { exit }
+			on && /^  [a-z]/ { print $1 }')
+		for c in "" $cmds; do
+			wide=$("$t" $c --help | awk -v w=80 'length($0) > w { printf "%d columns: %s\n", length($0), $0 }')
+			[ -z "$wide" ] || { echo "# $(basename "$t") $c --help:"; echo "$wide" | sed 's/^/#   /'; false; }
+			n=$((n + 1))
+		done
+	done
+	echo "# $n help texts" >&3
+	[ "$n" -gt 9 ] || { echo "# only $n help texts in $BIN"; false; }
+}
+
 @test "udpdwell --help explains backends, units, bucket edges, the dialect and exit codes; -V prints one line" {
 	tk_run udpdwell --help
 	expect_status 0
