@@ -231,15 +231,17 @@ check_bins() {
 		END { printf "# %d of %d ACKs agree\n", same, n; exit !(n > 100 && same >= n * 0.99) }' "$ts" "$ours"
 }
 
-@test "throughput marks a dip where the sender was throttled, and elsewhere only where the wire dipped" {
-	requires tc
-	local t0 t1 t2 t3 f=$D/dip.pcap csv=$D/dip.csv
+# one round: an iperf3 flow through an htb class of 200 Mbit/s, cut to 2
+# Mbit/s for 0.5 s; its capture in PCAP, its sender's bins in CSV; sets
+# t0..t3, the clock before and after the cut and the restore
+dip_round() {
+	local f=$1 csv=$2 c id a
 	ip netns exec "$A" tc qdisc add dev veth0 root handle 1: htb default 10
 	ip netns exec "$A" tc class add dev veth0 parent 1: classid 1:10 htb rate 200mbit
-	pc_iperf_server "$B" 42010
-	pc_tcpdump_start "$B" "$f" -i veth0 -s 128 tcp port 42010
+	pc_iperf_server "$B" 42010 || return 1
+	pc_tcpdump_start "$B" "$f" -i veth0 -s 128 tcp port 42010 || return 1
 	ip netns exec "$A" timeout 20 iperf3 -c 10.202.2.2 -p 42010 -t 4 >/dev/null &
-	local c=$!
+	c=$!
 	# The moving median's 21 bins (2.1 s) around each cut bin must hold more
 	# bins at the full rate than low ones. Cut to 2 Mbit/s, the wire brings a
 	# 64 kB GSO frame every 260 ms (bins of 0 and 5.2 Mbit/s), and after the
@@ -254,17 +256,18 @@ check_bins() {
 	# beforehand (and shown ready by a change to the rate it has), takes the
 	# changes on stdin and shows the class after each: beside a busy core,
 	# `ip netns exec tc` took 485 and 743 ms a change, and the wire stayed low
-	# 1.6 s.
+	# 1.6 s; with 15 runnable tasks on the 2 cores even the one tc took 666
+	# and 568 ms (low for 1.9 s), and the caller does the round again.
 	tc_start
-	tc_rate 200Mbit
-	tk_wait_for "ip netns exec '$A' ss -tinH dst 10.202.2.2 dport = :42010 | grep -q 'bytes_acked:[0-9]\{6,\}'" 10
+	tc_rate 200Mbit || return 1
+	tk_wait_for "ip netns exec '$A' ss -tinH dst 10.202.2.2 dport = :42010 | grep -q 'bytes_acked:[0-9]\{6,\}'" 10 || return 1
 	sleep 1.2
 	t0=$(date +%s.%N)
-	tc_rate 2Mbit
+	tc_rate 2Mbit || return 1
 	t1=$(date +%s.%N)
 	sleep 0.5
 	t2=$(date +%s.%N)
-	tc_rate 200Mbit
+	tc_rate 200Mbit || return 1
 	t3=$(date +%s.%N)
 	tc_stop
 	awk -v a="$t0" -v b="$t1" -v c="$t2" -v d="$t3" \
@@ -273,7 +276,36 @@ check_bins() {
 	pc_tcpdump_stop
 	ip netns exec "$A" tc qdisc del dev veth0 root
 	read -r id a _ < <(data_flow "$f" 42010)
+	[ -n "$id" ] || { echo "# no data flow in $f"; return 1; }
 	bbrpcap throughput --format csv --flow "$id" "$f" | awk -F, -v s="$a" 'NR == 1 || $2 == s' > "$csv"
+}
+
+# the length in bins of the run of bins under 50 Mbit/s (a quarter of the
+# class's rate) in CSV that holds the cut's start T1 or end T2
+low_run() {
+	awk -F, -v t1="$2" -v t2="$3" '
+		NR == 1 { for (k = 1; k <= NF; k++) col[$k] = k; next }
+		{ low = $col["data_bps"] < 50e6; t = $col["epoch_s"] }
+		low { run++; if (t + 0.1 >= t1 && t <= t2) hit = 1 }
+		!low { if (hit && run > best) best = run; run = 0; hit = 0 }
+		END { if (hit && run > best) best = run; print best + 0 }' "$1"
+}
+
+@test "throughput marks a dip where the sender was throttled, and elsewhere only where the wire dipped" {
+	requires tc
+	local t0 t1 t2 t3 csv=$D/dip.csv round low
+	# the dip is relative to a 21-bin median: a cut that keeps the wire low
+	# for more than 10 bins (1 s) lowers the median itself, and its middle
+	# bins are no dip by the definition. The test's premise, not the tool's
+	# fault: a round whose low run is longer (tc slow to bite on a loaded
+	# machine) is done again, up to 3 rounds
+	for round in 1 2 3; do
+		dip_round "$D/dip$round.pcap" "$csv" || return 1
+		low=$(low_run "$csv" "$t1" "$t2")
+		echo "# round $round: the wire stayed under 50 Mbit/s for $low bins around the cut"
+		[ "$low" -le 10 ] && break
+	done
+	[ "$low" -le 10 ] || { echo "# 3 rounds kept the wire low for over 1 s: the machine is too slow for this test"; false; }
 	# Outside the cut the flow runs free, and on a loaded machine the wire
 	# itself can dip there (a CI run: 15 to 72 Mbit/s bins in the flow's
 	# first 0.7 s, beside the kernel matrix): a bin there must be marked
