@@ -211,9 +211,11 @@ for k in host ${kernels:-}; do
 	[ "$k" = host ] && d=$host_out
 	[ "$k" != none ] && [ -s "$d/times" ] || continue
 	awk -v k="$k" '$1 == "kernel" {v = $2; next} $1 == "boot" {b = $2; next} $1 == "total" {t = $2; next}
+		$1 == "clocksource" {c = $2; next}
 		NF == 2 {n++; name[n] = $1; secs[n] = $2}
 		END {
-			printf "time: %s (%s): %s s%s; slowest:", k, v, t, (b != "" ? ", boot " b " s" : "")
+			printf "time: %s (%s): %s s%s%s; slowest:", k, v, t, (b != "" ? ", boot " b " s" : ""),
+				(c != "" ? ", clocksource " c : "")
 			for (j = 1; j <= 4 && j <= n; j++) {
 				m = 0; for (i = 1; i <= n; i++) if (!(i in done) && (m == 0 || secs[i] + 0 > secs[m] + 0)) m = i
 				done[m] = 1; printf "%s %s %.0f s", (j > 1 ? "," : ""), name[m], secs[m]

@@ -64,6 +64,7 @@ echo 4 > /proc/sys/kernel/printk
 {
 	echo "guest: kernel $kver, $(nproc) CPUs, $(awk '/MemTotal/ {print int($2 / 1024)}' /proc/meminfo) MiB"
 	echo "guest: up $(cut -d' ' -f1 /proc/uptime) s at the command"
+	echo "guest: clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
 } > /tk-io/guest.log
 if [ -r /tk-io/cmd ]; then
 	bash /tk-io/cmd > /tk-io/out.log 2>&1 < /dev/null

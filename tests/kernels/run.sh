@@ -73,11 +73,16 @@ run_kernel() {
 	cp "$io"/tap/*.tap "$io"/tap/test-times "$dir/" 2>/dev/null
 	{
 		echo "kernel $(cat "$tree/version")"
-		awk '/up .* s at the command/ {print "boot", $3}' "$io/guest.log" 2>/dev/null
+		awk '/up .* s at the command/ {print "boot", $3} /clocksource/ {print "clocksource", $3}' \
+			"$io/guest.log" 2>/dev/null
 		cat "$io/tap/times" 2>/dev/null
 		echo "total $secs"
 	} > "$dir/times"
+	# the guest's kernel log stays for a reader of a failure: a CI run's 6.12
+	# guest jumped its clock by days (a soft lockup "stuck for 436355s") and
+	# only the console's three lines said so
 	cp "$io/console.log" "$dir/console.log" 2>/dev/null
+	cp "$io/dmesg.log" "$dir/dmesg.log" 2>/dev/null
 	if [ $rc -ne 0 ]; then
 		{
 			printf 'not ok 1 [%s] the guest finished its suites\n' "$label"
