@@ -19,7 +19,7 @@ import os
 import sys
 from datetime import datetime
 
-# the /metrics names the tools serve (bbrtrace/metrics.c, dwell/udpdwell.c)
+# the /metrics names the tools serve (bbrtrace/metrics.c, dwell/udpdwell_metrics.c)
 BT_SAMPLES = "bbrtrace_samples_total"
 BT_LOST = "bbrtrace_lost_events_total"
 BT_UNTRACKED = "bbrtrace_untracked_samples_total"
