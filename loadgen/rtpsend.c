@@ -163,12 +163,8 @@ static const char synopsis[] =
 "the end. The media-server demo's sender (repro/sfu.sh).\n"
 "\n";
 
-static const char footer[] =
-"\n"
-"Output, one \"sender\" record: sent, emulated_loss, echoes, duration_s, rate_pps,\n"
-"send_avg_us, send_max_us, send_max_seq, cpu_user_s, cpu_sys_s. send_* time the\n"
-"send() calls, which on loopback carry each datagram through the receiving\n"
-"stack up to the server's socket queue.\n";
+/* --help's part on the record, its keys from its schema (below) */
+static void records_help(FILE *f);
 
 static int set_to(void *cfg, const char *opt, const char *val)
 {
@@ -209,7 +205,7 @@ static const struct opt options[] = {
 
 /* a send() that fails otherwise than ECONNREFUSED or ENOBUFS: exit 20 */
 static const int exit_codes[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NETWORK, -1 };
-static const struct opt_cli cli = { synopsis, options, footer, NULL, exit_codes };
+static const struct opt_cli cli = { synopsis, options, NULL, records_help, exit_codes };
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
@@ -393,6 +389,15 @@ static double tv_s(const struct timeval *tv) { return (double)tv->tv_sec + (doub
 	X("cpu_sys_s", REC_F64, 3, REC_COL("cpu sys s", 9, 0, 3), rv_f64(tv_s(&ru.ru_stime)))
 static const struct rec_field sender_fields[] = { SENDER_FIELDS(REC_FIELD) };
 static const struct rec_schema sender_schema = { "sender", sender_fields, ARRAY_SIZE(sender_fields) };
+
+static void records_help(FILE *f)
+{
+	fputs("\nOutput: one record at the end, with these keys:\n", f);
+	rec_help_keys(f, &sender_schema);
+	fputs("The send_* keys time the send() calls, which on loopback carry each\n"
+	      "datagram through the receiving stack up to the server's socket queue.\n",
+	      f);
+}
 
 static void write_summary(const struct sender *s, const struct opts *o)
 {

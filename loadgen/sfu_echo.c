@@ -102,12 +102,8 @@ static const char synopsis[] =
 "(read time minus the sender's stamp, CLOCK_MONOTONIC).\n"
 "\n";
 
-static const char footer[] =
-"\n"
-"Output, one \"receiver\" record at exit or on SIGINT/SIGTERM: packets, lost,\n"
-"reordered, jitter_ms, wait_avg_us, wait_max_us; kwait_avg_us, kwait_max_us,\n"
-"kwait_max_seq, kwait_pre_avg_us, kwait_pre_max_us, kwait_pre_max_seq (null\n"
-"without --kernel-ts); stalls, reads, bad, cpu_user_s, cpu_sys_s.\n";
+/* --help's part on the record, its keys from its schema (below) */
+static void records_help(FILE *f);
 
 static int set_listen(void *cfg, const char *opt, const char *val)
 {
@@ -189,7 +185,7 @@ static const struct opt options[] = {
 #undef TK_OPT_CFG
 
 static const int exit_codes[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, -1 };
-static const struct opt_cli cli = { synopsis, options, footer, NULL, exit_codes };
+static const struct opt_cli cli = { synopsis, options, NULL, records_help, exit_codes };
 
 static void parse_args(int argc, char **argv)
 {
@@ -493,6 +489,13 @@ static struct rec_value max_seq(const struct kwait *k)
 static const struct rec_field receiver_fields[] = { RECEIVER_FIELDS(REC_FIELD) };
 static const struct rec_schema receiver_schema = { "receiver", receiver_fields,
 						   ARRAY_SIZE(receiver_fields) };
+
+static void records_help(FILE *f)
+{
+	fputs("\nOutput: one record at exit or on SIGINT/SIGTERM, with these keys:\n", f);
+	rec_help_keys(f, &receiver_schema);
+	fputs("The kwait_* keys are null without --kernel-ts.\n", f);
+}
 
 /* after the readers have stopped: no lock needed */
 static void write_summary(void)

@@ -22,6 +22,12 @@ in_netns() {
 		ip link set lo up && cd "$0" && eval "$1"' "$BATS_TEST_TMPDIR" "$1"
 }
 
+# the record keys TOOL --help lists after "Output:", space-separated
+help_keys() {
+	"$1" --help | awk '/^Output:/ { on = 1; next } on && !/^  / { exit }
+		on { sub(/^  [a-z]+ +/, ""); sub(/^ +/, ""); gsub(/,/, ""); printf "%s%s", (n++ ? " " : ""), $0 }'
+}
+
 @test "what each tool's options say on their own and together" {
 	tk_run rtpsend --rate 5
 	expect_status 2; expect_one_line_stderr
@@ -67,6 +73,11 @@ in_netns() {
 		{ echo "# $rx"; false; }
 	# without --kernel-ts there is no kernel wait: null, not 0
 	[ "$(jq .kwait_avg_us <<< "$rx")" = null ]
+	# --help lists the keys each record carries, in order
+	for t in rtpsend:"$tx" sfu_echo:"$rx"; do
+		[ "$(help_keys "${t%%:*}")" = "$(jq -r 'keys_unsorted[1:] | join(" ")' <<< "${t#*:}")" ] ||
+			{ echo "# ${t%%:*} --help lists: $(help_keys "${t%%:*}")"; false; }
+	done
 	grep -qx "rtpsend: sending 100 datagrams of 200 bytes, 1000 a second" "$BATS_TEST_TMPDIR/tx.err" ||
 		{ cat "$BATS_TEST_TMPDIR/tx.err"; false; }
 	grep -qx "sfu_echo: listening with 1 reader thread, echoing" "$BATS_TEST_TMPDIR/rx.err" ||
