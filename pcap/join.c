@@ -133,7 +133,8 @@ static const struct opt_cli cli = {
 	"frame, Wireshark's default time) and ack_delay_us (how long after the\n"
 	"newest data it covers the ACK was captured: from a sender-side capture\n"
 	"this includes the round trip); null when no frame matched. Other\n"
-	"records pass through unchanged. For each collapse one line:\n"
+	"records pass through unchanged. For each of the first " TK_STR(JOIN_LINES_SHOWN) " collapses one\n"
+	"line (-v: for every one, -q: none), then how many more there were:\n"
 	"  frame 48213 (t=12.345678 s): ACK 3962813608 came 39.8 ms after\n"
 	"  the data it covers; BBR bw 212 Mbit/s \u2192 3.1 Mbit/s\n"
 	"With -o the records go to OUT and the lines to stdout; without, the records go\n"
@@ -299,6 +300,14 @@ static void join_free(struct join *j)
 	free(j->flow_map);
 }
 
+/* the collapse lines to show: none with -q, every one with -v */
+static uint64_t lines_shown(void)
+{
+	if (log_get_level() == LOG_QUIET)
+		return 0;
+	return log_get_level() >= LOG_VERBOSE ? UINT64_MAX : JOIN_LINES_SHOWN;
+}
+
 /* matches, writes, reports; a TK_EXIT_* code */
 static int join_and_write(struct join *j, const struct join_opts *op, int trc, int arc)
 {
@@ -320,7 +329,7 @@ static int join_and_write(struct join *j, const struct join_opts *op, int trc, i
 		elog("%s: cannot create: %s", op->out_path, strerror(errno));
 		return TK_EXIT_FAIL;
 	}
-	rc = join_write_output(j, out, op->out_path ? stdout : stderr, op->out_path ?: "stdout", &n);
+	rc = join_write_output(j, out, op->out_path ? stdout : stderr, lines_shown(), op->out_path ?: "stdout", &n);
 	if (out != stdout && fclose(out) && rc == TK_EXIT_OK) {
 		elog("%s: write failed", op->out_path);
 		rc = TK_EXIT_FAIL;

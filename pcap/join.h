@@ -52,8 +52,16 @@ int join_load_file(struct join *j, const char *path);
 /* reads the trace; -1 on a system error, 1 on a bad line (records before it
  * kept), 2 when it is a packet capture (nothing kept) */
 int join_read_trace(struct join *j);
-/* every trace record again, joined, to out; one line per collapse to lines */
-int join_write_output(const struct join *j, FILE *out, FILE *lines, const char *out_name,
-		      struct join_counts *n);
+/*
+ * The collapse lines shown without -v: a screenful. A trace of a long push
+ * holds hundreds of collapses, most of them harmless; every one is in the
+ * joined records, and -v lists every line.
+ */
+#define JOIN_LINES_SHOWN 10
+
+/* every trace record again, joined, to out; a line for each of the first
+ * max_lines collapses to lines, then how many more there were */
+int join_write_output(const struct join *j, FILE *out, FILE *lines, uint64_t max_lines,
+		      const char *out_name, struct join_counts *n);
 
 #endif

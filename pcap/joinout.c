@@ -173,9 +173,10 @@ static void collapse_line(FILE *out, const struct join *j, const struct jm_rec *
 	fprintf(out, "; %s; BBR bw %s Mbit/s \u2192 %s Mbit/s\n", cause, bw0, bw1);
 }
 
-/* every trace record again, joined, to out; one line per collapse to lines */
-int join_write_output(const struct join *j, FILE *out, FILE *lines, const char *out_name,
-		      struct join_counts *n)
+/* every trace record again, joined, to out; a line for each of the first
+ * max_lines collapses to lines, then how many more there were */
+int join_write_output(const struct join *j, FILE *out, FILE *lines, uint64_t max_lines,
+		      const char *out_name, struct join_counts *n)
 {
 	struct rec_writer *w = rec_writer_new(REC_JSON, out);
 	struct jl_obj *o = malloc(sizeof(*o));
@@ -210,13 +211,18 @@ int join_write_output(const struct join *j, FILE *out, FILE *lines, const char *
 		} else if (r->kind == JM_COLLAPSE) {
 			n->collapses++;
 			n->collapses_matched += r->ev >= 0;
-			rec_writer_flush(w); /* keep the lines after their records when both go to stdout */
-			collapse_line(lines, j, r, o);
+			if (n->collapses <= max_lines) {
+				rec_writer_flush(w); /* keep the lines after their records when both go to stdout */
+				collapse_line(lines, j, r, o);
+			}
 		} else if (r->kind == JM_STALL) {
 			n->stalls++;
 			n->stalls_matched += r->ev >= 0;
 		}
 	}
+	if (rc == TK_EXIT_OK && max_lines && n->collapses > max_lines)
+		fprintf(lines, "... and %llu more collapses (-v lists every one)\n",
+			(unsigned long long)(n->collapses - max_lines));
 	if (!w || !o) {
 		elog("out of memory");
 		rc = TK_EXIT_FAIL;

@@ -583,6 +583,26 @@ check_against_tshark() {
 	done
 }
 
+@test "join shows the first 10 collapse lines and counts the rest; -v shows every one, -q none" {
+	local d=$BATS_TEST_TMPDIR
+	# the fixture's one collapse, 12 times: 12 collapse records (one ACK
+	# frame matches one record: the first gets it, the other 11 "no frame")
+	jq -c 'if .type == "collapse" then (., ., ., ., ., ., ., ., ., ., ., .) else . end' \
+		"$PC_FIX/dip-paced.jsonl" > "$d/twelve.jsonl"
+	tk_run bbrpcap join "$d/twelve.jsonl" "$PC_FIX/dip-paced.pcap" -o "$d/j.jsonl"
+	expect_status 0
+	[ "$(grep -cE '^(no )?frame ' <<< "$output")" -eq 10 ] || { tk_dump "10 lines"; false; }
+	[ "$(tail -n 1 <<< "$output")" = "... and 2 more collapses (-v lists every one)" ] || { tk_dump "the count"; false; }
+	# every collapse is in the joined records, whatever is shown
+	[ "$(jq -s '[.[] | select(.type == "collapse" and has("frame"))] | length' "$d/j.jsonl")" -eq 12 ]
+	tk_run bbrpcap join -v "$d/twelve.jsonl" "$PC_FIX/dip-paced.pcap" -o "$d/j.jsonl"
+	[ "$(grep -cE '^(no )?frame ' <<< "$output")" -eq 12 ] && ! grep -q 'more collapses' <<< "$output" ||
+		{ tk_dump "-v: 12 lines"; false; }
+	tk_run bbrpcap join -q "$d/twelve.jsonl" "$PC_FIX/dip-paced.pcap" -o "$d/j.jsonl"
+	expect_status 0
+	[ -z "$output" ] || { tk_dump "-q: nothing"; false; }
+}
+
 @test "join --strict exits 21 when a collapse found no frame (the fixture pair, the capture cut short)" {
 	requires tcpdump
 	tcpdump -r "$PC_FIX/dip-paced.pcap" -c 100 -w "$BATS_TEST_TMPDIR/early.pcap" 2>/dev/null
