@@ -24,7 +24,8 @@ _bbrkit_tool() {
 	return 1
 }
 
-# the options TOOL [COMMAND] --help lists: those in its usage lines, in every
+# the options TOOL [COMMAND] --help lists: those in its usage lines (and a
+# usage line's continuation, which starts with an option), in every
 # column that starts with a dash on a line that starts with one, and after
 # "options:" ("Other options: -h, --help; --version")
 _bbrkit_options() {
@@ -35,7 +36,7 @@ _bbrkit_options() {
 				if (w[i] ~ /^--?[A-Za-z0-9][A-Za-z0-9-]*$/)
 					print w[i]
 		}
-		/^Usage:/ || (usage && $1 == tool) { usage = 1; dashed($0); next }
+		/^Usage:/ || (usage && ($1 == tool || $1 ~ /^-/)) { usage = 1; dashed($0); next }
 		{ usage = 0 }
 		/^[ \t]*-/ {
 			n = split($0, col, /  +/)
@@ -49,7 +50,8 @@ _bbrkit_options() {
 }
 
 # the commands TOOL --help lists: the word after the tool's name in its usage
-# lines ("[run]" too), and the first word of each line under "Commands:"
+# lines ("[run]" too; a line that starts with an option continues the one
+# before), and the first word of each line under "Commands:"
 _bbrkit_commands() {
 	"$1" --help 2>/dev/null | awk -v tool="${1##*/}" '
 		function command(w) {
@@ -59,6 +61,7 @@ _bbrkit_commands() {
 		}
 		/^Usage:/ { usage = 1; command($3); next }
 		usage && $1 == tool { command($2); next }
+		usage && $1 ~ /^-/ { next }
 		{ usage = 0 }
 		/^Commands:/ { commands = 1; next }
 		/^$/ { commands = 0 }
