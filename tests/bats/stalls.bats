@@ -102,11 +102,18 @@ pushsim_stalls() {
 	# numbered 0 in 5 of 12 pushes of 15 s beside a busy core (BBR's pacing
 	# held the tails instead); into the paced player, in 8 pushes of 10 s
 	# beside a busy core, 99 to 147, or 2 and 3 in the two where most holds
-	# ended unseen: 15 s, for at least one in those.
-	push 20 off "$d" 15 paced
-	by_ack=$(jq .nagle_stalls_ended_by.ack "$d/verdict.json")
-	timer=$(jq .receiver_delayed_acks "$d/verdict.json")
-	echo "# nagle stalls ended by the late ACK: $by_ack; the receiver's timer sent $timer ACKs" >&3
+	# ended unseen: 15 s, for at least one in those. An idle fresh clone's
+	# run still saw 0: the premise, not the tool, so a push without one is
+	# done again, 3 pushes at most
+	local k
+	for k in 1 2 3; do
+		d=$BATS_TEST_TMPDIR/f20off$k
+		push 20 off "$d" 15 paced
+		by_ack=$(jq .nagle_stalls_ended_by.ack "$d/verdict.json")
+		timer=$(jq .receiver_delayed_acks "$d/verdict.json")
+		echo "# push $k: nagle stalls ended by the late ACK: $by_ack; the receiver's timer sent $timer ACKs" >&3
+		[ "$by_ack" -lt 1 ] || break
+	done
 	[ "$by_ack" -ge 1 ]
 	[ "$by_ack" -le "$timer" ]
 	# each hold ends within the timer's longest (TCP_DELACK_MAX, 200 ms), and
