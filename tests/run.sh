@@ -33,7 +33,7 @@ FILTER=${TESTS:-.}
 BATS_TIMEOUT=${BATS_TIMEOUT:-1200}
 passed=0 failed=0 skipped=0
 failures=()
-log_dir=$(mktemp -d /tmp/tk-test-log.XXXXXX)
+log_dir=$(mktemp -d "${TMPDIR:-/tmp}/tk-test-log.XXXXXX")
 # seconds since $1 (a date +%s.%N reading), one decimal
 since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}'; }
 t_host=$(date +%s.%N)
@@ -47,6 +47,18 @@ stop_matrix() {
 	[ -z "$matrix_pid" ] || kill -TERM -- "-$matrix_pid" 2> /dev/null
 	matrix_pid=
 }
+# the check tier's files running in the background: timeout passes TERM on to bats
+stop_checks() {
+	local p
+	for p in $(jobs -pr); do
+		pkill -TERM -P "$p"
+		kill -TERM "$p"
+	done 2> /dev/null
+}
+# every exit, an interrupted one too, stops the guests and the files still
+# running, and removes the TAP logs
+trap 'stop_checks; stop_matrix; rm -rf "$log_dir"' EXIT
+trap 'exit 130' INT TERM
 
 # the kernel matrix in the background, at idle priority where chrt can set it
 start_matrix() {
@@ -57,8 +69,6 @@ start_matrix() {
 	# shellcheck disable=SC2086 # the labels are words
 	setsid "${idle[@]}" tests/kernels/run.sh "$matrix_out" $kernels > "$log_dir/matrix.out" 2>&1 &
 	matrix_pid=$!
-	trap 'stop_matrix' EXIT
-	trap 'exit 130' INT TERM
 	echo "== kernel matrix (QEMU): $kernels, booting beside the host's tests (${idle[*]})"
 }
 

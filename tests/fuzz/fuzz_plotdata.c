@@ -6,6 +6,7 @@
  * file. Each reader writes its data files as bbrplot would before gnuplot
  * runs; nothing may crash or read out of bounds.
  */
+#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,29 @@
 
 #include "plots/plotdata.h"
 
-static char dir[] = "/tmp/fuzz_plotdata.XXXXXX";
+static char dir[4096];
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st; (void)type; (void)ftw;
+	return remove(path);
+}
+
+/* the readers' data files go to a directory of this run, removed at exit */
+static void remove_dir(void)
+{
+	nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+static void make_dir(void)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(dir, sizeof(dir), "%s/fuzz_plotdata.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir))
+		abort();
+	atexit(remove_dir);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -27,8 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int fd;
 
 	if (!ready) {
-		if (!mkdtemp(dir))
-			abort();
+		make_dir();
 		ready = true;
 	}
 	if (size < 1)
