@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A collapse's cause: what its culprit sample, the flow's delivery and the
+ * sample that set the old maximum show, named by the rules of
+ * bbrtrace/rules.h, with the evidence in words (bbrtrace/detect.h lists the
+ * causes in the order they are checked).
+ */
+#include <stdio.h>
+
+#include "bbrtrace/cause.h"
+#include "bbrtrace/rules.h"
+
+static double ms(uint64_t us)
+{
+	return (double)us / 1000.0;
+}
+
+/* the culprit's receive interval dominates its send interval, past the delayed-ACK floor */
+static bool held(const struct bt_cause_in *in, const struct bt_sample *k)
+{
+	return k->rcv_interval_us >= in->cfg->delack_floor_us &&
+	       (double)k->rcv_interval_us >= in->cfg->delack_ratio * (double)k->snd_interval_us;
+}
+
+/* more segments than a held ACK holds, sent faster than they came back: they
+ * drained through a queue at the path's rate (rate_drop) */
+static bool queue_drained(const struct bt_sample *k)
+{
+	return k->delivered > BT_DELACK_MAX_SEGS && k->rcv_interval_us > k->snd_interval_us;
+}
+
+static void classify_queue(struct bt_collapse *c, const char *who)
+{
+	const struct bt_sample *k = &c->culprit;
+
+	c->cause = BT_CAUSE_RATE_DROP;
+	snprintf(c->evidence, sizeof(c->evidence),
+		 "%s: %d segments sent in %.3f ms drained over %.3f ms, at %.3f Mbit/s: a queue "
+		 "at the path's rate, not a held ACK (that holds %d segments at most)",
+		 who, k->delivered, ms(k->snd_interval_us), ms(k->rcv_interval_us),
+		 (double)k->sample_bw_bps * 1e-6, BT_DELACK_MAX_SEGS);
+}
+
+/* a late ACK: a delayed_ack when it held back one or two segments within the timer's
+ * range; many segments that late drained through a queue (rate_drop) */
+static void classify_held(const struct bt_cause_in *in, struct bt_collapse *c, const char *who,
+			  const char *hint)
+{
+	const struct bt_sample *k = &c->culprit;
+	uint64_t snd = k->snd_interval_us, rcv = k->rcv_interval_us;
+	char *e = c->evidence;
+	size_t n = sizeof(c->evidence);
+
+	if (queue_drained(k)) {
+		classify_queue(c, who);
+	} else if (rcv > BT_DELACK_CEIL_US) {
+		c->cause = BT_CAUSE_OTHER;
+		snprintf(e, n,
+			 "%s: %d delivered after %.3f ms, longer than any delayed-ACK timer (%.0f ms at "
+			 "most): a timeout or a closed window",
+			 who, k->delivered, ms(rcv), ms(BT_DELACK_CEIL_US));
+	} else {
+		c->cause = BT_CAUSE_DELAYED_ACK;
+		snprintf(e, n,
+			 "%s: rcv_interval %.3f ms >= %g x snd_interval %.3f ms, not app-limited, "
+			 "%d delivered in %.3f ms%s",
+			 who, ms(rcv), in->cfg->delack_ratio, ms(snd), k->delivered, ms(rcv), hint);
+	}
+}
+
+/* the filter's window rotated past the old maximum: how old it was, and what set it */
+static void classify_expired(const struct bt_cause_in *in, struct bt_collapse *c,
+			     const char *who)
+{
+	uint64_t age_ns = in->max_age_ns;
+	const struct bt_hsample *h = in->max_sample;
+	char *e = c->evidence;
+	size_t n = sizeof(c->evidence);
+	uint32_t rtt = c->ack.min_rtt_us;
+
+	c->cause = BT_CAUSE_MAX_EXPIRED;
+	if (!h) {
+		snprintf(e, n,
+			 "BBR's max-bw filter let its old maximum %.3f Mbit/s expire (set before the "
+			 "flow's last %d samples); %s, %d delivered, is the largest left",
+			 (double)c->bw_prev_bps * 1e-6, BT_DETECT_HISTORY, who, c->culprit.delivered);
+		return;
+	}
+	snprintf(e, n,
+		 "BBR's max-bw filter let its old maximum %.3f Mbit/s expire after %.3f ms (%.0f "
+		 "rounds of min_rtt %u us): %d segments sent in %.3f ms, ACKed over %.3f ms%s; %s, %d "
+		 "delivered, is the largest left",
+		 (double)c->bw_prev_bps * 1e-6, (double)age_ns / 1e6,
+		 rtt ? (double)age_ns / 1e3 / rtt : 0.0, rtt, h->delivered, ms(h->snd_interval_us),
+		 ms(h->rcv_interval_us), h->snd_interval_us * 10 < h->rcv_interval_us ? " (a burst)" : "",
+		 who, c->culprit.delivered);
+}
+
+/* neither held nor agreeing: a lone segment ACKed a little late, an old maximum
+ * expired, a sender-limited sample, ACK jitter, or other */
+static void classify_rest(const struct bt_cause_in *in, struct bt_collapse *c,
+			  const char *who, const char *hint)
+{
+	const struct bt_sample *k = &c->culprit;
+	uint64_t snd = k->snd_interval_us, rcv = k->rcv_interval_us;
+	char *e = c->evidence;
+	size_t n = sizeof(c->evidence);
+
+	if (!k->is_app_limited && k->is_ack_delayed && k->delivered <= BT_DELACK_MAX_SEGS && rcv > snd) {
+		c->cause = BT_CAUSE_LONE_SEGMENT;
+		snprintf(e, n,
+			 "%s: %d segment ACKed alone %.3f ms after it was sent (snd_interval %.3f ms), "
+			 "as the kernel's is_ack_delayed says: a sub-MSS segment acknowledged a little "
+			 "late, under the %.3f ms delayed-ACK floor",
+			 who, k->delivered, ms(rcv), ms(snd), ms(in->cfg->delack_floor_us));
+		return;
+	}
+	if (!c->reset_by_ack) {
+		classify_expired(in, c, who);
+		return;
+	}
+	if ((double)snd > in->cfg->agree_ratio * (double)rcv) {
+		c->cause = BT_CAUSE_SENDER_LIMITED;
+		snprintf(e, n,
+			 "%s: snd_interval %.3f ms > %gx rcv_interval %.3f ms: the sender sent its %d "
+			 "segments slowly (its own pacing, cwnd or application), so the sample measured "
+			 "the sender, not the path",
+			 who, ms(snd), in->cfg->agree_ratio, ms(rcv), k->delivered);
+		return;
+	}
+	if (rcv >= in->cfg->delack_floor_us && queue_drained(k)) {
+		/* between the agreeing and the held ratios: a queue draining as
+		 * BBR's pacing comes down to the path's new rate */
+		classify_queue(c, who);
+		return;
+	}
+	if (rcv > snd && rcv < BT_JITTER_MAX_US) {
+		c->cause = BT_CAUSE_ACK_JITTER;
+		snprintf(e, n,
+			 "%s: %d delivered, ACKed %.3f ms after a %.3f ms send, not app-limited: "
+			 "under %.3f ms of timing jitter (scheduling, batching), not a held ACK "
+			 "(%.3f ms at least) nor a slower path",
+			 who, k->delivered, ms(rcv), ms(snd), ms(BT_JITTER_MAX_US),
+			 ms(in->cfg->delack_floor_us));
+		return;
+	}
+	c->cause = BT_CAUSE_OTHER;
+	if (rcv > snd && (double)rcv >= in->cfg->delack_ratio * (double)snd)
+		snprintf(e, n,
+			 "%s: rcv_interval %.3f ms dominates snd_interval %.3f ms but is under "
+			 "the %.3f ms delayed-ACK floor%s",
+			 who, ms(rcv), ms(snd), ms(in->cfg->delack_floor_us), hint);
+	else
+		snprintf(e, n,
+			 "%s: rcv_interval %.3f ms and snd_interval %.3f ms neither agree nor "
+			 "show a held ACK",
+			 who, ms(rcv), ms(snd));
+}
+
+void bt_cause_classify(const struct bt_cause_in *in, struct bt_collapse *c)
+{
+	const struct bt_sample *k = &c->culprit;
+	uint64_t snd = k->snd_interval_us, rcv = k->rcv_interval_us;
+	uint64_t lo = snd < rcv ? snd : rcv, hi = snd < rcv ? rcv : snd;
+	const char *hint = k->is_ack_delayed ? "; the kernel flagged it a lone delayed segment "
+					       "(is_ack_delayed)" : "";
+	const char *who = c->reset_by_ack ? "this ACK's sample" : "an earlier sample";
+	char *e = c->evidence;
+	size_t n = sizeof(c->evidence);
+
+	if (in->lt_switched) {
+		c->cause = BT_CAUSE_LOSS_POLICER;
+		snprintf(e, n,
+			 "BBR %s its long-term rate lt_bw %.3f Mbit/s after sustained losses "
+			 "(%d lost in this sample), as behind a policer",
+			 in->lt_was_on ? "lowered" : "switched to", (double)c->ack.lt_bw_bps * 1e-6,
+			 c->ack.losses);
+	} else if (!in->culprit_found) {
+		c->cause = BT_CAUSE_OTHER;
+		snprintf(e, n,
+			 "the new max-bw %.3f Mbit/s matches none of the flow's last %d samples "
+			 "(trace started mid-flow or events were lost)",
+			 (double)c->bw_bps * 1e-6, BT_DETECT_HISTORY);
+	} else if (k->is_app_limited && c->reset_by_ack) {
+		c->cause = BT_CAUSE_OTHER;
+		snprintf(e, n,
+			 "%s set the estimate but was app-limited (rcv_interval %.3f ms, "
+			 "snd_interval %.3f ms)",
+			 who, ms(rcv), ms(snd));
+	} else if (!k->is_app_limited && held(in, k)) {
+		classify_held(in, c, who, hint);
+	} else if (!k->is_app_limited && lo > 0 && (double)hi <= in->cfg->agree_ratio * (double)lo) {
+		c->cause = BT_CAUSE_RATE_DROP;
+		snprintf(e, n,
+			 "%s: rcv_interval %.3f ms and snd_interval %.3f ms agree (within %gx): "
+			 "the path delivered %.3f Mbit/s",
+			 who, ms(rcv), ms(snd), in->cfg->agree_ratio, (double)k->sample_bw_bps * 1e-6);
+	} else {
+		classify_rest(in, c, who, hint);
+	}
+}
