@@ -61,13 +61,25 @@ pc_tcpdump_start() {
 	shift 2
 	tk_tcpdump_start "$ns" "$file" -Z root -q "$@" || return 1
 	PC_TCPDUMP_PID=$TK_TCPDUMP_PID
+	PC_TCPDUMP_ERR[$TK_TCPDUMP_PID]=$file.err
 }
+declare -gA PC_TCPDUMP_ERR
 
+# stop tcpdump PID (default: the last started) once it has written every packet
+# the kernel gave it (scripts/tcpdump-drain.sh, up to 20 s): stopped at once, a
+# busy tcpdump loses the capture's tail. Its count line ("N packets dropped by
+# kernel") stays in FILE.err for pc_tcpdump_dropped
 pc_tcpdump_stop() {
 	local pid=${1:-$PC_TCPDUMP_PID}
-	sleep 0.2
+	"$TK_ROOT/scripts/tcpdump-drain.sh" wait "$pid" "${PC_TCPDUMP_ERR[$pid]}" 20 2>/dev/null
 	kill -TERM "$pid" 2>/dev/null
 	timeout 10 tail --pid="$pid" -f /dev/null 2>/dev/null || true
+}
+
+# the packets the kernel dropped before tcpdump (FILE's capture) read them, by
+# its own count at exit; empty when it gave none
+pc_tcpdump_dropped() {
+	sed -n 's/^\([0-9][0-9]*\) packets\{0,1\} dropped by kernel$/\1/p' "$1.err" | tail -1
 }
 
 # tag every frame on the veth pair NS_A/DEV_A <-> NS_B/DEV_B with VLAN 100

@@ -250,13 +250,22 @@ all_matched() {
 }
 
 @test "join across sequence wraparound: a 4.4 GB flow, every sample gets the frame of its ACK" {
-	local t=$D/wrap.jsonl
-	pc_bbrtrace_start "$t" --daddr 10.209.21.2 --dport 42250
-	pc_tcpdump_start "$A" "$D/wrap.pcap" -i veth0 -s 96 tcp port 42250
-	pc_iperf_server "$B" 42250
-	ip netns exec "$A" timeout 60 iperf3 -c 10.209.21.2 -p 42250 -C bbr_traced -n 4400M > /dev/null
-	pc_tcpdump_stop
-	pc_bbrtrace_stop
+	local t=$D/wrap.jsonl round dropped
+	# the flow runs the CPU flat out: a capture whose kernel buffer overflowed
+	# (tcpdump's own count) lacks frames, and cannot judge the join; the flow
+	# runs again, 3 times at most
+	for round in 1 2 3; do
+		pc_bbrtrace_start "$t" --daddr 10.209.21.2 --dport 42250
+		pc_tcpdump_start "$A" "$D/wrap.pcap" -i veth0 -s 96 -B 32768 tcp port 42250
+		pc_iperf_server "$B" 42250
+		ip netns exec "$A" timeout 60 iperf3 -c 10.209.21.2 -p 42250 -C bbr_traced -n 4400M > /dev/null
+		pc_tcpdump_stop
+		pc_bbrtrace_stop
+		dropped=$(pc_tcpdump_dropped "$D/wrap.pcap")
+		[ "${dropped:-x}" = 0 ] && break
+		echo "# round $round: tcpdump dropped ${dropped:-an unknown number of} packets" >&3
+	done
+	[ "${dropped:-x}" = 0 ] || { echo "# every round's capture lost packets"; return 1; }
 	# the sequence numbers wrapped: some snd_una is below the first one
 	[ "$(jq -r 'select(.type == "sample") | .snd_una' "$t" | awk 'NR == 1 { f = $1 } $1 < f { w++ } END { print w + 0 }')" -gt 100 ]
 	tk_run bbrpcap join "$t" "$D/wrap.pcap" -o "$D/wrap-joined.jsonl"
