@@ -6,6 +6,7 @@
 #   rp-push-ID  10.77.1.2 eth0 --- p0 10.77.1.1  rp-rtr-ID  10.77.2.1 v0 --- eth0 10.77.2.2  rp-recv-ID
 #   (pushsim send, bbr_traced)                    (htb, netem)                 (pushsim recv, quickack)
 #   (or ffmpeg, --push ffmpeg)                                                  (or nginx-rtmp)
+#   (or iperf3 -c, --push iperf3)                                               (or iperf3 -s)
 #
 # The router forwards; its egress towards the receiver (v0) carries the
 # optional htb bottleneck and, where the kernel has sch_netem, the added
@@ -32,12 +33,14 @@ pushsim (or ffmpeg into nginx-rtmp) pushes and receives, and quickack sets
 the receiver's route.
 
 Options:
-  --push TOOL          pushsim (default) or ffmpeg: a real RTMP push, ffmpeg
-                       encoding a lavfi test source with libx264 (ultrafast,
-                       zerolatency, GOP = fps, CBR at --bitrate-kbps) into
-                       nginx-rtmp (live, no recording) in the receiver's
-                       namespace; --receiver, --ack-bytes and --playout-ms
-                       are pushsim's and do not apply
+  --push TOOL          pushsim (default), ffmpeg or iperf3. ffmpeg: a real
+                       RTMP push, a lavfi test source encoded with libx264
+                       (ultrafast, zerolatency, GOP = fps, CBR at
+                       --bitrate-kbps) into nginx-rtmp (live, no recording)
+                       in the receiver's namespace. iperf3: --flows bulk TCP
+                       flows (each at --bitrate-kbps when given: app-limited)
+                       into iperf3 -s. --receiver, --ack-bytes and
+                       --playout-ms are pushsim's and do not apply to either
   --rtt RTT            native, or a delay added on the router with netem:
                        60us, 200us, 1ms, ... (default native). Where the kernel
                        has no sch_netem, one line says so and the run is native.
@@ -49,12 +52,17 @@ Options:
   --out DIR            where the outputs go (created; required)
   --fps N              frames per second of the push (default 20: a frame
                        every 50 ms, longer than the 40 ms delayed-ACK timer)
-  --bitrate-kbps N     mean video bitrate in kbit/s (default 4000)
+  --bitrate-kbps N     mean video bitrate in kbit/s (default 4000); with
+                       --push iperf3, each flow's rate (default: no limit)
+  --flows N            --push iperf3: parallel flows, 1..128 (default 1)
   --ack-bytes N        app-ack receiver: bytes between application ACKs
                        (default 65536)
   --playout-ms N       paced receiver: playout buffer (default 100)
   --rate MBIT          htb bottleneck on the router, Mbit/s (default none)
   --rate-change T:MBIT change the htb rate to MBIT after T seconds (needs --rate)
+  --burst BYTES        the htb bottleneck's burst: bytes it lets through at
+                       line rate after an idle moment (needs --rate; default
+                       htb's own, about rate/HZ)
   --queue-packets N    the bottleneck's queue, 1..100000 packets (needs --rate;
                        default: htb's own, as long as the router's txqueuelen,
                        1000 on a veth); with --rtt, netem's limit
@@ -94,6 +102,12 @@ With --push ffmpeg, instead of send.jsonl, recv.jsonl and pushsim.json:
                   error.log, access.log)
   verdict.json's push.send is then ffmpeg.json
 
+With --push iperf3, instead:
+  iperf3.raw.json iperf3 -c's report (-J)
+  iperf3.json     its summary in pushsim's summary's form: flows, bytes,
+                  out_s, goodput_bps (as the receiver counted), retransmits
+                  and the congestion control
+
 Exit status: 0 ok, 1 a step failed, 2 bad arguments, 130 interrupted.
 Needs root, iproute2, tcpdump, jq, and the project's bin/ (make); --push ffmpeg
 also ffmpeg, nginx and libnginx-mod-rtmp (scripts/install-deps.sh).
@@ -110,6 +124,7 @@ need_value() { [ $# -ge 2 ] && [ -n "$2" ] || die_usage "$1 needs a value"; }
 rtt=native quickack=off receiver=app-ack duration=20 out="" fps=20 bitrate_kbps=4000
 ack_bytes=65536 playout_ms=100 rate="" rate_change="" policer="" collapse_ratio=0.30 queue=""
 backend=auto port=43100 id=$$ prometheus="" plot_wanted=true push=pushsim receiver_set=false
+flows=1 flows_set=false burst="" bitrate_set=false
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rtt) need_value "$@"; rtt=$2; shift ;;
@@ -119,7 +134,9 @@ while [ $# -gt 0 ]; do
 	--duration) need_value "$@"; duration=$2; shift ;;
 	--out) need_value "$@"; out=$2; shift ;;
 	--fps) need_value "$@"; fps=$2; shift ;;
-	--bitrate-kbps) need_value "$@"; bitrate_kbps=$2; shift ;;
+	--bitrate-kbps) need_value "$@"; bitrate_kbps=$2; bitrate_set=true; shift ;;
+	--flows) need_value "$@"; flows=$2; flows_set=true; shift ;;
+	--burst) need_value "$@"; burst=$2; shift ;;
 	--ack-bytes) need_value "$@"; ack_bytes=$2; shift ;;
 	--playout-ms) need_value "$@"; playout_ms=$2; shift ;;
 	--rate) need_value "$@"; rate=$2; shift ;;
@@ -146,16 +163,29 @@ if [ "$rtt" != native ] && ! [[ $rtt =~ ^[1-9][0-9]{0,5}(us|ms)$ ]]; then
 fi
 case $quickack in on | off) ;; *) die_usage "--quickack: '$quickack' is not on or off" ;; esac
 case $receiver in prompt | paced | app-ack) ;; *) die_usage "--receiver: '$receiver' is not one of prompt|paced|app-ack" ;; esac
-case $push in pushsim | ffmpeg) ;; *) die_usage "--push: '$push' is not one of pushsim|ffmpeg" ;; esac
-if [ "$push" = ffmpeg ]; then
+case $push in pushsim | ffmpeg | iperf3) ;; *) die_usage "--push: '$push' is not one of pushsim|ffmpeg|iperf3" ;; esac
+case $push in
+ffmpeg)
 	$receiver_set && die_usage "--receiver: not with --push ffmpeg (its receiver is nginx-rtmp)"
-	receiver=nginx-rtmp
+	receiver=nginx-rtmp ;;
+iperf3)
+	$receiver_set && die_usage "--receiver: not with --push iperf3 (its receiver is iperf3 -s)"
+	receiver=iperf3 ;;
+esac
+if [ "$push" = iperf3 ]; then
+	is_uint "$flows" && [ "$flows" -ge 1 ] && [ "$flows" -le 128 ] || die_usage "--flows: '$flows' is not an integer in 1..128"
+	$bitrate_set || bitrate_kbps=0
+else
+	$flows_set && die_usage "--flows: only with --push iperf3"
 fi
 is_uint "$duration" && [ "$duration" -ge 1 ] && [ "$duration" -le 3600 ] ||
 	die_usage "--duration: '$duration' is not an integer in 1..3600"
 [ -n "$out" ] || die_usage "--out: missing (where the outputs go)"
 is_uint "$fps" && [ "$fps" -ge 1 ] && [ "$fps" -le 240 ] || die_usage "--fps: '$fps' is not an integer in 1..240"
-is_uint "$bitrate_kbps" && [ "$bitrate_kbps" -ge 1 ] || die_usage "--bitrate-kbps: '$bitrate_kbps' is not a positive integer"
+# iperf3's flows go without a rate unless --bitrate-kbps gives one
+if $bitrate_set || [ "$push" != iperf3 ]; then
+	is_uint "$bitrate_kbps" && [ "$bitrate_kbps" -ge 1 ] || die_usage "--bitrate-kbps: '$bitrate_kbps' is not a positive integer"
+fi
 is_uint "$ack_bytes" && [ "$ack_bytes" -ge 1 ] || die_usage "--ack-bytes: '$ack_bytes' is not a positive integer"
 is_uint "$playout_ms" && [ "$playout_ms" -le 10000 ] || die_usage "--playout-ms: '$playout_ms' is not an integer in 0..10000"
 if [ -n "$rate" ]; then
@@ -166,6 +196,10 @@ if [ -n "$rate_change" ]; then
 	[[ $rate_change =~ ^([0-9]+):([1-9][0-9]*)$ ]] || die_usage "--rate-change: '$rate_change' is not T:MBIT"
 	change_at=${BASH_REMATCH[1]} change_to=${BASH_REMATCH[2]}
 	[ "$change_at" -lt "$duration" ] || die_usage "--rate-change: $change_at s is not within --duration $duration"
+fi
+if [ -n "$burst" ]; then
+	[ -n "$rate" ] || die_usage "--burst: needs --rate (the burst is the htb bottleneck's)"
+	is_uint "$burst" && [ "$burst" -ge 1500 ] || die_usage "--burst: '$burst' is not an integer of bytes, 1500 or more"
 fi
 if [ -n "$queue" ]; then
 	[ -n "$rate" ] || die_usage "--queue-packets: needs --rate (the queue is the htb bottleneck's)"
@@ -199,6 +233,9 @@ if [ "$push" = ffmpeg ]; then
 	done
 	[ -r "$NGINX_RTMP_MODULE" ] ||
 		{ echo "$PROG: nginx's RTMP module $NGINX_RTMP_MODULE is missing (scripts/install-deps.sh: libnginx-mod-rtmp)" >&2; exit 1; }
+fi
+if [ "$push" = iperf3 ]; then
+	command -v iperf3 >/dev/null || { echo "$PROG: the iperf3 command is missing (scripts/install-deps.sh)" >&2; exit 1; }
 fi
 
 PUSH=rp-push-$id RTR=rp-rtr-$id RECV=rp-recv-$id
@@ -307,7 +344,8 @@ ip netns exec "$PUSH" sysctl -qw net.ipv4.tcp_congestion_control=bbr 2>/dev/null
 netem_parent="root"
 if [ -n "$rate" ]; then
 	tc -n "$RTR" qdisc add dev v0 root handle 1: htb default 10 &&
-		tc -n "$RTR" class add dev v0 parent 1: classid 1:10 htb rate "${rate}mbit" ceil "${rate}mbit" ||
+		tc -n "$RTR" class add dev v0 parent 1: classid 1:10 htb rate "${rate}mbit" ceil "${rate}mbit" \
+			${burst:+burst "$burst" cburst "$burst"} ||
 		fail "cannot add the htb bottleneck"
 	netem_parent="parent 1:10"
 elif [ -n "$policer" ]; then
@@ -451,6 +489,36 @@ start_rate_change() {
 	pids+=("$rate_pid")
 }
 
+# iperf3 -s for one test, on the push's port
+start_iperf3_recv() {
+	ip netns exec "$RECV" iperf3 -s -1 -B 10.77.2.2 -p "$port" >"$out/iperf3-server.log" 2>&1 &
+	recv_pid=$!
+	pids+=("$recv_pid")
+	wait_listen || fail "iperf3 -s does not listen on 10.77.2.2:$port: $(tail -1 "$out/iperf3-server.log")"
+}
+
+# iperf3 -c: --flows flows for --duration seconds, each at --bitrate-kbps when
+# given; its report (-J) reduced to pushsim's summary's form
+run_iperf3_send() {
+	local send_rc rate_arg=()
+	[ "$bitrate_kbps" -gt 0 ] && rate_arg=(-b "${bitrate_kbps}k")
+	ip netns exec "$PUSH" iperf3 -c 10.77.2.2 -p "$port" -t "$duration" -P "$flows" "${rate_arg[@]}" \
+		-J >"$out/iperf3.raw.json" 2>"$out/iperf3.log" &
+	send_pid=$!
+	pids+=("$send_pid")
+	wait "$send_pid"
+	send_rc=$?
+	reaped "$send_pid"
+	for _ in $(seq 50); do kill -0 "$recv_pid" 2>/dev/null || break; sleep 0.1; done
+	[ $send_rc -eq 0 ] || fail "iperf3 -c failed ($send_rc): $(jq -r '.error // empty' "$out/iperf3.raw.json" 2>/dev/null) $(tail -1 "$out/iperf3.log")"
+	jq -c --argjson flows "$flows" '{type: "summary", role: "send", tool: "iperf3", flows: $flows,
+		bytes: .end.sum_sent.bytes, out_s: .end.sum_sent.seconds,
+		goodput_bps: .end.sum_received.bits_per_second, retransmits: .end.sum_sent.retransmits,
+		cc: (.end.sender_tcp_congestion // "unknown")}' "$out/iperf3.raw.json" >"$out/iperf3.json" ||
+		fail "cannot read iperf3's report in $out/iperf3.raw.json"
+	push_file=$out/iperf3.json
+}
+
 # in the background: a signal's trap runs during `wait`, not only after the push
 run_pushsim_send() {
 	local send_rc recv_rc
@@ -514,18 +582,18 @@ run_ffmpeg_send() {
 	push_file=$out/ffmpeg.json
 }
 
-if [ "$push" = ffmpeg ]; then
-	start_nginx
-else
-	start_pushsim_recv
-fi
+case $push in
+ffmpeg) start_nginx ;;
+iperf3) start_iperf3_recv ;;
+*) start_pushsim_recv ;;
+esac
 start_rate_change
-echo "$PROG: pushing for $duration s: $push, receiver $receiver, quickack $quickack, RTT $rtt_effective${rate:+, htb ${rate} Mbit/s}${rate_change:+ then ${change_to} Mbit/s at ${change_at} s}${queue:+, a ${queue}-packet queue}${policer:+, policer ${policer} Mbit/s}"
-if [ "$push" = ffmpeg ]; then
-	run_ffmpeg_send
-else
-	run_pushsim_send
-fi
+echo "$PROG: pushing for $duration s: $push, receiver $receiver, quickack $quickack, RTT $rtt_effective${rate:+, htb ${rate} Mbit/s}${burst:+ (burst $burst bytes)}${rate_change:+ then ${change_to} Mbit/s at ${change_at} s}${queue:+, a ${queue}-packet queue}${policer:+, policer ${policer} Mbit/s}"
+case $push in
+ffmpeg) run_ffmpeg_send ;;
+iperf3) run_iperf3_send ;;
+*) run_pushsim_send ;;
+esac
 [ -n "$rate_pid" ] && { wait "$rate_pid" 2>/dev/null; reaped "$rate_pid"; }
 # the receiver's kernel counts the ACKs its delayed-ACK timer sent
 # (TcpExtDelayedACKs): the ground truth beside the detector's delayed_ack
@@ -548,18 +616,22 @@ $cleanup_failed && exit 1
 
 # --- verdict --------------------------------------------------------------------------
 netem_note=""
+load="$fps fps, $bitrate_kbps kbit/s"
+if [ "$push" = iperf3 ]; then
+	load="$flows iperf3 flow(s), $([ "$bitrate_kbps" -gt 0 ] && echo "$bitrate_kbps kbit/s each" || echo bulk)"
+fi
 [ "$rtt" != native ] && [ "$rtt_effective" = native ] && netem_note=" (netem missing: $rtt not applied)"
 # one jq per output (each costs about 0.4 s on an emulated CPU)
 jq -c -n --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" \
 	--arg recv "$receiver" --argjson dur "$duration" --argjson fps "$fps" \
 	--arg push "$push" --argjson kbps "$bitrate_kbps" \
 	--arg rate "$rate" --arg rc "$rate_change" --arg pol "$policer" --arg queue "$queue" \
-	--argjson delacks "$recv_delacks" --slurpfile ps "$push_file" \
+	--argjson flows "$flows" --arg burst "$burst" --argjson delacks "$recv_delacks" --slurpfile ps "$push_file" \
 	'[inputs | select(.type == "verdict" or .type == "summary")] as $r
 	| ($r | map(select(.type == "verdict")) | first) + {scenario: {rtt: $rtt,
 	  rtt_effective: $rtt_eff, quickack: $qa, push: $push, receiver: $recv, duration_s: $dur, fps: $fps,
-	  bitrate_kbps: $kbps,
-	  htb_mbit: $rate, rate_change: $rc, queue_packets: $queue, policer_mbit: $pol,
+	  bitrate_kbps: $kbps, flows: $flows,
+	  htb_mbit: $rate, htb_burst_bytes: $burst, rate_change: $rc, queue_packets: $queue, policer_mbit: $pol,
 	  backend: ($r | map(select(.type == "summary")) | first | .backend)},
 	  push: ($ps | map(select(.type == "summary")) | map({(.role): .}) | add),
 	  receiver_delayed_acks: $delacks}
@@ -567,10 +639,12 @@ jq -c -n --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" \
 	"$out/trace.jsonl" >"$out/verdict.json" || fail "no verdict in $out/trace.jsonl"
 [ -s "$out/verdict.json" ] || fail "bbrtrace wrote no verdict record (see $out/bbrtrace.log)"
 read -r samples bt_used push_cc < <(jq -r '"\(.samples) \(.scenario.backend) \(.push.send.cc)"' "$out/verdict.json")
-jq -r --arg sc "scenario: receiver $receiver, quickack $quickack, RTT $rtt_effective$netem_note, $fps fps, $bitrate_kbps kbit/s, $duration s${rate:+, htb $rate Mbit/s}${rate_change:+ then $change_to Mbit/s at $change_at s}${queue:+, a $queue-packet queue}${policer:+, policer $policer Mbit/s}, $push_cc traced by $bt_used" \
+jq -r --arg sc "scenario: receiver $receiver, quickack $quickack, RTT $rtt_effective$netem_note, $load, $duration s${rate:+, htb $rate Mbit/s}${burst:+ (burst $burst bytes)}${rate_change:+ then $change_to Mbit/s at $change_at s}${queue:+, a $queue-packet queue}${policer:+, policer $policer Mbit/s}, $push_cc traced by $bt_used" \
 	'.text, $sc,
 	(.push.send | if .tool == "ffmpeg" then
 	  "push: ffmpeg, \(.frames) frames in \(.out_s * 10 | round / 10) s (speed \(.speed)), mean goodput \(.goodput_bps/1e6*100|round/100) Mbit/s"
+	  elif .tool == "iperf3" then
+	  "push: iperf3, \(.flows) flow(s) for \(.out_s * 10 | round / 10) s, \(.retransmits) retransmitted, mean goodput \(.goodput_bps/1e6*100|round/100) Mbit/s (the receiver\u0027s count)"
 	  else "push: \(.frames) frames, \(.stalls) still unsent at the next frame (longest \(.longest_stall_us / 1000 | round) ms), \(.late_frames) late, mean goodput \(.goodput_bps/1e6*100|round/100) Mbit/s" end),
 	(.push.recv // {} | select(.frame_latency_mean_us != null) |
 	  "receiver: frame latency mean \(.frame_latency_mean_us / 100 | round / 10), p99 \(.frame_latency_p99_us / 100 | round / 10), max \(.frame_latency_max_us / 100 | round / 10) ms (its \(.frames) frames)"),
@@ -594,5 +668,6 @@ fi
 cat "$out/verdict.txt"
 pushed=send.jsonl,recv.jsonl,pushsim.json
 [ "$push" = ffmpeg ] && pushed=ffmpeg.progress,ffmpeg.json,nginx
+[ "$push" = iperf3 ] && pushed=iperf3.raw.json,iperf3.json
 echo "outputs: $out/{trace.jsonl,capture.pcap,$pushed,verdict.txt,verdict.json$plot}"
 exit 0

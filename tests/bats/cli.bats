@@ -375,6 +375,24 @@ unprivileged() {
 	tk_run "$TK_ROOT/repro/dip.sh" --rate 10 --queue-packets 0 --out /tmp/x
 	expect_status 2
 	expect_stderr "dip.sh: --queue-packets: '0' is not an integer in 1..100000"
+	tk_run "$TK_ROOT/repro/dip.sh" --flows 4 --out /tmp/x
+	expect_status 2
+	expect_stderr "dip.sh: --flows: only with --push iperf3"
+	tk_run "$TK_ROOT/repro/dip.sh" --push iperf3 --flows 129 --out /tmp/x
+	expect_status 2
+	expect_stderr "dip.sh: --flows: '129' is not an integer in 1..128"
+	tk_run "$TK_ROOT/repro/dip.sh" --push iperf3 --receiver prompt --out /tmp/x
+	expect_status 2
+	expect_stderr "dip.sh: --receiver: not with --push iperf3 (its receiver is iperf3 -s)"
+	tk_run "$TK_ROOT/repro/dip.sh" --burst 65536 --out /tmp/x
+	expect_status 2
+	expect_stderr "dip.sh: --burst: needs --rate (the burst is the htb bottleneck's)"
+	tk_run "$TK_ROOT/repro/dip.sh" --rate 200 --burst 1k --out /tmp/x
+	expect_status 2
+	expect_stderr "dip.sh: --burst: '1k' is not an integer of bytes, 1500 or more"
+	tk_run "$TK_ROOT/repro/dip.sh" --push iperf3 --bitrate-kbps 0 --out /tmp/x
+	expect_status 2
+	expect_stderr "dip.sh: --bitrate-kbps: '0' is not a positive integer"
 }
 
 @test "sweep.sh bad arguments: one line, exit 2" {
