@@ -256,6 +256,26 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 	grep -q ', a 20-packet queue,' "$RP_OUT/queue/verdict.txt"
 }
 
+@test "dip.sh --push iperf3 through a 200 Mbit/s htb with a 64 kB burst: iperf3's count within the htb's rate, the router's class as asked" {
+	requires root netns struct_ops tcpdump jq tc iperf3
+	local d=$RP_OUT/iperf3 seen=$BATS_TEST_TMPDIR/class
+	"$TK_ROOT/repro/dip.sh" --push iperf3 --rate 200 --burst 65536 --duration 4 --no-plot \
+		--out "$d" --id "${RP_ID}3" --port 43106 > "$BATS_TEST_TMPDIR/dip.out" 2>&1 &
+	local pid=$!
+	# tc's own reading of the router's class while the push runs
+	tk_wait_for "tc -n rp-rtr-${RP_ID}3 class show dev v0 2>/dev/null | grep -q 'rate 200Mbit' && tc -n rp-rtr-${RP_ID}3 class show dev v0 > '$seen'" 60
+	wait "$pid" || { cat "$BATS_TEST_TMPDIR/dip.out"; return 1; }
+	cat "$seen" "$d/verdict.txt"
+	# htb keeps the burst in its own units: 65500b or 64Kb for 65536 bytes
+	grep -Eq 'rate 200Mbit ceil 200Mbit burst (64Kb|65[0-9]{3}b)' "$seen"
+	jq -e '.push.send.tool == "iperf3" and .push.send.flows == 1 and .scenario.htb_burst_bytes == "65536"' "$d/verdict.json"
+	# the witness: iperf3's receiver counted at most the htb's rate (2% over:
+	# its count and htb's rate tables round), and a bulk flow at least 90% of it
+	jq -e '.push.send.goodput_bps <= 204e6 and .push.send.goodput_bps >= 180e6' "$d/verdict.json"
+	grep -q '1 iperf3 flow(s), bulk, 4 s, htb 200 Mbit/s (burst 65536 bytes)' "$d/verdict.txt"
+	[ -s "$d/iperf3.raw.json" ] && [ "$(jq -r '.samples' "$d/verdict.json")" -gt 0 ]
+}
+
 @test "sweep.sh: without netem the RTT axis collapses to native and the table says so; CSV columns" {
 	requires root netns struct_ops tcpdump jq tc
 	if ip netns add "rp-nq-$$" && ip netns exec "rp-nq-$$" tc qdisc add dev lo root netem delay 1ms 2>/dev/null; then
