@@ -15,6 +15,16 @@ static double ms(uint64_t us)
 	return (double)us / 1000.0;
 }
 
+/* ", against the X Mbit/s the flow delivered" into buf when that is known */
+static const char *delivered_note(const struct bt_cause_in *in, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (in->delivered_bps)
+		snprintf(buf, len, ", against the %.3f Mbit/s the flow delivered",
+			 (double)in->delivered_bps * 1e-6);
+	return buf;
+}
+
 /* the culprit's receive interval dominates its send interval, past the delayed-ACK floor */
 static bool held(const struct bt_cause_in *in, const struct bt_sample *k)
 {
@@ -29,10 +39,79 @@ static bool queue_drained(const struct bt_sample *k)
 	return k->delivered > BT_DELACK_MAX_SEGS && k->rcv_interval_us > k->snd_interval_us;
 }
 
-static void classify_queue(struct bt_collapse *c, const char *who)
+bool bt_cause_in_noise(const struct bt_sample *k)
+{
+	return k->snd_interval_us < BT_NOISE_FLOOR_US && k->rcv_interval_us < BT_NOISE_FLOOR_US;
+}
+
+/* a bulk flow's old maximum was over BT_BURST_RATIO x what it delivered, and the
+ * new estimate still carries (1 - collapse ratio) x that (bbrtrace/rules.h); an
+ * app-limited flow delivered what it had, which says nothing of its path */
+static bool burst_max(const struct bt_cause_in *in, const struct bt_collapse *c)
+{
+	double d = (double)in->delivered_bps;
+
+	return in->delivered_bps && !in->app_limited && (double)c->bw_prev_bps > BT_BURST_RATIO * d &&
+	       (double)c->bw_bps >= (1.0 - in->cfg->collapse_ratio) * d;
+}
+
+static void classify_burst(const struct bt_cause_in *in, struct bt_collapse *c)
+{
+	const struct bt_hsample *h = in->max_sample;
+	double x = (double)c->bw_prev_bps / (double)in->delivered_bps;
+	char *e = c->evidence;
+	size_t n = sizeof(c->evidence);
+	int k;
+
+	c->cause = BT_CAUSE_BURST_MAX;
+	k = snprintf(e, n, "BBR's maximum %.3f Mbit/s was %.1fx what the flow delivered (%.3f Mbit/s "
+		     "over %u ms at most), ", (double)c->bw_prev_bps * 1e-6, x,
+		     (double)in->delivered_bps * 1e-6, BT_DEMAND_WINDOW_MS);
+	if (k < 0 || (size_t)k >= n)
+		return;
+	if (h)
+		snprintf(e + k, n - k, "set %.3f ms before by %d segments sent in %.3f ms, ACKed over "
+			 "%.3f ms: a burst; the estimate is back to %.3f Mbit/s",
+			 (double)in->max_age_ns / 1e6, h->delivered, ms(h->snd_interval_us),
+			 ms(h->rcv_interval_us), (double)c->bw_bps * 1e-6);
+	else
+		snprintf(e + k, n - k, "a burst no sustained rate explains; the estimate is back to "
+			 "%.3f Mbit/s", (double)c->bw_bps * 1e-6);
+}
+
+/*
+ * The culprit measured the path (its intervals agree, or a queue drained): a
+ * rate_drop when the new estimate is under (1 - collapse ratio) x what the
+ * flow delivered (or that is unknown). Otherwise the path still gives what
+ * the flow had, and the old maximum was above it: a burst_max (far above, a
+ * bulk flow), else an old maximum the filter let go (max_expired). True when
+ * it named the cause.
+ */
+static bool path_still_gives(const struct bt_cause_in *in, struct bt_collapse *c, const char *who)
+{
+	double d = (double)in->delivered_bps;
+
+	if (!in->delivered_bps || (double)c->bw_bps < (1.0 - in->cfg->collapse_ratio) * d)
+		return false;
+	if (burst_max(in, c)) {
+		classify_burst(in, c);
+		return true;
+	}
+	c->cause = BT_CAUSE_MAX_EXPIRED;
+	snprintf(c->evidence, sizeof(c->evidence),
+		 "%s: the path gives %.3f Mbit/s, still %.2fx what the flow delivered (%.3f "
+		 "Mbit/s): BBR's old maximum %.3f Mbit/s, above both, left the filter",
+		 who, (double)c->bw_bps * 1e-6, (double)c->bw_bps / d, d * 1e-6,
+		 (double)c->bw_prev_bps * 1e-6);
+	return true;
+}
+
+static void classify_queue(const struct bt_cause_in *in, struct bt_collapse *c, const char *who)
 {
 	const struct bt_sample *k = &c->culprit;
 
+	if (path_still_gives(in, c, who))
+		return;
 	c->cause = BT_CAUSE_RATE_DROP;
 	snprintf(c->evidence, sizeof(c->evidence),
 		 "%s: %d segments sent in %.3f ms drained over %.3f ms, at %.3f Mbit/s: a queue "
@@ -52,7 +131,7 @@ static void classify_held(const struct bt_cause_in *in, struct bt_collapse *c, c
 	size_t n = sizeof(c->evidence);
 
 	if (queue_drained(k)) {
-		classify_queue(c, who);
+		classify_queue(in, c, who);
 	} else if (rcv > BT_DELACK_CEIL_US) {
 		c->cause = BT_CAUSE_OTHER;
 		snprintf(e, n,
@@ -128,20 +207,20 @@ static void classify_rest(const struct bt_cause_in *in, struct bt_collapse *c,
 			 who, ms(snd), in->cfg->agree_ratio, ms(rcv), k->delivered);
 		return;
 	}
-	if (rcv >= in->cfg->delack_floor_us && queue_drained(k)) {
-		/* between the agreeing and the held ratios: a queue draining as
-		 * BBR's pacing comes down to the path's new rate */
-		classify_queue(c, who);
-		return;
-	}
-	if (rcv > snd && rcv < BT_JITTER_MAX_US) {
+	if (bt_cause_in_noise(k)) {
 		c->cause = BT_CAUSE_ACK_JITTER;
 		snprintf(e, n,
 			 "%s: %d delivered, ACKed %.3f ms after a %.3f ms send, not app-limited: "
-			 "under %.3f ms of timing jitter (scheduling, batching), not a held ACK "
-			 "(%.3f ms at least) nor a slower path",
-			 who, k->delivered, ms(rcv), ms(snd), ms(BT_JITTER_MAX_US),
+			 "both under the %.3f ms noise floor of timing jitter (scheduling, batching), "
+			 "not a held ACK (%.3f ms at least) nor a slower path",
+			 who, k->delivered, ms(rcv), ms(snd), ms(BT_NOISE_FLOOR_US),
 			 ms(in->cfg->delack_floor_us));
+		return;
+	}
+	if (queue_drained(k)) {
+		/* a burst sent faster than it came back: a queue draining at the
+		 * path's rate, whatever the absolute intervals */
+		classify_queue(in, c, who);
 		return;
 	}
 	c->cause = BT_CAUSE_OTHER;
@@ -165,7 +244,7 @@ void bt_cause_classify(const struct bt_cause_in *in, struct bt_collapse *c)
 	const char *hint = k->is_ack_delayed ? "; the kernel flagged it a lone delayed segment "
 					       "(is_ack_delayed)" : "";
 	const char *who = c->reset_by_ack ? "this ACK's sample" : "an earlier sample";
-	char *e = c->evidence;
+	char *e = c->evidence, note[64];
 	size_t n = sizeof(c->evidence);
 
 	if (in->lt_switched) {
@@ -189,12 +268,18 @@ void bt_cause_classify(const struct bt_cause_in *in, struct bt_collapse *c)
 			 who, ms(rcv), ms(snd));
 	} else if (!k->is_app_limited && held(in, k)) {
 		classify_held(in, c, who, hint);
-	} else if (!k->is_app_limited && lo > 0 && (double)hi <= in->cfg->agree_ratio * (double)lo) {
+	} else if (burst_max(in, c)) {
+		classify_burst(in, c);
+	} else if (!k->is_app_limited && lo > 0 && hi >= BT_NOISE_FLOOR_US &&
+		   (double)hi <= in->cfg->agree_ratio * (double)lo) {
+		if (path_still_gives(in, c, who))
+			return;
 		c->cause = BT_CAUSE_RATE_DROP;
 		snprintf(e, n,
 			 "%s: rcv_interval %.3f ms and snd_interval %.3f ms agree (within %gx): "
-			 "the path delivered %.3f Mbit/s",
-			 who, ms(rcv), ms(snd), in->cfg->agree_ratio, (double)k->sample_bw_bps * 1e-6);
+			 "the path delivered %.3f Mbit/s%s",
+			 who, ms(rcv), ms(snd), in->cfg->agree_ratio, (double)k->sample_bw_bps * 1e-6,
+			 delivered_note(in, note, sizeof(note)));
 	} else {
 		classify_rest(in, c, who, hint);
 	}

@@ -24,7 +24,14 @@ struct bt_cause_in {
 	 * when the flow's history no longer holds it */
 	const struct bt_hsample *max_sample;
 	uint64_t max_age_ns;
+	/* what the flow delivered over the demand's window before this ACK, bit/s
+	 * (bbrtrace/demand.h; during a throttle, before it began); 0 unknown */
+	uint64_t delivered_bps;
+	bool app_limited;    /* ... and the flow was app-limited then (a stream, not bulk) */
 };
+
+/* the sample's send and receive intervals both lie under BT_NOISE_FLOOR_US */
+bool bt_cause_in_noise(const struct bt_sample *k);
 
 /* fills c->cause and c->evidence; c->ack, c->culprit, bw_prev_bps, bw_bps and
  * reset_by_ack are set */

@@ -60,7 +60,7 @@ enum { MED_DELACK, MED_DELACK_THR, MED_RATE, MED_RATE_THR, MED_N };
 
 /* the values whose medians the verdict gives, one vector each */
 struct medians {
-	struct vec rcv, snd, bw_prev, bw;
+	struct vec rcv, snd, bw_prev, bw, demand;
 };
 
 struct bt_detect {
@@ -153,6 +153,7 @@ static void med_free(struct medians *m)
 	vec_free(&m->snd);
 	vec_free(&m->bw_prev);
 	vec_free(&m->bw);
+	vec_free(&m->demand);
 }
 
 /* the collapse into the medians of its set (all), and of the throttling ones (all + 1) */
@@ -167,6 +168,7 @@ static void med_push(struct medians *med, int all, const struct bt_collapse *c)
 		vec_push(&m->snd, c->culprit.snd_interval_us);
 		vec_push(&m->bw_prev, c->bw_prev_bps);
 		vec_push(&m->bw, c->bw_bps);
+		vec_push(&m->demand, c->demand_bps);
 	}
 }
 
@@ -176,6 +178,7 @@ static void med_get(const struct medians *m, struct bt_collapse_medians *out)
 	out->snd_interval_us = (uint32_t)vec_median(&m->snd);
 	out->bw_prev_bps = vec_median(&m->bw_prev);
 	out->bw_bps = vec_median(&m->bw);
+	out->demand_bps = vec_median(&m->demand);
 }
 
 void bt_detect_free(struct bt_detect *d)
@@ -358,13 +361,15 @@ static const struct bt_hsample *culprit_of(struct bt_detect *d, const struct flo
 /* the collapse's cause (bbrtrace/cause.c), with the sample that set the old
  * maximum when the flow's history holds it */
 static void classify(struct bt_detect *d, const struct flow *f, struct bt_collapse *c,
-		     bool lt_switched, bool culprit_found)
+		     bool lt_switched, bool culprit_found, uint64_t delivered_bps, bool app)
 {
 	struct bt_cause_in in = {
 		.cfg = &d->cfg,
 		.lt_switched = lt_switched,
 		.lt_was_on = f->lt_use_bw,
 		.culprit_found = culprit_found,
+		.delivered_bps = delivered_bps,
+		.app_limited = app,
 	};
 
 	if (culprit_found && !lt_switched)
@@ -394,6 +399,16 @@ static uint64_t allowed_bps(const struct bt_sample *s)
 		}                                                                          \
 	} while (0)
 
+/* what the flow delivered over the demand's window, bit/s (0: unknown), and
+ * whether it was app-limited; during a throttle, what it was before */
+static uint64_t flow_demand(const struct flow *f, uint64_t t_ns, bool *app)
+{
+	*app = false;
+	if (f->throttled_since_ns)
+		return f->throttle_demand_bps;
+	return bt_demand_measured(&f->demand, t_ns, app);
+}
+
 /*
  * The collapse's impact, and a throttle begins when it throttles. An
  * app-limited flow needs BT_THROTTLE_HEADROOM x its demand; a flow with more
@@ -401,21 +416,17 @@ static uint64_t allowed_bps(const struct bt_sample *s)
  * what it delivered (without a window yet, under the estimate it had), or
  * when its path gave less (rate_drop, loss_policer).
  */
-static void impact_of(struct bt_detect *d, struct flow *f, struct bt_collapse *c)
+static void impact_of(struct bt_detect *d, struct flow *f, struct bt_collapse *c,
+		      uint64_t demand_bps, bool app)
 {
 	uint64_t allowed = allowed_bps(&c->ack);
-	bool app = false;
 	double need = 1.0;
 
-	if (f->throttled_since_ns) {
-		c->demand_bps = f->throttle_demand_bps; /* measured before the throttle began */
+	c->demand_bps = demand_bps ? demand_bps : c->bw_prev_bps;
+	if (f->throttled_since_ns)
 		need = (double)f->throttle_end_bps / (double)f->throttle_demand_bps;
-	} else {
-		c->demand_bps = bt_demand_measured(&f->demand, c->ack.t_ns, &app);
-		if (!c->demand_bps)
-			c->demand_bps = c->bw_prev_bps;
-		need = app ? BT_THROTTLE_HEADROOM : 1.0;
-	}
+	else
+		need = app ? BT_THROTTLE_HEADROOM : 1.0 - d->cfg.collapse_ratio;
 	c->headroom = c->demand_bps ? (double)allowed / (double)c->demand_bps : 0;
 	c->impact = c->headroom < need ? BT_IMPACT_THROTTLING : BT_IMPACT_HARMLESS;
 	/* a flow with more to send whose path gave less (a rate drop, a policer) is held
@@ -423,6 +434,10 @@ static void impact_of(struct bt_detect *d, struct flow *f, struct bt_collapse *c
 	if (!app && !f->throttled_since_ns &&
 	    (c->cause == BT_CAUSE_RATE_DROP || c->cause == BT_CAUSE_LOSS_POLICER))
 		c->impact = BT_IMPACT_THROTTLING;
+	/* nor by noise: a burst maximum, or a culprit under the noise floor (rules.h) */
+	if (!f->throttled_since_ns &&
+	    (c->cause == BT_CAUSE_BURST_MAX || bt_cause_in_noise(&c->culprit)))
+		c->impact = BT_IMPACT_HARMLESS;
 	if (c->impact != BT_IMPACT_THROTTLING)
 		return;
 	d->st.throttling[c->cause]++;
@@ -496,9 +511,9 @@ bool bt_detect_take_stall(struct bt_detect *d, struct bt_stall *out)
 
 bool bt_detect_feed(struct bt_detect *d, const struct bt_sample *s, struct bt_collapse *c)
 {
-	bool fresh, lt_switched, found = false, collapsed = false;
+	bool fresh, lt_switched, found = false, collapsed = false, app = false;
 	struct flow *f;
-	uint64_t before, after;
+	uint64_t before, after, demand;
 
 	d->st.samples++;
 	if (s->is_app_limited)
@@ -541,8 +556,9 @@ bool bt_detect_feed(struct bt_detect *d, const struct bt_sample *s, struct bt_co
 				found = true;
 			}
 		}
-		classify(d, f, c, lt_switched, found);
-		impact_of(d, f, c);
+		demand = flow_demand(f, s->t_ns, &app);
+		classify(d, f, c, lt_switched, found, demand, app);
+		impact_of(d, f, c, demand, app);
 		d->st.collapses[c->cause]++;
 		HARM(d, f, s->t_ns, h->collapses[c->cause]++);
 		f->collapses[c->cause]++;

@@ -59,12 +59,17 @@
  *                 gives its age and what set it (often a burst).
  *   sender_limited this ACK's sample, its send interval over agree_ratio x
  *                 its receive interval: it measured the sender's own pace.
- *   ack_jitter    this ACK's sample, not app-limited, its receive interval
- *                 over agree_ratio x its send interval but under
- *                 BT_JITTER_MAX_US: the ACK came microseconds late, timing
- *                 jitter of the path's end hosts, not a held ACK.
+ *   ack_jitter    this ACK's sample, not app-limited, both its intervals
+ *                 under BT_NOISE_FLOOR_US (lib/trace.h): timing jitter of
+ *                 the path's end hosts, not a held ACK nor the path.
+ *   burst_max     (checked after delayed_ack) a bulk flow's old maximum was
+ *                 over BT_BURST_RATIO x what it delivered, and the new
+ *                 estimate still carries (1 - collapse_ratio) x that: the
+ *                 maximum came from a burst. A rate_drop needs the new
+ *                 estimate under that share of the delivery, and intervals
+ *                 at or over the noise floor.
  *   other         anything else, with the evidence (app-limited culprit,
- *                 a receive interval between BT_JITTER_MAX_US and the floor,
+ *                 a receive interval between BT_NOISE_FLOOR_US and the floor,
  *                 or longer than any delayed-ACK timer, no culprit found).
  */
 #ifndef BBRTRACE_DETECT_H
@@ -111,10 +116,11 @@ void bt_detect_close(struct bt_detect *d, const struct bt_sample *s);
  * event ended a stall of the sender (bbrtrace/stall.h) */
 bool bt_detect_take_stall(struct bt_detect *d, struct bt_stall *out);
 
-/* medians over a set of collapses: their culprits' intervals, the estimate before and after */
+/* medians over a set of collapses: their culprits' intervals, the estimate before and
+ * after, and the flow's demand (what it delivered before) */
 struct bt_collapse_medians {
 	uint32_t rcv_interval_us, snd_interval_us;
-	uint64_t bw_prev_bps, bw_bps;
+	uint64_t bw_prev_bps, bw_bps, demand_bps;
 };
 
 /* a flow's two ends, as the verdict names them in a fix: the sender (local) first */

@@ -65,31 +65,39 @@ void bt_help_detect(FILE *f)
 		"held, not the data, within a delayed-ACK timer's range), and it delivered at\n"
 		"most %d segments (a timer holds the last one or two; more that late, or more\n"
 		"whose receive interval is >= %u ms and over the send interval by less, drained\n"
-		"through a queue: %s); %s when that sample's two intervals agree\n"
-		"within %gx (the path delivered less); %s when the kernel flagged it a\n"
-		"lone segment ACKed a little late (is_ack_delayed, at most %d delivered, under\n"
-		"the floor); %s when an earlier sample is the new estimate because the\n"
+		"through a queue: %s); %s when the old maximum was over %gx what the\n"
+		"flow delivered over its demand's window and the new estimate is still over\n"
+		"(1 - R) x that (the maximum was a burst: a token bucket's allowance, ACKs\n"
+		"compressed); %s when that sample's two intervals agree within %gx\n"
+		"and the longer is %u us or more, and it carries under (1 - R) x what the\n"
+		"flow delivered (the path delivered less; over that, max_expired); %s\n"
+		"when the kernel flagged it a lone segment ACKed a little late\n"
+		"(is_ack_delayed, at most %d delivered, under the floor); %s when an\n"
+		"earlier sample is the new estimate because the\n"
 		"filter's window let an old maximum expire (the evidence gives its age in\n"
 		"rounds and what set it: often a burst); %s when the sample's send\n"
 		"interval is over %gx its receive interval (it measured the sender's own slow\n"
-		"sending); %s when its receive interval is over %gx its send interval\n"
-		"but under %u us (the ACK came microseconds late: timing jitter, not a held\n"
-		"ACK); %s otherwise, with the evidence. An ACK that covers the sender's FIN\n"
-		"is never a collapse (the stream is over).\n"
+		"sending); %s when both its intervals are under that noise floor, %u us\n"
+		"(timing jitter, not a held ACK nor the path); %s for more segments sent\n"
+		"faster than they came back (a queue drained); %s otherwise, with the\n"
+		"evidence. An ACK that covers the sender's FIN is never a collapse (the\n"
+		"stream is over).\n"
 		"Its impact: %s when the pacing BBR now allows (the new estimate x its\n"
 		"pacing gain; in PROBE_BW the gain cycle's mean, 1) is under %.2f x the flow's\n"
 		"demand (its headroom, allowed/demand, is under %.2f), else %s. The\n"
 		"demand is the bytes ACKed over the last %u ms (a young flow's: since its\n"
 		"start, over %u ms at least), and when at least %.0f%% of those samples were\n"
 		"app-limited the flow needs that much with headroom; a flow with more to send\n"
-		"(a bulk flow) is throttled when the pacing allowed falls under what it\n"
-		"delivered, or when its path gave less (%s, %s). A throttle\n"
-		"lasts until the pacing allowed is back above %.2f x that demand (a bulk\n"
-		"flow's: the demand); its time, and the bytes the demand wanted that the pacing\n"
-		"held back, are counted. The summary gives counts by cause and impact,\n"
-		"throttled_s and late_bytes; a \"type\":\"verdict\" record and a sentence on stderr\n"
-		"say which collapses throttled the stream, why, and what to fix. No fix is\n"
-		"proposed for throttling too small to act on: under %u ms and %u bytes held\n"
+		"(a bulk flow) is throttled when the pacing allowed falls under (1 - R) x what\n"
+		"it delivered, or when its path gave less (%s, %s), never by a\n"
+		"%s or a sample under the noise floor (it comes back at the next). A\n"
+		"throttle lasts until the pacing allowed is back above %.2f x that demand (a\n"
+		"bulk flow's: (1 - R) x the demand); its time, and the bytes the demand\n"
+		"wanted that the pacing held back, are counted. The summary gives counts by\n"
+		"cause and impact, throttled_s and late_bytes; a \"type\":\"verdict\" record\n"
+		"and a sentence on stderr say which collapses throttled the stream, why, and\n"
+		"what to fix. No fix is proposed for throttling too small to act on: under\n"
+		"%u ms and %u bytes held\n"
 		"back in all, none of it still running when the trace ends, and fewer than\n"
 		"%u throttles by delayed ACKs (those recur with the stream's bursts).\n"
 		"Stalls: --detect also traces each write of a traced flow (the sock_send_length\n"
@@ -106,14 +114,16 @@ void bt_help_detect(FILE *f)
 		"write tap those fields are null, not 0, and the verdict says why.\n",
 		bt_cause_names[BT_CAUSE_LOSS_POLICER], bt_cause_names[BT_CAUSE_DELAYED_ACK],
 		BT_DELACK_RATIO, BT_DELACK_FLOOR_US / 1000, BT_DELACK_CEIL_US / 1000, BT_DELACK_MAX_SEGS,
-		BT_DELACK_FLOOR_US / 1000, bt_cause_names[BT_CAUSE_RATE_DROP], bt_cause_names[BT_CAUSE_RATE_DROP], BT_AGREE_RATIO,
+		BT_DELACK_FLOOR_US / 1000, bt_cause_names[BT_CAUSE_RATE_DROP], bt_cause_names[BT_CAUSE_BURST_MAX],
+		BT_BURST_RATIO, bt_cause_names[BT_CAUSE_RATE_DROP], BT_AGREE_RATIO, BT_NOISE_FLOOR_US,
 		bt_cause_names[BT_CAUSE_LONE_SEGMENT], BT_DELACK_MAX_SEGS, bt_cause_names[BT_CAUSE_MAX_EXPIRED],
 		bt_cause_names[BT_CAUSE_SENDER_LIMITED], BT_AGREE_RATIO, bt_cause_names[BT_CAUSE_ACK_JITTER],
-		BT_AGREE_RATIO, BT_JITTER_MAX_US, bt_cause_names[BT_CAUSE_OTHER],
+		BT_NOISE_FLOOR_US, bt_cause_names[BT_CAUSE_RATE_DROP], bt_cause_names[BT_CAUSE_OTHER],
 		bt_impact_names[BT_IMPACT_THROTTLING],
 		BT_THROTTLE_HEADROOM, BT_THROTTLE_HEADROOM, bt_impact_names[BT_IMPACT_HARMLESS],
 		BT_DEMAND_WINDOW_MS, BT_DEMAND_MIN_SPAN_MS, BT_DEMAND_APP_SHARE * 100,
-		bt_cause_names[BT_CAUSE_RATE_DROP], bt_cause_names[BT_CAUSE_LOSS_POLICER], BT_THROTTLE_HEADROOM,
+		bt_cause_names[BT_CAUSE_RATE_DROP], bt_cause_names[BT_CAUSE_LOSS_POLICER],
+		bt_cause_names[BT_CAUSE_BURST_MAX], BT_THROTTLE_HEADROOM,
 		BT_FIX_MIN_THROTTLED_MS, BT_FIX_MIN_LATE_BYTES, BT_FIX_DELACK_RECURS, BT_STALL_MIN_US / 1000,
 		bt_stall_cause_names[BT_STALL_NAGLE], bt_stall_cause_names[BT_STALL_RWND],
 		bt_stall_cause_names[BT_STALL_CWND], bt_stall_cause_names[BT_STALL_PACING],

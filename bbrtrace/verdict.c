@@ -85,11 +85,13 @@ static void rate_drop_clause(struct bt_verdict *v, uint64_t n)
 {
 	char a[32], b[32];
 
-	vt_bps(a, sizeof(a), v->st.rate_thr.bw_prev_bps);
+	/* from what the flow delivered, not BBR's old maximum: that may be a burst
+	 * the path never sustained */
+	vt_bps(a, sizeof(a), v->st.rate_thr.demand_bps);
 	vt_bps(b, sizeof(b), v->st.rate_thr.bw_bps);
 	vt_cat(v->text, sizeof(v->text),
-	    "; %llu %s real rate %s: the path delivered less (≈ %s to %s, receive and send "
-	    "intervals agree)",
+	    "; %llu %s real rate %s: the path delivered less (≈ %s, what the flow had "
+	    "delivered, to %s)",
 	    (unsigned long long)n, vt_plural(n, "was a", "were"), vt_plural(n, "drop", "drops"), a, b);
 }
 

@@ -16,7 +16,9 @@
 #include "trace.h"
 
 /* repro/sweep.sh's columns: the run, then collapses per minute by cause (in
- * lib/trace.h's order, named after the causes), then the goodput */
+ * lib/trace.h's order, named after the causes), then the goodput. The run's
+ * and the goodput's are needed, and every cause's but burst_max's: a sweep
+ * made before that cause was has none, and its runs count none of it */
 #define SWEEP_RUN_COLS 3
 #define SWEEP_CAUSE_COL(id, name, label) name "_per_min",
 #define SWEEP_GOODPUT_COL (SWEEP_RUN_COLS + BT_NCAUSES)
@@ -26,6 +28,7 @@ int pd_sweep(const char *path, const char *dir, char *err, size_t errlen)
 	static const char *const cols[] = {
 		"rtt", "rtt_effective", "quickack", BT_CAUSES(SWEEP_CAUSE_COL) "goodput_bps",
 	};
+
 	FILE *in = fopen(path, "r"), *out = NULL;
 	struct pd_csv c = { 0 };
 	int idx[ARRAY_SIZE(cols)], rc;
@@ -35,10 +38,16 @@ int pd_sweep(const char *path, const char *dir, char *err, size_t errlen)
 		return PD_ERR_INPUT;
 	}
 	rc = pd_csv_read(in, path, &c, err, errlen);
-	if (!rc)
-		rc = pd_need_cols(&c, path, cols, idx, ARRAY_SIZE(cols), err, errlen);
 	if (rc)
 		goto out;
+	for (size_t k = 0; k < ARRAY_SIZE(cols); k++) {
+		idx[k] = pd_csv_col(&c, cols[k]);
+		if (idx[k] < 0 && k != SWEEP_RUN_COLS + BT_CAUSE_BURST_MAX) {
+			log_fmt(err, errlen, "%s: no column '%s' in the header", path, cols[k]);
+			rc = PD_ERR_INPUT;
+			goto out;
+		}
+	}
 	rc = PD_ERR_INPUT;
 	if (!c.nrows) {
 		log_fmt(err, errlen, "%s: no runs after the header", path);
@@ -60,7 +69,7 @@ int pd_sweep(const char *path, const char *dir, char *err, size_t errlen)
 		fprintf(out, "\"%s%s%s%s, quickack %s\"", f[idx[0]], native ? " (ran " : "", native ? f[idx[1]] : "",
 			native ? ")" : "", f[idx[2]]);
 		for (int k = SWEEP_RUN_COLS; k < SWEEP_GOODPUT_COL; k++)
-			pd_put_num(out, isfinite(pd_cell(f[idx[k]])) ? pd_cell(f[idx[k]]) : 0);
+			pd_put_num(out, idx[k] >= 0 && isfinite(pd_cell(f[idx[k]])) ? pd_cell(f[idx[k]]) : 0);
 		pd_put_num(out, pd_cell(f[idx[SWEEP_GOODPUT_COL]]) * 1e-6);
 		fputc('\n', out);
 	}

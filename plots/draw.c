@@ -30,6 +30,7 @@ static const struct {
 	{ "#17becf", 15 }, /* old max expired: cyan */
 	{ "#bcbd22", 3 },  /* sender-limited: olive */
 	{ "#393b79", 1 },  /* ACK jitter: indigo */
+	{ "#b8860b", 2 },  /* burst maximum: dark gold, a cross */
 };
 _Static_assert(sizeof(cause_style) / sizeof(cause_style[0]) == BT_NCAUSES,
 	       "plots/draw.c: cause_style needs a colour and point type for each of lib/trace.h's causes");

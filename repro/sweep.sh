@@ -34,7 +34,8 @@ table) and DIR/sweep.csv, one row per run, with these columns:
                         in its order: delayed_ack_per_min, rate_drop_per_min,
                         loss_policer_per_min, other_per_min,
                         lone_segment_per_min, max_expired_per_min,
-                        sender_limited_per_min, ack_jitter_per_min
+                        sender_limited_per_min, ack_jitter_per_min,
+                        burst_max_per_min
                         (bbrtrace --help)
   stalls                sender frame intervals that ended with unsent data
   late_frames           frames the sender started late

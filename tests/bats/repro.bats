@@ -256,7 +256,7 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 	grep -q ', a 20-packet queue,' "$RP_OUT/queue/verdict.txt"
 }
 
-@test "dip.sh --push iperf3 through a 200 Mbit/s htb with a 64 kB burst: iperf3's count within the htb's rate, the router's class as asked" {
+@test "dip.sh --push iperf3 through a 200 Mbit/s htb with a 64 kB burst: iperf3's count within the htb's rate, the router's class as asked; no rate drop from the burst's maximum, the bulk flow not throttled" {
 	requires root netns struct_ops tcpdump jq tc iperf3
 	local d=$RP_OUT/iperf3 seen=$BATS_TEST_TMPDIR/class
 	"$TK_ROOT/repro/dip.sh" --push iperf3 --rate 200 --burst 65536 --duration 4 --no-plot \
@@ -274,6 +274,11 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 	jq -e '.push.send.goodput_bps <= 204e6 and .push.send.goodput_bps >= 180e6' "$d/verdict.json"
 	grep -q '1 iperf3 flow(s), bulk, 4 s, htb 200 Mbit/s (burst 65536 bytes)' "$d/verdict.txt"
 	[ -s "$d/iperf3.raw.json" ] && [ "$(jq -r '.samples' "$d/verdict.json")" -gt 0 ]
+	# the flow ran at its path's rate: nothing throttled it, and no rate_drop
+	# falls from a rate over twice the path's
+	jq -e '[.throttling_by_cause[]] | add == 0' "$d/verdict.json"
+	jq -e -s '[.[] | select(.type == "collapse" and .cause == "rate_drop" and .demand_bps > 400e6)] | length == 0' "$d/trace.jsonl"
+	! grep -q 'rate drop' "$d/verdict.txt" || grep -Eq 'delivered less \(≈ [0-9.]+ Mbit/s, what the flow had delivered' "$d/verdict.txt"
 }
 
 @test "sweep.sh: without netem the RTT axis collapses to native and the table says so; CSV columns" {
@@ -291,7 +296,7 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 	expect_status 0
 	expect_output "sweep.sh: sch_netem is missing in this kernel: the RTT axis collapses to native"
 	grep -q '^note: sch_netem is missing in this kernel: the RTT axis collapses to native' "$RP_OUT/sweep/sweep.txt"
-	head -1 "$RP_OUT/sweep/sweep.csv" | grep -qx 'rtt,rtt_effective,quickack,receiver,duration_s,collapses,delayed_ack_per_min,rate_drop_per_min,loss_policer_per_min,other_per_min,lone_segment_per_min,max_expired_per_min,sender_limited_per_min,ack_jitter_per_min,stalls,late_frames,goodput_bps,receiver_delayed_acks,dir'
+	head -1 "$RP_OUT/sweep/sweep.csv" | grep -qx 'rtt,rtt_effective,quickack,receiver,duration_s,collapses,delayed_ack_per_min,rate_drop_per_min,loss_policer_per_min,other_per_min,lone_segment_per_min,max_expired_per_min,sender_limited_per_min,ack_jitter_per_min,burst_max_per_min,stalls,late_frames,goodput_bps,receiver_delayed_acks,dir'
 	[ "$(tail -n +2 "$RP_OUT/sweep/sweep.csv" | wc -l)" -eq 2 ]
 	tail -n +2 "$RP_OUT/sweep/sweep.csv" | cut -d, -f1-3 | sort | tr '\n' ' ' | grep -qx 'native,native,off native,native,on '
 }

@@ -888,7 +888,8 @@ static void test_queue_between_the_ratios(void **state)
 		{ 19, 5209, 22064, BT_CAUSE_RATE_DROP, "19 segments sent in 5.209 ms drained over 22.064 ms" },
 		{ 19, 10775, 21552, BT_CAUSE_RATE_DROP, "drained over 21.552 ms" },
 		{ 2, 5209, 22064, BT_CAUSE_OTHER, "neither agree nor show a held ACK" },
-		{ 19, 2209, 9999, BT_CAUSE_OTHER, "neither agree" },
+		/* under the delayed-ACK floor too: a burst sent faster than it drained */
+		{ 19, 2209, 9999, BT_CAUSE_RATE_DROP, "19 segments sent in 2.209 ms drained over 9.999 ms" },
 		{ 19, 11000, 22000, BT_CAUSE_RATE_DROP, "agree (within 2x)" },
 	};
 	(void)state;
@@ -956,16 +957,17 @@ static void test_ack_jitter(void **state)
 	assert_true(bt_detect_feed(d, &s, &c));
 	assert_int_equal(c.cause, BT_CAUSE_ACK_JITTER);
 	assert_non_null(strstr(c.evidence, "ACKed 0.034 ms after a 0.010 ms send"));
-	/* the edge: 1 us under BT_JITTER_MAX_US is jitter, at it is other */
-	s = mk(2, 10 * 1000000000ull, 0, 3, 10, BT_JITTER_MAX_US - 1, false);
-	s.bw_bps = bt_bw_to_bps((uint32_t)((3ull << 24) / (BT_JITTER_MAX_US - 1)), 1448);
+	/* the edge: 1 us under BT_NOISE_FLOOR_US is jitter; at it, 3 segments sent
+	 * faster than they came back drained through a queue */
+	s = mk(2, 10 * 1000000000ull, 0, 3, 10, BT_NOISE_FLOOR_US - 1, false);
+	s.bw_bps = bt_bw_to_bps((uint32_t)((3ull << 24) / (BT_NOISE_FLOOR_US - 1)), 1448);
 	assert_true(bt_detect_feed(d, &s, &c));
 	assert_int_equal(c.cause, BT_CAUSE_ACK_JITTER);
-	s = mk(3, 10 * 1000000000ull, 0, 3, 10, BT_JITTER_MAX_US, false);
-	s.bw_bps = bt_bw_to_bps((uint32_t)((3ull << 24) / BT_JITTER_MAX_US), 1448);
+	s = mk(3, 10 * 1000000000ull, 0, 3, 10, BT_NOISE_FLOOR_US, false);
+	s.bw_bps = bt_bw_to_bps((uint32_t)((3ull << 24) / BT_NOISE_FLOOR_US), 1448);
 	assert_true(bt_detect_feed(d, &s, &c));
-	assert_int_equal(c.cause, BT_CAUSE_OTHER);
-	assert_non_null(strstr(c.evidence, "under the 10.000 ms delayed-ACK floor"));
+	assert_int_equal(c.cause, BT_CAUSE_RATE_DROP);
+	assert_non_null(strstr(c.evidence, "3 segments sent in 0.010 ms drained over 1.000 ms"));
 	/* app-limited, the same intervals: other, as before */
 	s = mk(4, 10 * 1000000000ull, 0, 3, 10, 34, true);
 	s.bw_bps = bt_bw_to_bps((uint32_t)((3ull << 24) / 34), 1448);
@@ -1059,6 +1061,101 @@ static void test_impact_bulk(void **state)
 	bt_detect_free(d);
 }
 
+/*
+ * A bulk iperf3 flow through a 200 Mbit/s htb with a 64 kB burst (repro/dip.sh
+ * --push iperf3 --rate 200 --burst 65536, see the fixtures' README): two
+ * samples of 16-32 us at the start set a 6.6 Gbit/s maximum; 108 ms in, the
+ * filter lets it go for a sample at the path's rate. The live detector (before
+ * burst_max) called it a rate_drop from 6.6 Gbit/s; it is a burst_max, harmless.
+ */
+static void test_burst_max(void **state)
+{
+	struct replay r;
+	const struct bt_collapse *c;
+	(void)state;
+
+	replay_file("burst_max.jsonl", &r, NULL);
+	assert_int_equal(r.n_found, 1);
+	assert_int_equal(count(&r, BT_CAUSE_RATE_DROP), 0);
+	c = &r.last[BT_CAUSE_BURST_MAX];
+	assert_int_equal(c->cause, BT_CAUSE_BURST_MAX);
+	assert_int_equal(c->impact, BT_IMPACT_HARMLESS);
+	/* the maximum: over twice the path's 200 Mbit/s; the estimate now near it */
+	assert_true(c->bw_prev_bps > 2 * 200 * MBIT);
+	assert_true(c->bw_bps > 150 * MBIT && c->bw_bps < 250 * MBIT);
+	assert_non_null(strstr(c->evidence, "what the flow delivered"));
+	assert_non_null(strstr(c->evidence, ": a burst; the estimate is back to"));
+	bt_detect_free(r.d);
+}
+
+/* a bulk flow delivering 16 Gbit/s for 100 ms, 2 MB ACKed a ms */
+static void bulk_flow(struct bt_detect *d, uint64_t *t, uint32_t *una)
+{
+	struct bt_collapse c;
+	struct bt_sample s;
+
+	for (unsigned int i = 0; i < 100; i++, *t += MS, *una += 2000000) {
+		s = mk(*t, 30000 * MBIT, 30000 * MBIT, 46, 30, 30, false);
+		s.snd_una = *una;
+		assert_false(bt_detect_feed(d, &s, &c));
+	}
+}
+
+/* a culprit whose two intervals agree but lie under BT_NOISE_FLOOR_US measured
+ * timing noise (ack_jitter), and a bulk flow it hits is not throttled; over the
+ * floor the same fall is a rate_drop that throttles */
+static void test_noise_floor(void **state)
+{
+	struct bt_detect *d = bt_detect_new(NULL);
+	struct bt_collapse c;
+	struct bt_sample s;
+	uint64_t t = 1;
+	uint32_t una = 1000;
+	(void)state;
+
+	bulk_flow(d, &t, &una);
+	/* 10 segments in 22 us and 25 us: 4.6 Gbit/s, under 0.7 x 16 Gbit/s */
+	s = mk(t, 30000 * MBIT, bt_bw_to_bps((uint32_t)((10ull << 24) / 25), 1448), 10, 22, 25, false);
+	s.snd_una = una;
+	assert_true(bt_detect_feed(d, &s, &c));
+	assert_string_equal(bt_cause_names[c.cause], "ack_jitter");
+	assert_int_equal(c.impact, BT_IMPACT_HARMLESS);
+	assert_non_null(strstr(c.evidence, "both under the 1.000 ms noise floor"));
+	bt_detect_free(d);
+
+	d = bt_detect_new(NULL);
+	t = 1;
+	una = 1000;
+	bulk_flow(d, &t, &una);
+	/* 400 segments in 1100 and 1200 us: 3.9 Gbit/s, the path's own */
+	s = mk(t, 30000 * MBIT, bt_bw_to_bps((uint32_t)((400ull << 24) / 1200), 1448), 400, 1100, 1200,
+	       false);
+	s.snd_una = una;
+	assert_true(bt_detect_feed(d, &s, &c));
+	assert_string_equal(bt_cause_names[c.cause], "rate_drop");
+	assert_int_equal(c.impact, BT_IMPACT_THROTTLING);
+	assert_non_null(strstr(c.evidence, "Mbit/s the flow delivered"));
+	/* 2 MB a ms over the checkpoints' span */
+	assert_true(c.demand_bps > 15000 * MBIT && c.demand_bps < 16500 * MBIT);
+	bt_detect_free(d);
+}
+
+/* the issue's burst: 46 segments sent in 0.182 ms and ACKed over 5.295 ms,
+ * under the delayed-ACK floor: a queue draining at the path's rate, not other */
+static void test_queue_under_the_floor(void **state)
+{
+	struct bt_detect *d = bt_detect_new(NULL);
+	struct bt_collapse c;
+	struct bt_sample s = mk(1, 1000 * MBIT, 0, 46, 182, 5295, false);
+	(void)state;
+
+	s.bw_bps = bt_bw_to_bps((uint32_t)((46ull << 24) / 5295), 1448);
+	assert_true(bt_detect_feed(d, &s, &c));
+	assert_int_equal(c.cause, BT_CAUSE_RATE_DROP);
+	assert_non_null(strstr(c.evidence, "46 segments sent in 0.182 ms drained over 5.295 ms"));
+	bt_detect_free(d);
+}
+
 /* the verdict: nothing throttled says so and names no fix */
 static void test_verdict_nothing_throttled(void **state)
 {
@@ -1086,14 +1183,15 @@ static void test_verdict_nothing_throttled(void **state)
 	bt_detect_free(d);
 }
 
-/* a stream at 4 Mbit/s, its estimate at 300 Mbit/s, then rate drops (not app-limited
- * samples whose intervals agree) to 100 and 90 Mbit/s (harmless) and to 3 Mbit/s
- * (throttling): the clause on the throttling one gives its figures, not the median
- * of all three; the record's medians are over all of them */
+/* a stream at 4 Mbit/s, its estimate at 300 Mbit/s, then samples whose intervals
+ * agree (not app-limited) at 100 and 90 Mbit/s: the path still gives more than the
+ * stream delivered, so no rate drop but an old maximum let go (max_expired,
+ * harmless); then one at 2 Mbit/s, under 0.7 x the stream: a rate drop, throttling. The
+ * clause gives its fall from what the stream delivered, not from BBR's maximum */
 static void test_verdict_rate_clause_throttling_only(void **state)
 {
 	struct bt_detect *d = bt_detect_new(NULL);
-	const uint64_t drops[] = { 100 * MBIT, 90 * MBIT, 3 * MBIT };
+	const uint64_t drops[] = { 100 * MBIT, 90 * MBIT, 2 * MBIT };
 	struct bt_collapse c;
 	struct bt_verdict v;
 	struct bt_sample s;
@@ -1114,15 +1212,18 @@ static void test_verdict_rate_clause_throttling_only(void **state)
 		s.snd_una = (uint32_t)una;
 		t += MS;
 		assert_true(bt_detect_feed(d, &s, &c));
-		assert_int_equal(c.cause, BT_CAUSE_RATE_DROP);
+		assert_string_equal(bt_cause_names[c.cause], bt_cause_names[k < 2 ? BT_CAUSE_MAX_EXPIRED : BT_CAUSE_RATE_DROP]);
 		assert_int_equal(c.impact, k < 2 ? BT_IMPACT_HARMLESS : BT_IMPACT_THROTTLING);
+		if (k < 2)
+			assert_non_null(strstr(c.evidence, "the path gives "));
 	}
 	bt_verdict_build(&v, d, 0.3, 3, NULL);
 	assert_int_equal(v.st.throttling[BT_CAUSE_RATE_DROP], 1);
 	assert_true(v.st.rate_thr.bw_bps == c.bw_bps);
-	assert_true(v.st.rate.bw_bps > 50 * MBIT);
-	assert_non_null(strstr(v.text, "1 was a real rate drop: the path delivered less (≈ 300.0 Mbit/s to 3.0 "
-				       "Mbit/s"));
+	assert_int_equal(v.st.collapses[BT_CAUSE_RATE_DROP], 1);
+	/* from what the stream delivered (500 bytes a ms), not BBR's maximum */
+	assert_non_null(strstr(v.text, "1 was a real rate drop: the path delivered less (≈ 4.0 Mbit/s, what "
+				       "the flow had delivered, to 2.0 Mbit/s)"));
 	bt_detect_free(d);
 }
 
@@ -1284,6 +1385,9 @@ int main(void)
 		cmocka_unit_test(test_impact),
 		cmocka_unit_test(test_impact_bulk),
 		cmocka_unit_test(test_verdict_nothing_throttled),
+		cmocka_unit_test(test_burst_max),
+		cmocka_unit_test(test_noise_floor),
+		cmocka_unit_test(test_queue_under_the_floor),
 	};
 
 	log_init("test_detect");
