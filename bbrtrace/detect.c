@@ -434,8 +434,9 @@ static void impact_of(struct bt_detect *d, struct flow *f, struct bt_collapse *c
 	if (!app && !f->throttled_since_ns &&
 	    (c->cause == BT_CAUSE_RATE_DROP || c->cause == BT_CAUSE_LOSS_POLICER))
 		c->impact = BT_IMPACT_THROTTLING;
-	/* nor by noise: a burst maximum, or a culprit under the noise floor (rules.h) */
-	if (!f->throttled_since_ns &&
+	/* nor by noise: a burst maximum, or a culprit under the noise floor (rules.h);
+	 * BBR's long-term rate is no sample's, and it holds until losses stop */
+	if (!f->throttled_since_ns && c->cause != BT_CAUSE_LOSS_POLICER &&
 	    (c->cause == BT_CAUSE_BURST_MAX || bt_cause_in_noise(&c->culprit)))
 		c->impact = BT_IMPACT_HARMLESS;
 	if (c->impact != BT_IMPACT_THROTTLING)

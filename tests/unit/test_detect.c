@@ -1140,6 +1140,29 @@ static void test_noise_floor(void **state)
 	bt_detect_free(d);
 }
 
+/* BBR on its long-term rate paces there until losses stop, whatever the
+ * sample of the ACK that switched it: the noise floor does not make it harmless */
+static void test_policer_under_the_noise_floor(void **state)
+{
+	struct bt_detect *d = bt_detect_new(NULL);
+	struct bt_collapse c;
+	struct bt_sample s;
+	uint64_t t = 1;
+	uint32_t una = 1000;
+	(void)state;
+
+	bulk_flow(d, &t, &una);
+	s = mk(t, 30000 * MBIT, 30000 * MBIT, 10, 22, 25, false);
+	s.snd_una = una;
+	s.lt_use_bw = true;
+	s.lt_bw_bps = 2000 * MBIT;
+	s.losses = 3;
+	assert_true(bt_detect_feed(d, &s, &c));
+	assert_int_equal(c.cause, BT_CAUSE_LOSS_POLICER);
+	assert_int_equal(c.impact, BT_IMPACT_THROTTLING);
+	bt_detect_free(d);
+}
+
 /* the issue's burst: 46 segments sent in 0.182 ms and ACKed over 5.295 ms,
  * under the delayed-ACK floor: a queue draining at the path's rate, not other */
 static void test_queue_under_the_floor(void **state)
@@ -1388,6 +1411,7 @@ int main(void)
 		cmocka_unit_test(test_burst_max),
 		cmocka_unit_test(test_noise_floor),
 		cmocka_unit_test(test_queue_under_the_floor),
+		cmocka_unit_test(test_policer_under_the_noise_floor),
 	};
 
 	log_init("test_detect");
