@@ -20,13 +20,16 @@
 #include "cli.h"
 #include "common.h"
 
+/* every field: one left as the caller's stack had it is a rule nobody chose */
 void bt_detect_cfg_default(struct bt_detect_cfg *cfg)
 {
-	cfg->collapse_ratio = BT_COLLAPSE_RATIO_DEFAULT;
-	cfg->delack_ratio = BT_DELACK_RATIO;
-	cfg->delack_floor_us = BT_DELACK_FLOOR_US;
-	cfg->agree_ratio = BT_AGREE_RATIO;
-	cfg->max_flows = BT_DETECT_FLOWS;
+	*cfg = (struct bt_detect_cfg){
+		.collapse_ratio = BT_COLLAPSE_RATIO_DEFAULT,
+		.delack_ratio = BT_DELACK_RATIO,
+		.delack_floor_us = BT_DELACK_FLOOR_US,
+		.agree_ratio = BT_AGREE_RATIO,
+		.max_flows = BT_DETECT_FLOWS,
+	};
 }
 
 struct flow {
