@@ -44,14 +44,16 @@ bool bt_cause_in_noise(const struct bt_sample *k)
 	return k->snd_interval_us < BT_NOISE_FLOOR_US && k->rcv_interval_us < BT_NOISE_FLOOR_US;
 }
 
-/* a bulk flow's old maximum was over BT_BURST_RATIO x what it delivered, and the
- * new estimate still carries (1 - collapse ratio) x that (bbrtrace/rules.h); an
- * app-limited flow delivered what it had, which says nothing of its path */
+/* a bulk flow's old maximum, whose sample is known (the evidence), was over
+ * BT_BURST_RATIO x what the flow delivered, and the new estimate still carries
+ * (1 - collapse ratio) x that (bbrtrace/rules.h); an app-limited flow
+ * delivered what it had, which says nothing of its path */
 static bool burst_max(const struct bt_cause_in *in, const struct bt_collapse *c)
 {
 	double d = (double)in->delivered_bps;
 
-	return in->delivered_bps && !in->app_limited && (double)c->bw_prev_bps > BT_BURST_RATIO * d &&
+	return in->delivered_bps && in->max_sample && !in->app_limited &&
+	       (double)c->bw_prev_bps > BT_BURST_RATIO * d &&
 	       (double)c->bw_bps >= (1.0 - in->cfg->collapse_ratio) * d;
 }
 
@@ -61,22 +63,14 @@ static void classify_burst(const struct bt_cause_in *in, struct bt_collapse *c)
 	double x = (double)c->bw_prev_bps / (double)in->delivered_bps;
 	char *e = c->evidence;
 	size_t n = sizeof(c->evidence);
-	int k;
 
 	c->cause = BT_CAUSE_BURST_MAX;
-	k = snprintf(e, n, "BBR's maximum %.3f Mbit/s was %.1fx what the flow delivered (%.3f Mbit/s "
-		     "over %u ms at most), ", (double)c->bw_prev_bps * 1e-6, x,
-		     (double)in->delivered_bps * 1e-6, BT_DEMAND_WINDOW_MS);
-	if (k < 0 || (size_t)k >= n)
-		return;
-	if (h)
-		snprintf(e + k, n - k, "set %.3f ms before by %d segments sent in %.3f ms, ACKed over "
-			 "%.3f ms: a burst; the estimate is back to %.3f Mbit/s",
-			 (double)in->max_age_ns / 1e6, h->delivered, ms(h->snd_interval_us),
-			 ms(h->rcv_interval_us), (double)c->bw_bps * 1e-6);
-	else
-		snprintf(e + k, n - k, "a burst no sustained rate explains; the estimate is back to "
-			 "%.3f Mbit/s", (double)c->bw_bps * 1e-6);
+	snprintf(e, n, "BBR's maximum %.3f Mbit/s was %.1fx what the flow delivered (%.3f Mbit/s "
+		 "over %u ms at most), set %.3f ms before by %d segments sent in %.3f ms, ACKed "
+		 "over %.3f ms: a burst; the estimate is back to %.3f Mbit/s",
+		 (double)c->bw_prev_bps * 1e-6, x, (double)in->delivered_bps * 1e-6,
+		 BT_DEMAND_WINDOW_MS, (double)in->max_age_ns / 1e6, h->delivered,
+		 ms(h->snd_interval_us), ms(h->rcv_interval_us), (double)c->bw_bps * 1e-6);
 }
 
 /*

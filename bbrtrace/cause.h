@@ -24,8 +24,9 @@ struct bt_cause_in {
 	 * when the flow's history no longer holds it */
 	const struct bt_hsample *max_sample;
 	uint64_t max_age_ns;
-	/* what the flow delivered over the demand's window before this ACK, bit/s
-	 * (bbrtrace/demand.h; during a throttle, before it began); 0 unknown */
+	/* what the flow delivered while the old maximum held, bit/s: the more of
+	 * its delivery over the demand's window before this ACK (bbrtrace/demand.h;
+	 * during a throttle, before it began) and before max_sample; 0 unknown */
 	uint64_t delivered_bps;
 	bool app_limited;    /* ... and the flow was app-limited then (a stream, not bulk) */
 };

@@ -24,8 +24,9 @@ void bt_culprits_free(struct bt_culprits *c)
 	c->hist = NULL;
 }
 
-static void hsample_put(struct bt_hsample *h, const struct bt_sample *s)
+static void hsample_put(struct bt_hsample *h, const struct bt_sample *s, uint64_t flow_bps)
 {
+	h->flow_delivered_bps = flow_bps;
 	h->t_ns = s->t_ns;
 	h->interval_us = s->interval_us;
 	h->rtt_us = s->rtt_us;
@@ -103,7 +104,7 @@ static bool unchanged(const struct bt_culprit_slot *slot, const uint32_t *filter
  * sample comes before bbr_init(), which then resets the filter: it leaves no
  * slot.
  */
-static void slots_put(struct bt_culprits *c, const struct bt_sample *s)
+static void slots_put(struct bt_culprits *c, const struct bt_sample *s, uint64_t flow_bps)
 {
 	struct bt_culprit_slot next[BT_FILTER_ENTRIES];
 	uint32_t bw = 0;
@@ -120,7 +121,7 @@ static void slots_put(struct bt_culprits *c, const struct bt_sample *s)
 
 		if (has && bw == s->filter_bw[k]) {
 			next[k] = (struct bt_culprit_slot){ .used = true, .bw = bw, .idx = c->n };
-			hsample_put(&next[k].h, s);
+			hsample_put(&next[k].h, s, flow_bps);
 		} else if (old) {
 			next[k] = *old;
 		} else {
@@ -130,12 +131,12 @@ static void slots_put(struct bt_culprits *c, const struct bt_sample *s)
 	memcpy(c->slot, next, sizeof(next));
 }
 
-void bt_culprits_put(struct bt_culprits *c, const struct bt_sample *s)
+void bt_culprits_put(struct bt_culprits *c, const struct bt_sample *s, uint64_t flow_bps)
 {
 	if (c->ways & BT_CULPRIT_SLOTS)
-		slots_put(c, s);
+		slots_put(c, s, flow_bps);
 	if (c->hist) {
-		hsample_put(&c->hist[c->head], s);
+		hsample_put(&c->hist[c->head], s, flow_bps);
 		c->head = (c->head + 1) % BT_DETECT_HISTORY;
 		if (c->hn < BT_DETECT_HISTORY)
 			c->hn++;

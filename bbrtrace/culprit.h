@@ -37,6 +37,9 @@ struct bt_hsample {
 	uint64_t t_ns;
 	int64_t interval_us, rtt_us;
 	uint64_t sample_bw_bps;
+	/* what the flow had delivered over the demand's window when the sample
+	 * came (bt_demand_recent): a maximum it set is judged against it */
+	uint64_t flow_delivered_bps;
 	int32_t delivered, losses;
 	uint32_t snd_interval_us, rcv_interval_us, acked_sacked, prior_in_flight;
 	bool is_app_limited, is_retrans, is_ack_delayed, sample_valid;
@@ -63,8 +66,9 @@ struct bt_culprits {
  * for the history */
 int bt_culprits_init(struct bt_culprits *c, unsigned int ways);
 void bt_culprits_free(struct bt_culprits *c);
-/* the flow's next sample, after the detector judged it */
-void bt_culprits_put(struct bt_culprits *c, const struct bt_sample *s);
+/* the flow's next sample, after the detector judged it, with the flow's
+ * delivery then (bit/s, 0 unknown) */
+void bt_culprits_put(struct bt_culprits *c, const struct bt_sample *s, uint64_t flow_delivered_bps);
 /*
  * The most recent sample whose bandwidth, converted at ack's MSS, is bw_bps,
  * among the last BT_DETECT_HISTORY put; NULL when none. way: one of the ways

@@ -47,6 +47,8 @@ static void checkpoint(struct bt_demand *d, uint64_t t_ns)
 
 void bt_demand_track(struct bt_demand *d, const struct bt_sample *s)
 {
+	bool app;
+
 	if (d->una_seen && (int32_t)(s->snd_una - d->last_una) > 0)
 		d->acked_bytes += (uint32_t)(s->snd_una - d->last_una);
 	d->una_seen = true;
@@ -56,6 +58,7 @@ void bt_demand_track(struct bt_demand *d, const struct bt_sample *s)
 	if (d->n && s->t_ns - d->last_cp_ns < BT_DEMAND_STEP_NS)
 		return;
 	checkpoint(d, s->t_ns);
+	d->last_cp_bps = bt_demand_measured(d, s->t_ns, &app);
 }
 
 uint64_t bt_demand_measured(const struct bt_demand *d, uint64_t now_ns, bool *app_limited)
@@ -82,6 +85,11 @@ uint64_t bt_demand_measured(const struct bt_demand *d, uint64_t now_ns, bool *ap
 	n = d->samples - from->samples;
 	*app_limited = n && (double)(d->app_limited - from->app_limited) >= BT_DEMAND_APP_SHARE * (double)n;
 	return (uint64_t)((double)(d->acked_bytes - from->acked_bytes) * 8e9 / (double)span);
+}
+
+uint64_t bt_demand_recent(const struct bt_demand *d)
+{
+	return d->last_cp_bps;
 }
 
 void bt_demand_free(struct bt_demand *d)

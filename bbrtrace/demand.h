@@ -35,6 +35,7 @@ struct bt_demand {
 	uint32_t last_una;
 	uint64_t acked_bytes, samples, app_limited;
 	uint64_t last_cp_ns;      /* the newest checkpoint's time (valid when n > 0) */
+	uint64_t last_cp_bps;     /* the delivery over the window then (bt_demand_recent) */
 	struct bt_checkpoint *cp; /* a ring of cap; NULL until the first checkpoint */
 	unsigned int cap, n, head;
 };
@@ -47,6 +48,10 @@ void bt_demand_track(struct bt_demand *d, const struct bt_sample *s);
  * flow was app-limited for BT_DEMAND_APP_SHARE of it; 0 before the first
  * checkpoint, or when it delivered nothing */
 uint64_t bt_demand_measured(const struct bt_demand *d, uint64_t now_ns, bool *app_limited);
+/* the delivery over the window as of the newest checkpoint (at most
+ * BT_DEMAND_STEP_NS old), bit/s; 0 before the first. It costs nothing a sample:
+ * each sample's is kept with it (bbrtrace/culprit.h) */
+uint64_t bt_demand_recent(const struct bt_demand *d);
 void bt_demand_free(struct bt_demand *d);
 
 #endif

@@ -63,7 +63,7 @@ enum { MED_DELACK, MED_DELACK_THR, MED_RATE, MED_RATE_THR, MED_N };
 
 /* the values whose medians the verdict gives, one vector each */
 struct medians {
-	struct vec rcv, snd, bw_prev, bw, demand;
+	struct vec rcv, snd, bw_prev, bw, delivered;
 };
 
 struct bt_detect {
@@ -156,7 +156,7 @@ static void med_free(struct medians *m)
 	vec_free(&m->snd);
 	vec_free(&m->bw_prev);
 	vec_free(&m->bw);
-	vec_free(&m->demand);
+	vec_free(&m->delivered);
 }
 
 /* the collapse into the medians of its set (all), and of the throttling ones (all + 1) */
@@ -171,7 +171,7 @@ static void med_push(struct medians *med, int all, const struct bt_collapse *c)
 		vec_push(&m->snd, c->culprit.snd_interval_us);
 		vec_push(&m->bw_prev, c->bw_prev_bps);
 		vec_push(&m->bw, c->bw_bps);
-		vec_push(&m->demand, c->demand_bps);
+		vec_push(&m->delivered, c->delivered_bps ? c->delivered_bps : c->demand_bps);
 	}
 }
 
@@ -181,7 +181,7 @@ static void med_get(const struct medians *m, struct bt_collapse_medians *out)
 	out->snd_interval_us = (uint32_t)vec_median(&m->snd);
 	out->bw_prev_bps = vec_median(&m->bw_prev);
 	out->bw_bps = vec_median(&m->bw);
-	out->demand_bps = vec_median(&m->demand);
+	out->delivered_bps = vec_median(&m->delivered);
 }
 
 void bt_detect_free(struct bt_detect *d)
@@ -362,7 +362,11 @@ static const struct bt_hsample *culprit_of(struct bt_detect *d, const struct flo
 }
 
 /* the collapse's cause (bbrtrace/cause.c), with the sample that set the old
- * maximum when the flow's history holds it */
+ * maximum when the flow's history holds it. What the flow delivered is the
+ * more of its delivery now and when that sample came: BBR holds a maximum
+ * for 10 rounds, seconds behind a deep queue, and a path cut since leaves
+ * only the new rate in the window now (a cut 2 s before the collapse, behind
+ * a 2000-packet queue, read as a burst maximum without it) */
 static void classify(struct bt_detect *d, const struct flow *f, struct bt_collapse *c,
 		     bool lt_switched, bool culprit_found, uint64_t delivered_bps, bool app)
 {
@@ -377,6 +381,9 @@ static void classify(struct bt_detect *d, const struct flow *f, struct bt_collap
 
 	if (culprit_found && !lt_switched)
 		in.max_sample = culprit_of(d, f, &c->ack, c->bw_prev_bps, &in.max_age_ns);
+	if (in.max_sample && in.max_sample->flow_delivered_bps > in.delivered_bps)
+		in.delivered_bps = in.max_sample->flow_delivered_bps;
+	c->delivered_bps = in.delivered_bps;
 	bt_cause_classify(&in, c);
 }
 
@@ -412,12 +419,19 @@ static uint64_t flow_demand(const struct flow *f, uint64_t t_ns, bool *app)
 	return bt_demand_measured(&f->demand, t_ns, app);
 }
 
+/* the path gave less than before: a rate drop, or a policer's long-term rate */
+static bool path_gave_less(const struct bt_collapse *c)
+{
+	return c->cause == BT_CAUSE_RATE_DROP || c->cause == BT_CAUSE_LOSS_POLICER;
+}
+
 /*
  * The collapse's impact, and a throttle begins when it throttles. An
- * app-limited flow needs BT_THROTTLE_HEADROOM x its demand; a flow with more
- * to send (not app-limited) is throttled when the pacing allowed falls under
- * what it delivered (without a window yet, under the estimate it had), or
- * when its path gave less (rate_drop, loss_policer).
+ * app-limited flow needs BT_THROTTLE_HEADROOM x its demand. A flow with more
+ * to send (not app-limited) is throttled when its path gave less (rate_drop,
+ * loss_policer), until the pacing allowed is back at what it delivered; else
+ * when the pacing falls under (1 - collapse ratio) x that (without a window
+ * yet, x the estimate it had; bbrtrace/rules.h says why).
  */
 static void impact_of(struct bt_detect *d, struct flow *f, struct bt_collapse *c,
 		      uint64_t demand_bps, bool app)
@@ -428,14 +442,15 @@ static void impact_of(struct bt_detect *d, struct flow *f, struct bt_collapse *c
 	c->demand_bps = demand_bps ? demand_bps : c->bw_prev_bps;
 	if (f->throttled_since_ns)
 		need = (double)f->throttle_end_bps / (double)f->throttle_demand_bps;
-	else
-		need = app ? BT_THROTTLE_HEADROOM : 1.0 - d->cfg.collapse_ratio;
+	else if (app)
+		need = BT_THROTTLE_HEADROOM;
+	else if (!path_gave_less(c))
+		need = 1.0 - d->cfg.collapse_ratio; /* BBR's own spread (rules.h) */
 	c->headroom = c->demand_bps ? (double)allowed / (double)c->demand_bps : 0;
 	c->impact = c->headroom < need ? BT_IMPACT_THROTTLING : BT_IMPACT_HARMLESS;
 	/* a flow with more to send whose path gave less (a rate drop, a policer) is held
 	 * back by its path, whatever it delivered before */
-	if (!app && !f->throttled_since_ns &&
-	    (c->cause == BT_CAUSE_RATE_DROP || c->cause == BT_CAUSE_LOSS_POLICER))
+	if (!app && !f->throttled_since_ns && path_gave_less(c))
 		c->impact = BT_IMPACT_THROTTLING;
 	/* nor by noise: a burst maximum, or a culprit under the noise floor (rules.h);
 	 * BBR's long-term rate is no sample's, and it holds until losses stop */
@@ -597,7 +612,7 @@ bool bt_detect_feed(struct bt_detect *d, const struct bt_sample *s, struct bt_co
 	f->last_est_bps = after;
 	f->last_allowed_bps = allowed_bps(s);
 	f->cookie = s->cookie;
-	bt_culprits_put(&f->cul, s);
+	bt_culprits_put(&f->cul, s, bt_demand_recent(&f->demand));
 	return collapsed;
 }
 

@@ -63,7 +63,8 @@
  *                 under BT_NOISE_FLOOR_US (lib/trace.h): timing jitter of
  *                 the path's end hosts, not a held ACK nor the path.
  *   burst_max     (checked after delayed_ack) a bulk flow's old maximum was
- *                 over BT_BURST_RATIO x what it delivered, and the new
+ *                 over BT_BURST_RATIO x what it delivered while it held
+ *                 (bbrtrace/cause.h), and the new
  *                 estimate still carries (1 - collapse_ratio) x that: the
  *                 maximum came from a burst. A rate_drop needs the new
  *                 estimate under that share of the delivery, and intervals
@@ -117,10 +118,10 @@ void bt_detect_close(struct bt_detect *d, const struct bt_sample *s);
 bool bt_detect_take_stall(struct bt_detect *d, struct bt_stall *out);
 
 /* medians over a set of collapses: their culprits' intervals, the estimate before and
- * after, and the flow's demand (what it delivered before) */
+ * after, and what the flow delivered while the old maximum held */
 struct bt_collapse_medians {
 	uint32_t rcv_interval_us, snd_interval_us;
-	uint64_t bw_prev_bps, bw_bps, demand_bps;
+	uint64_t bw_prev_bps, bw_bps, delivered_bps;
 };
 
 /* a flow's two ends, as the verdict names them in a fix: the sender (local) first */

@@ -66,7 +66,8 @@ void bt_help_detect(FILE *f)
 		"most %d segments (a timer holds the last one or two; more that late, or more\n"
 		"whose receive interval is >= %u ms and over the send interval by less, drained\n"
 		"through a queue: %s); %s when the old maximum was over %gx what the\n"
-		"flow delivered over its demand's window and the new estimate is still over\n"
+		"flow delivered while it held (over the demand's window before the collapse,\n"
+		"or before the maximum's sample if more) and the new estimate is still over\n"
 		"(1 - R) x that (the maximum was a burst: a token bucket's allowance, ACKs\n"
 		"compressed); %s when that sample's two intervals agree within %gx\n"
 		"and the longer is %u us or more, and it carries under (1 - R) x what the\n"
@@ -92,8 +93,9 @@ void bt_help_detect(FILE *f)
 		"it delivered, or when its path gave less (%s, %s), never by a\n"
 		"%s or a sample under the noise floor (it comes back at the next). A\n"
 		"throttle lasts until the pacing allowed is back above %.2f x that demand (a\n"
-		"bulk flow's: (1 - R) x the demand); its time, and the bytes the demand\n"
-		"wanted that the pacing held back, are counted. The summary gives counts by\n"
+		"bulk flow's: (1 - R) x the demand, or all of it after %s or %s);\n"
+		"its time, and the bytes the demand wanted that the pacing held back, are\n"
+		"counted. The summary gives counts by\n"
 		"cause and impact, throttled_s and late_bytes; a \"type\":\"verdict\" record\n"
 		"and a sentence on stderr say which collapses throttled the stream, why, and\n"
 		"what to fix. No fix is proposed for throttling too small to act on: under\n"
@@ -124,6 +126,7 @@ void bt_help_detect(FILE *f)
 		BT_DEMAND_WINDOW_MS, BT_DEMAND_MIN_SPAN_MS, BT_DEMAND_APP_SHARE * 100,
 		bt_cause_names[BT_CAUSE_RATE_DROP], bt_cause_names[BT_CAUSE_LOSS_POLICER],
 		bt_cause_names[BT_CAUSE_BURST_MAX], BT_THROTTLE_HEADROOM,
+		bt_cause_names[BT_CAUSE_RATE_DROP], bt_cause_names[BT_CAUSE_LOSS_POLICER],
 		BT_FIX_MIN_THROTTLED_MS, BT_FIX_MIN_LATE_BYTES, BT_FIX_DELACK_RECURS, BT_STALL_MIN_US / 1000,
 		bt_stall_cause_names[BT_STALL_NAGLE], bt_stall_cause_names[BT_STALL_RWND],
 		bt_stall_cause_names[BT_STALL_CWND], bt_stall_cause_names[BT_STALL_PACING],

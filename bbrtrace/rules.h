@@ -47,10 +47,13 @@
  */
 /*
  * burst_max: the old maximum was over BT_BURST_RATIO x what a bulk flow (not
- * app-limited) delivered over the demand's window (bbrtrace/demand.h: a rate
- * its path sustained; a stream's says nothing of its path), while the sample
- * behind the new estimate still carries at least (1 - collapse ratio) x
- * that: the path gives what it gave; the maximum came from a burst no
+ * app-limited) delivered while it held (bbrtrace/demand.h: a rate its path
+ * sustained; a stream's says nothing of its path): over the demand's window
+ * before the collapse, or before the maximum's sample when that was more
+ * (behind a 2000-packet queue BBR's 10 rounds last 2 s, and a maximum from
+ * before a rate cut collapses when the window holds only the new rate);
+ * and the sample behind the new estimate still carries at least
+ * (1 - collapse ratio) x that: the path gives what it gave; the maximum came from a burst no
  * sustained rate explains (a token bucket's allowance let through at line
  * rate, ACKs compressed into a train). Measured: through a 200 Mbit/s htb with
  * a 64 kB burst, two samples of 16-32 us set a 6.6 Gbit/s maximum; the bulk
@@ -90,7 +93,11 @@
  * allowed falls under (1 - collapse ratio) x what it delivered: its own
  * samples spread that far under its delivery (a bulk flow through a 200
  * Mbit/s htb: p5 0.77x, in samples of 4-8 ms), and a pacing within it is
- * BBR's sampling, not a throttle. It is not throttled by a collapse
+ * BBR's sampling, not a throttle. A path that gave less (rate_drop,
+ * loss_policer) throttles it until the pacing is back at all of what it
+ * delivered: a policer's long-term rate sits just under the delivery, and
+ * (1 - collapse ratio) would end its throttle on the ACK that began it.
+ * It is not throttled by a collapse
  * of BT_CAUSE_BURST_MAX, or one whose culprit lies under BT_NOISE_FLOOR_US
  * (lib/trace.h): the estimate fell by noise, and comes back with the flow's
  * next sample over it. Measured on an unshaped veth (a bulk iperf3 flow,

@@ -87,7 +87,7 @@ static void rate_drop_clause(struct bt_verdict *v, uint64_t n)
 
 	/* from what the flow delivered, not BBR's old maximum: that may be a burst
 	 * the path never sustained */
-	vt_bps(a, sizeof(a), v->st.rate_thr.demand_bps);
+	vt_bps(a, sizeof(a), v->st.rate_thr.delivered_bps);
 	vt_bps(b, sizeof(b), v->st.rate_thr.bw_bps);
 	vt_cat(v->text, sizeof(v->text),
 	    "; %llu %s real rate %s: the path delivered less (≈ %s, what the flow had "

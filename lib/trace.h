@@ -236,6 +236,9 @@ struct bt_collapse {
 	enum bt_cause cause;
 	enum bt_impact impact;
 	uint64_t demand_bps;      /* the flow's demand (bbrtrace/rules.h) */
+	/* what the flow delivered while the old maximum held (bbrtrace/cause.h):
+	 * what a rate_drop fell from; in the evidence, no field of the record */
+	uint64_t delivered_bps;
 	double headroom;          /* the pacing now allowed / demand */
 	bool reset_by_ack;        /* the culprit is this ACK's own sample */
 	struct bt_sample ack;     /* this ACK */
