@@ -66,6 +66,19 @@ Options:
   --queue-packets N    the bottleneck's queue, 1..100000 packets (needs --rate;
                        default: htb's own, as long as the router's txqueuelen,
                        1000 on a veth); with --rtt, netem's limit
+  --loss PCT           random loss at the bottleneck: each packet towards the
+                       receiver is dropped with probability PCT percent, 0.01
+                       to 50 (needs --rate). A classic BPF filter (cls_bpf,
+                       its random load) sends it to a class that drops all it
+                       gets, so no sch_netem is needed; tc -s class show dev
+                       v0 in the router counts the drops (class 1:20). The
+                       pusher's eth0 then sends packets of its MTU (TSO and
+                       GSO off: a veth carries a 64 kB burst as one packet,
+                       which would be lost whole). Needs ethtool
+  --gro on|off         GRO on the receiver's veth (default off, a veth's
+                       own): it merges the segments of a burst as a server's
+                       NIC does, and the receiver ACKs each merged packet:
+                       compressed ACKs, each for many segments. Needs ethtool
   --policer MBIT       a policer on the router instead: tbf with a 16 KB bucket
                        and no queue beyond it, so excess packets are dropped
   --collapse-ratio R   passed to bbrtrace (default 0.30)
@@ -124,7 +137,7 @@ need_value() { [ $# -ge 2 ] && [ -n "$2" ] || die_usage "$1 needs a value"; }
 rtt=native quickack=off receiver=app-ack duration=20 out="" fps=20 bitrate_kbps=4000
 ack_bytes=65536 playout_ms=100 rate="" rate_change="" policer="" collapse_ratio=0.30 queue=""
 backend=auto port=43100 id=$$ prometheus="" plot_wanted=true push=pushsim receiver_set=false
-flows=1 flows_set=false burst="" bitrate_set=false
+flows=1 flows_set=false burst="" bitrate_set=false loss="" gro=off
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rtt) need_value "$@"; rtt=$2; shift ;;
@@ -137,6 +150,8 @@ while [ $# -gt 0 ]; do
 	--bitrate-kbps) need_value "$@"; bitrate_kbps=$2; bitrate_set=true; shift ;;
 	--flows) need_value "$@"; flows=$2; flows_set=true; shift ;;
 	--burst) need_value "$@"; burst=$2; shift ;;
+	--loss) need_value "$@"; loss=$2; shift ;;
+	--gro) need_value "$@"; gro=$2; shift ;;
 	--ack-bytes) need_value "$@"; ack_bytes=$2; shift ;;
 	--playout-ms) need_value "$@"; playout_ms=$2; shift ;;
 	--rate) need_value "$@"; rate=$2; shift ;;
@@ -201,6 +216,16 @@ if [ -n "$burst" ]; then
 	[ -n "$rate" ] || die_usage "--burst: needs --rate (the burst is the htb bottleneck's)"
 	is_uint "$burst" && [ "$burst" -ge 1500 ] || die_usage "--burst: '$burst' is not an integer of bytes, 1500 or more"
 fi
+# --loss PCT as a threshold on a random u32: PCT in hundredths of a percent
+if [ -n "$loss" ]; then
+	[ -n "$rate" ] || die_usage "--loss: needs --rate (the loss is at the htb bottleneck)"
+	[[ $loss =~ ^([0-9]{1,2})(\.([0-9]{1,2}))?$ ]] || die_usage "--loss: '$loss' is not a percentage such as 1 or 0.5"
+	frac=${BASH_REMATCH[3]}00
+	loss_bp=$((10#${BASH_REMATCH[1]} * 100 + 10#${frac:0:2}))
+	[ "$loss_bp" -ge 1 ] && [ "$loss_bp" -le 5000 ] || die_usage "--loss: '$loss' is not within 0.01..50 (percent)"
+	loss_thr=$((loss_bp * 4294967296 / 10000))
+fi
+case $gro in on | off) ;; *) die_usage "--gro: '$gro' is not on or off" ;; esac
 if [ -n "$queue" ]; then
 	[ -n "$rate" ] || die_usage "--queue-packets: needs --rate (the queue is the htb bottleneck's)"
 	is_uint "$queue" && [ "$queue" -ge 1 ] && [ "$queue" -le 100000 ] ||
@@ -236,6 +261,9 @@ if [ "$push" = ffmpeg ]; then
 fi
 if [ "$push" = iperf3 ]; then
 	command -v iperf3 >/dev/null || { echo "$PROG: the iperf3 command is missing (scripts/install-deps.sh)" >&2; exit 1; }
+fi
+if [ "$gro" = on ] || [ -n "$loss" ]; then
+	command -v ethtool >/dev/null || { echo "$PROG: --gro and --loss: the ethtool command is missing (scripts/install-deps.sh)" >&2; exit 1; }
 fi
 
 PUSH=rp-push-$id RTR=rp-rtr-$id RECV=rp-recv-$id
@@ -332,6 +360,16 @@ build_topology() {
 	ip netns exec "$RTR" sysctl -qw net.ipv4.ip_forward=1
 }
 build_topology || fail "cannot build the topology"
+# a veth starts with GRO off; on, it polls its packets through NAPI and merges them
+if [ "$gro" = on ]; then
+	ip netns exec "$RECV" ethtool -K eth0 gro on >/dev/null ||
+		fail "cannot turn GRO on for the receiver's eth0 (ethtool -K eth0 gro on)"
+fi
+# a random loss takes one packet of the wire, not a TSO burst of 44
+if [ -n "$loss" ]; then
+	ip netns exec "$PUSH" ethtool -K eth0 tso off gso off >/dev/null ||
+		fail "cannot turn TSO and GSO off for the pusher's eth0 (ethtool -K eth0 tso off gso off)"
+fi
 
 # --- the push runs kernel BBR, whichever backend traces it ---------------------
 # A new namespace starts with the host's default congestion control (cubic on
@@ -341,6 +379,16 @@ ip netns exec "$PUSH" sysctl -qw net.ipv4.tcp_congestion_control=bbr 2>/dev/null
 	fail "TCP BBR is not available in this kernel: load it (modprobe tcp_bbr) or build it in (CONFIG_TCP_CONG_BBR)"
 
 # --- the router's egress towards the receiver: bottleneck, policer, delay ------
+# --loss: a classic BPF program (ld rand; a random u32 under loss_thr matches,
+# returning -1: the filter's class) sends a packet to class 1:20, whose pfifo
+# holds none (limit 0): it drops each packet it gets, and counts it
+add_loss() {
+	local prog="4,32 0 0 4294963256,53 0 1 $loss_thr,6 0 0 0,6 0 0 4294967295"
+
+	tc -n "$RTR" class add dev v0 parent 1: classid 1:20 htb rate "${rate}mbit" &&
+		tc -n "$RTR" qdisc add dev v0 parent 1:20 handle 20: pfifo limit 0 &&
+		tc -n "$RTR" filter add dev v0 parent 1: protocol ip prio 1 bpf bytecode "$prog" classid 1:20
+}
 netem_parent="root"
 if [ -n "$rate" ]; then
 	tc -n "$RTR" qdisc add dev v0 root handle 1: htb default 10 &&
@@ -348,6 +396,7 @@ if [ -n "$rate" ]; then
 			${burst:+burst "$burst" cburst "$burst"} ||
 		fail "cannot add the htb bottleneck"
 	netem_parent="parent 1:10"
+	[ -z "$loss" ] || add_loss || fail "cannot add the random loss (cls_bpf and an htb class)"
 elif [ -n "$policer" ]; then
 	tc -n "$RTR" qdisc add dev v0 root tbf rate "${policer}mbit" burst 16kb limit 16kb ||
 		fail "cannot add the policer"
@@ -588,7 +637,7 @@ iperf3) start_iperf3_recv ;;
 *) start_pushsim_recv ;;
 esac
 start_rate_change
-echo "$PROG: pushing for $duration s: $push, receiver $receiver, quickack $quickack, RTT $rtt_effective${rate:+, htb ${rate} Mbit/s}${burst:+ (burst $burst bytes)}${rate_change:+ then ${change_to} Mbit/s at ${change_at} s}${queue:+, a ${queue}-packet queue}${policer:+, policer ${policer} Mbit/s}"
+echo "$PROG: pushing for $duration s: $push, receiver $receiver, quickack $quickack, RTT $rtt_effective${rate:+, htb ${rate} Mbit/s}${burst:+ (burst $burst bytes)}${rate_change:+ then ${change_to} Mbit/s at ${change_at} s}${queue:+, a ${queue}-packet queue}${loss:+, ${loss}% loss}${policer:+, policer ${policer} Mbit/s}, GRO $gro"
 case $push in
 ffmpeg) run_ffmpeg_send ;;
 iperf3) run_iperf3_send ;;
@@ -600,6 +649,12 @@ esac
 recv_delacks=$(ip netns exec "$RECV" awk '$1 == "TcpExt:" { if (!col) { for (i = 2; i <= NF; i++)
 	if ($i == "DelayedACKs") col = i } else print $col }' /proc/net/netstat)
 [[ $recv_delacks =~ ^[0-9]+$ ]] || fail "cannot read TcpExtDelayedACKs in $RECV from /proc/net/netstat"
+# --loss: the packets the router's dropping class took, as tc counts them
+loss_drops=null
+if [ -n "$loss" ]; then
+	loss_drops=$(tc -n "$RTR" -s class show dev v0 classid 1:20 | grep -o 'dropped [0-9]*' | cut -d' ' -f2)
+	[[ $loss_drops =~ ^[0-9]+$ ]] || fail "cannot read the loss class's drops (tc -s class show dev v0 in $RTR)"
+fi
 
 # stop the capture and bbrtrace; bbrtrace writes its summary and verdict at exit
 # tcpdump lags behind on a slow CPU: what it has not written when stopped is lost
@@ -626,12 +681,13 @@ jq -c -n --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" \
 	--arg recv "$receiver" --argjson dur "$duration" --argjson fps "$fps" \
 	--arg push "$push" --argjson kbps "$bitrate_kbps" \
 	--arg rate "$rate" --arg rc "$rate_change" --arg pol "$policer" --arg queue "$queue" \
-	--argjson flows "$flows" --arg burst "$burst" --argjson delacks "$recv_delacks" --slurpfile ps "$push_file" \
+	--argjson flows "$flows" --arg burst "$burst" --arg loss "$loss" --argjson drops "$loss_drops" --arg gro "$gro" --argjson delacks "$recv_delacks" --slurpfile ps "$push_file" \
 	'[inputs | select(.type == "verdict" or .type == "summary")] as $r
 	| ($r | map(select(.type == "verdict")) | first) + {scenario: {rtt: $rtt,
 	  rtt_effective: $rtt_eff, quickack: $qa, push: $push, receiver: $recv, duration_s: $dur, fps: $fps,
 	  bitrate_kbps: $kbps, flows: $flows,
 	  htb_mbit: $rate, htb_burst_bytes: $burst, rate_change: $rc, queue_packets: $queue, policer_mbit: $pol,
+	  loss_pct: $loss, loss_dropped_packets: $drops, gro: $gro,
 	  backend: ($r | map(select(.type == "summary")) | first | .backend)},
 	  push: ($ps | map(select(.type == "summary")) | map({(.role): .}) | add),
 	  receiver_delayed_acks: $delacks}
@@ -639,7 +695,7 @@ jq -c -n --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" \
 	"$out/trace.jsonl" >"$out/verdict.json" || fail "no verdict in $out/trace.jsonl"
 [ -s "$out/verdict.json" ] || fail "bbrtrace wrote no verdict record (see $out/bbrtrace.log)"
 read -r samples bt_used push_cc < <(jq -r '"\(.samples) \(.scenario.backend) \(.push.send.cc)"' "$out/verdict.json")
-jq -r --arg sc "scenario: receiver $receiver, quickack $quickack, RTT $rtt_effective$netem_note, $load, $duration s${rate:+, htb $rate Mbit/s}${burst:+ (burst $burst bytes)}${rate_change:+ then $change_to Mbit/s at $change_at s}${queue:+, a $queue-packet queue}${policer:+, policer $policer Mbit/s}, $push_cc traced by $bt_used" \
+jq -r --arg sc "scenario: receiver $receiver, quickack $quickack, RTT $rtt_effective$netem_note, $load, $duration s${rate:+, htb $rate Mbit/s}${burst:+ (burst $burst bytes)}${rate_change:+ then $change_to Mbit/s at $change_at s}${queue:+, a $queue-packet queue}${loss:+, $loss% loss}${policer:+, policer $policer Mbit/s}, GRO $gro, $push_cc traced by $bt_used" \
 	'.text, $sc,
 	(.push.send | if .tool == "ffmpeg" then
 	  "push: ffmpeg, \(.frames) frames in \(.out_s * 10 | round / 10) s (speed \(.speed)), mean goodput \(.goodput_bps/1e6*100|round/100) Mbit/s"
@@ -648,7 +704,8 @@ jq -r --arg sc "scenario: receiver $receiver, quickack $quickack, RTT $rtt_effec
 	  else "push: \(.frames) frames, \(.stalls) still unsent at the next frame (longest \(.longest_stall_us / 1000 | round) ms), \(.late_frames) late, mean goodput \(.goodput_bps/1e6*100|round/100) Mbit/s" end),
 	(.push.recv // {} | select(.frame_latency_mean_us != null) |
 	  "receiver: frame latency mean \(.frame_latency_mean_us / 100 | round / 10), p99 \(.frame_latency_p99_us / 100 | round / 10), max \(.frame_latency_max_us / 100 | round / 10) ms (its \(.frames) frames)"),
-	"receiver: its delayed-ACK timer sent \(.receiver_delayed_acks) ACKs (TcpExtDelayedACKs)"' \
+	"receiver: its delayed-ACK timer sent \(.receiver_delayed_acks) ACKs (TcpExtDelayedACKs)",
+	(.scenario.loss_dropped_packets // empty | "loss: the router dropped \(.) packets at random (tc class 1:20)")' \
 	"$out/verdict.json" >"$out/verdict.txt"
 [ "$samples" -gt 0 ] ||
 	fail "bbrtrace ($bt_used) saw no BBR rate sample of the push, which ran $push_cc: see $out/bbrtrace.log"

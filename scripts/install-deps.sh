@@ -12,6 +12,8 @@ PKGS=(
   linux-libc-dev-arm64-cross
   # run and test
   iproute2 iperf3 tcpdump tshark tcptrace gnuplot-nox bats jq procps
+  # ethtool: GRO on a veth (repro/dip.sh --gro on)
+  ethtool
   # mergecap, editcap, capinfos: bbrpcap's tests over several capture files
   wireshark-common
   python3-scapy python3-yaml prometheus afl++ valgrind curl file

@@ -393,6 +393,24 @@ unprivileged() {
 	tk_run "$TK_ROOT/repro/dip.sh" --push iperf3 --bitrate-kbps 0 --out /tmp/x
 	expect_status 2
 	expect_stderr "dip.sh: --bitrate-kbps: '0' is not a positive integer"
+	tk_run "$TK_ROOT/repro/dip.sh" --loss 1 --out /tmp/x
+	expect_status 2
+	expect_stderr "dip.sh: --loss: needs --rate (the loss is at the htb bottleneck)"
+	tk_run "$TK_ROOT/repro/dip.sh" --rate 200 --loss 1% --out /tmp/x
+	expect_status 2
+	expect_stderr "dip.sh: --loss: '1%' is not a percentage such as 1 or 0.5"
+	tk_run "$TK_ROOT/repro/dip.sh" --rate 200 --loss 0.001 --out /tmp/x
+	expect_status 2
+	expect_stderr "dip.sh: --loss: '0.001' is not a percentage such as 1 or 0.5"
+	tk_run "$TK_ROOT/repro/dip.sh" --rate 200 --loss 51 --out /tmp/x
+	expect_status 2
+	expect_stderr "dip.sh: --loss: '51' is not within 0.01..50 (percent)"
+	tk_run "$TK_ROOT/repro/dip.sh" --rate 200 --loss 0.00 --out /tmp/x
+	expect_status 2
+	expect_stderr "dip.sh: --loss: '0.00' is not within 0.01..50 (percent)"
+	tk_run "$TK_ROOT/repro/dip.sh" --gro yes --out /tmp/x
+	expect_status 2
+	expect_stderr "dip.sh: --gro: 'yes' is not on or off"
 }
 
 @test "sweep.sh bad arguments: one line, exit 2" {

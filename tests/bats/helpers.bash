@@ -66,7 +66,7 @@ requires() {
 				return
 			fi
 			ip netns del tk-probe-netem-$$ 2>/dev/null ;;
-		iperf3 | tcpdump | tshark | tcptrace | mergecap | capinfos | editcap | gnuplot | jq | bpftool | ss | nstat | prometheus | promtool | tc | valgrind | curl | script | strace | file)
+		iperf3 | tcpdump | tshark | tcptrace | mergecap | capinfos | editcap | gnuplot | jq | bpftool | ss | nstat | prometheus | promtool | tc | valgrind | curl | script | strace | file | ethtool)
 			_tk_have_cmd "$w" || { _tk_missing "the $w command (run ./scripts/install-deps.sh)"; return; } ;;
 		git)
 			_tk_have_cmd git && git -C "$TK_ROOT" rev-parse --git-dir > /dev/null 2>&1 ||

@@ -281,6 +281,57 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 	! grep -q 'rate drop' "$d/verdict.txt" || grep -Eq 'delivered less \(≈ [0-9.]+ Mbit/s, what the flow had delivered' "$d/verdict.txt"
 }
 
+@test "dip.sh --loss 1 through a 200 Mbit/s htb: the router's drops are the flow's retransmissions; no policer, and no throttle at 90% of the rate" {
+	requires root netns struct_ops tcpdump jq tc iperf3 ethtool
+	local d=$RP_OUT/loss drops rtx
+	tk_run "$TK_ROOT/repro/dip.sh" --push iperf3 --rate 200 --loss 1 --duration 4 --no-plot \
+		--out "$d" --id "${RP_ID}l" --port 43107
+	expect_status 0
+	cat "$d/verdict.txt"
+	jq -e '.scenario.loss_pct == "1"' "$d/verdict.json"
+	# the witness: each packet tc's class dropped is one segment TCP sent
+	# again. Retransmissions can exceed drops by a few: a tail loss probe or
+	# an RTO resends what was not lost (none in the runs measured: 667
+	# dropped, 665 retransmitted), and a retransmission can be dropped too
+	# (counted twice on each side); 5% covers both
+	drops=$(jq .scenario.loss_dropped_packets "$d/verdict.json")
+	rtx=$(jq .push.send.retransmits "$d/verdict.json")
+	[ "$drops" -gt 0 ]
+	[ $(( 100 * (rtx > drops ? rtx - drops : drops - rtx) )) -le $(( 5 * drops + 100 )) ] ||
+		{ echo "# $drops dropped, $rtx retransmitted"; return 1; }
+	# BBR does not slow for a 1% random loss (its policer mode needs 20%)
+	jq -e '.collapses_by_cause.loss_policer == 0' "$d/verdict.json"
+	# a bulk flow that delivered at least 90% of the htb's rate is never
+	# called throttled (issue 27). Idle, it delivers 95%; beside a busy core
+	# it may not (TSO off costs CPU: 80% in ci17), and then this says nothing
+	jq -e '.push.send.goodput_bps < 180e6 or ([.throttling_by_cause[]] | add == 0)' "$d/verdict.json"
+}
+
+@test "dip.sh --gro on, an unshaped bulk flow: GRO on at the receiver, every collapse named, no fall told from a maximum, at most 1% of the run throttled" {
+	requires root netns struct_ops tcpdump jq iperf3 ethtool
+	local d=$RP_OUT/gro seen=$BATS_TEST_TMPDIR/gro
+	"$TK_ROOT/repro/dip.sh" --push iperf3 --gro on --duration 4 --no-plot \
+		--out "$d" --id "${RP_ID}g" --port 43108 > "$BATS_TEST_TMPDIR/dip.out" 2>&1 &
+	local pid=$!
+	# ethtool's own reading of the receiver's veth while the push runs
+	tk_wait_for "ip netns exec rp-recv-${RP_ID}g ethtool -k eth0 2>/dev/null > '$seen' && grep -q 'generic-receive-offload: on' '$seen'" 60
+	wait "$pid" || { cat "$BATS_TEST_TMPDIR/dip.out"; return 1; }
+	cat "$d/verdict.txt"
+	jq -e '.scenario.gro == "on" and .push.send.goodput_bps > 0' "$d/verdict.json"
+	# a veth's path is the machine's CPU: beside a busy core it does fall (ci17:
+	# 5.6 Gbit/s to 130 Mbit/s for 4 ms), but a rate drop is told from what
+	# the flow delivered, never from a maximum a burst of compressed ACKs set
+	! grep -q 'rate drop' "$d/verdict.txt" || grep -Eq 'delivered less \(≈ [0-9.]+ [MG]bit/s, what the flow had delivered' "$d/verdict.txt"
+	# nor is a receiver setting proposed for a sender's own path
+	jq -e '.throttling_by_cause.delayed_ack == 0' "$d/verdict.json"
+	# other at most 5% (issue 27's bound), one in a run of fewer than 20
+	jq -e '.collapses_by_cause.other <= ([.collapses / 20, 1] | max)' "$d/verdict.json"
+	# a receiver descheduled for a millisecond or two on a busy 2-core machine
+	# holds a bulk flow back for a few ms (measured: 4 throttles, 21 ms in all,
+	# for 20 flows over 5 s); more than 1% of the run is a wrong judgement
+	jq -e '.throttled_s <= 0.04' "$d/verdict.json"
+}
+
 @test "sweep.sh: without netem the RTT axis collapses to native and the table says so; CSV columns" {
 	requires root netns struct_ops tcpdump jq tc
 	if ip netns add "rp-nq-$$" && ip netns exec "rp-nq-$$" tc qdisc add dev lo root netem delay 1ms 2>/dev/null; then
