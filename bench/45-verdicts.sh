@@ -18,6 +18,20 @@
 #   rtmp F fps B M Q  a real push, ffmpeg (libx264) into nginx-  harmless; quickack off: at most
 #                   rtmp (dip.sh --push ffmpeg), F fps, B Mbit/s, one throttling delayed_ack (the
 #                   quickack Q                                   RTMP handshake's held ACK)
+#   htb burst bulk  iperf3 bulk through htb 200 Mbit/s with a  the burst's maximum is burst_max;
+#                   64 kB burst (line rate after an idle gap)  nothing throttles, no rate_drop
+#   htb burst 20M   the same, iperf3 at 20 Mbit/s (app-limited) nothing throttles
+#   veth bulk       iperf3 bulk on the unshaped veth: the CPU   nothing throttles (it runs at the
+#                   is the bottleneck, RTTs of microseconds    machine's speed), no rate_drop
+#   veth 20 flows   20 bulk iperf3 flows on the same           nothing throttles the aggregate;
+#                                                              other <= 5%
+#   veth 20M        iperf3 at 20 Mbit/s, unshaped              nothing throttles
+#   htb loss bulk   iperf3 bulk through htb 200 Mbit/s, 1%     nothing throttles (BBR keeps its
+#                   random loss (dip.sh --loss: cls_bpf)       rate under 20% loss), no loss_policer
+#   htb loss 20M    the same at 20 Mbit/s (app-limited)        nothing throttles
+#   veth gro bulk   iperf3 bulk, unshaped, GRO on the          nothing throttles, no rate_drop
+#                   receiver's veth: compressed ACKs
+#   veth gro 20M    the same at 20 Mbit/s                      nothing throttles
 #
 # VERDICT_BENCH_SECS (default 20) per run; BENCH_VERDICT_ONLY=REGEX runs only the
 # scenarios it matches (rtmp: the real pushes). Each run's verdict is printed
@@ -58,6 +72,15 @@ scenarios=(
 	"rtmp 60 fps 4M on|--push ffmpeg --fps 60 --bitrate-kbps 4000 --quickack on|nothing throttles"
 	"rtmp 20 fps 12M off|--push ffmpeg --fps 20 --bitrate-kbps 12000 --quickack off|harmless (handshake delayed_ack <= 1)"
 	"rtmp 20 fps 12M on|--push ffmpeg --fps 20 --bitrate-kbps 12000 --quickack on|nothing throttles"
+	"htb burst bulk|--push iperf3 --rate 200 --burst 65536|burst_max, nothing throttles"
+	"htb burst 20M|--push iperf3 --rate 200 --burst 65536 --bitrate-kbps 20000|nothing throttles"
+	"veth bulk|--push iperf3|nothing throttles, no rate_drop"
+	"veth 20 flows|--push iperf3 --flows 20|nothing throttles"
+	"veth 20M|--push iperf3 --bitrate-kbps 20000|nothing throttles"
+	"htb loss bulk|--push iperf3 --rate 200 --loss 1|nothing throttles, no loss_policer"
+	"htb loss 20M|--push iperf3 --rate 200 --loss 1 --bitrate-kbps 20000|nothing throttles"
+	"veth gro bulk|--push iperf3 --gro on|nothing throttles, no rate_drop"
+	"veth gro 20M|--push iperf3 --gro on --bitrate-kbps 20000|nothing throttles"
 )
 # BENCH_VERDICT_ONLY=REGEX: only the scenarios whose name matches (the real pushes: 'rtmp')
 only=${BENCH_VERDICT_ONLY:-.}
