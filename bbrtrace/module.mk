@@ -6,7 +6,7 @@ bbrtrace_SRCS := bbrtrace/main.c bbrtrace/args.c bbrtrace/help.c bbrtrace/run.c 
                  bbrtrace/detect.c bbrtrace/cause.c bbrtrace/flowtab.c bbrtrace/culprit.c bbrtrace/demand.c bbrtrace/peers.c bbrtrace/peerverdict.c bbrtrace/vtext.c \
                  bbrtrace/stall.c bbrtrace/verdict.c
 bbrtrace_BPF  := bbr_traced bbr_traced_pre610 bbrtrace_fentry bbrtrace_kprobe
-bbrtrace_LIBS := $(BPF_LIBS) -lpthread
+bbrtrace_LIBS := $(BPF_LIBS) -lnl-3 -lpthread
 
 # the user-space decode + JSON cost, measured by bench/20-bbrtrace.sh
 BENCH_PROGS += bbrtrace_decode

@@ -386,6 +386,19 @@ static void one_route(void *ctx, const char *route)
 	w->n++;
 }
 
+/* the routes of w->ns (NULL: this namespace) that name bbr_traced; a scan
+ * that fails says which routes went unchecked, rather than nothing */
+static void scan_routes(struct route_warn *w)
+{
+	char err[256];
+
+	if (rtscan_congctl("bbr_traced", one_route, w, err, sizeof(err)) < 0)
+		wlog("cannot tell which routes%s%s still name congctl bbr_traced, which goes away now: %s "
+		     "(see: ip%s%s route show | grep bbr_traced)",
+		     w->ns ? " in network namespace " : "", w->ns ? w->ns : "", err, w->ns ? " -n " : "",
+		     w->ns ? w->ns : "");
+}
+
 /*
  * Before bbr_traced goes: the routes that name it in their congctl, in this
  * namespace and every named one. Once it is gone, such a route names a
@@ -399,7 +412,7 @@ static void warn_routes_naming_bbr_traced(void)
 	DIR *d = opendir(NETNS_RUN_DIR);
 	struct dirent *e;
 
-	rtscan_congctl("bbr_traced", one_route, &w);
+	scan_routes(&w);
 	while (self >= 0 && d && (e = readdir(d))) {
 		char msg[256];
 		int fd;
@@ -408,7 +421,7 @@ static void warn_routes_naming_bbr_traced(void)
 			continue;
 		if (netns_enter_fd(fd) == 0) {
 			w.ns = e->d_name;
-			rtscan_congctl("bbr_traced", one_route, &w);
+			scan_routes(&w);
 			netns_enter_fd(self);
 		}
 		close(fd);

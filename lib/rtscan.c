@@ -1,23 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The route scan: one RTM_GETROUTE dump per family on a raw rtnetlink socket,
- * each route's RTA_METRICS searched for RTAX_CC_ALGO, a match named as ip
- * route names it, and the dump bounded in messages.
+ * The route scan: each IPv4 and IPv6 route of the namespace read through
+ * lib/nlroute, its RTA_METRICS searched for RTAX_CC_ALGO, and a match named
+ * as ip route names it.
  */
 #include <arpa/inet.h>
-#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <sys/socket.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
 
+#include "nlroute.h"
 #include "rtscan.h"
-
-#define RTSCAN_BUF (64 * 1024)
-#define RTSCAN_MAX_MSGS 1000000 /* a dump of more routes than this is cut: bound the loop */
 
 /* the congctl of a route's RTA_METRICS, or NULL */
 static const char *cc_of(const struct rtattr *metrics)
@@ -72,52 +71,72 @@ static bool route_names(const struct nlmsghdr *h, const char *cc, char *desc, si
 	return hit;
 }
 
-static int dump_family(int fd, int family, const char *cc, void (*fn)(void *, const char *), void *ctx)
+/* the routes found; a family's are forgotten when its dump is read again,
+ * so that none is named twice */
+struct scan {
+	const char *cc;
+	char (*names)[96];
+	int n, cap, family_start;
+};
+
+static int on_route(const struct nlmsghdr *h, void *arg, char *why, size_t whylen)
 {
-	struct {
-		struct nlmsghdr h;
-		struct rtmsg r;
-	} req = { .h = { .nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETROUTE,
-			 .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP, .nlmsg_seq = 1 },
-		  .r = { .rtm_family = (unsigned char)family } };
-	static char buf[RTSCAN_BUF];
-	int found = 0;
+	struct scan *s = arg;
 
-	if (send(fd, &req, sizeof(req), 0) < 0)
-		return -errno;
-	for (unsigned int msgs = 0; msgs < RTSCAN_MAX_MSGS;) {
-		ssize_t n = recv(fd, buf, sizeof(buf), 0);
-		int len = (int)n;
+	if (h->nlmsg_len < NLMSG_LENGTH(sizeof(struct rtmsg)))
+		return 0; /* a message too short to be a route names nothing */
+	if (s->n == s->cap) {
+		int cap = s->cap ? s->cap * 2 : 8;
+		char (*v)[96] = realloc(s->names, (size_t)cap * sizeof(*v));
 
-		if (n < 0)
-			return errno == EINTR ? -EINTR : -errno;
-		for (struct nlmsghdr *h = (void *)buf; NLMSG_OK(h, (unsigned int)len); h = NLMSG_NEXT(h, len), msgs++) {
-			char desc[96];
-
-			if (h->nlmsg_type == NLMSG_DONE)
-				return found;
-			if (h->nlmsg_type == NLMSG_ERROR)
-				return -EIO;
-			if (h->nlmsg_type == RTM_NEWROUTE && route_names(h, cc, desc, sizeof(desc))) {
-				fn(ctx, desc);
-				found++;
-			}
+		if (!v) {
+			snprintf(why, whylen, "out of memory");
+			return -1;
 		}
+		s->names = v;
+		s->cap = cap;
 	}
-	return found;
+	s->n += route_names(h, s->cc, s->names[s->n], sizeof(s->names[s->n]));
+	return 0;
 }
 
-int rtscan_congctl(const char *cc, void (*fn)(void *ctx, const char *route), void *ctx)
+static void restart(void *arg)
 {
-	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	int n4, n6;
+	struct scan *s = arg;
 
-	if (fd < 0)
-		return -errno;
-	n4 = dump_family(fd, AF_INET, cc, fn, ctx);
-	n6 = n4 < 0 ? n4 : dump_family(fd, AF_INET6, cc, fn, ctx);
-	close(fd);
-	if (n4 < 0)
-		return n4;
-	return n6 < 0 ? n6 : n4 + n6;
+	s->n = s->family_start;
+}
+
+static int dump_family(struct nl_sock *sk, int family, struct scan *s, char *err, size_t errlen)
+{
+	struct tk_nl_dump_ops ops = { .route = on_route, .restart = restart, .ctx = s };
+
+	s->family_start = s->n;
+	if (!tk_nl_dump_routes(sk, family, &ops, err, errlen))
+		return 0;
+	s->n = s->family_start; /* a family read in part names nothing */
+	return -1;
+}
+
+int rtscan_congctl(const char *cc, void (*fn)(void *ctx, const char *route), void *ctx, char *err,
+		   size_t errlen)
+{
+	struct scan s = { .cc = cc };
+	struct nl_sock *sk = nl_socket_alloc();
+	int e, r = -1;
+
+	if (!sk) {
+		snprintf(err, errlen, "cannot allocate a netlink socket");
+		return -1;
+	}
+	e = nl_connect(sk, NETLINK_ROUTE);
+	if (e < 0)
+		snprintf(err, errlen, "cannot open a netlink socket: %s", nl_geterror(e));
+	else if (!dump_family(sk, AF_INET, &s, err, errlen) && !dump_family(sk, AF_INET6, &s, err, errlen))
+		r = s.n;
+	nl_socket_free(sk);
+	for (int i = 0; i < s.n; i++)
+		fn(ctx, s.names[i]);
+	free(s.names);
+	return r;
 }

@@ -20,6 +20,7 @@
 #include <netlink/route/link.h>
 
 #include "nl.h"
+#include "nlroute.h"
 
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270
@@ -109,30 +110,27 @@ const char *qa_nl_ifname(struct qa_nl *nl, uint32_t ifindex, char *buf, size_t l
 
 /* --- dumps -------------------------------------------------------------------------- */
 
+/* the routes read so far, and where this family's began (a restart goes back there) */
 struct dump_ctx {
 	struct qa_routes *out;
-	char err[256];
-	int failed;
+	size_t start;
 };
 
-static int dump_valid(struct nl_msg *msg, void *arg)
+/* one route message into out: 0, or -1 with why */
+static int take_route(const struct nlmsghdr *h, void *arg, char *why, size_t whylen)
 {
 	struct dump_ctx *c = arg;
-	struct nlmsghdr *h = nlmsg_hdr(msg);
 	struct qa_routes *rs = c->out;
 	struct qa_route r;
-	char why[160];
+	char bad[160];
 
-	if (h->nlmsg_type != RTM_NEWROUTE)
-		return NL_OK;
-	if (qa_route_parse(nlmsg_data(h), (size_t)nlmsg_datalen(h), &r, why, sizeof(why))) {
-		snprintf(c->err, sizeof(c->err), "the kernel sent a route this program cannot read: %s", why);
-		c->failed = 1;
-		return NL_STOP;
+	if (qa_route_parse(nlmsg_data(h), (size_t)nlmsg_datalen(h), &r, bad, sizeof(bad))) {
+		snprintf(why, whylen, "the kernel sent a route this program cannot read: %s", bad);
+		return -1;
 	}
 	if (r.rtm.rtm_flags & RTM_F_CLONED) { /* cache entries, not routes */
 		qa_route_free(&r);
-		return NL_OK;
+		return 0;
 	}
 	if (rs->n == rs->cap) {
 		size_t cap = rs->cap ? rs->cap * 2 : 256;
@@ -140,55 +138,32 @@ static int dump_valid(struct nl_msg *msg, void *arg)
 
 		if (!v) {
 			qa_route_free(&r);
-			snprintf(c->err, sizeof(c->err), "out of memory");
-			c->failed = 1;
-			return NL_STOP;
+			snprintf(why, whylen, "out of memory");
+			return -1;
 		}
 		rs->v = v;
 		rs->cap = cap;
 	}
 	rs->v[rs->n++] = r;
-	return NL_OK;
+	return 0;
+}
+
+static void forget_family(void *arg)
+{
+	struct dump_ctx *c = arg;
+
+	while (c->out->n > c->start)
+		qa_route_free(&c->out->v[--c->out->n]);
 }
 
 static int dump_family(struct qa_nl *nl, int family, struct qa_routes *out, char *err, size_t errlen)
 {
-	size_t start = out->n;
+	struct dump_ctx c = { .out = out, .start = out->n };
+	struct tk_nl_dump_ops ops = { .route = take_route, .restart = forget_family, .ctx = &c };
 
-	for (int attempt = 0; attempt < 5; attempt++) {
-		struct rtmsg rtm = { .rtm_family = (unsigned char)family };
-		struct dump_ctx c = { .out = out };
-		struct nl_cb *cb;
-		int e;
-
-		while (out->n > start)
-			qa_route_free(&out->v[--out->n]);
-		e = nl_send_simple(nl->sk, RTM_GETROUTE, NLM_F_DUMP, &rtm, sizeof(rtm));
-		if (e < 0) {
-			snprintf(err, errlen, "cannot ask for the routes: %s", nl_geterror(e));
-			return -1;
-		}
-		cb = nl_cb_alloc(NL_CB_DEFAULT);
-		if (!cb) {
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
-		nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, dump_valid, &c);
-		e = nl_recvmsgs(nl->sk, cb);
-		nl_cb_put(cb);
-		if (c.failed) {
-			snprintf(err, errlen, "%.*s", (int)(errlen > 1 ? errlen - 1 : 0), c.err);
-			return -1;
-		}
-		if (e == -NLE_DUMP_INTR)
-			continue; /* the table changed during the dump: read it again */
-		if (e < 0) {
-			snprintf(err, errlen, "cannot read the routes: %s", nl_geterror(e));
-			return -1;
-		}
+	if (!tk_nl_dump_routes(nl->sk, family, &ops, err, errlen))
 		return 0;
-	}
-	snprintf(err, errlen, "the routes kept changing during 5 dumps");
+	forget_family(&c);
 	return -1;
 }
 
@@ -212,10 +187,10 @@ int qa_nl_route_to(struct qa_nl *nl, const struct cli_addr *to, uint32_t table, 
 {
 	struct qa_routes found = { 0 };
 	struct dump_ctx c = { .out = &found };
+	struct tk_nl_dump_ops ops = { .route = take_route, .ctx = &c };
 	struct rtmsg rtm = { .rtm_family = (unsigned char)to->family,
 			     .rtm_dst_len = to->family == AF_INET ? 32 : 128, .rtm_flags = RTM_F_FIB_MATCH };
 	struct nl_msg *msg = nlmsg_alloc_simple(RTM_GETROUTE, NLM_F_REQUEST);
-	struct nl_cb *cb;
 	int e;
 
 	if (!msg || nlmsg_append(msg, &rtm, sizeof(rtm), NLMSG_ALIGNTO) ||
@@ -227,22 +202,20 @@ int qa_nl_route_to(struct qa_nl *nl, const struct cli_addr *to, uint32_t table, 
 	}
 	e = nl_send_auto(nl->sk, msg);
 	nlmsg_free(msg);
-	cb = e < 0 ? NULL : nl_cb_alloc(NL_CB_DEFAULT);
-	if (!cb) {
-		snprintf(err, errlen, "cannot ask for the route: %s", e < 0 ? nl_geterror(e) : "out of memory");
+	if (e < 0) {
+		snprintf(err, errlen, "cannot ask for the route: %s", nl_geterror(e));
 		return -1;
 	}
-	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, dump_valid, &c);
-	e = nl_recvmsgs(nl->sk, cb);
+	e = tk_nl_recv_routes(nl->sk, &ops, err, errlen);
 	/* the answer came; the ACK libnl asked for follows it: read it too, so
 	 * that the next dump does not take it for its own end */
-	if (e >= 0)
-		e = nl_wait_for_ack(nl->sk);
-	nl_cb_put(cb);
-	if (c.failed) {
-		snprintf(err, errlen, "%.*s", (int)(errlen > 1 ? errlen - 1 : 0), c.err);
+	if (e == TK_NL_REFUSED) {
+		nl_wait_for_ack(nl->sk);
+		qa_routes_free(&found);
 		return -1;
 	}
+	if (e == 0)
+		e = nl_wait_for_ack(nl->sk);
 	/* ENETUNREACH, EHOSTUNREACH: no route; the kernel says so as an error */
 	if (e == -NLE_NOADDR || e == -NLE_OBJ_NOTFOUND || e == -NLE_FAILURE || !found.n) {
 		qa_routes_free(&found);
