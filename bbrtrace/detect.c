@@ -447,6 +447,7 @@ static void impact_of(struct bt_detect *d, struct flow *f, struct bt_collapse *c
 	else if (!path_gave_less(c))
 		need = 1.0 - d->cfg.collapse_ratio; /* BBR's own spread (rules.h) */
 	c->headroom = c->demand_bps ? (double)allowed / (double)c->demand_bps : 0;
+	c->need_bps = (uint64_t)(need * (double)c->demand_bps);
 	c->impact = c->headroom < need ? BT_IMPACT_THROTTLING : BT_IMPACT_HARMLESS;
 	/* a flow with more to send whose path gave less (a rate drop, a policer) is held
 	 * back by its path, whatever it delivered before */

@@ -212,6 +212,7 @@ static bool rd_str(const char *s, char *out, size_t len)
 #define BT_FIELD_IMPACT "impact", REC_STR, 0, rv_str(bt_impact_names[c->impact]), RD_IMPACT(c->impact)
 #define BT_FIELD_HEADROOM "headroom", REC_F64, 3, rv_f64(c->headroom), RD_F64(c->headroom)
 #define BT_FIELD_DEMAND_BPS "demand_bps", REC_U64, 0, rv_u64(c->demand_bps), RD_U64(c->demand_bps)
+#define BT_FIELD_NEED_BPS "need_bps", REC_U64, 0, rv_u64(c->need_bps), RD_U64(c->need_bps)
 #define BT_FIELD_RESET_BY_ACK "reset_by_ack", REC_BOOL, 0, rv_bool(c->reset_by_ack), \
 	RD_BOOL(c->reset_by_ack)
 #define BT_FIELD_SAMPLE_T_NS "sample_t_ns", REC_U64, 0, rv_u64(r->t_ns), RD_U64(r->t_ns)

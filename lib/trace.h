@@ -236,6 +236,9 @@ struct bt_collapse {
 	enum bt_cause cause;
 	enum bt_impact impact;
 	uint64_t demand_bps;      /* the flow's demand (bbrtrace/rules.h) */
+	/* the pacing the flow needed (the demand x the rule's factor,
+	 * bbrtrace/rules.h): a collapse whose pacing is under it throttles */
+	uint64_t need_bps;
 	/* what the flow delivered while the old maximum held (bbrtrace/cause.h):
 	 * what a rate_drop fell from; in the evidence, no field of the record */
 	uint64_t delivered_bps;
@@ -307,6 +310,7 @@ struct bt_collapse {
 	X(IMPACT, "impact", -10, 0, 0)                                                \
 	X(HEADROOM, "headroom", 8, 0, 2)                                              \
 	X(DEMAND_BPS, "dem Mb/s", 8, BT_MBPS, 2)                                      \
+	X(NEED_BPS, NULL, 0, 0, 0)                                                    \
 	X(RESET_BY_ACK, NULL, 0, 0, 0)                                                \
 	X(SAMPLE_T_NS, NULL, 0, 0, 0)                                                 \
 	X(DELIVERED, "dlv", 4, 0, 0)                                                  \

@@ -148,6 +148,8 @@ static void fill_collapse(struct bt_collapse *c, const struct bt_sample *ack, co
 	c->cause = (enum bt_cause)(next(x) % BT_NCAUSES);
 	c->impact = (enum bt_impact)(next(x) % BT_NIMPACTS);
 	c->demand_bps = edgy(x, UINT64_MAX);
+	/* from the demand, drawing nothing: the fields after it keep the values they had */
+	c->need_bps = c->demand_bps - c->demand_bps / 5;
 	c->headroom = ratios[next(x) % 9] * 7;
 	c->reset_by_ack = next(x) & 1;
 	snprintf(c->evidence, sizeof(c->evidence), "%s", evidence[next(x) % 5]);
