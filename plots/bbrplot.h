@@ -34,6 +34,7 @@ struct env {
 	uint64_t cookie;
 	unsigned int width, height;
 	double from, to, offset_ms; /* NAN: not given */
+	double rate_lo, rate_hi;    /* --rate-range, Mbit/s; 0: fitted to the data */
 	double bin_ms;
 	bool svg;
 };

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The dip plot's trace: the flow to draw chosen from bbrtrace's JSON lines
- * (pass 1), then its samples and its collapses by cause written as
- * samples.dat and collapses.dat (pass 2).
+ * (pass 1), then its samples, its collapses by cause, the pacing it needed
+ * and its stalls by cause written as samples.dat, collapses.dat, need.dat
+ * and stalls.dat (pass 2).
  */
 #include <errno.h>
 #include <math.h>
@@ -57,10 +58,11 @@ static double interval(uint32_t us)
 	return us > 0 ? (double)us : PD_INTERVAL_FLOOR_US;
 }
 
-/* one parsed record of the trace: its kind, and the sample (or collapse) in it */
+/* one parsed record of the trace: its kind, and the sample, collapse or stall in it */
 struct trace_rec {
-	bool is_sample, is_collapse;
+	bool is_sample, is_collapse, is_stall;
 	struct bt_collapse c;      /* a sample is read into c.ack */
+	struct bt_stall x;
 	struct bt_fieldset fs;
 };
 
@@ -71,11 +73,20 @@ static bool rec_of(const struct jl_obj *o, struct trace_rec *r)
 
 	r->is_sample = type && !strcmp(type, bt_sample_schema.type);
 	r->is_collapse = type && !strcmp(type, bt_collapse_schema.type);
+	r->is_stall = type && !strcmp(type, bt_stall_schema.type);
 	if (r->is_sample)
 		bt_sample_read(o, &r->c.ack, &r->fs);
 	else if (r->is_collapse)
 		bt_collapse_read(o, &r->c, &r->fs);
-	return r->is_sample || r->is_collapse;
+	else if (r->is_stall)
+		bt_stall_read(o, &r->x, &r->fs);
+	return r->is_sample || r->is_collapse || r->is_stall;
+}
+
+/* the record's flow and time: a stall's are those of the write it began at */
+static const struct bt_sample *rec_at(const struct trace_rec *r)
+{
+	return r->is_stall ? &r->x.at : &r->c.ack;
 }
 
 struct trace_pass {
@@ -223,18 +234,55 @@ static void write_sample_row(FILE *f, double ts, const struct bt_sample *s, stru
 	dip_note_rate(info, mbps(s->pacing_rate_bps, s->pacing_rate_valid));
 }
 
-static void write_collapse_row(FILE *f, double ts, const struct bt_collapse *c)
+/* a collapse in its cause's block; its need (a trace without need_bps: none)
+ * in need.dat, whose steps draw the need over the run */
+static void write_collapse_row(FILE *f, FILE *need, double ts, const struct trace_rec *r,
+			       struct pd_dip_info *info)
 {
+	const struct bt_collapse *c = &r->c;
 	double after = mbps(c->bw_bps, true);
+	bool throttling = c->impact == BT_IMPACT_THROTTLING;
 
 	fprintf(f, "%.9f", ts);
 	pd_put_num(f, isfinite(after) && after > PD_FLOOR_MBPS ? after : PD_FLOOR_MBPS);
 	pd_put_num(f, mbps(c->bw_prev_bps, true));
-	fputc('\n', f);
+	fprintf(f, " %d\n", throttling);
+	info->collapses[c->cause]++;
+	info->throttling[c->cause] += throttling;
+	if (!bt_has(&r->fs, BT_C_NEED_BPS) || !c->need_bps)
+		return;
+	fprintf(need, "%.9f", ts);
+	pd_put_num(need, mbps(c->need_bps, true));
+	pd_put_num(need, mbps(c->demand_bps, bt_has(&r->fs, BT_C_DEMAND_BPS)));
+	fputc('\n', need);
+	info->need_rows++;
+	info->last_need_mbps = mbps(c->need_bps, true);
+	info->last_demand_mbps = mbps(c->demand_bps, bt_has(&r->fs, BT_C_DEMAND_BPS));
+	dip_note_rate(info, info->last_need_mbps);
 }
 
-/* pass 2: the chosen flow's samples to samples.dat, its collapses by cause */
-static void write_series(struct trace_pass *p, const struct flow_key *chosen, FILE *samples, FILE *bf[],
+/* a stall in its cause's block: when it began and how long it held, s */
+static void write_stall_row(FILE *f, double ts, const struct bt_stall *x, struct pd_dip_info *info)
+{
+	fprintf(f, "%.9f", ts);
+	pd_put_num(f, (double)x->duration_us * 1e-6);
+	fputc('\n', f);
+	info->stalls[x->cause]++;
+	info->stalled_s[x->cause] += (double)x->duration_us * 1e-6;
+	if (ts + (double)x->duration_us * 1e-6 > info->last_s)
+		info->last_s = ts + (double)x->duration_us * 1e-6;
+}
+
+/* where pass 2 writes: samples.dat, need.dat, and a block per cause of
+ * collapses.dat and of stalls.dat */
+struct dip_out {
+	FILE *samples, *need;
+	FILE *coll[BT_NCAUSES];
+	FILE *stall[BT_NSTALL_CAUSES];
+};
+
+/* pass 2: the chosen flow's records to their files */
+static void write_series(struct trace_pass *p, const struct flow_key *chosen, struct dip_out *o,
 			 struct pd_dip_info *info)
 {
 	size_t ndiff = 0, capdiff = 0;
@@ -250,10 +298,10 @@ static void write_series(struct trace_pass *p, const struct flow_key *chosen, FI
 
 		/* pass 1 read these lines: a blank one is no object */
 		if (jl_parse(p->line, p->o, perr, sizeof(perr)) || !rec_of(p->o, &r) ||
-		    !key_of(&r.c.ack, &r.fs, &k) || !same_flow(&k, chosen) ||
+		    !key_of(rec_at(&r), &r.fs, &k) || !same_flow(&k, chosen) ||
 		    !bt_has(&r.fs, info->wall ? BT_F_WALL_NS : BT_F_T_NS))
 			continue;
-		t = info->wall ? r.c.ack.wall_ns : r.c.ack.t_ns;
+		t = info->wall ? rec_at(&r)->wall_ns : rec_at(&r)->t_ns;
 		ts = (double)t * 1e-9 - info->origin_s;
 		/* bbrpcap join added the frame's time */
 		if (jl_u64(p->o, "frame_time_ns", &ft))
@@ -261,13 +309,14 @@ static void write_series(struct trace_pass *p, const struct flow_key *chosen, FI
 		if (r.is_sample) {
 			/* counted, not drawn: the handshake's sample holds no BBR state yet */
 			if (!bt_mode_is_handshake(r.c.ack.mode))
-				write_sample_row(samples, ts, &r.c.ack, info);
+				write_sample_row(o->samples, ts, &r.c.ack, info);
 			info->samples++;
 			if (ts > info->last_s)
 				info->last_s = ts;
+		} else if (r.is_collapse) {
+			write_collapse_row(o->coll[r.c.cause], o->need, ts, &r, info);
 		} else {
-			write_collapse_row(bf[r.c.cause], ts, &r.c);
-			info->collapses[r.c.cause]++;
+			write_stall_row(o->stall[r.x.cause], ts, &r.x, info);
 		}
 	}
 	if (ndiff) {
@@ -278,44 +327,84 @@ static void write_series(struct trace_pass *p, const struct flow_key *chosen, FI
 	free(diffs);
 }
 
-/* collapses.dat: one index block per cause, in lib/trace.h's order, each
- * with a NaN row so that none is empty */
-static int write_collapse_blocks(struct trace_pass *p, const struct flow_key *chosen, FILE *samples, FILE *coll,
-				 struct pd_dip_info *info, char *err, size_t errlen)
-{
-	char *blocks[BT_NCAUSES] = { 0 };
-	size_t blen[BT_NCAUSES] = { 0 };
-	FILE *bf[BT_NCAUSES];
+/* a memory stream per block, so that pass 2 writes each record once */
+struct blocks {
+	FILE *f[BT_NCAUSES + BT_NSTALL_CAUSES];
+	char *buf[BT_NCAUSES + BT_NSTALL_CAUSES];
+	size_t len[BT_NCAUSES + BT_NSTALL_CAUSES];
+};
 
-	for (int c = 0; c < BT_NCAUSES; c++) {
-		bf[c] = open_memstream(&blocks[c], &blen[c]);
-		if (!bf[c]) {
-			log_fmt(err, errlen, "out of memory");
-			while (c-- > 0) {
-				fclose(bf[c]);
-				free(blocks[c]);
+static int blocks_open(struct blocks *b, struct dip_out *o, char *err, size_t errlen)
+{
+	for (int i = 0; i < BT_NCAUSES + BT_NSTALL_CAUSES; i++) {
+		b->f[i] = open_memstream(&b->buf[i], &b->len[i]);
+		if (!b->f[i]) {
+			while (i-- > 0) {
+				fclose(b->f[i]);
+				free(b->buf[i]);
 			}
-			return PD_ERR_SYSTEM;
+			return pd_out_of_memory(err, errlen);
 		}
 	}
-	write_series(p, chosen, samples, bf, info);
-	for (int c = 0; c < BT_NCAUSES; c++) {
-		fclose(bf[c]);
-		fprintf(coll, "%s# %s\nNaN NaN NaN\n%s\n\n",
-			c ? "" : "# t_s bw_mbps bw_prev_mbps, one block per cause\n", bt_cause_names[c],
-			blocks[c] ? blocks[c] : "");
-		free(blocks[c]);
+	memcpy(o->coll, b->f, sizeof(o->coll));
+	memcpy(o->stall, b->f + BT_NCAUSES, sizeof(o->stall));
+	return 0;
+}
+
+/* the blocks written out, each after its name and a NaN row, so that none
+ * is empty (gnuplot's index counts blocks) */
+static void blocks_write(struct blocks *b, FILE *coll, FILE *stalls)
+{
+	for (int i = 0; i < BT_NCAUSES + BT_NSTALL_CAUSES; i++) {
+		bool is_coll = i < BT_NCAUSES;
+
+		fclose(b->f[i]);
+		fprintf(is_coll ? coll : stalls, "# %s\n%s\n%s\n\n",
+			is_coll ? bt_cause_names[i] : bt_stall_cause_names[i - BT_NCAUSES],
+			is_coll ? "NaN NaN NaN 0" : "NaN NaN", b->buf[i] ? b->buf[i] : "");
+		free(b->buf[i]);
 	}
+}
+
+/* the last need holds to the end of what is drawn */
+static void need_close(FILE *need, const struct pd_dip_info *info)
+{
+	if (!info->need_rows)
+		return;
+	fprintf(need, "%.9f", info->last_s);
+	pd_put_num(need, info->last_need_mbps);
+	pd_put_num(need, info->last_demand_mbps);
+	fputc('\n', need);
+}
+
+/* pass 2 into the four files */
+static int write_files(struct trace_pass *p, const struct flow_key *chosen, FILE *samples, FILE *coll,
+		       FILE *need, FILE *stalls, struct pd_dip_info *info, char *err, size_t errlen)
+{
+	struct dip_out o = { .samples = samples, .need = need };
+	struct blocks b;
+	int rc = blocks_open(&b, &o, err, errlen);
+
+	if (rc)
+		return rc;
+	fputs("# t_s bw_mbps pacing_mbps rcv_interval_us snd_interval_us app_limited\n", samples);
+	fputs("# t_s bw_mbps bw_prev_mbps throttling, one block per cause\n", coll);
+	fputs("# t_s need_mbps demand_mbps: from each collapse on (bbrtrace's need_bps, demand_bps)\n", need);
+	fputs("# t_s duration_s, one block per stall cause\n", stalls);
+	write_series(p, chosen, &o, info);
+	blocks_write(&b, coll, stalls);
+	need_close(need, info);
 	return 0;
 }
 
 int pd_dip_trace(const char *trace_path, const struct pd_flow_sel *sel, const char *dir,
 		 struct pd_dip_info *info, char *err, size_t errlen)
 {
+	static const char *const names[] = { "samples.dat", "collapses.dat", "need.dat", "stalls.dat" };
 	struct trace_pass p = { .in = fopen(trace_path, "r"), .path = trace_path, .o = malloc(sizeof(*p.o)) };
 	struct flow_key *flows = NULL, chosen = { 0 };
-	FILE *samples = NULL, *coll = NULL;
-	size_t nflows = 0;
+	FILE *f[ARRAY_SIZE(names)] = { 0 };
+	size_t nflows = 0, nf = 0;
 	int rc = PD_ERR_INPUT;
 
 	memset(info, 0, sizeof(*info));
@@ -335,19 +424,16 @@ int pd_dip_trace(const char *trace_path, const struct pd_flow_sel *sel, const ch
 	cli_fmt_v6mapped(chosen.daddr, info->daddr, sizeof(info->daddr));
 	info->sport = chosen.sport;
 	info->dport = chosen.dport;
-	samples = pd_open_out(dir, "samples.dat", err, errlen);
-	coll = samples ? pd_open_out(dir, "collapses.dat", err, errlen) : NULL;
 	rc = PD_ERR_SYSTEM;
-	if (!samples || !coll)
-		goto out;
-	fputs("# t_s bw_mbps pacing_mbps rcv_interval_us snd_interval_us app_limited\n", samples);
+	for (; nf < ARRAY_SIZE(names); nf++)
+		if (!(f[nf] = pd_open_out(dir, names[nf], err, errlen)))
+			goto out;
 	rewind(p.in);
-	rc = write_collapse_blocks(&p, &chosen, samples, coll, info, err, errlen);
+	rc = write_files(&p, &chosen, f[0], f[1], f[2], f[3], info, err, errlen);
 out:
-	if (samples && pd_close_out(samples, "samples.dat", err, errlen))
-		rc = PD_ERR_SYSTEM;
-	if (coll && pd_close_out(coll, "collapses.dat", err, errlen))
-		rc = PD_ERR_SYSTEM;
+	for (size_t i = 0; i < nf; i++)
+		if (pd_close_out(f[i], names[i], err, errlen))
+			rc = PD_ERR_SYSTEM;
 	if (p.in)
 		fclose(p.in);
 	free(p.line);

@@ -1,23 +1,31 @@
 # bbrplot's dip plot: what the wire showed and what BBR believed, on one time axis.
 #
 # bbrplot prepares the data and runs: gnuplot -e "VARIABLES" plots/dip.gp
-#   data        directory with samples.dat, collapses.dat and tput.dat
+#   data        directory with samples.dat, collapses.dat, need.dat, stalls.dat
+#               and tput.dat
 #   out, term   output file; "pngcairo" or "svg"
 #   width, height   pixels
 #   ptitle      the plot's title
 #   have_pcap   1 when tput.dat holds the capture's throughput
 #   bin_ms      the capture's bin width
-#   ncauses, cause_label[], cause_n[], cause_colour[], cause_pt[]
+#   ncauses, cause_label[], cause_n[], cause_thr[], cause_colour[], cause_pt[]
 #               the collapse causes in bbrtrace's order (lib/trace.h), with
-#               their legend words, their counts, and how each is drawn
-#               (plots/draw.c's cause_style)
-#   floor_mbps  the rate axis' floor: rates below it are drawn at it (log axis)
+#               their legend words, their counts, the throttling ones among
+#               them, and how each is drawn (plots/draw.c's cause_style)
+#   nstalls, stall_label[], stall_n[], stall_s[], stall_colour[]
+#               the sender's stall causes (lib/trace.h), with their counts,
+#               their time in s, and their bars' colours
+#   have_need   1 when need.dat holds the pacing the flow needed
+#   floor_mbps  the rate axis' floor: collapses below it are drawn at it (log axis)
+#   ceiling_mbps  its top; 0: fitted to the data
 #   interval_floor_us   intervals of 0 us are drawn at it (log axis)
 #   xmin, xmax  the time axis of both panels, seconds from time 0 (the earlier
 #               of the trace's first sample and the capture's first frame)
 #
 # samples.dat:   t_s bw_mbps pacing_mbps rcv_interval_us snd_interval_us app_limited
-# collapses.dat: one block per cause, in that order: t_s bw_mbps bw_prev_mbps
+# collapses.dat: one block per cause, in that order: t_s bw_mbps bw_prev_mbps throttling
+# need.dat:      t_s need_mbps demand_mbps, from each collapse on (steps)
+# stalls.dat:    one block per stall cause, in that order: t_s duration_s
 # tput.dat:      t_s sent_mbps acked_mbps dip
 
 if (term eq "svg") {
@@ -35,8 +43,17 @@ c_acked  = "#2ca02c"
 c_bw     = "#000000"
 c_pacing = "#8c564b"
 # each cause's colour and point type come from bbrplot (cause_colour[], cause_pt[])
+max(a, b) = a > b ? a : b
 c_rcv    = "#d62728"
 c_snd    = "#1f77b4"
+c_need   = "#8b0000"
+c_demand = "#555555"
+# a collapse that throttled the flow: large, in a black ring; a harmless one small
+ps_thr   = 2.4
+ps_ring  = 3.6
+ps_harm  = 1.0
+# the stalls: bars just above the rate axis' floor, each as long as it held
+stall_y  = floor_mbps * 1.8
 
 set multiplot title ptitle font ",13"
 # both panels share the time axis: the same margins, the legends beside them
@@ -52,7 +69,7 @@ set bmargin 0.5
 set tmargin 1
 set logscale y 10
 set format y "%g"
-set yrange [floor_mbps:*]
+if (ceiling_mbps > 0) { set yrange [floor_mbps:ceiling_mbps] } else { set yrange [floor_mbps:*] }
 set ylabel "rate (Mbit/s, log)"
 set format x ""
 unset xlabel
@@ -64,8 +81,22 @@ plot \
 		title (have_pcap ? "wire: data ACKed (dotted, over sent)" : ""), \
 	data."/samples.dat" using 1:3 with lines lw 1.2 dt 2 lc rgb c_pacing title "BBR pacing rate", \
 	data."/samples.dat" using 1:2 with steps lw 2.2 lc rgb c_bw title "BBR bw (max-bw filter)", \
-	for [c=1:ncauses] data."/collapses.dat" index (c - 1) using 1:2 with points pt cause_pt[c] ps 2.2 \
-		lc rgb cause_colour[c] title sprintf("collapse: %s (%d)", cause_label[c], cause_n[c])
+	data."/need.dat" using 1:3 with steps lw 1.2 dt 3 lc rgb c_demand \
+		title (have_need ? "the flow's demand (bbrtrace)" : ""), \
+	data."/need.dat" using 1:2 with steps lw 1.6 dt (8, 4) lc rgb c_need \
+		title (have_need ? "pacing it needed: under it, throttled" : ""), \
+	for [c=1:nstalls] data."/stalls.dat" index (c - 1) using 1:(stall_y):2:(0) with vectors nohead \
+		lw 7 lc rgb stall_colour[c] \
+		title (stall_n[c] > 0 ? sprintf("stall: %s (%d, %.2f s)", stall_label[c], stall_n[c], stall_s[c]) : ""), \
+	NaN with points pt -1 lc rgb "white" title "collapses of the estimate, by cause:", \
+	for [c=1:ncauses] data."/collapses.dat" index (c - 1) using 1:($4 > 0 ? max(floor_mbps, $2) : NaN) with points \
+		pt 6 ps ps_ring lw 1.5 lc rgb "black" notitle, \
+	for [c=1:ncauses] data."/collapses.dat" index (c - 1) using 1:($4 > 0 ? max(floor_mbps, $2) : NaN) with points \
+		pt cause_pt[c] ps ps_thr lc rgb cause_colour[c] \
+		title sprintf("%s: %d (%d throttled)", cause_label[c], cause_n[c], cause_thr[c]), \
+	for [c=1:ncauses] data."/collapses.dat" index (c - 1) using 1:($4 > 0 ? NaN : max(floor_mbps, $2)) with points \
+		pt cause_pt[c] ps ps_harm lc rgb cause_colour[c] notitle, \
+	NaN with points pt 6 ps 2 lw 1.5 lc rgb "black" title "ringed: a collapse that throttled"
 
 # --- lower panel: the rate sample's two intervals; a delayed ACK is rcv >> snd ----------
 set origin 0, 0
@@ -74,15 +105,17 @@ set tmargin 0.5
 set bmargin 3.5
 set logscale y 10
 unset yrange
-set yrange [*:*]
-set ylabel "interval (us, log)"
+# a fixed rate axis (--rate-range) is for comparing plots: the intervals' axis
+# is fixed then too, from the floor to 10 s (an RTO's order), else fitted
+if (ceiling_mbps > 0) { set yrange [interval_floor_us:1e7] } else { set yrange [*:*] }
+set ylabel sprintf("interval (us, log; 0 drawn at %d)", interval_floor_us)
 set format x "%g"
 set xlabel "time (s since the trace's first sample or the capture's first frame, whichever came first)"
 set key at screen 0.995, screen 0.30 right top vertical Left reverse box samplen 2 font ",9"
 plot \
 	data."/samples.dat" using 1:4 with points pt 7 ps 0.45 lc rgb c_rcv \
-		title sprintf("rcv_interval_us (0 drawn at %d)", interval_floor_us), \
+		title "rcv_interval_us", \
 	data."/samples.dat" using 1:5 with points pt 7 ps 0.45 lc rgb c_snd \
-		title sprintf("snd_interval_us (0 drawn at %d)", interval_floor_us)
+		title "snd_interval_us"
 
 unset multiplot

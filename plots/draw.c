@@ -35,13 +35,42 @@ static const struct {
 _Static_assert(sizeof(cause_style) / sizeof(cause_style[0]) == BT_NCAUSES,
 	       "plots/draw.c: cause_style needs a colour and point type for each of lib/trace.h's causes");
 
-/* the legend's causes, from lib/trace.h: ncauses, cause_label[], cause_n[],
- * cause_colour[] and cause_pt[] */
-static void gp_causes(FILE *v, const uint64_t *counts)
+/* how each stall cause is drawn, in lib/trace.h's order: a bar's colour */
+static const char *const stall_colour[] = {
+	"#e6550d", /* nagle: dark orange */
+	"#3182bd", /* rwnd_limited: blue */
+	"#756bb1", /* cwnd_limited: purple */
+	"#8c564b", /* pacing_limited: brown, as the pacing line */
+	"#636363", /* other: grey */
+};
+_Static_assert(sizeof(stall_colour) / sizeof(stall_colour[0]) == BT_NSTALL_CAUSES,
+	       "plots/draw.c: stall_colour needs a colour for each of lib/trace.h's stall causes");
+
+/* the legend's stalls: nstalls, stall_label[], stall_n[], stall_s[], stall_colour[] */
+static void gp_stalls(FILE *v, const struct pd_dip_info *info)
 {
-	fprintf(v, "ncauses=%d; array cause_label[%d]; array cause_n[%d]; array cause_colour[%d]; "
-		   "array cause_pt[%d]; ",
-		BT_NCAUSES, BT_NCAUSES, BT_NCAUSES, BT_NCAUSES, BT_NCAUSES);
+	fprintf(v, "nstalls=%d; array stall_label[%d]; array stall_n[%d]; array stall_s[%d]; "
+		   "array stall_colour[%d]; ",
+		BT_NSTALL_CAUSES, BT_NSTALL_CAUSES, BT_NSTALL_CAUSES, BT_NSTALL_CAUSES, BT_NSTALL_CAUSES);
+	for (int c = 0; c < BT_NSTALL_CAUSES; c++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "stall_label[%d]", c + 1);
+		gp_str(v, name, bt_stall_cause_names[c]);
+		snprintf(name, sizeof(name), "stall_colour[%d]", c + 1);
+		gp_str(v, name, stall_colour[c]);
+		fprintf(v, "stall_n[%d]=%llu; stall_s[%d]=%.6f; ", c + 1, (unsigned long long)info->stalls[c],
+			c + 1, info->stalled_s[c]);
+	}
+}
+
+/* the legend's causes, from lib/trace.h: ncauses, cause_label[], cause_n[],
+ * cause_thr[] (the throttling ones), cause_colour[] and cause_pt[] */
+static void gp_causes(FILE *v, const struct pd_dip_info *info)
+{
+	fprintf(v, "ncauses=%d; array cause_label[%d]; array cause_n[%d]; array cause_thr[%d]; "
+		   "array cause_colour[%d]; array cause_pt[%d]; ",
+		BT_NCAUSES, BT_NCAUSES, BT_NCAUSES, BT_NCAUSES, BT_NCAUSES, BT_NCAUSES);
 	for (int c = 0; c < BT_NCAUSES; c++) {
 		char name[32];
 
@@ -49,7 +78,8 @@ static void gp_causes(FILE *v, const uint64_t *counts)
 		gp_str(v, name, bt_cause_labels[c]);
 		snprintf(name, sizeof(name), "cause_colour[%d]", c + 1);
 		gp_str(v, name, cause_style[c].colour);
-		fprintf(v, "cause_n[%d]=%llu; cause_pt[%d]=%d; ", c + 1, (unsigned long long)counts[c], c + 1,
+		fprintf(v, "cause_n[%d]=%llu; cause_thr[%d]=%llu; cause_pt[%d]=%d; ", c + 1,
+			(unsigned long long)info->collapses[c], c + 1, (unsigned long long)info->throttling[c], c + 1,
 			cause_style[c].pt);
 	}
 }
@@ -124,9 +154,12 @@ static int plot_dip(const struct env *e, char *vars, size_t vlen)
 	if (!v)
 		return TK_EXIT_FAIL;
 	gp_common(v, e, title);
-	fprintf(v, "have_pcap=%d; bin_ms=%g; floor_mbps=%g; interval_floor_us=%d; ", e->pcap && bins > 0,
-		e->bin_ms, rate_floor(&info), PD_INTERVAL_FLOOR_US);
-	gp_causes(v, info.collapses);
+	fprintf(v, "have_pcap=%d; bin_ms=%g; floor_mbps=%g; ceiling_mbps=%g; interval_floor_us=%d; ",
+		e->pcap && bins > 0, e->bin_ms, e->rate_lo > 0 ? e->rate_lo : rate_floor(&info), e->rate_hi,
+		PD_INTERVAL_FLOOR_US);
+	gp_causes(v, &info);
+	gp_stalls(v, &info);
+	fprintf(v, "have_need=%d; ", info.need_rows > 0);
 	/* both panels on one explicit time axis: 0 is the earlier of the first
 	 * sample and the first frame */
 	fprintf(v, "xmin=%.9g; xmax=%.9g; ", isnan(e->from) ? 0 : e->from,
@@ -171,9 +204,9 @@ static int plot_other(const struct env *e, char *vars, size_t vlen)
 		fprintf(v, "floor_cycles=%.9g; ", floor_cycles);
 	}
 	if (e->kind == PLOT_SWEEP) {
-		uint64_t none[BT_NCAUSES] = { 0 };
+		struct pd_dip_info none = { 0 }; /* the sweep draws the causes' colours alone */
 
-		gp_causes(v, none);
+		gp_causes(v, &none);
 	}
 	if (fclose(v))
 		return TK_EXIT_FAIL;

@@ -53,6 +53,28 @@ static int set_sender(void *cfg, const char *opt, const char *val)
 	return 0;
 }
 
+/* --rate-range LO:HI, Mbit/s: the rate axis, so that plots drawn apart compare */
+static int set_rate_range(void *cfg, const char *opt, const char *val)
+{
+	struct env *e = cfg;
+	char lo[64];
+	const char *colon = strchr(val, ':');
+
+	if (!colon || (size_t)(colon - val) >= sizeof(lo)) {
+		elog("%s: '%s' is not LO:HI in Mbit/s (e.g. 0.01:100000)", opt, val);
+		return -1;
+	}
+	snprintf(lo, sizeof(lo), "%.*s", (int)(colon - val), val);
+	if (cli_parse_double(opt, lo, 1e-6, 1e9, &e->rate_lo) ||
+	    cli_parse_double(opt, colon + 1, 1e-6, 1e9, &e->rate_hi))
+		return -1;
+	if (e->rate_lo >= e->rate_hi) {
+		elog("%s: %g is not below %g", opt, e->rate_lo, e->rate_hi);
+		return -1;
+	}
+	return 0;
+}
+
 /* every plot's options; the dip plot's table holds them all (take_kind reads it) */
 #define BBRPLOT_OPT_E_COMMON                                                                  \
 	OPT_E_OUTPUT(out, "the picture: .png or .svg (required)"),                            \
@@ -71,6 +93,12 @@ static const struct opt dip_opts[] = {
 	BBRPLOT_OPT_E_COMMON,
 	OPT_E_DOUBLE("from", 0, "S", from, -1e9, 1e9, "draw only from S seconds on (as on the axis)"),
 	OPT_E_DOUBLE("to", 0, "S", to, -1e9, 1e9, "draw only up to S seconds"),
+	OPT_E_CALL("rate-range", 0, "LO:HI", set_rate_range,
+		   "the rate axis, Mbit/s (default: from a decade\n"
+		   "under the lowest rate drawn); rates under LO\n"
+		   "sit on it; the interval axis then spans 1 us\n"
+		   "to 10 s. Give two plots the same, and the\n"
+		   "same --from/--to, to compare them"),
 	OPT_E_CALL("cookie", 0, "N", set_cookie, "the traced socket to draw (default: the\n"
 						 "one with the most samples)"),
 	OPT_E_CALL("flow", 0, "ADDR:PORT", set_sender, "the traced socket to draw, by its local address"),
@@ -129,8 +157,11 @@ static const struct opt_cli dip_cli = {
 	"  upper panel (Mbit/s, log): the capture's throughput, data sent and data ACKed\n"
 	"  (from `bbrpcap throughput`, the traced flow's direction); BBR's bw (the max-bw\n"
 	"  filter after each ACK) and pacing rate from the trace; each collapse as a\n"
-	"  marker coloured by its cause (the legend names those drawn, and\n"
-	"  bbrtrace --help-detect defines them all).\n"
+	"  marker coloured by its cause (bbrtrace --help-detect defines them), large\n"
+	"  and ringed when it throttled the flow, small when harmless; from the first\n"
+	"  collapse on, the flow's demand and the pacing it needed (bbrtrace's\n"
+	"  demand_bps and need_bps: a pacing under the need throttles); the sender's\n"
+	"  stalls as bars along the floor, as long as each held, coloured by cause.\n"
 	"  Rates below 0.01 Mbit/s, an empty bin among them, sit on the axis' floor.\n"
 	"  lower panel (us, log): each rate sample's rcv_interval_us and snd_interval_us;\n"
 	"  a delayed ACK stands out as rcv_interval far above snd_interval.\n"

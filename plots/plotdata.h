@@ -42,6 +42,12 @@ struct pd_dip_info {
 	uint64_t flows;          /* flows in the trace */
 	uint64_t samples;        /* of the flow drawn */
 	uint64_t collapses[BT_NCAUSES]; /* by cause, lib/trace.h's order */
+	uint64_t throttling[BT_NCAUSES]; /* of those, the ones that throttled the flow */
+	uint64_t stalls[BT_NSTALL_CAUSES]; /* the sender's stalls, by cause */
+	double stalled_s[BT_NSTALL_CAUSES];
+	/* need.dat: its rows, and the last need and demand, Mbit/s */
+	uint64_t need_rows;
+	double last_need_mbps, last_demand_mbps;
 	double origin_s;         /* time 0 of the plot: the trace's first sample, or the
 				  * capture's first frame if earlier (pd_dip_shift) */
 	double last_s;           /* the last sample or frame, relative to origin */
@@ -54,10 +60,13 @@ struct pd_dip_info {
 
 /*
  * Reads a bbrtrace JSON-lines file (a regular file: it is read twice) and
- * writes DIR/samples.dat (t_s bw_mbps pacing_mbps rcv_interval_us
- * snd_interval_us app_limited) and DIR/collapses.dat (one index block per
- * cause, in lib/trace.h's order: t_s bw_mbps bw_prev_mbps). Returns 0 or a
- * PD_ERR_*; a trace without samples is bad input.
+ * writes, for the flow drawn, DIR/samples.dat (t_s bw_mbps pacing_mbps
+ * rcv_interval_us snd_interval_us app_limited), DIR/collapses.dat (one index
+ * block per cause, in lib/trace.h's order: t_s bw_mbps bw_prev_mbps
+ * throttling), DIR/need.dat (t_s need_mbps demand_mbps at each collapse, and
+ * the last again at the end) and DIR/stalls.dat (one index block per stall
+ * cause: t_s duration_s). Returns 0 or a PD_ERR_*; a trace without samples
+ * is bad input.
  */
 int pd_dip_trace(const char *trace_path, const struct pd_flow_sel *sel, const char *dir,
 		 struct pd_dip_info *info, char *err, size_t errlen);

@@ -65,6 +65,76 @@ C_SENT=9cc3ec C_ACKED=2ca02c C_BW=000000 C_DA=d62728 C_SND=1f77b4
 	[ -s "$svg" ]
 }
 
+# the plot's data file rows, sorted, against the trace's, each "t value ..."
+# rounded to 1 us and 1 kbit/s (the files keep 9 and 6 decimals)
+harm_rows() {
+	awk '!/^#/ && $1 != "NaN" && NF { printf "%.6f", $1; for (i = 2; i <= NF; i++) printf " %.3f", $i; print "" }' "$@" | sort
+}
+
+@test "dip plot: throttling collapses drawn apart from harmless ones, the need over the run, stalls at their times" {
+	requires jq
+	local tr=$TK_ROOT/tests/fixtures/plots/dip-harm.jsonl d=$BATS_TEST_TMPDIR/d svg=$BATS_TEST_TMPDIR/h.svg t0 c n
+	bbrplot --trace "$tr" -o "$svg" --keep-data "$d"
+	# the witness: the trace's own records, read by jq; time 0 is its first sample
+	t0=$(jq -s '[.[] | select(.type == "sample") | .wall_ns] | min' "$tr")
+	# the fixture holds both impacts and stalls, or this test proves nothing
+	[ "$(jq -s '[.[] | select(.type == "collapse" and .impact == "throttling")] | length' "$tr")" -ge 1 ]
+	[ "$(jq -s '[.[] | select(.type == "collapse" and .impact == "harmless")] | length' "$tr")" -ge 1 ]
+	[ "$(jq -s '[.[] | select(.type == "stall")] | length' "$tr")" -ge 2 ]
+	# every collapse in its cause's block, at its time and estimate, marked
+	# throttling exactly when bbrtrace said so
+	for c in $(jq -r 'select(.type == "collapse") | .cause' "$tr" | sort -u); do
+		diff <(jq -r --argjson t0 "$t0" --arg c "$c" 'select(.type == "collapse" and .cause == $c)
+			| "\((.wall_ns - $t0) / 1e9) \([.bw_bps / 1e6, 0.01] | max) \(.bw_prev_bps / 1e6) \(if .impact == "throttling" then 1 else 0 end)"' "$tr" |
+			harm_rows) \
+		     <(awk -v c="$c" '/^# / { b = $2; next } b == c' "$d/collapses.dat" | harm_rows)
+	done
+	# the need and the demand at each collapse, the last held to the end
+	n=$(jq -s '[.[] | select(.type == "collapse")] | length' "$tr")
+	diff <(jq -r --argjson t0 "$t0" 'select(.type == "collapse")
+		| "\((.wall_ns - $t0) / 1e9) \(.need_bps / 1e6) \(.demand_bps / 1e6)"' "$tr" | harm_rows) \
+	     <(grep -v '^#' "$d/need.dat" | head -n "$n" | harm_rows)
+	[ "$(grep -vc '^#' "$d/need.dat")" -eq $((n + 1)) ]
+	[ "$(grep -v '^#' "$d/need.dat" | tail -2 | awk '{ print $2, $3 }' | uniq | wc -l)" -eq 1 ]
+	# every stall in its cause's block: when it began and how long it held
+	for c in $(jq -r 'select(.type == "stall") | .cause' "$tr" | sort -u); do
+		diff <(jq -r --argjson t0 "$t0" --arg c "$c" 'select(.type == "stall" and .cause == $c)
+			| "\((.wall_ns - $t0) / 1e9) \(.duration_us / 1e6)"' "$tr" | harm_rows) \
+		     <(awk -v c="$c" '/^# / { b = $2; next } b == c' "$d/stalls.dat" | harm_rows)
+	done
+	# and the legend says it: a cause's count with its throttling ones, each stall cause seen
+	grep -q "<text>delayed ACK: $(jq -s '[.[] | select(.type == "collapse" and .cause == "delayed_ack")] | length' "$tr") ($(jq -s '[.[] | select(.type == "collapse" and .cause == "delayed_ack" and .impact == "throttling")] | length' "$tr") throttled)</text>" "$svg"
+	grep -q "<text>pacing it needed: under it, throttled</text>" "$svg"
+	for c in $(jq -r 'select(.type == "stall") | .cause' "$tr" | sort -u); do
+		grep -q "<text>stall: $c (" "$svg" || { echo "# no legend entry for stalls of $c"; false; }
+	done
+}
+
+@test "dip plot --rate-range and --from/--to: two plots drawn apart share their axes" {
+	local a=$BATS_TEST_TMPDIR/a b=$BATS_TEST_TMPDIR/b
+	bbrplot --trace "$TRACE" -o "$BATS_TEST_TMPDIR/a.png" --keep-data "$a" --rate-range 0.01:100000 --from 0 --to 16
+	bbrplot --trace "$TK_ROOT/tests/fixtures/plots/dip-harm.jsonl" -o "$BATS_TEST_TMPDIR/b.png" --keep-data "$b" \
+		--rate-range 0.01:100000 --from 0 --to 16
+	for v in floor_mbps ceiling_mbps xmin xmax; do
+		[ "$(grep -oE "(^| )$v=[^;]*" "$a/plot.sh")" = "$(grep -oE "(^| )$v=[^;]*" "$b/plot.sh")" ] ||
+			{ echo "# $v differs"; false; }
+	done
+	grep -qE '(^| )floor_mbps=0.01;' "$a/plot.sh"
+	grep -qE '(^| )ceiling_mbps=100000;' "$a/plot.sh"
+	# without it, the axis is fitted to the data: its top free, and the time up
+	# to the last record
+	bbrplot --trace "$TRACE" -o "$BATS_TEST_TMPDIR/a.png" --keep-data "$a"
+	grep -qE '(^| )ceiling_mbps=0;' "$a/plot.sh"
+	if grep -qE '(^| )xmax=16;' "$a/plot.sh"; then echo "# xmax stayed 16"; false; fi
+	# a bad range is refused as any bad option
+	for bad in 5 10:1 0:10 x:10 1:; do
+		tk_run bbrplot --trace "$TRACE" -o "$BATS_TEST_TMPDIR/c.png" --rate-range "$bad"
+		expect_status 2
+		expect_one_line_stderr
+		expect_stderr "--rate-range"
+	done
+}
+
 @test "dip plot: --from/--to outside the plot says what it covers; a missing output directory is named" {
 	tk_run bbrplot --trace "$TRACE" -o "$BATS_TEST_TMPDIR/x.png" --from 100 --to 200
 	expect_status 2; expect_one_line_stderr
@@ -171,10 +241,11 @@ C_SENT=9cc3ec C_ACKED=2ca02c C_BW=000000 C_DA=d62728 C_SND=1f77b4
 	[ "$w" -eq 1200 ] && [ "$h" -eq 800 ] && [ "$n" -ge 8 ]
 	grep -q "<text>push to a paced receiver</text>" "$svg"
 	grep -q "<text>wire: data sent (100 ms bins)</text>" "$svg"
-	grep -q "<text>collapse: delayed ACK (1)</text>" "$svg"
-	grep -q "<text>rcv_interval_us (0 drawn at 1)</text>" "$svg"
+	grep -q "<text>delayed ACK: 1 (0 throttled)</text>" "$svg" # a trace from before impacts
+	grep -q "<text>ringed: a collapse that throttled</text>" "$svg"
+	grep -q "<text>rcv_interval_us</text>" "$svg"
 	grep -q "<text>rate (Mbit/s, log)</text>" "$svg"
-	grep -q "<text>interval (us, log)</text>" "$svg"
+	grep -q "<text>interval (us, log; 0 drawn at 1)</text>" "$svg"
 	grep -qi "rgb(214,  39,  40)\|#d62728" "$svg"
 }
 
@@ -188,9 +259,9 @@ C_SENT=9cc3ec C_ACKED=2ca02c C_BW=000000 C_DA=d62728 C_SND=1f77b4
 	[ "$n" -ge 8 ]
 	bbrplot --trace "$TRACE" --pcap "$PCAP" -o "$svg"
 	while IFS= read -r label; do
-		grep -q "<text>collapse: $label ([0-9]*)</text>" "$svg" || { echo "no legend entry for '$label'"; return 1; }
+		grep -q "<text>$label: [0-9]* ([0-9]* throttled)</text>" "$svg" || { echo "no legend entry for '$label'"; return 1; }
 	done <<<"$labels"
-	[ "$(grep -c '<text>collapse: ' "$svg")" -eq "$n" ]
+	[ "$(grep -cE '<text>[^<]*: [0-9]+ \([0-9]+ throttled\)</text>' "$svg")" -eq "$n" ]
 	# each cause's colour, as plot.sh hands it to gnuplot, differs from the others
 	# and from the rate panel's lines (dip.gp's c_sent, c_acked, c_bw, c_pacing)
 	bbrplot --trace "$TRACE" --pcap "$PCAP" -o "$svg" --keep-data "$BATS_TEST_TMPDIR/kd"

@@ -131,10 +131,15 @@ static void test_dip_trace_collapse_blocks(void **state)
 	write_file("t.jsonl", trace);
 	assert_int_equal(pd_dip_trace(path_of("t.jsonl"), &sel, dir, &info, err, sizeof(err)), 0);
 	c = slurp("collapses.dat");
-	/* block 0 (delayed_ack) holds it, after its NaN row; the others hold a NaN row only */
-	assert_non_null(strstr(c, "# delayed_ack\nNaN NaN NaN\n1.000000000 3.1 212\n"));
-	assert_non_null(strstr(c, "# rate_drop\nNaN NaN NaN\n\n\n"));
-	assert_non_null(strstr(c, "# other\nNaN NaN NaN\n\n\n"));
+	/* block 0 (delayed_ack) holds it, after its NaN row, not throttling (a
+	 * trace without impacts); the others hold a NaN row only */
+	assert_non_null(strstr(c, "# delayed_ack\nNaN NaN NaN 0\n1.000000000 3.1 212 0\n"));
+	assert_non_null(strstr(c, "# rate_drop\nNaN NaN NaN 0\n\n\n"));
+	assert_non_null(strstr(c, "# other\nNaN NaN NaN 0\n\n\n"));
+	/* no need_bps: no need drawn; no stall records: a NaN row per stall cause */
+	assert_string_equal(slurp("need.dat"), "# t_s need_mbps demand_mbps: from each collapse on (bbrtrace's need_bps, demand_bps)\n");
+	assert_int_equal(info.need_rows, 0);
+	assert_non_null(strstr(slurp("stalls.dat"), "# nagle\nNaN NaN\n\n\n"));
 }
 
 static void test_dip_trace_chosen_flow(void **state)
@@ -266,7 +271,12 @@ static void test_dip_shift(void **state)
 	write_file("samples.dat", "# t_s bw\n0.5 10\n2 20\n");
 	write_file("collapses.dat", "# header\n# delayed_ack\nNaN NaN NaN\n1.5 0.2 10\n\n\n");
 	write_file("tput.dat", "# t_s sent\nNaN NaN NaN 0\n-0.25 8 4 0\n0.75 8 4 0\n");
+	write_file("need.dat", "# t_s need\n1.5 5 4\n2 5 4\n");
+	write_file("stalls.dat", "# t_s duration_s\n# nagle\nNaN NaN\n1.25 0.04\n\n\n");
 	assert_int_equal(pd_dip_shift(dir, &info, -0.25, err, sizeof(err)), 0);
+	assert_string_equal(slurp("need.dat"), "# t_s need\n1.750000000 5 4\n2.250000000 5 4\n");
+	/* a stall's duration is no time: only its start moves */
+	assert_string_equal(slurp("stalls.dat"), "# t_s duration_s\n# nagle\nNaN NaN\n1.500000000 0.04\n\n\n");
 	assert_string_equal(slurp("samples.dat"), "# t_s bw\n0.750000000 10\n2.250000000 20\n");
 	assert_string_equal(slurp("collapses.dat"), "# header\n# delayed_ack\nNaN NaN NaN\n1.750000000 0.2 10\n\n\n");
 	assert_string_equal(slurp("tput.dat"), "# t_s sent\nNaN NaN NaN 0\n0.000000000 8 4 0\n1.000000000 8 4 0\n");
