@@ -91,6 +91,9 @@ Options:
                        (collapses by cause, the current bw per flow)
   --port N             TCP port of the push, 43000..43999 (default 43100)
   --no-plot            no dip.png (bbrplot takes seconds on a slow CPU)
+  --plot-axes LO:HI:S  dip.png's rate axis from LO to HI Mbit/s and its time
+                       axis from 0 to S seconds (default: fitted to the run),
+                       so that two runs' plots compare
   --id ID              suffix of the namespace names (default: this PID)
   -h, --help           this help
 
@@ -104,6 +107,7 @@ Outputs in DIR:
   verdict.json    the verdict record plus the scenario, both push summaries
                   and receiver_delayed_acks (one JSON object)
   dip.png         capture throughput, BBR's estimate and each collapse
+  plot            dip.png's data files and plot.sh, which redraws it
   *.log           each tool's stderr (the quickack journal is emptied
                   when the route is restored at the end)
 
@@ -136,7 +140,7 @@ need_value() { [ $# -ge 2 ] && [ -n "$2" ] || die_usage "$1 needs a value"; }
 
 rtt=native quickack=off receiver=app-ack duration=20 out="" fps=20 bitrate_kbps=4000
 ack_bytes=65536 playout_ms=100 rate="" rate_change="" policer="" collapse_ratio=0.30 queue=""
-backend=auto port=43100 id=$$ prometheus="" plot_wanted=true push=pushsim receiver_set=false
+backend=auto port=43100 id=$$ prometheus="" plot_wanted=true plot_axes="" push=pushsim receiver_set=false
 flows=1 flows_set=false burst="" bitrate_set=false loss="" gro=off
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -164,6 +168,7 @@ while [ $# -gt 0 ]; do
 	--port) need_value "$@"; port=$2; shift ;;
 	--id) need_value "$@"; id=$2; shift ;;
 	--no-plot) plot_wanted=false ;;
+	--plot-axes) need_value "$@"; plot_axes=$2; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) die_usage "unknown option '$1' (see --help)" ;;
 	esac
@@ -205,6 +210,16 @@ is_uint "$ack_bytes" && [ "$ack_bytes" -ge 1 ] || die_usage "--ack-bytes: '$ack_
 is_uint "$playout_ms" && [ "$playout_ms" -le 10000 ] || die_usage "--playout-ms: '$playout_ms' is not an integer in 0..10000"
 if [ -n "$rate" ]; then
 	is_uint "$rate" && [ "$rate" -ge 1 ] || die_usage "--rate: '$rate' is not a positive integer (Mbit/s)"
+fi
+plot_opts=()
+if [ -n "$plot_axes" ]; then
+	num='[0-9]+([.][0-9]+)?'
+	[[ $plot_axes =~ ^($num):($num):($num)$ ]] ||
+		die_usage "--plot-axes: '$plot_axes' is not LO:HI:SECONDS (e.g. 0.01:100000:16)"
+	awk -v lo="${BASH_REMATCH[1]}" -v hi="${BASH_REMATCH[3]}" -v s="${BASH_REMATCH[5]}" \
+		'BEGIN { exit !(lo > 0 && lo < hi && s > 0) }' ||
+		die_usage "--plot-axes: '$plot_axes' needs 0 < LO < HI (Mbit/s) and SECONDS above 0"
+	plot_opts=(--rate-range "${BASH_REMATCH[1]}:${BASH_REMATCH[3]}" --from 0 --to "${BASH_REMATCH[5]}")
 fi
 if [ -n "$rate_change" ]; then
 	[ -n "$rate" ] || die_usage "--rate-change: needs --rate"
@@ -327,6 +342,7 @@ fail() {
 mkdir -p "$out" || fail "cannot create $out"
 out=$(cd "$out" && pwd)
 rm -f "$out"/{trace.jsonl,capture.pcap,send.jsonl,recv.jsonl,pushsim.json,verdict.txt,verdict.json,quickack.journal,dip.png,ffmpeg.progress,ffmpeg.json}
+rm -rf "$out/plot"
 rm -rf "$out/nginx"
 
 # --- topology -----------------------------------------------------------------
@@ -714,9 +730,10 @@ jq -r --arg sc "scenario: receiver $receiver, quickack $quickack, RTT $rtt_effec
 plot=""
 if $plot_wanted; then
 	if [ -x "$BIN/bbrplot" ] && "$BIN/bbrplot" --trace "$out/trace.jsonl" --pcap "$out/capture.pcap" \
-		-o "$out/dip.png" --title "quickack $quickack, $receiver receiver, RTT $rtt_effective" \
+		-o "$out/dip.png" --title "quickack $quickack, $receiver receiver, RTT $rtt_effective" "${plot_opts[@]}" \
+		--keep-data "$out/plot" \
 		2>"$out/bbrplot.log"; then
-		plot=",dip.png"
+		plot=",dip.png,plot/plot.sh"
 	else
 		echo "$PROG: no plot: $(tail -1 "$out/bbrplot.log" 2>/dev/null)" >&2
 	fi

@@ -32,10 +32,14 @@ demo: a live push (pushsim: 4 Mbit/s, 20 fps, Nagle on, 4 KB RTMP-like chunks)
 
 EOF
 status=0
+# both plots on the same axes, so that side by side they compare: rates from
+# 0.01 Mbit/s (bbrplot's floor) to 100 Gbit/s (above a veth's estimates), and
+# the run's seconds with one to spare for the trace's last ACKs
+axes=0.01:100000:$((DUR + 1))
 for qa in off on; do
 	echo "== quickack $qa"
 	if ! repro/dip.sh --receiver app-ack --quickack "$qa" --duration "$DUR" --rtt "$RTT" \
-		--out "$OUT/quickack-$qa" --id "demo$qa" >"$OUT.quickack-$qa.log" 2>&1; then
+		--plot-axes "$axes" --out "$OUT/quickack-$qa" --id "demo$qa" >"$OUT.quickack-$qa.log" 2>&1; then
 		status=1
 	fi
 	sed 's/^/   /' "$OUT.quickack-$qa.log" | grep -vE '^   (The bandwidth|scenario|push:|receiver:|outputs)' || true

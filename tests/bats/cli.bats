@@ -411,6 +411,12 @@ unprivileged() {
 	tk_run "$TK_ROOT/repro/dip.sh" --gro yes --out /tmp/x
 	expect_status 2
 	expect_stderr "dip.sh: --gro: 'yes' is not on or off"
+	tk_run "$TK_ROOT/repro/dip.sh" --plot-axes 0.01:100000 --out /tmp/x
+	expect_status 2
+	expect_stderr "dip.sh: --plot-axes: '0.01:100000' is not LO:HI:SECONDS (e.g. 0.01:100000:16)"
+	tk_run "$TK_ROOT/repro/dip.sh" --plot-axes 100:10:16 --out /tmp/x
+	expect_status 2
+	expect_stderr "dip.sh: --plot-axes: '100:10:16' needs 0 < LO < HI (Mbit/s) and SECONDS above 0"
 }
 
 @test "sweep.sh bad arguments: one line, exit 2" {

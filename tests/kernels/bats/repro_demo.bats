@@ -104,7 +104,13 @@ teardown_file() {
 				{duration_us, frame, ack_delay_us}]' "$d/joined.jsonl"; return 1; }
 		echo "# stalls, bbrtrace (pushsim): quickack off $(jq -c '[.stalls_by_cause, .push.send.stalls]' "$off"), on $(jq -c '[.stalls_by_cause, .push.send.stalls]' "$on")" >&3
 	fi
-	# the demo's own outputs: a plot per run
+	# the demo's own outputs: a plot per run, both on the same axes (the
+	# variables each kept plot.sh hands gnuplot), so that side by side they compare
 	[ -s "$out/quickack-off/dip.png" ]
 	[ -s "$out/quickack-on/dip.png" ]
+	for v in floor_mbps ceiling_mbps xmin xmax; do
+		[ "$(grep -oE "(^| )$v=[^;]*" "$out/quickack-off/plot/plot.sh")" = \
+		  "$(grep -oE "(^| )$v=[^;]*" "$out/quickack-on/plot/plot.sh")" ] || { echo "# the plots' $v differ"; false; }
+	done
+	grep -qE '(^| )ceiling_mbps=[1-9]' "$out/quickack-off/plot/plot.sh"
 }
