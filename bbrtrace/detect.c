@@ -50,6 +50,8 @@ struct flow {
 	 * that ends it (the demand x BT_THROTTLE_HEADROOM for an app-limited flow; a
 	 * bulk flow's, the estimate it had, back) */
 	uint64_t throttled_since_ns, throttle_demand_bps, throttle_end_bps;
+	/* the throttle is a policer's: it ends when BBR leaves its long-term rate */
+	bool throttle_lt;
 	struct bt_stall_state stall; /* the sender's stall in progress (bbrtrace/stall.h) */
 };
 
@@ -466,11 +468,13 @@ static void impact_of(struct bt_detect *d, struct flow *f, struct bt_collapse *c
 		f->throttled_since_ns = c->ack.t_ns;
 		f->throttle_demand_bps = c->demand_bps;
 		f->throttle_end_bps = (uint64_t)(need * (double)c->demand_bps);
+		f->throttle_lt = !app && c->cause == BT_CAUSE_LOSS_POLICER;
 	}
 }
 
 /* a throttle in progress: its time, and the bytes the demand wanted that the pacing did
- * not allow, until the pacing allowed is back over BT_THROTTLE_HEADROOM x the demand */
+ * not allow, until the pacing allowed is back at what the flow needed; a policer's
+ * throttle of a flow with more to send, until BBR leaves its long-term rate (rules.h) */
 static void throttle_track(struct bt_detect *d, struct flow *f, const struct bt_sample *s)
 {
 	uint64_t paced, from, dt;
@@ -486,7 +490,7 @@ static void throttle_track(struct bt_detect *d, struct flow *f, const struct bt_
 	d->st.throttled_ns += dt;
 	d->st.late_bytes += late;
 	HARM(d, f, s->t_ns, (h->throttled_ns += dt, h->late_bytes += late));
-	if (s->fin_acked || allowed_bps(s) >= f->throttle_end_bps)
+	if (s->fin_acked || (f->throttle_lt ? !s->lt_use_bw : allowed_bps(s) >= f->throttle_end_bps))
 		f->throttled_since_ns = 0;
 }
 

@@ -220,11 +220,11 @@ static void test_loss_policer(void **state)
 	assert_non_null(strstr(c->evidence, "switched to its long-term rate lt_bw 19."));
 	bt_verdict_build(&v, r.d, 0.30, 13, NULL);
 	assert_non_null(strstr(v.text, "BBR switching to its long-term rate (19."));
-	/* the fixture's window ends as the pacing comes back over the demand:
-	 * 0 us and 0 kB of throttling, too little for a fix (scenarios.bats
-	 * asserts the fix on a real policer's 8 s) */
-	assert_non_null(strstr(v.text, "too little to act on (under 100 ms and 4 kB in all): no action"));
-	assert_null(strstr(v.text, "Fix:"));
+	/* the flow had more to send: the policer held it while BBR paced at its
+	 * long-term rate, 254 ms to the fixture's end, though the pacing stayed
+	 * within 2% of what it delivered (which would have ended it at once) */
+	assert_true(v.st.throttled_ns >= 100ull * 1000 * 1000);
+	assert_non_null(strstr(v.text, "Fix: find the policer on the path"));
 	assert_null(strstr(v.text, "quickack"));
 	bt_detect_free(r.d);
 }
