@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bbrtrace/fixtext.h"
 #include "bbrtrace/peerverdict.h"
 #include "bbrtrace/rules.h"
 #include "bbrtrace/vtext.h"
@@ -63,14 +64,12 @@ static void fix_of(struct bt_peer_rank *r)
 	if (throttling_matters(h) && h->throttling[BT_CAUSE_DELAYED_ACK])
 		snprintf(r->fix, sizeof(r->fix), "on the receiver %s, `quickack on --to %s`", peer, local);
 	else if (stalls_matter(h) && h->stalled_ns[BT_STALL_NAGLE] >= h->stalled_ns[BT_STALL_RWND])
-		snprintf(r->fix, sizeof(r->fix),
-			 "TCP_NODELAY on the sender %s, or on the receiver %s `quickack on --to %s`", local,
-			 peer, local);
+		bt_fix_nagle(r->fix, sizeof(r->fix), local, peer);
 	else if (stalls_matter(h))
 		snprintf(r->fix, sizeof(r->fix), "the receiver %s reads faster, or a larger receive buffer",
 			 peer);
 	else if (cause == BT_CAUSE_LOSS_POLICER)
-		snprintf(r->fix, sizeof(r->fix), "find the policer on the path to %s", peer);
+		bt_fix_policer(r->fix, sizeof(r->fix), peer);
 	else if (cause == BT_CAUSE_RATE_DROP)
 		snprintf(r->fix, sizeof(r->fix), "none on the hosts: the path to %s delivered less", peer);
 }

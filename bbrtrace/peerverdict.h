@@ -19,6 +19,7 @@
 
 #include <stdint.h>
 
+#include "bbrtrace/fixtext.h"
 #include "bbrtrace/peers.h"
 
 #define BT_VERDICT_TOP_PEERS 3 /* peers named one by one; the others share a clause */
@@ -26,7 +27,7 @@
 struct bt_peer_rank {
 	uint8_t addr[16], local[16];
 	struct bt_harm h;
-	char fix[256];                 /* what to do for it, or empty */
+	char fix[BT_FIX_STR];          /* what to do for it, or empty */
 };
 
 struct bt_peer_verdict {

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bbrtrace/fixtext.h"
 #include "bbrtrace/peerverdict.h"
 #include "bbrtrace/rules.h"
 #include "bbrtrace/verdict.h"
@@ -204,9 +205,7 @@ static void fix_of(struct bt_verdict *v, uint64_t throttling)
 			 rcv, snd);
 		vt_cat(v->text, sizeof(v->text), " Fix: %s.", v->fix);
 	} else if (pol && pol * 2 >= throttling) {
-		snprintf(v->fix, sizeof(v->fix),
-			 "find the policer on the path and raise its rate or burst, or shape "
-			 "instead of policing");
+		bt_fix_policer(v->fix, sizeof(v->fix), NULL);
 		vt_cat(v->text, sizeof(v->text), " Fix: %s.", v->fix);
 	} else if (rate && rate * 2 >= throttling) {
 		vt_cat(v->text, sizeof(v->text), " No receiver setting helps: the path's capacity fell.");
@@ -254,9 +253,7 @@ static void stall_sentence(struct bt_verdict *v)
 		return;
 	}
 	fmt_ends(&st->nagle_ends, snd, rcv);
-	snprintf(v->stall_fix, sizeof(v->stall_fix),
-		 "TCP_NODELAY on the sender %s, or on the receiver %s `quickack on --to %s`", snd, rcv,
-		 snd);
+	bt_fix_nagle(v->stall_fix, sizeof(v->stall_fix), snd, rcv);
 	vt_cat(v->text, sizeof(v->text), " Nagle's algorithm held each frame's tail until the data in "
 	    "flight was ACKed. Fix: %s.", v->stall_fix);
 }

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "bbrtrace/detect.h"
+#include "bbrtrace/fixtext.h"
 #include "bbrtrace/peerverdict.h"
 #include "record.h"
 
@@ -24,8 +25,8 @@ struct bt_verdict {
 	uint64_t stalls;          /* the sender's stalls, all causes */
 	uint64_t stalled_ns;      /* their time, all causes */
 	char text[2048];         /* the longest verdict measured is under 1000 bytes */
-	char fix[256];            /* empty when no fix applies */
-	char stall_fix[256];      /* the sender's stalls' fix, when most were Nagle's */
+	char fix[BT_FIX_STR];     /* empty when no fix applies */
+	char stall_fix[BT_FIX_STR]; /* the sender's stalls' fix, when most were Nagle's */
 	struct bt_peer_verdict peers; /* the peers that need a fix, worst first */
 	bool window;              /* over the rolling window, not the whole trace */
 };

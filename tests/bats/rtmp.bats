@@ -161,7 +161,7 @@ rt_expect_nagle() {
 		"$d/verdict.json" > /dev/null; then
 		jq -e '.stall_fix == null' "$d/verdict.json"
 	else
-		jq -e '(.stall_fix | test("TCP_NODELAY on the sender 10.77.1.2, or on the receiver 10.77.2.2 `quickack on --to 10.77.1.2`"))
+		jq -e '(.stall_fix | test("TCP_NODELAY on the sender 10.77.1.2 \\(ffmpeg: -tcp_nodelay 1\\), or on the receiver 10.77.2.2 `quickack on --to 10.77.1.2`, whose prompt ACKs end each hold after a round trip"))
 			and (.text | test("Nagle"))' "$d/verdict.json"
 	fi
 }
