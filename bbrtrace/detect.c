@@ -52,6 +52,7 @@ struct flow {
 	uint64_t throttled_since_ns, throttle_demand_bps, throttle_end_bps;
 	/* the throttle is a policer's: it ends when BBR leaves its long-term rate */
 	bool throttle_lt;
+	bool throttle_app; /* it began on an app-limited flow */
 	struct bt_stall_state stall; /* the sender's stall in progress (bbrtrace/stall.h) */
 };
 
@@ -463,12 +464,14 @@ static void impact_of(struct bt_detect *d, struct flow *f, struct bt_collapse *c
 	if (c->impact != BT_IMPACT_THROTTLING)
 		return;
 	d->st.throttling[c->cause]++;
+	d->st.throttling_app += f->throttled_since_ns ? f->throttle_app : app;
 	HARM(d, f, c->ack.t_ns, h->throttling[c->cause]++);
 	if (!f->throttled_since_ns) {
 		f->throttled_since_ns = c->ack.t_ns;
 		f->throttle_demand_bps = c->demand_bps;
 		f->throttle_end_bps = (uint64_t)(need * (double)c->demand_bps);
 		f->throttle_lt = !app && c->cause == BT_CAUSE_LOSS_POLICER;
+		f->throttle_app = app;
 	}
 }
 

@@ -143,6 +143,8 @@ struct bt_detect_stats {
 	uint64_t culprit_checks, culprit_mismatches; /* --check-detector's */
 	uint64_t collapses[BT_NCAUSES];
 	uint64_t throttling[BT_NCAUSES];   /* of which throttled the flow (impact) */
+	uint64_t throttling_app;           /* of those, of an app-limited flow (its need:
+					    * BT_THROTTLE_HEADROOM x its demand) */
 	uint64_t throttled_ns;             /* time flows spent throttled, summed over flows */
 	double late_bytes;                 /* bytes their demand wanted that the pacing held back */
 	uint64_t throttles_open;           /* flows still throttled at their last sample: their

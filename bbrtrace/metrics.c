@@ -176,7 +176,7 @@ int bt_metrics_render(struct prom_buf *pb, void *ctx)
 		prom_sample_u64(pb, METRIC_COLLAPSES, &l, 1, st.collapses[i]);
 	}
 	prom_family(pb, METRIC_THROTTLING, PROM_COUNTER,
-		    "collapses that throttled their flow (the pacing allowed under 1.25 x its demand), by cause");
+		    "collapses that throttled their flow (the pacing allowed under what it needed: need_bps), by cause");
 	for (int i = 0; i < BT_NCAUSES; i++) {
 		struct prom_label l = { "cause", bt_cause_names[i] };
 

@@ -43,6 +43,24 @@ static void sum_stalls(const struct bt_detect_stats *st, uint64_t *n, uint64_t *
 }
 
 /* "The bandwidth estimate collapsed N times in S s", and whether that throttled the stream */
+/* what the throttling collapses' pacing fell under: an app-limited stream
+ * needs BT_THROTTLE_HEADROOM x its demand; a flow with more to send, what it
+ * delivered, and all of it when its path gave less (bbrtrace/rules.h) */
+static void need_words(struct bt_verdict *v, uint64_t throttling)
+{
+	uint64_t app = v->st.throttling_app;
+
+	if (app == throttling)
+		vt_cat(v->text, sizeof(v->text), "%.2f x its demand", BT_THROTTLE_HEADROOM);
+	else if (!app)
+		vt_cat(v->text, sizeof(v->text), "what the flow delivered, or its path gave less");
+	else
+		vt_cat(v->text, sizeof(v->text),
+		    "what it needed: %.2f x the demand of a stream with nothing more to send; what "
+		    "a flow with more delivered, or its path gave less",
+		    BT_THROTTLE_HEADROOM);
+}
+
 static void headline(struct bt_verdict *v, uint64_t throttling)
 {
 	const struct bt_detect_stats *st = &v->st;
@@ -52,17 +70,18 @@ static void headline(struct bt_verdict *v, uint64_t throttling)
 		 (unsigned long long)v->collapses, vt_plural(v->collapses, "time", "times"), v->elapsed_s);
 	if (!throttling) {
 		vt_cat(v->text, sizeof(v->text),
-		    " and never throttled the stream: the pacing BBR allowed stayed above %.2f x its "
-		    "demand. No action is needed%s",
-		    BT_THROTTLE_HEADROOM, v->stalls ? " for the collapses" : "");
+		    " and never throttled the stream: the pacing BBR allowed stayed above what it "
+		    "needed. No action is needed%s",
+		    v->stalls ? " for the collapses" : "");
 		return;
 	}
 	vt_bytes(late, sizeof(late), st->late_bytes);
 	vt_us(held, sizeof(held), st->throttled_ns / 1000);
 	vt_cat(v->text, sizeof(v->text),
-	    "; %llu of them throttled the stream (the pacing BBR allowed fell under %.2f x its "
-	    "demand) for %s in all, holding back %s",
-	    (unsigned long long)throttling, BT_THROTTLE_HEADROOM, held, late);
+	    "; %llu of them throttled the stream (the pacing BBR allowed fell under ",
+	    (unsigned long long)throttling);
+	need_words(v, throttling);
+	vt_cat(v->text, sizeof(v->text), ") for %s in all, holding back %s", held, late);
 }
 
 /* the throttling collapses of one cause, n of them, with their evidence */
@@ -169,7 +188,8 @@ static void harmless_clause(struct bt_verdict *v, uint64_t throttling)
 			sep = ", ";
 		}
 	}
-	vt_cat(v->text, sizeof(v->text), ")%s", throttling ? ": the pacing stayed above the demand" : "");
+	vt_cat(v->text, sizeof(v->text), ")%s",
+	    throttling ? ": the pacing stayed above what the stream needed" : "");
 }
 
 bool bt_throttle_negligible(const struct bt_detect_stats *st)

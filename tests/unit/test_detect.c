@@ -226,6 +226,9 @@ static void test_loss_policer(void **state)
 	assert_true(v.st.throttled_ns >= 100ull * 1000 * 1000);
 	assert_non_null(strstr(v.text, "Fix: find the policer on the path"));
 	assert_null(strstr(v.text, "quickack"));
+	/* a flow with more to send needs what it delivered, not 1.25 x a demand */
+	assert_non_null(strstr(v.text, "fell under what the flow delivered, or its path gave less)"));
+	assert_null(strstr(v.text, "x its demand"));
 	bt_detect_free(r.d);
 }
 
@@ -821,6 +824,8 @@ static void test_verdict_text(void **state)
 	assert_non_null(strstr(v.text, "The bandwidth estimate collapsed"));
 	assert_non_null(strstr(v.text, "caused by delayed ACKs (rcv_interval ≈ 4"));
 	assert_non_null(strstr(v.text, "Fix: on the receiver 10.77.2.2, `quickack on --to 10.77.1.2`"));
+	/* a paced push, app-limited: it needed 1.25 x its demand */
+	assert_non_null(strstr(v.text, "(the pacing BBR allowed fell under 1.25 x its demand)"));
 	bt_detect_free(r.d);
 
 	replay_file("rate_drop.jsonl", &r, NULL);
