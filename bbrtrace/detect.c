@@ -469,7 +469,7 @@ static void impact_of(struct bt_detect *d, struct flow *f, struct bt_collapse *c
 	if (!f->throttled_since_ns) {
 		f->throttled_since_ns = c->ack.t_ns;
 		f->throttle_demand_bps = c->demand_bps;
-		f->throttle_end_bps = (uint64_t)(need * (double)c->demand_bps);
+		f->throttle_end_bps = c->need_bps;
 		f->throttle_lt = !app && c->cause == BT_CAUSE_LOSS_POLICER;
 		f->throttle_app = app;
 	}

@@ -42,7 +42,6 @@ static void sum_stalls(const struct bt_detect_stats *st, uint64_t *n, uint64_t *
 	}
 }
 
-/* "The bandwidth estimate collapsed N times in S s", and whether that throttled the stream */
 /* what the throttling collapses' pacing fell under: an app-limited stream
  * needs BT_THROTTLE_HEADROOM x its demand; a flow with more to send, what it
  * delivered, and all of it when its path gave less (bbrtrace/rules.h) */
@@ -61,6 +60,7 @@ static void need_words(struct bt_verdict *v, uint64_t throttling)
 		    BT_THROTTLE_HEADROOM);
 }
 
+/* "The bandwidth estimate collapsed N times in S s", and whether that throttled the stream */
 static void headline(struct bt_verdict *v, uint64_t throttling)
 {
 	const struct bt_detect_stats *st = &v->st;
