@@ -40,8 +40,16 @@ _Static_assert(MIN_SIZE == RTP_MIN_LEN, "rtpsend's --help names the smallest dat
 #define MAX_EMULATED_MS 10000
 #define STAMP_SLACK_NS 1000000   /* a packet made later than this is stamped when made */
 #define DRAIN_EVERY_NS 1000000   /* echoes are read once a millisecond, not per packet */
-#define LAST_ECHOES_WAITS 20     /* at the end, the last echoes get 20 x 5 ms */
-#define LAST_ECHOES_WAIT_NS 5000000
+/*
+ * At the end, the sender waits for the last echoes until every datagram sent
+ * has come back, or none has for LAST_ECHO_QUIET_NS (the rest are lost), and
+ * never longer than LAST_ECHOES_MAX_NS. The quiet window is 4 x the 118 ms a
+ * server beside a busy core held a datagram in a CI run, when a fixed 100 ms
+ * wait missed 41 echoes of 500 that did come back.
+ */
+#define LAST_ECHO_QUIET_NS 500000000ULL
+#define LAST_ECHOES_MAX_NS 3000000000ULL
+#define LAST_ECHOES_POLL_NS 5000000
 
 struct opts {
 	struct sockaddr_storage to;
@@ -338,7 +346,27 @@ static int open_socket(struct sender *s, const struct opts *o)
 	return TK_EXIT_OK;
 }
 
-/* sends o->count packets (or until Ctrl-C), then waits a moment for the last echoes */
+/* reads echoes until all have come back, they go quiet, or the bound passes */
+static void wait_last_echoes(struct sender *s)
+{
+	uint64_t start = tk_mono_ns(), heard = start, before = s->echoes;
+
+	while (!stop && s->echoes < s->sent) {
+		struct timespec ts = { 0, LAST_ECHOES_POLL_NS };
+		uint64_t now = tk_mono_ns();
+
+		if (now - heard >= LAST_ECHO_QUIET_NS || now - start >= LAST_ECHOES_MAX_NS)
+			break;
+		nanosleep(&ts, NULL);
+		drain_echoes(s);
+		if (s->echoes != before) {
+			before = s->echoes;
+			heard = tk_mono_ns();
+		}
+	}
+}
+
+/* sends o->count packets (or until Ctrl-C), then waits for the last echoes */
 static int run(struct sender *s, const struct opts *o)
 {
 	int code = TK_EXIT_OK;
@@ -362,12 +390,8 @@ static int run(struct sender *s, const struct opts *o)
 		}
 		sleep_until_due(s, o);
 	}
-	for (int i = 0; i < LAST_ECHOES_WAITS && code == TK_EXIT_OK; i++) {
-		struct timespec ts = { 0, LAST_ECHOES_WAIT_NS };
-
-		drain_echoes(s);
-		nanosleep(&ts, NULL);
-	}
+	if (code == TK_EXIT_OK)
+		wait_last_echoes(s);
 	return code;
 }
 

@@ -52,6 +52,31 @@ help_keys() {
 	expect_stderr "sfu_echo: --listen: 'localhost' is not an IPv4 address"
 }
 
+@test "rtpsend waits for echoes a slow server sends late, and stops when they go quiet" {
+	requires root
+	# the server sleeps 250 ms before its 50th read, so the last echoes come
+	# back 250 ms after the last send: more than a fixed 100 ms wait covered
+	in_netns '
+		timeout 20 sfu_echo --listen 127.0.0.1:40101 -c 50 --stall-every 50 --stall-ms 250-250 \
+			--idle-exit 2 -q > rx.out &
+		wait_port 40101 || exit 1
+		timeout 20 rtpsend --to 127.0.0.1:40101 -c 50 -r 1000 -q > tx.out; s=$?
+		wait $! || exit 1
+		timeout 20 sfu_echo --listen 127.0.0.1:40102 --no-echo --idle-exit 1 -q > quiet.out &
+		wait_port 40102 || exit 1
+		timeout 20 rtpsend --to 127.0.0.1:40102 -c 50 -r 1000 -q > none.out || exit 1
+		wait $! && exit $s'
+	expect_status 0
+	tx=$(cat "$BATS_TEST_TMPDIR/tx.out") rx=$(cat "$BATS_TEST_TMPDIR/rx.out")
+	[ "$(jq .stalls <<< "$rx")" -eq 1 ] && [ "$(jq .echoes <<< "$tx")" -eq 50 ] || { echo "# $tx / $rx"; false; }
+	# no echo at all: the sender gives up after its quiet window (0.5 s, in
+	# rtpsend.c) and says 0; the bound is that window plus the 50 ms of sending,
+	# with a second's slack for a loaded machine
+	none=$(cat "$BATS_TEST_TMPDIR/none.out")
+	jq -e '.echoes == 0 and .duration_s >= 0.5 and .duration_s < 1.6' <<< "$none" >/dev/null ||
+		{ echo "# $none"; false; }
+}
+
 @test "-c counts packets: 100 sent, 100 read, echoed, in JSON lines off a terminal; -v says what runs" {
 	requires root
 	in_netns '
