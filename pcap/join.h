@@ -54,13 +54,15 @@ int join_load_file(struct join *j, const char *path);
 int join_read_trace(struct join *j);
 /*
  * The collapse lines shown without -v: a screenful. A trace of a long push
- * holds hundreds of collapses, most of them harmless; every one is in the
- * joined records, and -v lists every line.
+ * holds hundreds of collapses, most of them harmless, so those that
+ * throttled the stream come first; every one is in the joined records, and
+ * -v lists every line.
  */
 #define JOIN_LINES_SHOWN 10
 
-/* every trace record again, joined, to out; a line for each of the first
- * max_lines collapses to lines, then how many more there were */
+/* every trace record again, joined, to out; a line for each of max_lines
+ * collapses to lines, in time order (the first that throttled, then the
+ * first harmless ones to fill max_lines), then how many more there were */
 int join_write_output(const struct join *j, FILE *out, FILE *lines, uint64_t max_lines,
 		      const char *out_name, struct join_counts *n);
 

@@ -34,6 +34,7 @@ struct jm_rec {
 	uint32_t snd_una;
 	int64_t t_ns;
 	int64_t ev;          /* the matched event, -1 */
+	bool throttling;     /* a collapse that throttled the stream (the caller's) */
 };
 
 struct jm_ev {

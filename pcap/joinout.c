@@ -173,8 +173,18 @@ static void collapse_line(FILE *out, const struct join *j, const struct jm_rec *
 	fprintf(out, "; %s; BBR bw %s Mbit/s \u2192 %s Mbit/s\n", cause, bw0, bw1);
 }
 
-/* every trace record again, joined, to out; a line for each of the first
- * max_lines collapses to lines, then how many more there were */
+/* the throttling collapses shown of max_lines: as many as there are, up to it */
+static uint64_t throttling_shown(const struct join *j, uint64_t max_lines)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < j->m.nrecs && n < max_lines; i++)
+		n += j->m.recs[i].kind == JM_COLLAPSE && j->m.recs[i].throttling;
+	return n;
+}
+
+/* every trace record again, joined, to out; a line for each of max_lines
+ * collapses to lines (those that throttled first), then how many more there were */
 int join_write_output(const struct join *j, FILE *out, FILE *lines, uint64_t max_lines,
 		      const char *out_name, struct join_counts *n)
 {
@@ -183,6 +193,7 @@ int join_write_output(const struct join *j, FILE *out, FILE *lines, uint64_t max
 	char *scratch = NULL;
 	size_t scap = 0;
 	int rc = TK_EXIT_OK;
+	uint64_t thr_quota = throttling_shown(j, max_lines), harm_quota = max_lines - thr_quota, thr = 0, harm = 0;
 
 	for (size_t i = 0; w && o && rc == TK_EXIT_OK && i < j->m.nrecs; i++) {
 		const struct jm_rec *r = &j->m.recs[i];
@@ -211,7 +222,7 @@ int join_write_output(const struct join *j, FILE *out, FILE *lines, uint64_t max
 		} else if (r->kind == JM_COLLAPSE) {
 			n->collapses++;
 			n->collapses_matched += r->ev >= 0;
-			if (n->collapses <= max_lines) {
+			if (r->throttling ? thr++ < thr_quota : harm++ < harm_quota) {
 				rec_writer_flush(w); /* keep the lines after their records when both go to stdout */
 				collapse_line(lines, j, r, o);
 			}
@@ -221,8 +232,9 @@ int join_write_output(const struct join *j, FILE *out, FILE *lines, uint64_t max
 		}
 	}
 	if (rc == TK_EXIT_OK && max_lines && n->collapses > max_lines)
-		fprintf(lines, "... and %llu more collapses (-v lists every one)\n",
-			(unsigned long long)(n->collapses - max_lines));
+		fprintf(lines, "... and %llu more collapses, %llu of them throttling (-v lists every one)\n",
+			(unsigned long long)(n->collapses - max_lines),
+			(unsigned long long)(thr > thr_quota ? thr - thr_quota : 0));
 	if (!w || !o) {
 		elog("out of memory");
 		rc = TK_EXIT_FAIL;

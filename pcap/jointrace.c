@@ -177,6 +177,7 @@ static void describe(struct join *j, struct jm_rec *r, const struct jl_obj *o)
 		bt_collapse_read(o, &c, &fs);
 	else
 		s = stall_key(&x, o, &fs);
+	r->throttling = r->kind == JM_COLLAPSE && bt_has(&fs, BT_C_IMPACT) && c.impact == BT_IMPACT_THROTTLING;
 	r->flow = -1;
 	if (!j->time_chosen) {
 		j->use_wall = bt_has(&fs, BT_F_WALL_NS);

@@ -592,7 +592,8 @@ check_against_tshark() {
 	tk_run bbrpcap join "$d/twelve.jsonl" "$PC_FIX/dip-paced.pcap" -o "$d/j.jsonl"
 	expect_status 0
 	[ "$(grep -cE '^(no )?frame ' <<< "$output")" -eq 10 ] || { tk_dump "10 lines"; false; }
-	[ "$(tail -n 1 <<< "$output")" = "... and 2 more collapses (-v lists every one)" ] || { tk_dump "the count"; false; }
+	[ "$(tail -n 1 <<< "$output")" = "... and 2 more collapses, 0 of them throttling (-v lists every one)" ] ||
+		{ tk_dump "the count"; false; }
 	# every collapse is in the joined records, whatever is shown
 	[ "$(jq -s '[.[] | select(.type == "collapse" and has("frame"))] | length' "$d/j.jsonl")" -eq 12 ]
 	tk_run bbrpcap join -v "$d/twelve.jsonl" "$PC_FIX/dip-paced.pcap" -o "$d/j.jsonl"
@@ -601,6 +602,24 @@ check_against_tshark() {
 	tk_run bbrpcap join -q "$d/twelve.jsonl" "$PC_FIX/dip-paced.pcap" -o "$d/j.jsonl"
 	expect_status 0
 	[ -z "$output" ] || { tk_dump "-q: nothing"; false; }
+}
+
+@test "join shows the collapses that throttled first: one after 11 harmless ones is among the 10 lines" {
+	local d=$BATS_TEST_TMPDIR
+	# 11 harmless lone-segment collapses, then the fixture's delayed-ACK
+	# collapse marked throttling (as ci21's session: 3 throttling delayed
+	# ACKs behind 21 harmless collapses were hidden)
+	jq -c 'if .type == "collapse" then
+		((range(11) as $i | . + {impact: "harmless", cause: "lone_segment"}), . + {impact: "throttling"})
+		else . end' "$PC_FIX/dip-paced.jsonl" > "$d/late.jsonl"
+	tk_run bbrpcap join "$d/late.jsonl" "$PC_FIX/dip-paced.pcap" -o "$d/j.jsonl"
+	expect_status 0
+	[ "$(grep -cE '^(no )?frame ' <<< "$output")" -eq 10 ] || { tk_dump "10 lines"; false; }
+	[ "$(grep -E '^(no )?frame ' <<< "$output" | grep -c '; delayed_ack;')" -eq 1 ] || { tk_dump "the throttling one"; false; }
+	# in time order: it is the last line shown, 9 harmless ones before it
+	[ "$(grep -E '^(no )?frame ' <<< "$output" | tail -n 1 | grep -c '; delayed_ack;')" -eq 1 ]
+	[ "$(tail -n 1 <<< "$output")" = "... and 2 more collapses, 0 of them throttling (-v lists every one)" ] ||
+		{ tk_dump "the count"; false; }
 }
 
 @test "join --strict exits 21 when a collapse found no frame (the fixture pair, the capture cut short)" {
