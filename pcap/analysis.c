@@ -594,11 +594,38 @@ static void ack_segment(struct an *a, struct an_flow *f, int data_dir, const str
 		a->cfg.on_ack(a->cfg.ctx, f, &ev);
 }
 
+/* the bytes of direction d sent and not yet ACKed (a FIN's ACK passes the data's end) */
+static uint64_t dir_inflight(const struct an_dir *d)
+{
+	uint64_t base;
+
+	if (!d->seq_init)
+		return 0;
+	base = d->ack_init ? d->acked_to : d->data_start;
+	return d->hi_end > base ? d->hi_end - base : 0;
+}
+
+/* the silence that frame fr ends, when it lasted on_gap's threshold */
+static void note_gap(struct an *a, struct an_flow *f, const struct cap_frame *fr)
+{
+	struct an_gap g = { .start_ns = f->last_ns, .end_ns = fr->ts_ns, .frame = fr->no };
+
+	if (!a->cfg.on_gap || !f->selected || fr->ts_ns - f->last_ns < a->cfg.gap_ns)
+		return;
+	for (int k = 0; k < 2; k++) {
+		g.data[k] = f->d[k].data_bytes > 0;
+		g.inflight[k] = dir_inflight(&f->d[k]);
+	}
+	a->cfg.on_gap(a->cfg.ctx, f, &g);
+}
+
 static void packet(struct an *a, struct an_flow *f, int dir, const struct cap_frame *fr, const struct pkt_tcp *t)
 {
 	struct an_dir *d = &f->d[dir];
 	int64_t ts = fr->ts_ns;
 
+	if (f->last_ns)
+		note_gap(a, f, fr);
 	if (!d->pkts)
 		d->first_ns = ts;
 	d->pkts++;

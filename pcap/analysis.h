@@ -157,6 +157,14 @@ struct an_ack {
 	uint32_t mss;
 };
 
+/* a silence of a flow: no frame either way for at least an_config.gap_ns */
+struct an_gap {
+	int64_t start_ns, end_ns; /* the frames around it */
+	uint64_t frame;          /* the frame that ended it */
+	bool data[2];            /* the direction (from addr[i]) had carried data */
+	uint64_t inflight[2];    /* its bytes sent and not yet ACKed, as the gap began */
+};
+
 struct an_config {
 	int64_t bin_ns;          /* 0: no throughput bins */
 	bool acks;               /* track segments and ACK delays */
@@ -166,6 +174,8 @@ struct an_config {
 	const struct an_sel *sel;
 	unsigned int nsel;
 	void (*on_ack)(void *ctx, const struct an_flow *f, const struct an_ack *a);
+	int64_t gap_ns;          /* on_gap's shortest silence */
+	void (*on_gap)(void *ctx, const struct an_flow *f, const struct an_gap *g);
 	void *ctx;
 };
 

@@ -28,6 +28,8 @@ static const struct command {
 	{ "acks", "FILE...", "the ACK stream: delay after the\n"
 			  "newest data each ACK covers, segments\n"
 			  "per ACK, delayed-ACK candidates", bp_acks_main },
+	{ "gaps", "FILE...", "silences of 100 ms or more: no frame either way,\n"
+			  "with what was in flight (idle or unACKed data)", bp_gaps_main },
 	{ "join", "TRACE.jsonl FILE...", "the frame of the ACK behind every bbrtrace\n"
 				      "sample and collapse", bp_join_main },
 };

@@ -15,5 +15,6 @@ int bp_join_main(int argc, char **argv);
 int bp_flows_main(int argc, char **argv);
 int bp_throughput_main(int argc, char **argv);
 int bp_acks_main(int argc, char **argv);
+int bp_gaps_main(int argc, char **argv);
 
 #endif

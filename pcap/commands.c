@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The analysis commands of bbrpcap: flows, throughput and acks. Each reads
+ * The analysis commands of bbrpcap: flows, throughput, acks and gaps. Each reads
  * a capture (one file or several, read as one) through pcap/analysis.c and
  * writes its records; each has its own table of options.
  */
@@ -17,12 +17,12 @@
 #include "record.h"
 #include "trace.h"
 
-enum cmd { CMD_FLOWS, CMD_THROUGHPUT, CMD_ACKS };
+enum cmd { CMD_FLOWS, CMD_THROUGHPUT, CMD_ACKS, CMD_GAPS };
 
 /* the settings of one analysis command */
 struct an_cmd {
 	struct bp_common com; /* first: the shared options' callbacks find it at cfg */
-	double bin_ms, dip_frac, delack_ms;
+	double bin_ms, dip_frac, delack_ms, gap_ms;
 	uint32_t dip_window, mss;
 	int side;             /* enum an_side */
 	bool each;
@@ -32,6 +32,9 @@ struct an_cmd {
 #define DIP_FRAC_DEFAULT 0.5
 #define DIP_WINDOW_DEFAULT 21
 #define DELACK_MS_DEFAULT (BT_DELACK_FLOOR_US / 1000) /* the trace's delayed-ACK floor */
+/* a silence a viewer can see: a live player keeps about this much buffered
+ * (pushsim recv's and dip.sh's --playout-ms) */
+#define GAP_MS_DEFAULT 100
 
 /* one run of a command: the settings, the capture and where the records go */
 struct an_job {
@@ -404,6 +407,44 @@ static void acks_footer(FILE *f)
 	      f);
 }
 
+/* --- gaps ------------------------------------------------------------------------- */
+
+/* silence g of flow f, for the data that direction k (src -> dst) sends */
+#define GAP_FIELDS(X)                                                                           \
+	X("flow", REC_U64, 0, REC_COL("flow", 4, 0, 0), rv_u64(f->id))                            \
+	X("src", REC_STR, 0, REC_COL("data sender", -21, 0, 0), rv_str(src))                       \
+	X("dst", REC_STR, 0, REC_COL("data receiver", -21, 0, 0), rv_str(dst))                     \
+	X("t_s", REC_F64, 6, REC_COL("t s", 10, 0, 3), rv_f64(rel_s(a, g->start_ns)))             \
+	X("epoch_s", REC_F64, 6, REC_NOCOL, rv_f64((double)g->start_ns * 1e-9))                    \
+	X("gap_us", REC_F64, 1, REC_COL("gap ms", 9, 1e-3, 1),                                      \
+	  rv_f64((double)(g->end_ns - g->start_ns) * 1e-3))                                          \
+	X("end_frame", REC_U64, 0, REC_COL("ends at", 8, 0, 0), rv_u64(g->frame))                 \
+	X("inflight_bytes", REC_U64, 0, REC_COL("in flight B", 11, 0, 0), rv_u64(g->inflight[k])) \
+	X("state", REC_STR, 0, REC_COL("state", -9, 0, 0), rv_str(g->inflight[k] ? "in_flight" : "idle"))
+static const struct rec_field gap_fields[] = { GAP_FIELDS(REC_FIELD) };
+static const struct rec_schema gap_schema = { "gap", gap_fields, ARRAY_SIZE(gap_fields) };
+
+static void on_gap(void *ctx, const struct an_flow *f, const struct an_gap *g)
+{
+	struct an_job *j = ctx;
+	const struct an *a = j->a;
+	char src[64], dst[64];
+
+	for (int k = 0; k < 2; k++) {
+		if (!g->data[k])
+			continue;
+		if (!job_writer(j)) {
+			j->write_failed = true;
+			return;
+		}
+		an_fmt_endpoint(f->family, f->addr[k], f->port[k], src, sizeof(src));
+		an_fmt_endpoint(f->family, f->addr[!k], f->port[!k], dst, sizeof(dst));
+		const struct rec_value v[] = { GAP_FIELDS(REC_VALUE) };
+		if (rec_write(j->w, &gap_schema, v))
+			j->write_failed = true;
+	}
+}
+
 #define TK_OPT_CFG struct an_cmd
 static const struct opt flows_opts[] = {
 	BP_OPT_E_ANALYSIS,
@@ -423,6 +464,16 @@ static const struct opt throughput_opts[] = {
 	OPT_E_U32("dip-window", 0, "N", dip_window, 3, 10001,
 		  "bins in the centred moving median (default 21; odd,\n"
 		  "3..10001)"),
+	OPT_E_STANDARD,
+	OPT_E_END,
+};
+
+static const struct opt gaps_opts[] = {
+	BP_OPT_E_ANALYSIS,
+	OPT_E_DOUBLE("min-ms", 0, "MS", gap_ms, 0.001, 3600000,
+		     "the shortest silence reported, in milliseconds\n"
+		     "(default 100: what a live player keeps buffered;\n"
+		     "0.001..3600000)"),
 	OPT_E_STANDARD,
 	OPT_E_END,
 };
@@ -476,10 +527,21 @@ static const struct opt_cli clis[] = {
 		       "direction.\n"
 		       "\n",
 		       acks_opts, NULL, acks_footer, exit_codes },
+	[CMD_GAPS] = { "Usage: bbrpcap gaps FILE... [OPTIONS]\n"
+		       "Each silence of a flow: no frame either way for --min-ms or more. One\n"
+		       "record per silence and direction that had carried data, with the bytes\n"
+		       "it had in flight (sent, not yet ACKed) as the silence began:\n"
+		       "  idle       none: the sender sent nothing; its application wrote\n"
+		       "             nothing, or its stack held what it wrote (bbrtrace's\n"
+		       "             stalls say which)\n"
+		       "  in_flight  some, and no ACK came: the receiver held its ACK, or the\n"
+		       "             path held or lost the data or the ACK\n"
+		       "\n",
+		       gaps_opts, NULL, footer, exit_codes },
 };
 
 static const char *const cmd_names[] = { [CMD_FLOWS] = "flows", [CMD_THROUGHPUT] = "throughput",
-					 [CMD_ACKS] = "acks" };
+					 [CMD_ACKS] = "acks", [CMD_GAPS] = "gaps" };
 
 /* what the options say together */
 static void check_args(enum cmd cmd, const struct an_cmd *cfg)
@@ -522,6 +584,9 @@ static void declare_records(enum cmd cmd, struct rec_writer *w)
 		rec_writer_declare(w, &ack_schema);
 		rec_writer_declare(w, &ack_sum_schema);
 		break;
+	case CMD_GAPS:
+		rec_writer_declare(w, &gap_schema);
+		break;
 	default:
 		break;
 	}
@@ -552,6 +617,8 @@ static int setup(struct an_job *j)
 		.sel = cfg->com.sel,
 		.nsel = cfg->com.nsel,
 		.on_ack = j->cmd == CMD_ACKS ? on_ack : NULL,
+		.gap_ns = llround(cfg->gap_ms * 1e6),
+		.on_gap = j->cmd == CMD_GAPS ? on_gap : NULL,
 		.ctx = j,
 	};
 
@@ -606,7 +673,8 @@ static int run(struct an_job *j)
 static int analysis_main(enum cmd cmd, int argc, char **argv)
 {
 	struct an_cmd cfg = { .bin_ms = BIN_MS_DEFAULT, .dip_frac = DIP_FRAC_DEFAULT,
-			      .dip_window = DIP_WINDOW_DEFAULT, .delack_ms = DELACK_MS_DEFAULT };
+			      .dip_window = DIP_WINDOW_DEFAULT, .delack_ms = DELACK_MS_DEFAULT,
+			      .gap_ms = GAP_MS_DEFAULT };
 	struct an_job j = { .cmd = cmd, .cfg = &cfg };
 	int rc;
 
@@ -634,4 +702,9 @@ int bp_throughput_main(int argc, char **argv)
 int bp_acks_main(int argc, char **argv)
 {
 	return analysis_main(CMD_ACKS, argc, argv);
+}
+
+int bp_gaps_main(int argc, char **argv)
+{
+	return analysis_main(CMD_GAPS, argc, argv);
 }

@@ -34,6 +34,8 @@ teardown() {
 	tk_run bbrpcap acks --help
 	[[ $output == *"--each"* && $output == *"--side S"* && $output != *"--bin-ms"* ]] || { tk_dump "acks"; false; }
 	expect_output "dup (per ACK) and dupacks (the summary's count) are the same duplicate ACKs"
+	tk_run bbrpcap gaps --help
+	[[ $output == *"--min-ms MS"* && $output == *"in_flight"* && $output != *"--each"* ]] || { tk_dump "gaps"; false; }
 	tk_run bbrpcap capture --help
 	[[ $output == *"-c, --count N"* && $output == *"-d, --duration SECONDS"* && $output != *"--reader"* ]] ||
 		{ tk_dump "capture"; false; }
@@ -51,7 +53,7 @@ teardown() {
 @test "bbrpcap -V and every command's -V print the version" {
 	local cmd version
 	version=$(bbrpcap --version)
-	for cmd in "" capture flows throughput acks join; do
+	for cmd in "" capture flows throughput acks gaps join; do
 		tk_run bbrpcap $cmd -V
 		expect_status 0
 		[ "$output" = "$version" ] || { tk_dump "bbrpcap $cmd -V"; false; }
@@ -60,7 +62,7 @@ teardown() {
 
 @test "every command refuses a bad command line the same way: one line, exit 2" {
 	local cmd
-	for cmd in capture flows throughput acks join; do
+	for cmd in capture flows throughput acks gaps join; do
 		tk_run bbrpcap $cmd --bogus x
 		expect_status 2
 		expect_one_line_stderr
@@ -101,7 +103,7 @@ teardown() {
 	tk_run bbrpcap
 	expect_status 2
 	expect_one_line_stderr
-	expect_stderr "bbrpcap: missing a command (capture, flows, throughput, acks, join); see --help"
+	expect_stderr "bbrpcap: missing a command (capture, flows, throughput, acks, gaps, join); see --help"
 }
 
 @test "bbrpcap names an unknown command" {
@@ -479,6 +481,51 @@ check_against_tshark() {
 	done
 	echo "# $n ACKs neither advancing nor dup"
 	[ "$n" -gt 0 ]
+}
+
+# the silences of capture $1 of $2 ms or more, from tshark's fields: "src t_s
+# gap_us end_frame inflight_bytes" per silence and direction that had carried
+# data; in flight: the highest data byte sent, less the highest ACK back
+tshark_gaps() {
+	tshark -r "$1" -Y tcp -T fields -o tcp.relative_sequence_numbers:TRUE -E separator=' ' \
+		-e frame.number -e frame.time_relative -e ip.src -e ipv6.src -e tcp.srcport -e ip.dst -e ipv6.dst \
+		-e tcp.dstport -e tcp.seq -e tcp.len -e tcp.ack -e tcp.flags.ack |
+		awk -v min_us="$(($2 * 1000))" '
+		{ src = $3 ":" $4; dst = $5 ":" $6; seq = $7; len = $8; ack = $9; isack = $10
+		  if (have && ($2 - last) * 1e6 >= min_us - 0.5)
+			for (d in sent) { split(d, e, " ")
+				inflight = hi[d] - acked[d]; if (inflight < 0) inflight = 0
+				printf "%s %.6f %.1f %d %d\n", e[1], last, ($2 - last) * 1e6, $1, inflight }
+		  if (len > 0) { k = src " " dst; sent[k] = 1; if (seq + len > hi[k]) hi[k] = seq + len }
+		  if (isack == 1) { k = dst " " src; if (ack > acked[k]) acked[k] = ack }
+		  last = $2; have = 1 }' | sort
+}
+
+@test "gaps: each silence, its length and what was in flight agree with tshark's frames" {
+	local f=$PC_FIX/dip-paced.pcap
+	# 30 ms: this capture's silences are frame intervals (20 fps) and held ACKs
+	bbrpcap gaps --min-ms 30 -f json "$f" |
+		jq -r '"\(.src) \(.t_s | . * 1e6 | round / 1e6 | tostring) \(.gap_us) \(.end_frame) \(.inflight_bytes)"' |
+		awk '{ printf "%s %.6f %.1f %d %d\n", $1, $2, $3, $4, $5 }' | sort > "$BATS_TEST_TMPDIR/bbrpcap"
+	tshark_gaps "$f" 30 > "$BATS_TEST_TMPDIR/tshark"
+	# both states are there to compare
+	awk '$5 == 0 { i++ } $5 > 0 { h++ } END { print "# " i + 0 " idle, " h + 0 " with data in flight"; exit !(i && h) }' \
+		"$BATS_TEST_TMPDIR/tshark" >&3
+	diff "$BATS_TEST_TMPDIR/tshark" "$BATS_TEST_TMPDIR/bbrpcap"
+	# the state is the bytes in flight's, in words
+	jq -e -s 'length > 0 and all(.[]; (.state == "idle") == (.inflight_bytes == 0))' \
+		< <(bbrpcap gaps --min-ms 30 -f json "$f") > /dev/null
+}
+
+@test "gaps: --min-ms bounds the silences reported; a longer threshold reports a subset" {
+	local f=$PC_FIX/dip-paced.pcap n30 n60
+	n30=$(bbrpcap gaps --min-ms 30 -f csv "$f" | tail -n +2 | wc -l)
+	n60=$(bbrpcap gaps --min-ms 60 -f json "$f" | jq -s 'map(select(.gap_us >= 60000)) | length')
+	[ "$n60" -eq "$(bbrpcap gaps --min-ms 60 -f csv "$f" | tail -n +2 | wc -l)" ]
+	[ "$n60" -lt "$n30" ]
+	tk_run bbrpcap gaps --min-ms 0 "$f"
+	expect_status 2
+	expect_one_line_stderr
 }
 
 @test "acks: a window update is not a duplicate ACK (RFC 5681), as tcptrace and tshark count" {

@@ -319,7 +319,7 @@ complete_words() {
 
 @test "the completion offers the commands, and completes a prefix to the right option" {
 	[ "$(complete_words quickack "" | tr '\n' ' ')" = "congctl off on restore rto-min show status " ]
-	[ "$(complete_words bbrpcap "" | tr '\n' ' ')" = "acks capture flows join throughput " ]
+	[ "$(complete_words bbrpcap "" | tr '\n' ' ')" = "acks capture flows gaps join throughput " ]
 	[ "$(complete_words upfbench "" | tr '\n' ' ')" = "check-identity decode floor lookup run sweep " ]
 	[ "$(complete_words pushsim "" | tr '\n' ' ')" = "recv send " ]
 	[ "$(complete_words bbrplot "" | tr '\n' ' ')" = "dip dwell sweep upf " ]
