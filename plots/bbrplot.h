@@ -36,6 +36,7 @@ struct env {
 	double from, to, offset_ms; /* NAN: not given */
 	double rate_lo, rate_hi;    /* --rate-range, Mbit/s; 0: fitted to the data */
 	double bin_ms;
+	double gap_ms;              /* the shortest silence of the wire drawn */
 	bool svg;
 };
 

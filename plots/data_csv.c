@@ -151,6 +151,16 @@ int pd_csv_col(const struct pd_csv *c, const char *name)
 	return -1;
 }
 
+bool pd_csv_at_end(FILE *in)
+{
+	int ch = getc(in);
+
+	if (ch == EOF)
+		return true;
+	ungetc(ch, in);
+	return false;
+}
+
 /* a number from a CSV cell; NaN when empty or not a number */
 double pd_cell(const char *s)
 {

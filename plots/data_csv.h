@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The CSV tables bbrplot reads (bbrpcap's throughput, upfbench's and
+ * The CSV tables bbrplot reads (bbrpcap's throughput and gaps, upfbench's and
  * repro/sweep.sh's sweeps): a header and its rows, read whole, columns found
  * by name, cells read as numbers. pd_csv_split, a line into fields, is in
  * plotdata.h.
@@ -8,6 +8,7 @@
 #ifndef PLOTS_DATA_CSV_H
 #define PLOTS_DATA_CSV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -25,6 +26,9 @@ struct pd_csv {
 };
 
 void pd_csv_free(struct pd_csv *c);
+
+/* nothing left to read, not even a header (a command that found nothing) */
+bool pd_csv_at_end(FILE *in);
 
 /* the header and every row up to the end or a new header; 0 or PD_ERR_*
  * with err set */

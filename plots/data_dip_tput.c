@@ -17,16 +17,6 @@
 #include "plots/data_file.h"
 #include "plots/plotdata.h"
 
-static bool at_end(FILE *f)
-{
-	int ch = getc(f);
-
-	if (ch == EOF)
-		return true;
-	ungetc(ch, f);
-	return false;
-}
-
 long pd_dip_tput(FILE *csv, struct pd_dip_info *info, double offset_s, const char *dir, double *first_s,
 		 char *err, size_t errlen)
 {
@@ -38,7 +28,7 @@ long pd_dip_tput(FILE *csv, struct pd_dip_info *info, double offset_s, const cha
 	long n = 0;
 
 	/* nothing at all (not even a header) is no bins: bbrpcap found no frame of the flow */
-	if (!at_end(csv)) {
+	if (!pd_csv_at_end(csv)) {
 		rc = pd_csv_read(csv, "bbrpcap throughput", &c, err, errlen);
 		if (!rc)
 			rc = pd_need_cols(&c, "bbrpcap throughput", cols, idx, ARRAY_SIZE(cols), err, errlen);
@@ -118,7 +108,8 @@ static int shift_file(const char *dir, const char *name, double shift, char *err
 
 int pd_dip_shift(const char *dir, struct pd_dip_info *info, double first_s, char *err, size_t errlen)
 {
-	static const char *const files[] = { "samples.dat", "collapses.dat", "need.dat", "stalls.dat", "tput.dat" };
+	static const char *const files[] = { "samples.dat", "collapses.dat", "need.dat", "stalls.dat", "tput.dat",
+					     "gaps.dat" };
 	double shift = -first_s;
 
 	if (!(first_s < 0))

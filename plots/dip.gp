@@ -1,8 +1,8 @@
 # bbrplot's dip plot: what the wire showed and what BBR believed, on one time axis.
 #
 # bbrplot prepares the data and runs: gnuplot -e "VARIABLES" plots/dip.gp
-#   data        directory with samples.dat, collapses.dat, need.dat, stalls.dat
-#               and tput.dat
+#   data        directory with samples.dat, collapses.dat, need.dat, stalls.dat,
+#               tput.dat and gaps.dat
 #   out, term   output file; "pngcairo" or "svg"
 #   width, height   pixels
 #   ptitle      the plot's title
@@ -15,6 +15,9 @@
 #   nstalls, stall_label[], stall_n[], stall_s[], stall_colour[]
 #               the sender's stall causes (lib/trace.h), with their counts,
 #               their time in s, and their bars' colours
+#   gap_ms, gap_n[], gap_s[], gap_max_s[]
+#               the wire's silences drawn (--gap-ms) and, by state (idle,
+#               in_flight), their count, their time in s and the longest
 #   have_need   1 when need.dat holds the pacing the flow needed
 #   floor_mbps  the rate axis' floor: collapses below it are drawn at it (log axis)
 #   ceiling_mbps  its top; 0: fitted to the data
@@ -26,6 +29,7 @@
 # collapses.dat: one block per cause, in that order: t_s bw_mbps bw_prev_mbps throttling
 # need.dat:      t_s need_mbps demand_mbps, from each collapse on (steps)
 # stalls.dat:    one block per stall cause, in that order: t_s duration_s
+# gaps.dat:      the wire's silences, one block per state (idle, in_flight): t_s duration_s
 # tput.dat:      t_s sent_mbps acked_mbps dip
 
 if (term eq "svg") {
@@ -54,6 +58,11 @@ ps_ring  = 3.6
 ps_harm  = 1.0
 # the stalls: bars just above the rate axis' floor, each as long as it held
 stall_y  = floor_mbps * 1.8
+# the wire's silences: bars above the stalls; light when nothing was in
+# flight (idle), dark when data waited for its ACK (unACKed)
+gap_y    = floor_mbps * 3.2
+array gap_colour[2] = ["#bdbdbd", "#252525"]
+array gap_label[2] = ["idle", "unACKed"]
 
 set multiplot title ptitle font ",13"
 # both panels share the time axis: the same margins, the legends beside them
@@ -82,12 +91,16 @@ plot \
 	data."/samples.dat" using 1:3 with lines lw 1.2 dt 2 lc rgb c_pacing title "BBR pacing rate", \
 	data."/samples.dat" using 1:2 with steps lw 2.2 lc rgb c_bw title "BBR bw (max-bw filter)", \
 	data."/need.dat" using 1:3 with steps lw 1.2 dt 3 lc rgb c_demand \
-		title (have_need ? "the flow's demand (bbrtrace)" : ""), \
+		title (have_need ? "demand at each collapse (bbrtrace)" : ""), \
 	data."/need.dat" using 1:2 with steps lw 1.6 dt (8, 4) lc rgb c_need \
 		title (have_need ? "pacing it needed: under it, throttled" : ""), \
 	for [c=1:nstalls] data."/stalls.dat" index (c - 1) using 1:(stall_y):2:(0) with vectors nohead \
 		lw 7 lc rgb stall_colour[c] \
 		title (stall_n[c] > 0 ? sprintf("stall: %s (%d, %.2f s)", stall_label[c], stall_n[c], stall_s[c]) : ""), \
+	for [k=1:2] data."/gaps.dat" index (k - 1) using 1:(gap_y):2:(0) with vectors nohead lw 5 \
+		lc rgb gap_colour[k] \
+		title (gap_n[k] > 0 ? sprintf("silent >=%g ms, %s: %d (max %.2f s)", gap_ms, gap_label[k], \
+			gap_n[k], gap_max_s[k]) : ""), \
 	NaN with points pt -1 lc rgb "white" title "collapses of the estimate, by cause:", \
 	for [c=1:ncauses] data."/collapses.dat" index (c - 1) using 1:($4 > 0 ? max(floor_mbps, $2) : NaN) with points \
 		pt 6 ps ps_ring lw 1.5 lc rgb "black" notitle, \

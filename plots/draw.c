@@ -64,6 +64,16 @@ static void gp_stalls(FILE *v, const struct pd_dip_info *info)
 	}
 }
 
+/* the legend's silences of the wire: gap_ms, gap_n[], gap_s[], gap_max_s[] (idle, in_flight) */
+static void gp_gaps(FILE *v, const struct env *e, const struct pd_dip_info *info)
+{
+	fprintf(v, "gap_ms=%g; array gap_n[%d]; array gap_s[%d]; array gap_max_s[%d]; ", e->gap_ms, PD_GAP_STATES,
+		PD_GAP_STATES, PD_GAP_STATES);
+	for (int k = 0; k < PD_GAP_STATES; k++)
+		fprintf(v, "gap_n[%d]=%llu; gap_s[%d]=%.6f; gap_max_s[%d]=%.6f; ", k + 1,
+			(unsigned long long)info->gaps[k], k + 1, info->gap_s[k], k + 1, info->gap_max_s[k]);
+}
+
 /* the legend's causes, from lib/trace.h: ncauses, cause_label[], cause_n[],
  * cause_thr[] (the throttling ones), cause_colour[] and cause_pt[] */
 static void gp_causes(FILE *v, const struct pd_dip_info *info)
@@ -159,6 +169,7 @@ static int plot_dip(const struct env *e, char *vars, size_t vlen)
 		PD_INTERVAL_FLOOR_US);
 	gp_causes(v, &info);
 	gp_stalls(v, &info);
+	gp_gaps(v, e, &info);
 	fprintf(v, "have_need=%d; ", info.need_rows > 0);
 	/* both panels on one explicit time axis: 0 is the earlier of the first
 	 * sample and the first frame */

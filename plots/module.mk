@@ -3,7 +3,7 @@ TOOLS += bbrplot
 
 # each plot's data from its input (plotdata.h): one file per input, and the
 # CSV reading and data-file writing they share
-PLOTDATA_SRCS := plots/data_file.c plots/data_csv.c plots/data_dip_trace.c plots/data_dip_tput.c \
+PLOTDATA_SRCS := plots/data_file.c plots/data_csv.c plots/data_dip_trace.c plots/data_dip_tput.c plots/data_dip_gaps.c \
 		 plots/data_dwell.c plots/data_upf.c plots/data_sweep.c
 
 bbrplot_SRCS := plots/bbrplot.c plots/options.c plots/template.c plots/gnuplot.c plots/capture.c plots/draw.c \

@@ -105,6 +105,11 @@ static const struct opt dip_opts[] = {
 	OPT_E_DOUBLE("bin-ms", 0, "MS", bin_ms, 0.01, 60000,
 		     "throughput bin width (default 100: a few\n"
 		     "video frames; 0.01..60000)"),
+	OPT_E_DOUBLE("gap-ms", 0, "MS", gap_ms, 0.001, 3600000,
+		     "the shortest silence of the wire drawn: no\n"
+		     "frame of the flow either way (default 100:\n"
+		     "what a live player keeps buffered;\n"
+		     "0.001..3600000)"),
 	OPT_E_DOUBLE("clock-offset-ms", 0, "MS", offset_ms, -1e9, 1e9,
 		     "the capture's clock minus the trace's\n"
 		     "(default: from a joined trace's frame\n"
@@ -161,7 +166,10 @@ static const struct opt_cli dip_cli = {
 	"  and ringed when it throttled the flow, small when harmless; from the first\n"
 	"  collapse on, the flow's demand and the pacing it needed (bbrtrace's\n"
 	"  demand_bps and need_bps: a pacing under the need throttles); the sender's\n"
-	"  stalls as bars along the floor, as long as each held, coloured by cause.\n"
+	"  stalls as bars along the floor, as long as each held, coloured by cause;\n"
+	"  above them, the wire's silences (`bbrpcap gaps`: no frame either way for\n"
+	"  --gap-ms or more), light when nothing was in flight (the sender sent\n"
+	"  nothing), dark when data waited for an ACK.\n"
 	"  Rates below 0.01 Mbit/s, an empty bin among them, sit on the axis' floor.\n"
 	"  lower panel (us, log): each rate sample's rcv_interval_us and snd_interval_us;\n"
 	"  a delayed ACK stands out as rcv_interval far above snd_interval.\n"

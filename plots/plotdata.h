@@ -34,6 +34,9 @@ struct pd_flow_sel {
 	const char *sender;   /* "ADDR:PORT" of the traced socket, NULL: any */
 };
 
+/* the states of a silence (bbrpcap gaps): nothing in flight, or data unACKed */
+#define PD_GAP_STATES 2
+
 struct pd_dip_info {
 	/* the flow drawn */
 	uint64_t cookie;
@@ -45,6 +48,10 @@ struct pd_dip_info {
 	uint64_t throttling[BT_NCAUSES]; /* of those, the ones that throttled the flow */
 	uint64_t stalls[BT_NSTALL_CAUSES]; /* the sender's stalls, by cause */
 	double stalled_s[BT_NSTALL_CAUSES];
+	/* gaps.dat: the capture's silences of the flow's data, by state (idle,
+	 * in_flight): how many, seconds in all, the longest */
+	uint64_t gaps[PD_GAP_STATES];
+	double gap_s[PD_GAP_STATES], gap_max_s[PD_GAP_STATES];
 	/* need.dat: its rows, and the last need and demand, Mbit/s */
 	uint64_t need_rows;
 	double last_need_mbps, last_demand_mbps;
@@ -91,6 +98,14 @@ int pd_dip_shift(const char *dir, struct pd_dip_info *info, double first_s, char
  */
 long pd_dip_tput(FILE *csv, struct pd_dip_info *info, double offset_s, const char *dir, double *first_s,
 		 char *err, size_t errlen);
+
+/*
+ * Reads `bbrpcap gaps --format csv` output and writes DIR/gaps.dat (t_s
+ * duration_s; one block per state: idle, then in_flight) for the trace
+ * flow's data direction, on pd_dip_tput's time axis; counts them in info.
+ * Returns the number of silences written, or a PD_ERR_*.
+ */
+long pd_dip_gaps(FILE *csv, struct pd_dip_info *info, double offset_s, const char *dir, char *err, size_t errlen);
 
 /*
  * udpdwell JSON lines: the socket records summed per socket (address, port)

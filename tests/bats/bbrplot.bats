@@ -319,6 +319,35 @@ harm_rows() {
 	expect_stderr "mono.jsonl has no wall_ns: its clock cannot be matched to the capture's; join it first"
 }
 
+@test "dip plot: the wire's silences are drawn at their times, by state, as bbrpcap gaps finds them" {
+	requires jq
+	local d=$BATS_TEST_TMPDIR/data st n total=0
+	# 30 ms: this fixture's silences are frame intervals (20 fps) and held
+	# ACKs; bbrpcap.bats checks bbrpcap gaps against tshark's frames
+	bbrplot --trace "$TRACE" --pcap "$PCAP" -o "$BATS_TEST_TMPDIR/g.png" --keep-data "$d" --gap-ms 30
+	for st in idle in_flight; do
+		# time 0 of this plot is the capture's first frame (the time-axis
+		# test above), bbrpcap's t_s too
+		bbrpcap gaps --min-ms 30 -f json "$PCAP" |
+			jq -r "select(.src == \"10.77.1.2:45258\" and .state == \"$st\") | \"\\(.t_s) \\(.gap_us / 1e6)\"" \
+			> "$BATS_TEST_TMPDIR/want"
+		awk -v b="$st" '/^# / { blk = $2; next } blk == b && NF == 2 && $1 != "NaN"' "$d/gaps.dat" > "$BATS_TEST_TMPDIR/got"
+		n=$(wc -l < "$BATS_TEST_TMPDIR/want")
+		[ "$n" -gt 0 ] && [ "$(wc -l < "$BATS_TEST_TMPDIR/got")" -eq "$n" ] ||
+			{ echo "# $st: bbrpcap $n, gaps.dat $(wc -l < "$BATS_TEST_TMPDIR/got")"; false; }
+		# the same silences, to 2 us: an epoch in seconds in a double keeps
+		# about 0.2 us, and bbrpcap prints whole microseconds
+		paste -d ' ' "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got" |
+			awk 'function abs(x) { return x < 0 ? -x : x }
+			     abs($1 - $3) > 2e-6 || abs($2 - $4) > 2e-6 { print "# " $0; bad++ } END { exit bad > 0 }'
+		# the legend counts them
+		grep -q "gap_n\[$([ "$st" = idle ] && echo 1 || echo 2)\]=$n;" "$d/plot.sh" ||
+			{ echo "# the legend's $st count is not $n"; false; }
+		total=$((total + n))
+	done
+	echo "# $total silences of 30 ms or more"
+}
+
 @test "dip plot --keep-data keeps the data and the gnuplot command" {
 	local d=$BATS_TEST_TMPDIR/data
 	bbrplot --trace "$TRACE" --pcap "$PCAP" -o "$BATS_TEST_TMPDIR/k.png" --keep-data "$d"

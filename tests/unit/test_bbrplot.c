@@ -273,10 +273,14 @@ static void test_dip_shift(void **state)
 	write_file("tput.dat", "# t_s sent\nNaN NaN NaN 0\n-0.25 8 4 0\n0.75 8 4 0\n");
 	write_file("need.dat", "# t_s need\n1.5 5 4\n2 5 4\n");
 	write_file("stalls.dat", "# t_s duration_s\n# nagle\nNaN NaN\n1.25 0.04\n\n\n");
+	write_file("gaps.dat", "# t_s duration_s\n# idle\nNaN NaN\n0.5 0.12\n\n\n# in_flight\nNaN NaN\n\n\n");
 	assert_int_equal(pd_dip_shift(dir, &info, -0.25, err, sizeof(err)), 0);
 	assert_string_equal(slurp("need.dat"), "# t_s need\n1.750000000 5 4\n2.250000000 5 4\n");
 	/* a stall's duration is no time: only its start moves */
 	assert_string_equal(slurp("stalls.dat"), "# t_s duration_s\n# nagle\nNaN NaN\n1.500000000 0.04\n\n\n");
+	/* a silence likewise */
+	assert_string_equal(slurp("gaps.dat"),
+			    "# t_s duration_s\n# idle\nNaN NaN\n0.750000000 0.12\n\n\n# in_flight\nNaN NaN\n\n\n");
 	assert_string_equal(slurp("samples.dat"), "# t_s bw\n0.750000000 10\n2.250000000 20\n");
 	assert_string_equal(slurp("collapses.dat"), "# header\n# delayed_ack\nNaN NaN NaN\n1.750000000 0.2 10\n\n\n");
 	assert_string_equal(slurp("tput.dat"), "# t_s sent\nNaN NaN NaN 0\n0.000000000 8 4 0\n1.000000000 8 4 0\n");
