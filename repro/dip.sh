@@ -104,8 +104,10 @@ Outputs in DIR:
   recv.jsonl      pushsim recv's records (per second, then its summary)
   pushsim.json    the two above, sender then receiver (JSON lines)
   verdict.txt     the verdict sentence and the scenario
-  verdict.json    the verdict record plus the scenario, both push summaries
-                  and receiver_delayed_acks (one JSON object)
+  gaps.jsonl      the wire's silences of 100 ms or more (bbrpcap gaps)
+  verdict.json    the verdict record plus the scenario, both push summaries,
+                  receiver_delayed_acks and wire_silences (the pusher's, by
+                  state: count, total_s, longest_s) (one JSON object)
   dip.png         capture throughput, BBR's estimate and each collapse
   plot            dip.png's data files and plot.sh, which redraws it
   *.log           each tool's stderr (the quickack journal is emptied
@@ -341,7 +343,7 @@ fail() {
 
 mkdir -p "$out" || fail "cannot create $out"
 out=$(cd "$out" && pwd)
-rm -f "$out"/{trace.jsonl,capture.pcap,send.jsonl,recv.jsonl,pushsim.json,verdict.txt,verdict.json,quickack.journal,dip.png,ffmpeg.progress,ffmpeg.json}
+rm -f "$out"/{trace.jsonl,capture.pcap,gaps.jsonl,send.jsonl,recv.jsonl,pushsim.json,verdict.txt,verdict.json,quickack.journal,dip.png,ffmpeg.progress,ffmpeg.json}
 rm -rf "$out/plot"
 rm -rf "$out/nginx"
 
@@ -692,12 +694,18 @@ if [ "$push" = iperf3 ]; then
 	load="$flows iperf3 flow(s), $([ "$bitrate_kbps" -gt 0 ] && echo "$bitrate_kbps kbit/s each" || echo bulk)"
 fi
 [ "$rtt" != native ] && [ "$rtt_effective" = native ] && netem_note=" (netem missing: $rtt not applied)"
+# the wire's silences of the push (bbrpcap gaps): what fell to the floor, and
+# why; 100 ms, what a live player keeps buffered (pushsim's --playout-ms)
+gaps_file=$out/gaps.jsonl gap_ms=100
+"$BIN/bbrpcap" gaps -f json --min-ms "$gap_ms" --flow ":$port" "$out/capture.pcap" >"$gaps_file" 2>>"$out/bbrpcap-gaps.log" ||
+	fail "bbrpcap gaps failed on $out/capture.pcap: $(tail -1 "$out/bbrpcap-gaps.log")"
 # one jq per output (each costs about 0.4 s on an emulated CPU)
 jq -c -n --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" \
 	--arg recv "$receiver" --argjson dur "$duration" --argjson fps "$fps" \
 	--arg push "$push" --argjson kbps "$bitrate_kbps" \
 	--arg rate "$rate" --arg rc "$rate_change" --arg pol "$policer" --arg queue "$queue" \
 	--argjson flows "$flows" --arg burst "$burst" --arg loss "$loss" --argjson drops "$loss_drops" --arg gro "$gro" --argjson delacks "$recv_delacks" --slurpfile ps "$push_file" \
+	--slurpfile gaps "$gaps_file" --argjson gap_ms "$gap_ms" \
 	'[inputs | select(.type == "verdict" or .type == "summary")] as $r
 	| ($r | map(select(.type == "verdict")) | first) + {scenario: {rtt: $rtt,
 	  rtt_effective: $rtt_eff, quickack: $qa, push: $push, receiver: $recv, duration_s: $dur, fps: $fps,
@@ -706,7 +714,10 @@ jq -c -n --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" \
 	  loss_pct: $loss, loss_dropped_packets: $drops, gro: $gro,
 	  backend: ($r | map(select(.type == "summary")) | first | .backend)},
 	  push: ($ps | map(select(.type == "summary")) | map({(.role): .}) | add),
-	  receiver_delayed_acks: $delacks}
+	  receiver_delayed_acks: $delacks,
+	  wire_silences: ($gaps | map(select(.src | startswith("10.77.1.2:"))) as $g
+	    | reduce ("idle", "in_flight") as $st ({min_ms: $gap_ms}; . + {($st): ($g | map(select(.state == $st))
+	      | {count: length, total_s: ((map(.gap_us) | add // 0) / 1e6), longest_s: ((map(.gap_us) | max // 0) / 1e6)})}))}
 	| select(.type == "verdict")' \
 	"$out/trace.jsonl" >"$out/verdict.json" || fail "no verdict in $out/trace.jsonl"
 [ -s "$out/verdict.json" ] || fail "bbrtrace wrote no verdict record (see $out/bbrtrace.log)"
@@ -721,6 +732,9 @@ jq -r --arg sc "scenario: receiver $receiver, quickack $quickack, RTT $rtt_effec
 	(.push.recv // {} | select(.frame_latency_mean_us != null) |
 	  "receiver: frame latency mean \(.frame_latency_mean_us / 100 | round / 10), p99 \(.frame_latency_p99_us / 100 | round / 10), max \(.frame_latency_max_us / 100 | round / 10) ms (its \(.frames) frames)"),
 	"receiver: its delayed-ACK timer sent \(.receiver_delayed_acks) ACKs (TcpExtDelayedACKs)",
+	(.wire_silences | def longest(s): if s.count > 0 then " (longest \(s.longest_s * 1000 | round) ms)" else "" end;
+	  if .idle.count + .in_flight.count == 0 then "wire: never silent for \(.min_ms) ms or more"
+	  else "wire: silent for \(.min_ms) ms or more \(.idle.count + .in_flight.count) times: \(.idle.count) idle, the sender sending nothing\(longest(.idle)), \(.in_flight.count) with data unACKed\(longest(.in_flight))" end),
 	(.scenario.loss_dropped_packets // empty | "loss: the router dropped \(.) packets at random (tc class 1:20)")' \
 	"$out/verdict.json" >"$out/verdict.txt"
 [ "$samples" -gt 0 ] ||
@@ -743,5 +757,5 @@ cat "$out/verdict.txt"
 pushed=send.jsonl,recv.jsonl,pushsim.json
 [ "$push" = ffmpeg ] && pushed=ffmpeg.progress,ffmpeg.json,nginx
 [ "$push" = iperf3 ] && pushed=iperf3.raw.json,iperf3.json
-echo "outputs: $out/{trace.jsonl,capture.pcap,$pushed,verdict.txt,verdict.json$plot}"
+echo "outputs: $out/{trace.jsonl,capture.pcap,gaps.jsonl,$pushed,verdict.txt,verdict.json$plot}"
 exit 0

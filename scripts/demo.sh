@@ -62,7 +62,9 @@ col() {
 			(.push.recv // {} | select(.frame_latency_mean_us != null) |
 			 "frame latency at the receiver, what a viewer feels:",
 			 "      mean \(.frame_latency_mean_us / 100 | round / 10) ms, p99 \(.frame_latency_p99_us / 100 | round / 10) ms, max \(.frame_latency_max_us / 100 | round / 10) ms"),
-			"receiver: \(.receiver_delayed_acks) delayed ACKs (its kernel)"' "$d/verdict.json"
+			"receiver: \(.receiver_delayed_acks) delayed ACKs (its kernel)",
+			(.wire_silences | "wire: \(.idle.count + .in_flight.count) silences of \(.min_ms) ms or more,",
+			 "      \(.in_flight.count) of them waiting on an ACK")' "$d/verdict.json"
 		echo
 		head -1 "$d/verdict.txt" | fold -s -w 58 | sed 's/ *$//'
 	}
@@ -96,7 +98,7 @@ jq -rn --slurpfile a "$OUT/quickack-off/verdict.json" --slurpfile b "$OUT/quicka
 echo
 for qa in off on; do
 	d=$OUT/quickack-$qa
-	echo "quickack $qa: $d/{trace.jsonl,capture.pcap,pushsim.json,verdict.txt,verdict.json}"
+	echo "quickack $qa: $d/{trace.jsonl,capture.pcap,gaps.jsonl,pushsim.json,verdict.txt,verdict.json}"
 	[ -f "$d/dip.png" ] && echo "               plot: $d/dip.png"
 done
 exit 0

@@ -130,6 +130,19 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 	grep -qF "$want" "$d/verdict.txt" || { echo "# want: $want"; cat "$d/verdict.txt"; return 1; }
 	jq -e 'select(.type == "summary") | .frame_latency_mean_us <= .frame_latency_max_us and
 		.frame_latency_p99_us <= .frame_latency_max_us and .frame_latency_p99_us > 0' "$d/recv.jsonl" > /dev/null
+	# the wire's silences: the verdict counts the pusher's in gaps.jsonl, by
+	# state, and says so in words
+	local idle inflight
+	idle=$(jq -s '[.[] | select((.src | startswith("10.77.1.2:")) and .state == "idle")] | length' "$d/gaps.jsonl")
+	inflight=$(jq -s '[.[] | select((.src | startswith("10.77.1.2:")) and .state == "in_flight")] | length' "$d/gaps.jsonl")
+	jq -e --argjson i "$idle" --argjson f "$inflight" \
+		'.wire_silences.idle.count == $i and .wire_silences.in_flight.count == $f' "$d/verdict.json"
+	if [ $((idle + inflight)) -eq 0 ]; then
+		want="^wire: never silent for 100 ms or more$"
+	else
+		want="^wire: silent for 100 ms or more $((idle + inflight)) times: $idle idle, .*, $inflight with data unACKed"
+	fi
+	grep -qE "$want" "$d/verdict.txt" || { cat "$d/verdict.txt"; return 1; }
 	# every output --help lists is there, and nothing else
 	local listed present
 	listed=$("$TK_ROOT/repro/dip.sh" --help | sed -n '/^Outputs in DIR:/,/^$/p' | awk '/^  [a-z]/ {print $1}' | grep -v '^\*' | sort)
