@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # repro/dip.sh: one run of the live-stream push reproduction.
 #
-# Topology, three network namespaces joined by veth:
+# Topology (repro/topology.sh builds it), three network namespaces joined by veth:
 #
 #   rp-push-ID  10.77.1.2 eth0 --- p0 10.77.1.1  rp-rtr-ID  10.77.2.1 v0 --- eth0 10.77.2.2  rp-recv-ID
 #   (pushsim send, bbr_traced)                    (htb, netem)                 (pushsim recv, quickack)
@@ -22,6 +22,8 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${BBRKIT_BIN:-$ROOT/bin}
 PROG=dip.sh
+# shellcheck source=repro/topology.sh
+. "$ROOT/repro/topology.sh"
 
 usage() {
 	cat <<EOF
@@ -284,7 +286,7 @@ if [ "$gro" = on ] || [ -n "$loss" ]; then
 fi
 
 PUSH=rp-push-$id RTR=rp-rtr-$id RECV=rp-recv-$id
-PUSHER_NET=10.77.1.0/24
+PUSHER_NET=$TOPO_PUSHER_NET
 pids=()
 made_ns=()
 quickack_applied=false
@@ -352,32 +354,7 @@ for ns in "$PUSH" "$RTR" "$RECV"; do
 	ip netns add "$ns" || fail "cannot create namespace $ns"
 	made_ns+=("$ns")
 done
-# one ip process per namespace: a process costs about 0.3 s on an emulated CPU
-build_topology() {
-	ip -n "$PUSH" -batch - <<-EOF || return
-		link set lo up
-		link add eth0 type veth peer name p0 netns $RTR
-		addr add 10.77.1.2/24 dev eth0
-		link set eth0 up
-		route add 10.77.2.0/24 via 10.77.1.1
-	EOF
-	ip -n "$RECV" -batch - <<-EOF || return
-		link set lo up
-		link add eth0 type veth peer name v0 netns $RTR
-		addr add 10.77.2.2/24 dev eth0
-		link set eth0 up
-		route add $PUSHER_NET via 10.77.2.1
-	EOF
-	ip -n "$RTR" -batch - <<-EOF || return
-		link set lo up
-		addr add 10.77.1.1/24 dev p0
-		addr add 10.77.2.1/24 dev v0
-		link set p0 up
-		link set v0 up
-	EOF
-	ip netns exec "$RTR" sysctl -qw net.ipv4.ip_forward=1
-}
-build_topology || fail "cannot build the topology"
+topo_build "$PUSH" "$RTR" "$RECV" || fail "cannot build the topology"
 # a veth starts with GRO off; on, it polls its packets through NAPI and merges them
 if [ "$gro" = on ]; then
 	ip netns exec "$RECV" ethtool -K eth0 gro on >/dev/null ||

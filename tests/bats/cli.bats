@@ -346,6 +346,51 @@ unprivileged() {
 	expect_stderr "pushsim: unexpected argument 'stray' (see --help)"
 }
 
+@test "lab.sh explains itself, and refuses bad arguments in one line, exit 2" {
+	tk_run "$TK_ROOT/repro/lab.sh" --help
+	expect_status 0
+	expect_output "Usage: repro/lab.sh [--prefix P] up"
+	expect_output "Exit status: 0 ok, 1 a step failed, 2 bad arguments, 130 interrupted."
+	tk_run "$TK_ROOT/repro/lab.sh" --version
+	expect_status 0
+	[ "$output" = "lab.sh $(cat "$TK_ROOT/VERSION")" ]
+	tk_run "$TK_ROOT/repro/lab.sh"
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "lab.sh: name a command: up, push or down (see --help)"
+	tk_run "$TK_ROOT/repro/lab.sh" up down
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "lab.sh: one command at a time ('up', then 'down')"
+	tk_run "$TK_ROOT/repro/lab.sh" --prefix 'a/b' up
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "lab.sh: --prefix: 'a/b' is not up to 20 letters, digits or '-'"
+	tk_run "$TK_ROOT/repro/lab.sh" push --duration 0
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "lab.sh: --duration: '0' is not a whole number of seconds from 1 to 3600"
+	tk_run "$TK_ROOT/repro/lab.sh" push --port 70000
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "lab.sh: --port: '70000' is not a TCP port (1 to 65535)"
+	tk_run "$TK_ROOT/repro/lab.sh" push --port
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "lab.sh: --port needs a value"
+}
+
+@test "lab.sh down and push without a lab say so and touch nothing, exit 1" {
+	requires root
+	local p="t-cli-$$-"
+	tk_run "$TK_ROOT/repro/lab.sh" --prefix "$p" down
+	expect_status 1; expect_one_line_stderr
+	expect_stderr "lab.sh: no lab here: namespace ${p}rtr does not exist"
+	tk_run "$TK_ROOT/repro/lab.sh" --prefix "$p" push
+	expect_status 1; expect_one_line_stderr
+	expect_stderr "lab.sh: namespace ${p}pusher does not exist: \`repro/lab.sh --prefix $p up\` builds the lab"
+	# a namespace of the same name that is not the lab's router is left alone
+	ip netns add "${p}rtr"
+	tk_run "$TK_ROOT/repro/lab.sh" --prefix "$p" down
+	ip netns del "${p}rtr"
+	expect_status 1
+	expect_stderr "lab.sh: namespace ${p}rtr is not the lab's router (no p0 with 10.77.1.1): left alone"
+}
+
 @test "dip.sh bad arguments: one line, exit 2" {
 	tk_run "$TK_ROOT/repro/dip.sh" --rtt 5x --out /tmp/x
 	expect_status 2

@@ -27,6 +27,10 @@
 #                         checked with file(1)); the test's doc_after CMD, if
 #                         any, checks more. Then what the block printed must
 #                         match its ```text blocks (DOC_TEXT=0 skips that).
+#                         A command after the watchers that the test's
+#                         doc_is_scenario CMD accepts is not run: it is left
+#                         in DOC_SCENARIO for doc_during. Commands matching
+#                         the regular expression DOC_SKIP are left out.
 # doc_substitute CMD      the README's command CMD as the runner runs it
 # doc_run CMD             runs one command line as doc_block does (foreground)
 # doc_all_run FILE        fails unless every command of FILE ran in this test
@@ -158,9 +162,11 @@ doc_not_run() {
 doc_drop_sudo() { sed -E 's/(^|&& |\| )sudo /\1/g' <<<"$1"; }
 
 # the README's namespace names become this test's: after --netns,
-# --set-default-in, `ip netns exec` and `ip -n`
+# --set-default-in, `ip netns exec` and `ip -n`; repro/lab.sh's, which it
+# names itself, by its --prefix
 doc_rename_netns() {
-	sed -E "s/(--netns|--set-default-in|netns exec|ip -n) ([A-Za-z0-9_.-]+)/\1 doc-$DOC_ID-\2/g" <<<"$1"
+	sed -E -e "s/(--netns|--set-default-in|netns exec|ip -n) ([A-Za-z0-9_.-]+)/\1 doc-$DOC_ID-\2/g" \
+		-e "s#(^| )(repro/lab\.sh)( |\$)#\1\2 --prefix doc-$DOC_ID-\3#" <<<"$1"
 }
 
 # the repository's programs named by path (bin/X, repro/X.sh) become absolute
@@ -189,10 +195,19 @@ doc_substitute() {
 # test's directory, the test's journal directory; "exec" as $2 makes the
 # command the process itself (a watcher, to be signalled)
 doc_argv() {
+	if doc_builds_machine "$1"; then
+		DOC_ARGV=(bash -c 'cd "$0" && eval "$1 $2"' "$DOC_CWD" "${2:-}" "$1")
+		return
+	fi
 	DOC_ARGV=(ip netns exec "$DOC_HOST" bash -c \
 		'mount --bind "$0" "$1" && cd "$2" && eval "$3 $4"' \
 		"$DOC_STATE" "$DOC_JOURNAL_DIR" "$DOC_CWD" "${2:-}" "$1")
 }
+
+# repro/lab.sh builds the README's machine itself: it runs in the host's
+# namespaces, as `ip netns exec` gives each command a mount namespace of its
+# own, and a network namespace added there is gone from /run/netns with it
+doc_builds_machine() { [[ $(doc_program "$1") == lab.sh ]]; }
 
 doc_show() {
 	echo "# $1"
@@ -420,7 +435,14 @@ doc_block() {
 		[ "$b" = "$block" ] || continue
 		doc_not_run "$(doc_drop_sudo "$c")" && continue
 		cmd=$(doc_substitute "$c")
+		[ -n "${DOC_SKIP:-}" ] && [[ $cmd =~ $DOC_SKIP ]] && continue
 		echo "$file:$n" >>"$DOC_RAN"
+		# the scenario the watchers watch, when the README gives it: the
+		# test's doc_during runs it (DOC_SCENARIO), as often as it needs
+		if [ ${#DOC_GROUP[@]} -gt 0 ] && declare -F doc_is_scenario >/dev/null && doc_is_scenario "$cmd"; then
+			DOC_SCENARIO=$cmd
+			continue
+		fi
 		if doc_is_watcher "$cmd"; then
 			prog=$(doc_program "$cmd")
 			running=$(doc_group_cmds | while read -r x; do doc_program "$x"; done)
