@@ -226,7 +226,9 @@ static int set_json(void *cfg, const char *opt, const char *val)
 #define O_SELECT O_TABLE, O_INTERFACE, O_DEV, O_VIA, O_IPV4, O_IPV6
 #define O_ALL_DEV OPT_E_CALL("all-dev", 0, "DEV", set_all_dev, "every unicast route through DEV, instead of a PREFIX")
 #define O_TO OPT_E_CALL("to", 0, "ADDR", set_to, "the route the kernel would use to reach ADDR (as\n" \
-						  "ip route get finds it), instead of a PREFIX")
+						  "ip route get finds it), instead of a PREFIX;\n"   \
+						  "often wider than ADDR (a subnet, the default\n"   \
+						  "route): the change reaches every peer it covers")
 #define O_NETNS OPT_E_CALL("netns", 0, "NS", set_netns, "work in network namespace NS (" NETNS_RUN_DIR "/NS)")
 #define O_JOURNAL OPT_E_CALL("journal", 0, "FILE", set_journal,                      \
 			     "the journal; default " QAJ_DEFAULT_DIR "/quickack.journal,\n" \

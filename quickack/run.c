@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <arpa/inet.h>
 #include <unistd.h>
 #include <linux/capability.h>
 #include <linux/netlink.h>
@@ -131,6 +132,37 @@ static int route_in_table(struct ctx *c, struct qa_route *out, char *err, size_t
 	return best ? 0 : 1;
 }
 
+/*
+ * A change made through --to reaches every peer the route covers, not only
+ * ADDR: an ingest that names one pusher may be changing its default route,
+ * and with it every peer. Said at the normal level, with the route and how
+ * many addresses it covers, since a change the user did not mean is the
+ * one they cannot see.
+ */
+static void note_wide(const struct ctx *c, const struct qa_route *r)
+{
+	const struct qa_args *a = c->a;
+	unsigned int bits = (r->family == AF_INET ? 32 : 128) - r->rtm.rtm_dst_len;
+	char p[INET6_ADDRSTRLEN + 8], t[32], n[32];
+
+	if (a->cmd == QA_SHOW || !bits)
+		return;
+	qa_prefix_str(r->family, r->dst, r->rtm.rtm_dst_len, p, sizeof(p));
+	qa_table_str(c->table, t, sizeof(t));
+	if (!r->rtm.rtm_dst_len) {
+		wlog("--to %s: the route to it is the default route (%s, table %s): the change reaches every "
+		     "peer without a narrower route, not only %s",
+		     a->to_text, p, t, a->to_text);
+		return;
+	}
+	if (bits < 64)
+		snprintf(n, sizeof(n), "%llu", 1ULL << bits);
+	else
+		snprintf(n, sizeof(n), "2^%u", bits);
+	wlog("--to %s: the route to it is %s (table %s): the change reaches its %s addresses, not only %s",
+	     a->to_text, p, t, n, a->to_text);
+}
+
 /* --to ADDR: the route the kernel would use to reach ADDR becomes the
  * selection, its prefix and its table, as if they had been given */
 static int resolve_to(struct ctx *c)
@@ -166,6 +198,7 @@ static int resolve_to(struct ctx *c)
 	c->has_to_key = true;
 	vlog("--to %s: the route to it is %s in table %s", a->to_text,
 	     qa_prefix_str(r.family, r.dst, a->prefix.len, err, sizeof(err)), qa_table_str(c->table, t, sizeof(t)));
+	note_wide(c, &r);
 	qa_route_free(&r);
 	return 0;
 }

@@ -133,6 +133,26 @@ expect_same() {
 	expect_change "$b" "$(jdump)" '.dst=="fd00:2::/64" and .table=="100"' quickack 1
 }
 
+@test "--to ADDR through a wider route says what else the change reaches; a host route says nothing" {
+	local w="quickack: warning: --to"
+	ip -n "$NS" route add default via 10.9.0.254 dev d0
+	ip -n "$NS" route add 10.0.7.7/32 dev d0
+	# the kernel's own answer: an address no other route holds goes by default
+	[ "$(ip -n "$NS" route get fibmatch 198.51.100.7 | awk '{print $1}')" = default ]
+	tk_run quickack on --to 198.51.100.7 --dry-run --netns "$NS"
+	expect_status 0
+	expect_stderr "$w 198.51.100.7: the route to it is the default route (0.0.0.0/0, table main): the change reaches every peer without a narrower route, not only 198.51.100.7"
+	tk_run quickack on --to 10.0.1.77 --dry-run --netns "$NS"
+	expect_status 0
+	expect_stderr "$w 10.0.1.77: the route to it is 10.0.1.0/24 (table main): the change reaches its 256 addresses, not only 10.0.1.77"
+	tk_run quickack off --to fd00:1::9 --dry-run --netns "$NS"
+	expect_status 0
+	expect_stderr "$w fd00:1::9: the route to it is fd00:1::/64 (table main): the change reaches its 2^64 addresses, not only fd00:1::9"
+	tk_run quickack on --to 10.0.7.7 --dry-run --netns "$NS"
+	expect_status 0
+	[[ $stderr != *warning* ]] || { tk_dump "a host route reaches one peer: no warning"; false; }
+}
+
 @test "--to ADDR: no route reaches it is exit 13; a PREFIX with --to is a usage error" {
 	tk_run quickack on --to 192.0.2.9 --netns "$NS" --journal "$J"
 	expect_status 13; expect_one_line_stderr
