@@ -1,4 +1,4 @@
-# bbrtrace: every BBR rate sample, per ACK (issue 2)
+# bbrtrace: every BBR rate sample, per ACK
 TOOLS += bbrtrace
 SBIN_TOOLS += bbrtrace  # BPF: root, or CAP_BPF + CAP_PERFMON + CAP_NET_ADMIN
 bbrtrace_SRCS := bbrtrace/main.c bbrtrace/args.c bbrtrace/help.c bbrtrace/run.c bbrtrace/metrics.c bbrtrace/report.c \

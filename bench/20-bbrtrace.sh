@@ -146,8 +146,8 @@ echo "throughput_ratio_median,struct_ops,$median,ratio" >> "$CSV"
 
 # 3. user-space decode --------------------------------------------------------------------
 # reorder + decode + write of 2M events from memory to /dev/null, json and csv
-# alternating, 3 runs each; the median against the aim of issue 15 (2M
-# events/s per format, one core)
+# alternating, 3 runs each; the median against the aim: 2M events/s
+# per format, on one core
 DECODE_AIM=2000000
 echo
 declare -A decode_rates

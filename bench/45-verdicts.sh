@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The verdicts against scenarios with a known answer: fresh repro/dip.sh runs
 # between namespaces, each traced by bbrtrace --detect, and one table of
-# scenario x cause x impact (the confusion table of issue 12). Each cell is
+# scenario x cause x impact (a confusion table). Each cell is
 # "collapses (of them throttling)"; `other %` is the share no named cause
 # explains; `expected` is what the scenario should show.
 #

@@ -1,4 +1,4 @@
-# bbrplot: the pictures, drawn by gnuplot from the templates in plots/*.gp (issue 5)
+# bbrplot: the pictures, drawn by gnuplot from the templates in plots/*.gp
 TOOLS += bbrplot
 
 # each plot's data from its input (plotdata.h): one file per input, and the

@@ -1,4 +1,4 @@
-# upfbench: a GTP-U user-plane path, benchmarked by design, in cycles per packet (issue 7)
+# upfbench: a GTP-U user-plane path, benchmarked by design, in cycles per packet
 #
 # DPDK's rte_hash is an optional back end: found by pkg-config (libdpdk-dev),
 # or forced with UPF_DPDK=yes|no. Without it upfbench builds and says so.

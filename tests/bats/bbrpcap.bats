@@ -654,8 +654,8 @@ tshark_gaps() {
 @test "join shows the collapses that throttled first: one after 11 harmless ones is among the 10 lines" {
 	local d=$BATS_TEST_TMPDIR
 	# 11 harmless lone-segment collapses, then the fixture's delayed-ACK
-	# collapse marked throttling (as ci21's session: 3 throttling delayed
-	# ACKs behind 21 harmless collapses were hidden)
+	# collapse marked throttling: the one a reader acts on comes after the
+	# first 10 in time, and join still shows it
 	jq -c 'if .type == "collapse" then
 		((range(11) as $i | . + {impact: "harmless", cause: "lone_segment"}), . + {impact: "throttling"})
 		else . end' "$PC_FIX/dip-paced.jsonl" > "$d/late.jsonl"

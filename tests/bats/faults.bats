@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Faults (issue 13): each case either keeps working or stops with a clear
+# Faults: each case either keeps working or stops with a clear
 # line and a complete summary, and leaves nothing behind: signals during
 # start-up, a closed pipe, a full disk, sockets and namespaces that go away
 # under the tracer. bbrtrace runs with whichever backend auto picks on this

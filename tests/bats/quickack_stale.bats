@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# quickack's journal in a changed world (issue 13): a namespace deleted and
+# quickack's journal in a changed world: a namespace deleted and
 # made again under the same name, a veth made again with a new ifindex, a
 # journal of another boot, a journal of another namespace, a format 1
 # journal. Each test ends with the routes exactly as iproute2's
@@ -301,7 +301,7 @@ same_routes() {
 	same_routes "after both restores" "$orig"
 }
 
-@test "issue 13, its five steps: a namespace made again, then status, on and restore" {
+@test "a namespace made again: status, then on and restore, in five steps" {
 	local def=/var/lib/bbrkit/quickack-$NS.journal old before side
 	rm -f "$def" "$def".stale-*
 	# 1. A namespace holds a route with quickack turned on.

@@ -318,7 +318,7 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 	# BBR does not slow for a 1% random loss (its policer mode needs 20%)
 	jq -e '.collapses_by_cause.loss_policer == 0' "$d/verdict.json"
 	# a bulk flow that delivered at least 90% of the htb's rate is never
-	# called throttled (issue 27). Idle, it delivers 95%; beside a busy core
+	# called throttled. Idle, it delivers 95%; beside a busy core
 	# it may not (TSO off costs CPU: 80% in ci17), and then this says nothing
 	jq -e '.push.send.goodput_bps < 180e6 or ([.throttling_by_cause[]] | add == 0)' "$d/verdict.json"
 }
@@ -343,7 +343,7 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 		grep -Eq 'delivered less \(≈ [0-9.]+ [MG]bit/s, what the flow had delivered' "$d/verdict.txt"
 	# nor is a receiver setting proposed for a sender's own path
 	jq -e '.throttling_by_cause.delayed_ack == 0' "$d/verdict.json"
-	# other at most 5% (issue 27's bound), one in a run of fewer than 20
+	# other at most 5%, one in a run of fewer than 20
 	jq -e '.collapses_by_cause.other <= ([.collapses / 20, 1] | max)' "$d/verdict.json"
 	# a receiver descheduled for a millisecond or two on a busy 2-core machine
 	# holds a bulk flow back for a few ms (measured: 4 throttles, 21 ms in all,

@@ -36,7 +36,7 @@ load helpers
 
 # seconds per push: 12 s hold 240 frames at 20 fps, 720 at 60
 RT_SECS=12
-# `other` may be at most this share of a push's collapses (issue 12)
+# `other` may be at most this share of a push's collapses
 RT_OTHER_MAX_SHARE=0.05
 
 setup_file() {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Scenarios with a known answer (issue 12): real flows between namespaces,
+# Scenarios with a known answer: real flows between namespaces,
 # traced by bbrtrace --detect, whose verdict must name the right cause and
 # impact. The live pushes (delayed ACKs with quickack off and on) are in
 # repro.bats; here, a bulk flow whose path's rate is cut mid-run, behind a

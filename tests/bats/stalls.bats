@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Stalls that are not collapses (issue 12): pushsim pushes a live stream
+# Stalls that are not collapses: pushsim pushes a live stream
 # between namespaces (repro/dip.sh), bbrtrace --detect traces its writes and
 # ACKs, and the sender's stalls must be found, explained and fixed. The
 # independent check is pushsim's own count: a frame interval at whose end

@@ -137,7 +137,7 @@ static unsigned int count(const struct replay *r, int cause)
 
 /*
  * The cause the live detector's record gives, as the detector names it now:
- * the fixtures predate lone_segment (issue 12), which the live detector then
+ * the fixtures predate the cause lone_segment, which the live detector then
  * called other (see the fixtures' README).
  */
 static enum bt_cause cause_now(enum bt_cause live, enum bt_cause found)
@@ -839,7 +839,7 @@ static void test_verdict_text(void **state)
 #define MS 1000000ull
 
 /*
- * The false delayed_ack of issue 12: 194 segments sent in 2.3 ms that drained
+ * Not every late ACK is a delayed_ack: 194 segments sent in 2.3 ms that drained
  * over 117 ms behind a deep queue are a rate_drop; a lone segment held 300 ms,
  * longer than any delayed-ACK timer, is other; two segments held 40 ms are a
  * delayed_ack
