@@ -61,7 +61,8 @@ Options:
                        (default 65536)
   --playout-ms N       paced receiver: playout buffer (default 100)
   --rate MBIT          htb bottleneck on the router, Mbit/s (default none)
-  --rate-change T:MBIT change the htb rate to MBIT after T seconds (needs --rate)
+  --rate-change T:MBIT change the htb rate to MBIT after T seconds (needs
+                       --rate)
   --burst BYTES        the htb bottleneck's burst: bytes it lets through at
                        line rate after an idle moment (needs --rate; default
                        htb's own, about rate/HZ)

@@ -25,8 +25,9 @@
 # For each scenario it prints udpdwell's verdict next to the application's
 # jitter and loss, and, as an independent check of udpdwell's figures, the
 # server's own wait per datagram from the kernel's receive timestamp
-# (SO_TIMESTAMPNS) to its read. The server runs SCHED_FIFO (as real-time media servers do),
-# so other work on the machine does not make a healthy server look slow.
+# (SO_TIMESTAMPNS) to its read. The server runs SCHED_FIFO (as real-time
+# media servers do), so other work on the machine does not make a healthy
+# server look slow.
 # Needs root and the built tools (make).
 #
 #   repro/sfu.sh [--scenario all|healthy|load|network] [--seconds S]
