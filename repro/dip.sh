@@ -109,8 +109,11 @@ Outputs in DIR:
   verdict.txt     the verdict sentence and the scenario
   gaps.jsonl      the wire's silences of 100 ms or more (bbrpcap gaps)
   verdict.json    the verdict record plus the scenario, both push summaries,
-                  receiver_delayed_acks and wire_silences (the pusher's, by
-                  state: count, total_s, longest_s) (one JSON object)
+                  receiver_delayed_acks (TcpExtDelayedACKs),
+                  sender_backlog_coalesced (the pusher's
+                  TcpExtTCPBacklogCoalesce: ACKs merged, each a sample less)
+                  and wire_silences (the pusher's, by state: count, total_s,
+                  longest_s) (one JSON object)
   dip.png         capture throughput, BBR's estimate and each collapse
   plot            dip.png's data files and plot.sh, which redraws it
   *.log           each tool's stderr (the quickack journal is emptied
@@ -640,11 +643,21 @@ iperf3) run_iperf3_send ;;
 *) run_pushsim_send ;;
 esac
 [ -n "$rate_pid" ] && { wait "$rate_pid" 2>/dev/null; reaped "$rate_pid"; }
+# the TcpExt counter $2 of namespace $1 (new with this run, so since its start)
+tcpext() {
+	local v
+	v=$(ip netns exec "$1" awk -v name="$2" '$1 == "TcpExt:" { if (!col) { for (i = 2; i <= NF; i++)
+		if ($i == name) col = i } else print $col }' /proc/net/netstat)
+	[[ $v =~ ^[0-9]+$ ]] || fail "cannot read TcpExt$2 in $1 from /proc/net/netstat"
+	echo "$v"
+}
 # the receiver's kernel counts the ACKs its delayed-ACK timer sent
 # (TcpExtDelayedACKs): the ground truth beside the detector's delayed_ack
-recv_delacks=$(ip netns exec "$RECV" awk '$1 == "TcpExt:" { if (!col) { for (i = 2; i <= NF; i++)
-	if ($i == "DelayedACKs") col = i } else print $col }' /proc/net/netstat)
-[[ $recv_delacks =~ ^[0-9]+$ ]] || fail "cannot read TcpExtDelayedACKs in $RECV from /proc/net/netstat"
+recv_delacks=$(tcpext "$RECV" DelayedACKs) || exit
+# the pusher's kernel merges ACKs that arrive while the application holds
+# the socket (TcpExtTCPBacklogCoalesce): BBR, and so bbrtrace, sees one ACK
+# for them, so the wire shows more ACKs than the trace has samples
+send_coalesced=$(tcpext "$PUSH" TCPBacklogCoalesce) || exit
 # --loss: the packets the router's dropping class took, as tc counts them
 loss_drops=null
 if [ -n "$loss" ]; then
@@ -682,7 +695,7 @@ jq -c -n --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" \
 	--arg recv "$receiver" --argjson dur "$duration" --argjson fps "$fps" \
 	--arg push "$push" --argjson kbps "$bitrate_kbps" \
 	--arg rate "$rate" --arg rc "$rate_change" --arg pol "$policer" --arg queue "$queue" \
-	--argjson flows "$flows" --arg burst "$burst" --arg loss "$loss" --argjson drops "$loss_drops" --arg gro "$gro" --argjson delacks "$recv_delacks" --slurpfile ps "$push_file" \
+	--argjson flows "$flows" --arg burst "$burst" --arg loss "$loss" --argjson drops "$loss_drops" --arg gro "$gro" --argjson delacks "$recv_delacks" --argjson coalesced "$send_coalesced" --slurpfile ps "$push_file" \
 	--slurpfile gaps "$gaps_file" --argjson gap_ms "$gap_ms" \
 	'[inputs | select(.type == "verdict" or .type == "summary")] as $r
 	| ($r | map(select(.type == "verdict")) | first) + {scenario: {rtt: $rtt,
@@ -693,6 +706,7 @@ jq -c -n --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" \
 	  backend: ($r | map(select(.type == "summary")) | first | .backend)},
 	  push: ($ps | map(select(.type == "summary")) | map({(.role): .}) | add),
 	  receiver_delayed_acks: $delacks,
+	  sender_backlog_coalesced: $coalesced,
 	  wire_silences: ($gaps | map(select(.src | startswith("10.77.1.2:"))) as $g
 	    | reduce ("idle", "in_flight") as $st ({min_ms: $gap_ms}; . + {($st): ($g | map(select(.state == $st))
 	      | {count: length, total_s: ((map(.gap_us) | add // 0) / 1e6), longest_s: ((map(.gap_us) | max // 0) / 1e6)})}))}

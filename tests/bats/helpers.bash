@@ -386,6 +386,33 @@ tk_tcpdump_stop() {
 	grep -q '^0 packets dropped by kernel' "$file.err" || { cat "$file.err"; return 1; }
 }
 
+# tk_acks_without_sample DIR PORT: in repro/dip.sh's outputs DIR, the ACKs
+# from the receiver's PORT that moved the pusher's snd_una but have no
+# sample in the trace, between its first and last sample, and the pusher's
+# merged ACKs: "MISSING COALESCED". BBR runs once per ACK the stack
+# processes, but the pusher's kernel merges ACKs that arrive while the
+# application holds the socket (its backlog), and counts each merge in
+# TcpExtTCPBacklogCoalesce (a merged data segment counts too): so MISSING
+# never exceeds COALESCED, unless bbrtrace lost a sample
+tk_acks_without_sample() {
+	local d=$1 port=$2
+	{
+		jq -r --argjson p "$port" 'select(.type == "sample" and .dport == $p) | "S \(.snd_una)"' "$d/trace.jsonl"
+		# the receiver's ACKs, absolute and relative (tshark's: the ISN is 0)
+		tshark -r "$d/capture.pcap" -Y "tcp.srcport == $port" -T fields -E separator=' ' \
+			-e tcp.ack_raw -e tcp.ack 2> /dev/null | sed 's/^/A /'
+	} | awk -v coal="$(jq .sender_backlog_coalesced "$d/verdict.json")" '
+		function rel(a) { r = (a - isn) % 4294967296; return r < 0 ? r + 4294967296 : r }
+		$1 == "S" { una[++ns] = $2; next }
+		$1 == "A" && !have_isn { isn = ($2 - $3) % 4294967296; have_isn = 1 }
+		$1 == "A" && $3 > top { acked[++na] = $3; top = $3 }
+		END {
+			for (i = 1; i <= ns; i++) { u = rel(una[i]); seen[u] = 1; if (i == 1 || u < lo) lo = u; if (u > hi) hi = u }
+			for (i = 1; i <= na; i++) if (acked[i] >= lo && acked[i] <= hi && !(acked[i] in seen)) miss++
+			print miss + 0, coal
+		}'
+}
+
 # tk_stalls_vs_wire TRACE PCAP CAUSE SENDER RECEIVER: the stall records of
 # cause CAUSE in TRACE (bbrtrace --detect JSON lines) against tcpdump's PCAP
 # of the same flows at the sender, an independent view: for each, the wire

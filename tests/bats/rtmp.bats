@@ -66,13 +66,14 @@ rt_push() {
 	# the verdict, verbatim, for the log (make test keeps it with RT_FIGURES=FILE)
 	sed "s/^/# $name: /" "$RT_OUT/$name/verdict.txt" >&3
 	[ -z "${RT_FIGURES:-}" ] || sed "s/^/$(date -u +%FT%TZ) $name: /" "$RT_OUT/$name/verdict.txt" >>"$RT_FIGURES"
-	rt_common "$RT_OUT/$name" "$fps" "$kbps" "$qa"
+	rt_common "$RT_OUT/$name" "$fps" "$kbps" "$qa" "$port"
 }
 
 # what every push must show: the scenario, ffmpeg's push, the receiver's
-# ground truth, the records agreeing with the summary, and `other` rare
+# ground truth, the records agreeing with the summary, `other` rare, and a
+# sample for every ACK the pusher's stack processed
 rt_common() {
-	local d=$1 fps=$2 kbps=$3 qa=$4 c rec
+	local d=$1 fps=$2 kbps=$3 qa=$4 port=$5 c rec miss coal
 	jq -e --argjson fps "$fps" --argjson kbps "$kbps" --arg qa "$qa" \
 		'.type == "verdict" and .scenario.push == "ffmpeg" and .scenario.receiver == "nginx-rtmp"
 		and .scenario.fps == $fps and .scenario.bitrate_kbps == $kbps and .scenario.quickack == $qa
@@ -90,6 +91,11 @@ rt_common() {
 	done
 	jq -e --argjson m "$RT_OTHER_MAX_SHARE" '.collapses_by_cause.other <= ([$m * .collapses, 1] | max)' "$d/verdict.json" ||
 		{ echo "# other: $(jq .collapses_by_cause.other "$d/verdict.json") of $(jq .collapses "$d/verdict.json")"; return 1; }
+	# a sample for every ACK the pusher's stack processed: the wire's ACKs
+	# without one are the ones its kernel merged, never more
+	read -r miss coal < <(tk_acks_without_sample "$d" "$port")
+	echo "# $(basename "$d"): $miss ACKs without a sample, $coal merged in the pusher's backlog" >&3
+	[ "$miss" -le "$coal" ] || { echo "# more ACKs without a sample ($miss) than the kernel merged ($coal)"; return 1; }
 }
 
 # whatever throttled the push was too little to act on: the verdict says so
