@@ -16,7 +16,7 @@
 #include "plots/bbrplot.h"
 
 /* runs `bbrpcap CMD --format csv --flow FLOW OPT VALUE PCAP` on the capture,
- * for the traced flow (OPT NULL: none); its CSV on *out; the child's pid, or -1 */
+ * for the traced flow; its CSV on *out; the child's pid, or -1 */
 static pid_t start_bbrpcap(const struct env *e, const struct pd_dip_info *info, const char *cmd, const char *opt,
 			   const char *value, FILE **out)
 {
@@ -43,11 +43,7 @@ static pid_t start_bbrpcap(const struct env *e, const struct pd_dip_info *info, 
 		dup2(pipefd[1], 1);
 		close(pipefd[0]);
 		close(pipefd[1]);
-		if (opt)
-			execlp(bbrpcap, "bbrpcap", cmd, "--format", "csv", "--flow", flow, opt, value, e->pcap,
-			       (char *)NULL);
-		else
-			execlp(bbrpcap, "bbrpcap", cmd, "--format", "csv", "--flow", flow, e->pcap, (char *)NULL);
+		execlp(bbrpcap, "bbrpcap", cmd, "--format", "csv", "--flow", flow, opt, value, e->pcap, (char *)NULL);
 		fprintf(stderr, "bbrplot: cannot run %s: %s\n", bbrpcap, strerror(errno));
 		_exit(127);
 	}

@@ -643,21 +643,22 @@ iperf3) run_iperf3_send ;;
 *) run_pushsim_send ;;
 esac
 [ -n "$rate_pid" ] && { wait "$rate_pid" 2>/dev/null; reaped "$rate_pid"; }
-# the TcpExt counter $2 of namespace $1 (new with this run, so since its start)
+# variable $1 := the TcpExt counter $3 of namespace $2 (new with this run,
+# so since its start)
 tcpext() {
 	local v
-	v=$(ip netns exec "$1" awk -v name="$2" '$1 == "TcpExt:" { if (!col) { for (i = 2; i <= NF; i++)
+	v=$(ip netns exec "$2" awk -v name="$3" '$1 == "TcpExt:" { if (!col) { for (i = 2; i <= NF; i++)
 		if ($i == name) col = i } else print $col }' /proc/net/netstat)
-	[[ $v =~ ^[0-9]+$ ]] || fail "cannot read TcpExt$2 in $1 from /proc/net/netstat"
-	echo "$v"
+	[[ $v =~ ^[0-9]+$ ]] || fail "cannot read TcpExt$3 in $2 from /proc/net/netstat"
+	printf -v "$1" %s "$v"
 }
 # the receiver's kernel counts the ACKs its delayed-ACK timer sent
 # (TcpExtDelayedACKs): the ground truth beside the detector's delayed_ack
-recv_delacks=$(tcpext "$RECV" DelayedACKs) || exit
+tcpext recv_delacks "$RECV" DelayedACKs
 # the pusher's kernel merges ACKs that arrive while the application holds
 # the socket (TcpExtTCPBacklogCoalesce): BBR, and so bbrtrace, sees one ACK
 # for them, so the wire shows more ACKs than the trace has samples
-send_coalesced=$(tcpext "$PUSH" TCPBacklogCoalesce) || exit
+tcpext send_coalesced "$PUSH" TCPBacklogCoalesce
 # --loss: the packets the router's dropping class took, as tc counts them
 loss_drops=null
 if [ -n "$loss" ]; then
@@ -696,7 +697,7 @@ jq -c -n --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" \
 	--arg push "$push" --argjson kbps "$bitrate_kbps" \
 	--arg rate "$rate" --arg rc "$rate_change" --arg pol "$policer" --arg queue "$queue" \
 	--argjson flows "$flows" --arg burst "$burst" --arg loss "$loss" --argjson drops "$loss_drops" --arg gro "$gro" --argjson delacks "$recv_delacks" --argjson coalesced "$send_coalesced" --slurpfile ps "$push_file" \
-	--slurpfile gaps "$gaps_file" --argjson gap_ms "$gap_ms" \
+	--slurpfile gaps "$gaps_file" --argjson gap_ms "$gap_ms" --arg pusher "$TOPO_PUSHER_ADDR:" \
 	'[inputs | select(.type == "verdict" or .type == "summary")] as $r
 	| ($r | map(select(.type == "verdict")) | first) + {scenario: {rtt: $rtt,
 	  rtt_effective: $rtt_eff, quickack: $qa, push: $push, receiver: $recv, duration_s: $dur, fps: $fps,
@@ -707,7 +708,7 @@ jq -c -n --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" \
 	  push: ($ps | map(select(.type == "summary")) | map({(.role): .}) | add),
 	  receiver_delayed_acks: $delacks,
 	  sender_backlog_coalesced: $coalesced,
-	  wire_silences: ($gaps | map(select(.src | startswith("10.77.1.2:"))) as $g
+	  wire_silences: ($gaps | map(select(.src | startswith($pusher))) as $g
 	    | reduce ("idle", "in_flight") as $st ({min_ms: $gap_ms}; . + {($st): ($g | map(select(.state == $st))
 	      | {count: length, total_s: ((map(.gap_us) | add // 0) / 1e6), longest_s: ((map(.gap_us) | max // 0) / 1e6)})}))}
 	| select(.type == "verdict")' \
