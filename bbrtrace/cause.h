@@ -25,7 +25,7 @@ struct bt_cause_in {
 	const struct bt_hsample *max_sample;
 	uint64_t max_age_ns;
 	/* what the flow delivered while the old maximum held, bit/s: the more of
-	 * its delivery over the demand's window before this ACK (bbrtrace/demand.h;
+	 * its delivery over the demand's window before this ACK (lib/demand.h;
 	 * during a throttle, before it began) and before max_sample; 0 unknown */
 	uint64_t delivered_bps;
 	bool app_limited;    /* ... and the flow was app-limited then (a stream, not bulk) */

@@ -10,7 +10,7 @@
 
 #include "bbrtrace/cause.h"
 #include "bbrtrace/culprit.h"
-#include "bbrtrace/demand.h"
+#include "demand.h"
 #include "bbrtrace/detect.h"
 #include "bbrtrace/flowtab.h"
 #include "bbrtrace/peers.h"

@@ -47,7 +47,7 @@
  */
 /*
  * burst_max: the old maximum was over BT_BURST_RATIO x what a bulk flow (not
- * app-limited) delivered while it held (bbrtrace/demand.h: a rate its path
+ * app-limited) delivered while it held (lib/demand.h: a rate its path
  * sustained; a stream's says nothing of its path): over the demand's window
  * before the collapse, or before the maximum's sample when that was more
  * (behind a 2000-packet queue BBR's 10 rounds last 2 s, and a maximum from
@@ -65,29 +65,11 @@
 /* --- a collapse's impact: the flow's demand ----------------------------------------- */
 
 /*
- * impact: a collapse throttles the flow when the pacing rate BBR now allows
- * (the new estimate x its pacing gain) is under BT_THROTTLE_HEADROOM x the
- * flow's demand. A live stream sends each frame as a burst at the pacing
- * rate: with less than 25% headroom a frame's burst fills most of the frame
- * interval, and the next frame queues behind it.
+ * impact: a collapse throttles an app-limited flow when the pacing rate BBR
+ * now allows is under BT_THROTTLE_HEADROOM x its demand. Both, and the
+ * demand's window, are lib/demand.h's: bbrplot draws that need over the run.
  */
-#define BT_THROTTLE_HEADROOM 1.25
-/*
- * demand: the bytes ACKed over the last BT_DEMAND_WINDOW_MS before the ACK
- * (a young flow's: since its first sample, at least BT_DEMAND_MIN_SPAN_MS).
- * When the flow was app-limited (it had nothing more to send) for at least
- * BT_DEMAND_APP_SHARE of that window's samples, that is what the application
- * was sending, and the flow needs BT_THROTTLE_HEADROOM x it. A flow that was
- * not, a bulk sender with more to send, is throttled when the pacing allowed
- * falls under what it delivered. A flow younger than the minimum span (a
- * collapse in its first 20 ms) delivered what it did over 20 ms at least: on
- * a veth, a first burst ACKed in microseconds reads as Gbit/s, and taking the
- * estimate it had as the demand would make a 4 us dip "hold back" 9 kB.
- * A flow that delivered nothing yet wants the estimate it had.
- */
-#define BT_DEMAND_WINDOW_MS 1000u
-#define BT_DEMAND_MIN_SPAN_MS 20u
-#define BT_DEMAND_APP_SHARE 0.5
+#include "demand.h"
 /*
  * A flow with more to send (not app-limited) is throttled when the pacing
  * allowed falls under (1 - collapse ratio) x what it delivered: its own

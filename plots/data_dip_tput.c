@@ -108,8 +108,8 @@ static int shift_file(const char *dir, const char *name, double shift, char *err
 
 int pd_dip_shift(const char *dir, struct pd_dip_info *info, double first_s, char *err, size_t errlen)
 {
-	static const char *const files[] = { "samples.dat", "collapses.dat", "need.dat", "stalls.dat", "tput.dat",
-					     "gaps.dat" };
+	static const char *const files[] = { "samples.dat", "collapses.dat", "need.dat", "stalls.dat", "demand.dat",
+					     "tput.dat", "gaps.dat" };
 	double shift = -first_s;
 
 	if (!(first_s < 0))

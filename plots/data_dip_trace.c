@@ -2,8 +2,8 @@
 /*
  * The dip plot's trace: the flow to draw chosen from bbrtrace's JSON lines
  * (pass 1), then its samples, its collapses by cause, the pacing it needed
- * and its stalls by cause written as samples.dat, collapses.dat, need.dat
- * and stalls.dat (pass 2).
+ * at each, its stalls by cause, and its demand over the run written as
+ * samples.dat, collapses.dat, need.dat, stalls.dat and demand.dat (pass 2).
  */
 #include <errno.h>
 #include <math.h>
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "demand.h"
 #include "jlines.h"
 #include "jsonl.h"
 #include "log.h"
@@ -234,8 +235,8 @@ static void write_sample_row(FILE *f, double ts, const struct bt_sample *s, stru
 	dip_note_rate(info, mbps(s->pacing_rate_bps, s->pacing_rate_valid));
 }
 
-/* a collapse in its cause's block; its need (a trace without need_bps: none)
- * in need.dat, whose steps draw the need over the run */
+/* a collapse in its cause's block; the pacing it needed and the demand
+ * (bbrtrace's need_bps and demand_bps; a trace without them: none) in need.dat */
 static void write_collapse_row(FILE *f, FILE *need, double ts, const struct trace_rec *r,
 			       struct pd_dip_info *info)
 {
@@ -256,9 +257,32 @@ static void write_collapse_row(FILE *f, FILE *need, double ts, const struct trac
 	pd_put_num(need, mbps(c->demand_bps, bt_has(&r->fs, BT_C_DEMAND_BPS)));
 	fputc('\n', need);
 	info->need_rows++;
-	info->last_need_mbps = mbps(c->need_bps, true);
-	info->last_demand_mbps = mbps(c->demand_bps, bt_has(&r->fs, BT_C_DEMAND_BPS));
-	dip_note_rate(info, info->last_need_mbps);
+	dip_note_rate(info, mbps(c->need_bps, true));
+}
+
+/*
+ * The flow's demand after each sample, by bbrtrace's rule (lib/demand.h): a
+ * row in demand.dat at each new checkpoint (every BT_DEMAND_STEP_NS of the
+ * flow's samples), with the need of an app-limited flow (BT_THROTTLE_HEADROOM
+ * x the demand; NaN while it had more to send, whose need is the detector's)
+ * and the window it was measured over, s.
+ */
+static void write_demand_row(FILE *f, double ts, struct bt_demand *d, const struct bt_sample *s,
+			     struct pd_dip_info *info)
+{
+	uint64_t since, bps;
+	bool app = false;
+
+	if (!bt_demand_track(d, s))
+		return;
+	bps = bt_demand_measured(d, s->t_ns, &app);
+	since = bt_demand_since(d, s->t_ns);
+	fprintf(f, "%.9f", ts);
+	pd_put_num(f, mbps(bps, true));
+	pd_put_num(f, app ? mbps(bps, true) * BT_THROTTLE_HEADROOM : NAN);
+	fprintf(f, " %.9f %d\n", (double)(s->t_ns - since) * 1e-9, app);
+	info->demand_rows++;
+	dip_note_rate(info, mbps(bps, true));
 }
 
 /* a stall in its cause's block: when it began and how long it held, s */
@@ -276,7 +300,8 @@ static void write_stall_row(FILE *f, double ts, const struct bt_stall *x, struct
 /* where pass 2 writes: samples.dat, need.dat, and a block per cause of
  * collapses.dat and of stalls.dat */
 struct dip_out {
-	FILE *samples, *need;
+	FILE *samples, *need, *demand;
+	struct bt_demand dem; /* the chosen flow's */
 	FILE *coll[BT_NCAUSES];
 	FILE *stall[BT_NSTALL_CAUSES];
 };
@@ -307,6 +332,7 @@ static void write_series(struct trace_pass *p, const struct flow_key *chosen, st
 		if (jl_u64(p->o, "frame_time_ns", &ft))
 			note_offset(&diffs, &ndiff, &capdiff, ((double)ft - (double)t) * 1e-9);
 		if (r.is_sample) {
+			write_demand_row(o->demand, ts, &o->dem, &r.c.ack, info);
 			/* counted, not drawn: the handshake's sample holds no BBR state yet */
 			if (!bt_mode_is_handshake(r.c.ack.mode))
 				write_sample_row(o->samples, ts, &r.c.ack, info);
@@ -366,22 +392,12 @@ static void blocks_write(struct blocks *b, FILE *coll, FILE *stalls)
 	}
 }
 
-/* the last need holds to the end of what is drawn */
-static void need_close(FILE *need, const struct pd_dip_info *info)
-{
-	if (!info->need_rows)
-		return;
-	fprintf(need, "%.9f", info->last_s);
-	pd_put_num(need, info->last_need_mbps);
-	pd_put_num(need, info->last_demand_mbps);
-	fputc('\n', need);
-}
-
-/* pass 2 into the four files */
+/* pass 2 into the five files */
 static int write_files(struct trace_pass *p, const struct flow_key *chosen, FILE *samples, FILE *coll,
-		       FILE *need, FILE *stalls, struct pd_dip_info *info, char *err, size_t errlen)
+		       FILE *need, FILE *stalls, FILE *demand, struct pd_dip_info *info, char *err,
+		       size_t errlen)
 {
-	struct dip_out o = { .samples = samples, .need = need };
+	struct dip_out o = { .samples = samples, .need = need, .demand = demand };
 	struct blocks b;
 	int rc = blocks_open(&b, &o, err, errlen);
 
@@ -389,18 +405,21 @@ static int write_files(struct trace_pass *p, const struct flow_key *chosen, FILE
 		return rc;
 	fputs("# t_s bw_mbps pacing_mbps rcv_interval_us snd_interval_us app_limited\n", samples);
 	fputs("# t_s bw_mbps bw_prev_mbps throttling, one block per cause\n", coll);
-	fputs("# t_s need_mbps demand_mbps: from each collapse on (bbrtrace's need_bps, demand_bps)\n", need);
+	fputs("# t_s need_mbps demand_mbps: at each collapse (bbrtrace's need_bps, demand_bps)\n", need);
 	fputs("# t_s duration_s, one block per stall cause\n", stalls);
+	fprintf(demand, "# t_s demand_mbps need_mbps window_s app_limited: the demand at each checkpoint "
+			"(lib/demand.h); need: %g x demand when app-limited, else NaN\n",
+		BT_THROTTLE_HEADROOM);
 	write_series(p, chosen, &o, info);
 	blocks_write(&b, coll, stalls);
-	need_close(need, info);
+	bt_demand_free(&o.dem);
 	return 0;
 }
 
 int pd_dip_trace(const char *trace_path, const struct pd_flow_sel *sel, const char *dir,
 		 struct pd_dip_info *info, char *err, size_t errlen)
 {
-	static const char *const names[] = { "samples.dat", "collapses.dat", "need.dat", "stalls.dat" };
+	static const char *const names[] = { "samples.dat", "collapses.dat", "need.dat", "stalls.dat", "demand.dat" };
 	struct trace_pass p = { .in = fopen(trace_path, "r"), .path = trace_path, .o = malloc(sizeof(*p.o)) };
 	struct flow_key *flows = NULL, chosen = { 0 };
 	FILE *f[ARRAY_SIZE(names)] = { 0 };
@@ -429,7 +448,7 @@ int pd_dip_trace(const char *trace_path, const struct pd_flow_sel *sel, const ch
 		if (!(f[nf] = pd_open_out(dir, names[nf], err, errlen)))
 			goto out;
 	rewind(p.in);
-	rc = write_files(&p, &chosen, f[0], f[1], f[2], f[3], info, err, errlen);
+	rc = write_files(&p, &chosen, f[0], f[1], f[2], f[3], f[4], info, err, errlen);
 out:
 	for (size_t i = 0; i < nf; i++)
 		if (pd_close_out(f[i], names[i], err, errlen))

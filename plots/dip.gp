@@ -2,7 +2,7 @@
 #
 # bbrplot prepares the data and runs: gnuplot -e "VARIABLES" plots/dip.gp
 #   data        directory with samples.dat, collapses.dat, need.dat, stalls.dat,
-#               tput.dat and gaps.dat
+#               demand.dat, tput.dat and gaps.dat
 #   out, term   output file; "pngcairo" or "svg"
 #   width, height   pixels
 #   ptitle      the plot's title
@@ -18,7 +18,10 @@
 #   gap_ms, gap_n[], gap_s[], gap_max_s[]
 #               the wire's silences drawn (--gap-ms) and, by state (idle,
 #               in_flight), their count, their time in s and the longest
-#   have_need   1 when need.dat holds the pacing the flow needed
+#   have_need   1 when need.dat holds the pacing the flow needed at collapses
+#   have_demand 1 when demand.dat holds the demand over the run
+#   headroom, window_ms   an app-limited flow needs headroom x its demand,
+#               its delivery over the last window_ms (lib/demand.h)
 #   floor_mbps  the rate axis' floor: collapses below it are drawn at it (log axis)
 #   ceiling_mbps  its top; 0: fitted to the data
 #   interval_floor_us   intervals of 0 us are drawn at it (log axis)
@@ -27,7 +30,9 @@
 #
 # samples.dat:   t_s bw_mbps pacing_mbps rcv_interval_us snd_interval_us app_limited
 # collapses.dat: one block per cause, in that order: t_s bw_mbps bw_prev_mbps throttling
-# need.dat:      t_s need_mbps demand_mbps, from each collapse on (steps)
+# need.dat:      t_s need_mbps demand_mbps, at each collapse
+# demand.dat:    t_s demand_mbps need_mbps window_s app_limited, every 10 ms
+#                of samples; need_mbps is NaN while the flow had more to send
 # stalls.dat:    one block per stall cause, in that order: t_s duration_s
 # gaps.dat:      the wire's silences, one block per state (idle, in_flight): t_s duration_s
 # tput.dat:      t_s sent_mbps acked_mbps dip
@@ -90,10 +95,12 @@ plot \
 		title (have_pcap ? "wire: data ACKed (dotted, over sent)" : ""), \
 	data."/samples.dat" using 1:3 with lines lw 1.2 dt 2 lc rgb c_pacing title "BBR pacing rate", \
 	data."/samples.dat" using 1:2 with steps lw 2.2 lc rgb c_bw title "BBR bw (max-bw filter)", \
-	data."/need.dat" using 1:3 with steps lw 1.2 dt 3 lc rgb c_demand \
-		title (have_need ? "demand at each collapse (bbrtrace)" : ""), \
-	data."/need.dat" using 1:2 with steps lw 1.6 dt (8, 4) lc rgb c_need \
-		title (have_need ? "pacing it needed: under it, throttled" : ""), \
+	data."/demand.dat" using 1:2 with lines lw 1.2 dt 3 lc rgb c_demand \
+		title (have_demand ? sprintf("demand: delivered in last %g s", window_ms / 1000.0) : ""), \
+	data."/demand.dat" using 1:3 with lines lw 1.6 dt (8, 4) lc rgb c_need \
+		title (have_demand ? sprintf("need: %g x demand (under: throttled)", headroom) : ""), \
+	data."/need.dat" using 1:2 with points pt 1 ps 1.2 lw 1.2 lc rgb c_need \
+		title (have_need ? "need at each collapse (bbrtrace)" : ""), \
 	for [c=1:nstalls] data."/stalls.dat" index (c - 1) using 1:(stall_y):2:(0) with vectors nohead \
 		lw 7 lc rgb stall_colour[c] \
 		title (stall_n[c] > 0 ? sprintf("stall: %s (%d, %.2f s)", stall_label[c], stall_n[c], stall_s[c]) : ""), \

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "demand.h"
 #include "log.h"
 #include "plots/bbrplot.h"
 #include "trace.h"
@@ -170,7 +171,8 @@ static int plot_dip(const struct env *e, char *vars, size_t vlen)
 	gp_causes(v, &info);
 	gp_stalls(v, &info);
 	gp_gaps(v, e, &info);
-	fprintf(v, "have_need=%d; ", info.need_rows > 0);
+	fprintf(v, "have_need=%d; have_demand=%d; headroom=%g; window_ms=%u; ", info.need_rows > 0,
+		info.demand_rows > 0, BT_THROTTLE_HEADROOM, BT_DEMAND_WINDOW_MS);
 	/* both panels on one explicit time axis: 0 is the earlier of the first
 	 * sample and the first frame */
 	fprintf(v, "xmin=%.9g; xmax=%.9g; ", isnan(e->from) ? 0 : e->from,

@@ -52,9 +52,8 @@ struct pd_dip_info {
 	 * in_flight): how many, seconds in all, the longest */
 	uint64_t gaps[PD_GAP_STATES];
 	double gap_s[PD_GAP_STATES], gap_max_s[PD_GAP_STATES];
-	/* need.dat: its rows, and the last need and demand, Mbit/s */
-	uint64_t need_rows;
-	double last_need_mbps, last_demand_mbps;
+	uint64_t need_rows;      /* need.dat's: one per collapse with a need */
+	uint64_t demand_rows;    /* demand.dat's: one per demand checkpoint */
 	double origin_s;         /* time 0 of the plot: the trace's first sample, or the
 				  * capture's first frame if earlier (pd_dip_shift) */
 	double last_s;           /* the last sample or frame, relative to origin */
@@ -70,10 +69,11 @@ struct pd_dip_info {
  * writes, for the flow drawn, DIR/samples.dat (t_s bw_mbps pacing_mbps
  * rcv_interval_us snd_interval_us app_limited), DIR/collapses.dat (one index
  * block per cause, in lib/trace.h's order: t_s bw_mbps bw_prev_mbps
- * throttling), DIR/need.dat (t_s need_mbps demand_mbps at each collapse, and
- * the last again at the end) and DIR/stalls.dat (one index block per stall
- * cause: t_s duration_s). Returns 0 or a PD_ERR_*; a trace without samples
- * is bad input.
+ * throttling), DIR/need.dat (t_s need_mbps demand_mbps at each collapse),
+ * DIR/stalls.dat (one index block per stall cause: t_s duration_s) and
+ * DIR/demand.dat (t_s demand_mbps need_mbps window_s app_limited, at each of
+ * the demand's checkpoints, lib/demand.h). Returns 0 or a PD_ERR_*; a trace
+ * without samples is bad input.
  */
 int pd_dip_trace(const char *trace_path, const struct pd_flow_sel *sel, const char *dir,
 		 struct pd_dip_info *info, char *err, size_t errlen);

@@ -71,7 +71,7 @@ harm_rows() {
 	awk '!/^#/ && $1 != "NaN" && NF { printf "%.6f", $1; for (i = 2; i <= NF; i++) printf " %.3f", $i; print "" }' "$@" | sort
 }
 
-@test "dip plot: throttling collapses drawn apart from harmless ones, the need over the run, stalls at their times" {
+@test "dip plot: throttling collapses drawn apart from harmless ones, the demand and need over the run, stalls at their times" {
 	requires jq
 	local tr=$TK_ROOT/tests/fixtures/plots/dip-harm.jsonl d=$BATS_TEST_TMPDIR/d svg=$BATS_TEST_TMPDIR/h.svg t0 c n
 	bbrplot --trace "$tr" -o "$svg" --keep-data "$d"
@@ -89,13 +89,37 @@ harm_rows() {
 			harm_rows) \
 		     <(awk -v c="$c" '/^# / { b = $2; next } b == c' "$d/collapses.dat" | harm_rows)
 	done
-	# the need and the demand at each collapse, the last held to the end
-	n=$(jq -s '[.[] | select(.type == "collapse")] | length' "$tr")
+	# the need and the demand at each collapse, as bbrtrace gave them
 	diff <(jq -r --argjson t0 "$t0" 'select(.type == "collapse")
 		| "\((.wall_ns - $t0) / 1e9) \(.need_bps / 1e6) \(.demand_bps / 1e6)"' "$tr" | harm_rows) \
-	     <(grep -v '^#' "$d/need.dat" | head -n "$n" | harm_rows)
-	[ "$(grep -vc '^#' "$d/need.dat")" -eq $((n + 1)) ]
-	[ "$(grep -v '^#' "$d/need.dat" | tail -2 | awk '{ print $2, $3 }' | uniq | wc -l)" -eq 1 ]
+	     <(grep -v '^#' "$d/need.dat" | harm_rows)
+	# the demand over the run: a row at the first sample, then at each
+	# sample 10 ms (BT_DEMAND_STEP_NS) or more after the last row's, to the
+	# run's end; each row what the trace's own samples say: the bytes snd_una
+	# advanced (mod 2^32) over the row's window (at most 1 s, from a sample),
+	# over at least 20 ms, and 1.25 x that where half its samples or more
+	# were app-limited (lib/demand.h); equal to %.9g's rounding
+	jq -r --argjson t0 "$t0" 'select(.type == "sample")
+		| "S \((.wall_ns - $t0) / 1e9) \(.t_ns) \(.snd_una) \(if .is_app_limited then 1 else 0 end)"' "$tr" |
+		cat - <(grep -v '^#' "$d/demand.dat" | sed 's/^/D /') | awk '
+		function off(x, y) { return (x - y) ^ 2 > (1e-6 * y) ^ 2 }
+		$1 == "S" { n++; ts[n] = $2; tns[n] = $3; at[$3] = n; dd = 0
+			    if (n > 1) { dd = $4 - una; if (dd < 0) dd += 4294967296; if (dd >= 2147483648) dd = 0 }
+			    acked[n] = acked[n - 1] + dd; una = $4; app[n] = app[n - 1] + $5; next }
+		{ rows++; while (i < n && ts[i + 1] <= $2 + 1e-6) i++
+		  if (i < 1 || ts[i] < $2 - 1e-6) { print "no sample at " $2; bad++; next }
+		  if (rows == 1 ? i != 1 : tns[i] - tns[p] < 1e7 || tns[i - 1] - tns[p] >= 1e7) {
+			print "row at " $2 " is not the first sample 10 ms after the last row"; bad++ }
+		  # keys as integers: mawk turns a number over 2^31 into a string by %.6g
+		  p = i; f = at[sprintf("%.0f", tns[i] - $5 * 1e9)]
+		  if (!f || $5 > 1) { print "window " $5 " s at " $2 ": no sample starts it, or over 1 s"; bad++; next }
+		  span = $5 < 0.02 ? 0.02 : $5; want = (acked[i] - acked[f]) * 8 / span / 1e6
+		  need = i > f && app[i] - app[f] >= 0.5 * (i - f) ? 1.25 * want : "NaN"
+		  if (want == 0 ? $3 != "NaN" : off($3, want)) { print "demand at " $2 ": " $3 ", want " want; bad++ }
+		  if (want == 0 || need == "NaN" ? $4 != "NaN" : off($4, need)) { print "need at " $2 ": " $4 ", want " need; bad++ } }
+		END { if (rows < 2 || tns[n] - tns[p] >= 1e7) { print rows " rows, the last at sample " p " of " n; bad++ }
+		      exit bad > 0 }'
+	grep -q "<text>need: 1.25 x demand (under: throttled)</text>" "$svg"
 	# every stall in its cause's block: when it began and how long it held
 	for c in $(jq -r 'select(.type == "stall") | .cause' "$tr" | sort -u); do
 		diff <(jq -r --argjson t0 "$t0" --arg c "$c" 'select(.type == "stall" and .cause == $c)
@@ -104,7 +128,6 @@ harm_rows() {
 	done
 	# and the legend says it: a cause's count with its throttling ones, each stall cause seen
 	grep -q "<text>delayed ACK: $(jq -s '[.[] | select(.type == "collapse" and .cause == "delayed_ack")] | length' "$tr") ($(jq -s '[.[] | select(.type == "collapse" and .cause == "delayed_ack" and .impact == "throttling")] | length' "$tr") throttled)</text>" "$svg"
-	grep -q "<text>pacing it needed: under it, throttled</text>" "$svg"
 	for c in $(jq -r 'select(.type == "stall") | .cause' "$tr" | sort -u); do
 		grep -q "<text>stall: $c (" "$svg" || { echo "# no legend entry for stalls of $c"; false; }
 	done

@@ -16,9 +16,9 @@ load helpers
 	expect_version bbrtrace
 }
 
-# a threshold of bbrtrace/rules.h, its number as written there ("5.0", "250000")
+# a threshold of bbrtrace/rules.h or lib/demand.h, its number as written there ("5.0", "250000")
 bt_rule() {
-	sed -n "s/^#define $1 \([0-9.]*\)u\{0,1\}\$/\1/p" "$TK_ROOT/bbrtrace/rules.h"
+	sed -n "s/^#define $1 \([0-9.]*\)u\{0,1\}\$/\1/p" "$TK_ROOT/bbrtrace/rules.h" "$TK_ROOT/lib/demand.h"
 }
 
 @test "bbrtrace --help keeps to the options and names --help-detect" {

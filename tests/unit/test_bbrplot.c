@@ -137,7 +137,7 @@ static void test_dip_trace_collapse_blocks(void **state)
 	assert_non_null(strstr(c, "# rate_drop\nNaN NaN NaN 0\n\n\n"));
 	assert_non_null(strstr(c, "# other\nNaN NaN NaN 0\n\n\n"));
 	/* no need_bps: no need drawn; no stall records: a NaN row per stall cause */
-	assert_string_equal(slurp("need.dat"), "# t_s need_mbps demand_mbps: from each collapse on (bbrtrace's need_bps, demand_bps)\n");
+	assert_string_equal(slurp("need.dat"), "# t_s need_mbps demand_mbps: at each collapse (bbrtrace's need_bps, demand_bps)\n");
 	assert_int_equal(info.need_rows, 0);
 	assert_non_null(strstr(slurp("stalls.dat"), "# nagle\nNaN NaN\n\n\n"));
 }
@@ -273,11 +273,15 @@ static void test_dip_shift(void **state)
 	write_file("tput.dat", "# t_s sent\nNaN NaN NaN 0\n-0.25 8 4 0\n0.75 8 4 0\n");
 	write_file("need.dat", "# t_s need\n1.5 5 4\n2 5 4\n");
 	write_file("stalls.dat", "# t_s duration_s\n# nagle\nNaN NaN\n1.25 0.04\n\n\n");
+	write_file("demand.dat", "# t_s demand need window_s app\n0 NaN NaN 0 0\n0.5 4 5 0.5 1\n");
 	write_file("gaps.dat", "# t_s duration_s\n# idle\nNaN NaN\n0.5 0.12\n\n\n# in_flight\nNaN NaN\n\n\n");
 	assert_int_equal(pd_dip_shift(dir, &info, -0.25, err, sizeof(err)), 0);
 	assert_string_equal(slurp("need.dat"), "# t_s need\n1.750000000 5 4\n2.250000000 5 4\n");
 	/* a stall's duration is no time: only its start moves */
 	assert_string_equal(slurp("stalls.dat"), "# t_s duration_s\n# nagle\nNaN NaN\n1.500000000 0.04\n\n\n");
+	/* the demand's window likewise */
+	assert_string_equal(slurp("demand.dat"),
+			    "# t_s demand need window_s app\n0.250000000 NaN NaN 0 0\n0.750000000 4 5 0.5 1\n");
 	/* a silence likewise */
 	assert_string_equal(slurp("gaps.dat"),
 			    "# t_s duration_s\n# idle\nNaN NaN\n0.750000000 0.12\n\n\n# in_flight\nNaN NaN\n\n\n");

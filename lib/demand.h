@@ -6,16 +6,42 @@
  * BT_DEMAND_STEP_NS; the demand at an ACK is measured from the oldest
  * checkpoint inside the window. The checkpoints live in a ring that grows
  * with the flow's ACK rate: a flow that ACKs once a second keeps one, a busy
- * one up to BT_DEMAND_SLOTS (4 KiB).
+ * one up to BT_DEMAND_SLOTS (4 KiB). Shared by bbrtrace's detector and
+ * bbrplot, which draws the demand over a whole run by the same rule.
  */
-#ifndef BBRTRACE_DEMAND_H
-#define BBRTRACE_DEMAND_H
+#ifndef TK_DEMAND_H
+#define TK_DEMAND_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "bbrtrace/rules.h"
 #include "trace.h"
+
+/*
+ * The need: an app-limited flow is throttled when the pacing rate BBR allows
+ * (the new estimate x its pacing gain) is under BT_THROTTLE_HEADROOM x its
+ * demand. A live stream sends each frame as a burst at the pacing rate: with
+ * less than 25% headroom a frame's burst fills most of the frame interval,
+ * and the next frame queues behind it. (A bulk flow's need is the detector's:
+ * bbrtrace/rules.h.)
+ */
+#define BT_THROTTLE_HEADROOM 1.25
+/*
+ * demand: the bytes ACKed over the last BT_DEMAND_WINDOW_MS before the ACK
+ * (a young flow's: since its first sample, at least BT_DEMAND_MIN_SPAN_MS).
+ * When the flow was app-limited (it had nothing more to send) for at least
+ * BT_DEMAND_APP_SHARE of that window's samples, that is what the application
+ * was sending, and the flow needs BT_THROTTLE_HEADROOM x it. A flow that was
+ * not, a bulk sender with more to send, is throttled when the pacing allowed
+ * falls under what it delivered. A flow younger than the minimum span (a
+ * collapse in its first 20 ms) delivered what it did over 20 ms at least: on
+ * a veth, a first burst ACKed in microseconds reads as Gbit/s, and taking the
+ * estimate it had as the demand would make a 4 us dip "hold back" 9 kB.
+ * A flow that delivered nothing yet wants the estimate it had.
+ */
+#define BT_DEMAND_WINDOW_MS 1000u
+#define BT_DEMAND_MIN_SPAN_MS 20u
+#define BT_DEMAND_APP_SHARE 0.5
 
 #define BT_DEMAND_STEP_NS (10ull * 1000 * 1000)
 /* checkpoints that span the window at one per step (101), with room to
@@ -42,12 +68,15 @@ struct bt_demand {
 
 /* the flow's next ACK sample: its bytes ACKed and app-limited count, and a
  * checkpoint when the last is a step old (none without memory: the demand
- * then comes from the checkpoints kept) */
-void bt_demand_track(struct bt_demand *d, const struct bt_sample *s);
+ * then comes from the checkpoints kept); true when it took one */
+bool bt_demand_track(struct bt_demand *d, const struct bt_sample *s);
 /* the delivery rate over the window before now_ns, bit/s, and whether the
  * flow was app-limited for BT_DEMAND_APP_SHARE of it; 0 before the first
  * checkpoint, or when it delivered nothing */
 uint64_t bt_demand_measured(const struct bt_demand *d, uint64_t now_ns, bool *app_limited);
+/* where that window begins: the oldest checkpoint within BT_DEMAND_WINDOW_MS
+ * before now_ns, ns; 0 when there is none */
+uint64_t bt_demand_since(const struct bt_demand *d, uint64_t now_ns);
 /* the delivery over the window as of the newest checkpoint (at most
  * BT_DEMAND_STEP_NS old), bit/s; 0 before the first. It costs nothing a sample:
  * each sample's is kept with it (bbrtrace/culprit.h) */

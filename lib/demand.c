@@ -3,8 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bbrtrace/demand.h"
-#include "bbrtrace/rules.h"
+#include "demand.h"
 #include "common.h"
 
 #define DEMAND_FIRST_CAP 4
@@ -34,20 +33,21 @@ static bool grow(struct bt_demand *d)
 }
 
 /* a checkpoint now; the oldest goes once the ring has its full size */
-static void checkpoint(struct bt_demand *d, uint64_t t_ns)
+static bool checkpoint(struct bt_demand *d, uint64_t t_ns)
 {
 	if (d->n == d->cap && d->cap < BT_DEMAND_SLOTS && !grow(d) && !d->cap)
-		return;
+		return false;
 	d->cp[d->head] = (struct bt_checkpoint){ t_ns, d->acked_bytes, d->samples, d->app_limited };
 	d->head = (d->head + 1) & (d->cap - 1);
 	if (d->n < d->cap)
 		d->n++;
 	d->last_cp_ns = t_ns;
+	return true;
 }
 
-void bt_demand_track(struct bt_demand *d, const struct bt_sample *s)
+bool bt_demand_track(struct bt_demand *d, const struct bt_sample *s)
 {
-	bool app;
+	bool app, took;
 
 	if (d->una_seen && (int32_t)(s->snd_una - d->last_una) > 0)
 		d->acked_bytes += (uint32_t)(s->snd_una - d->last_una);
@@ -56,25 +56,38 @@ void bt_demand_track(struct bt_demand *d, const struct bt_sample *s)
 	d->samples++;
 	d->app_limited += s->is_app_limited;
 	if (d->n && s->t_ns - d->last_cp_ns < BT_DEMAND_STEP_NS)
-		return;
-	checkpoint(d, s->t_ns);
+		return false;
+	took = checkpoint(d, s->t_ns);
 	d->last_cp_bps = bt_demand_measured(d, s->t_ns, &app);
+	return took;
 }
 
-uint64_t bt_demand_measured(const struct bt_demand *d, uint64_t now_ns, bool *app_limited)
+/* the oldest checkpoint within the window before now_ns; NULL when none */
+static const struct bt_checkpoint *window_start(const struct bt_demand *d, uint64_t now_ns)
 {
 	const uint64_t window = BT_DEMAND_WINDOW_MS * TK_NSEC_PER_MSEC;
-	const struct bt_checkpoint *from = NULL;
-	uint64_t span, n;
 
 	for (unsigned int i = 0; i < d->n; i++) {
 		const struct bt_checkpoint *c = cp_at(d, i);
 
-		if (now_ns - c->t_ns <= window) {
-			from = c;
-			break;
-		}
+		if (now_ns - c->t_ns <= window)
+			return c;
 	}
+	return NULL;
+}
+
+uint64_t bt_demand_since(const struct bt_demand *d, uint64_t now_ns)
+{
+	const struct bt_checkpoint *from = window_start(d, now_ns);
+
+	return from ? from->t_ns : 0;
+}
+
+uint64_t bt_demand_measured(const struct bt_demand *d, uint64_t now_ns, bool *app_limited)
+{
+	const struct bt_checkpoint *from = window_start(d, now_ns);
+	uint64_t span, n;
+
 	if (!from)
 		return 0;
 	/* a young flow (or one back from idle): what it delivered, spread over the
