@@ -15,6 +15,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "tk_assert.h"
+
 #include "pcap/analysis.h"
 #include "pcap/capfile.h"
 #include "pcap/decode.h"
@@ -29,7 +31,7 @@ struct buf {
 
 static void put(struct buf *b, const void *p, size_t n)
 {
-	assert_true(b->n + n <= sizeof(b->b));
+	tk_assert_cmp(b->n + n, <=, sizeof(b->b));
 	memcpy(b->b + b->n, p, n);
 	b->n += n;
 }
@@ -167,13 +169,13 @@ static void test_pcap_us_and_frames(void **state)
 	assert_int_equal(c.format, CAP_PCAP);
 	assert_int_equal(cap_next(&c, &f), 1);
 	assert_int_equal(f.no, 1);
-	assert_true(f.ts_ns == 1700000000ll * 1000000000 + 5000);
+	tk_assert_cmp(f.ts_ns, ==, 1700000000ll * 1000000000 + 5000);
 	assert_int_equal(f.offset, 24);
 	assert_int_equal(f.linktype, 1);
 	assert_int_equal(f.origlen, f.caplen + 100);
 	assert_int_equal(cap_next(&c, &f), 1);
 	assert_int_equal(f.no, 2);
-	assert_true(f.ts_ns == 1700000001ll * 1000000000 + 7000);
+	tk_assert_cmp(f.ts_ns, ==, 1700000001ll * 1000000000 + 7000);
 	assert_int_equal(cap_next(&c, &f), 0);
 	cap_close(&c);
 	free(b);
@@ -193,7 +195,7 @@ static void test_pcap_swapped_nanoseconds(void **state)
 	assert_int_equal(cap_open_mem(&c, b->b, b->n), 0);
 	assert_true(c.swap);
 	assert_int_equal(cap_next(&c, &fr), 1);
-	assert_true(fr.ts_ns == 10999999999ll);
+	tk_assert_cmp(fr.ts_ns, ==, 10999999999ll);
 	assert_int_equal(fr.linktype, 113);
 	assert_int_equal(fr.caplen, 60);
 	cap_close(&c);
@@ -373,16 +375,16 @@ static void test_pcapng_interfaces_and_resolution(void **state)
 	assert_int_equal(cap_open_mem(&c, b->b, b->n), 0);
 	assert_int_equal(c.format, CAP_PCAPNG);
 	assert_int_equal(cap_next(&c, &fr), 1);
-	assert_true(fr.ts_ns == 1234567890123ll);
+	tk_assert_cmp(fr.ts_ns, ==, 1234567890123ll);
 	assert_int_equal(fr.linktype, 1);
 	assert_int_equal(fr.caplen, 61);
 	assert_int_equal(fr.origlen, 1500);
 	assert_int_equal(cap_next(&c, &fr), 1);
-	assert_true(fr.ts_ns == 1000001000ll);
+	tk_assert_cmp(fr.ts_ns, ==, 1000001000ll);
 	assert_int_equal(fr.linktype, 276);
 	assert_int_equal(fr.no, 2);
 	assert_int_equal(cap_next(&c, &fr), 1);
-	assert_true(fr.ts_ns == 3500000000ll);
+	tk_assert_cmp(fr.ts_ns, ==, 3500000000ll);
 	assert_int_equal(fr.linktype, 101);
 	assert_int_equal(cap_next(&c, &fr), 0);
 	cap_close(&c);
@@ -479,7 +481,7 @@ static void test_pcapng_two_sections(void **state)
 	assert_int_equal(fr.linktype, 1);
 	assert_int_equal(cap_next(&c, &fr), 1);
 	assert_int_equal(fr.linktype, 113);
-	assert_true(fr.ts_ns == 7000);
+	tk_assert_cmp(fr.ts_ns, ==, 7000);
 	assert_int_equal(fr.no, 2);
 	assert_int_equal(cap_next(&c, &fr), 0);
 	cap_close(&c);
@@ -1022,7 +1024,7 @@ static int read_set(struct cap_set *s, uint64_t *no, int64_t *ts, int max)
 	int n = 0, rc;
 
 	while ((rc = cap_set_next(s, &f)) == 1) {
-		assert_true(n < max);
+		tk_assert_cmp(n, <, max);
 		no[n] = f.no;
 		ts[n++] = f.ts_ns;
 	}
@@ -1054,7 +1056,8 @@ static void test_set_time_order(void **state)
 	assert_int_equal(read_set(&s, no, ts, 16), 9);
 	for (int i = 0; i < 9; i++) {
 		assert_int_equal(no[i], i + 1);
-		assert_true(i == 0 || ts[i] > ts[i - 1]);
+		if (i)
+			tk_assert_cmp(ts[i], >, ts[i - 1]);
 	}
 	assert_int_equal(o.n, 0);
 	cap_set_close(&s);
@@ -1085,7 +1088,7 @@ static void test_set_overlap(void **state)
 	assert_string_equal(o.earlier, "early");
 	assert_string_equal(o.later, "late");
 	/* read one after the other, as mergecap -a: the older frame follows */
-	assert_true(ts[3] < ts[2]);
+	tk_assert_cmp(ts[3], <, ts[2]);
 	assert_int_equal(no[3], 4);
 	cap_set_close(&s);
 	free(b1);
@@ -1197,9 +1200,10 @@ static void test_set_readers_on_fixture(void **state)
 		s.on_overlap = note_overlap;
 		s.ctx = &o;
 		n = read_set(&s, no, ts, 512);
-		assert_true(n > 20 && n % 2 == 0);
+		tk_assert_cmp(n, >, 20);
+		tk_assert_cmp(n % 2, ==, 0);
 		assert_int_equal(no[n - 1], n);
-		assert_true(ts[n / 2] == ts[0]);
+		tk_assert_cmp(ts[n / 2], ==, ts[0]);
 		assert_int_equal(o.n, 1);
 		cap_set_close(&s);
 	}
@@ -1237,20 +1241,20 @@ static void test_readers_agree_on_fixtures(void **state)
 			if (rm != 1)
 				break;
 			frames++;
-			assert_true(fm.ts_ns == fl.ts_ns);
+			tk_assert_cmp(fm.ts_ns, ==, fl.ts_ns);
 			assert_int_equal(fm.caplen, fl.caplen);
 			assert_int_equal(fm.origlen, fl.origlen);
 			assert_int_equal(fm.linktype, fl.linktype);
 			assert_memory_equal(fm.data, fl.data, fm.caplen);
 		}
 		assert_int_equal(rm, 0);
-		assert_true(frames > 10);
+		tk_assert_cmp(frames, >, 10);
 		cap_close(&m);
 		cap_close(&l);
 		files++;
 	}
 	closedir(d);
-	assert_true(files >= 10);
+	tk_assert_cmp(files, >=, 10);
 }
 
 int main(void)

@@ -16,6 +16,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "tk_assert.h"
+
 #include "plots/plotdata.h"
 
 static char dir[64];
@@ -111,8 +113,8 @@ static void test_dip_trace_default_flow(void **state)
 	assert_int_equal(info.sport, 2222);
 	assert_string_equal(info.saddr, "10.0.0.1");
 	assert_true(info.wall);
-	assert_true(info.origin_s == 1.0);
-	assert_true(fabs(info.last_s - 1.5) < 1e-9);
+	tk_assert_cmp(info.origin_s, ==, 1.0);
+	tk_assert_near(info.last_s, 1.5, 1e-9);
 	assert_int_equal(info.collapses[BT_CAUSE_DELAYED_ACK], 1);
 	assert_false(info.have_offset);
 	/* a zero interval is drawn at the log axis' floor (PD_INTERVAL_FLOOR_US);
@@ -233,7 +235,7 @@ static void test_dip_trace_offset_from_join(void **state)
 		   "{\"type\":\"sample\",\"wall_ns\":3000000000,\"cookie\":1,\"saddr\":\"a\",\"sport\":1,\"frame_time_ns\":3000900000}\n");
 	assert_int_equal(pd_dip_trace(path_of("j.jsonl"), &sel, dir, &info, err, sizeof(err)), 0);
 	assert_true(info.have_offset);
-	assert_true(fabs(info.offset_s - 3e-6) < 1e-9);
+	tk_assert_near(info.offset_s, 3e-6, 1e-9);
 }
 
 /* the sender's direction of bbrpcap's CSV, on the trace's clock, floored */
@@ -256,8 +258,8 @@ static void test_dip_tput(void **state)
 	fclose(csv);
 	assert_string_equal(slurp("tput.dat"), "# t_s sent_mbps acked_mbps dip\nNaN NaN NaN 0\n"
 					     "0.250000000 8 4 0\n0.350000000 0.01 0.01 1\n");
-	assert_true(fabs(first - 0.25) < 1e-9);
-	assert_true(fabs(info.last_s - 0.35) < 1e-9);
+	tk_assert_near(first, 0.25, 1e-9);
+	tk_assert_near(info.last_s, 0.35, 1e-9);
 }
 
 /* a capture that started before the trace: every data file moves so that
@@ -288,8 +290,8 @@ static void test_dip_shift(void **state)
 	assert_string_equal(slurp("samples.dat"), "# t_s bw\n0.750000000 10\n2.250000000 20\n");
 	assert_string_equal(slurp("collapses.dat"), "# header\n# delayed_ack\nNaN NaN NaN\n1.750000000 0.2 10\n\n\n");
 	assert_string_equal(slurp("tput.dat"), "# t_s sent\nNaN NaN NaN 0\n0.000000000 8 4 0\n1.000000000 8 4 0\n");
-	assert_true(info.origin_s == 99.75);
-	assert_true(info.last_s == 2.25);
+	tk_assert_cmp(info.origin_s, ==, 99.75);
+	tk_assert_cmp(info.last_s, ==, 2.25);
 	/* a capture that starts after the trace moves nothing */
 	assert_int_equal(pd_dip_shift(dir, &info, 0.5, err, sizeof(err)), 0);
 	assert_string_equal(slurp("tput.dat"), "# t_s sent\nNaN NaN NaN 0\n0.000000000 8 4 0\n1.000000000 8 4 0\n");
@@ -424,7 +426,7 @@ static void test_upf_fixture(void **state)
 				sizeof(err)),
 			 3);
 	assert_string_equal(labels, "before batched best");
-	assert_true(fabs(floor_cycles - 17.26) < 1e-9);
+	tk_assert_near(floor_cycles, 17.26, 1e-9);
 	u = slurp("upf.dat");
 	assert_non_null(strstr(u, "# before: sessions cycles_per_pkt\n10000 818.6\n100000 1106.7\n\n\n"));
 	assert_non_null(strstr(u, "# best: sessions cycles_per_pkt\n10000 153.3\n100000 366.4\n"));
@@ -472,7 +474,7 @@ static void test_sweep_rtt_that_ran(void **state)
 			    "loss_policer_per_min,other_per_min,lone_segment_per_min,max_expired_per_min,"
 			    "sender_limited_per_min,goodput_bps\n"
 			    "1ms,native,on,paced,0,1.5,0,0,0.5,0,0,2000000\n");
-	assert_true(pd_sweep(path_of("s.csv"), dir, err, sizeof(err)) < 0);
+	tk_assert_cmp(pd_sweep(path_of("s.csv"), dir, err, sizeof(err)), <, 0);
 	assert_non_null(strstr(err, "no column 'ack_jitter_per_min' in the header"));
 }
 

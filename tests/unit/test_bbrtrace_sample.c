@@ -7,6 +7,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "tk_assert.h"
+
 #include "bbrtrace/reorder.h"
 #include "bbrtrace/sample.h"
 #include "jsonl.h"
@@ -15,10 +17,10 @@ static void test_bw_units(void **state)
 {
 	(void)state;
 	/* 1 packet per usec << 24 at mss 1448 is 1448 bytes/us = 11.584 Gbit/s */
-	assert_true(bt_bw_to_bps(1u << 24, 1448) == 11584000000ULL);
-	assert_true(bt_bw_to_bps(0, 1448) == 0);
+	tk_assert_cmp(bt_bw_to_bps(1u << 24, 1448), ==, 11584000000ULL);
+	tk_assert_cmp(bt_bw_to_bps(0, 1448), ==, 0);
 	/* no overflow at the extremes of u32 bw and a 64 KB mss */
-	assert_true(bt_bw_to_bps(UINT32_MAX, 65535) == (uint64_t)(((unsigned __int128)UINT32_MAX * 65535 * 8000000) >> 24));
+	tk_assert_cmp(bt_bw_to_bps(UINT32_MAX, 65535), ==, (uint64_t)(((unsigned __int128)UINT32_MAX * 65535 * 8000000) >> 24));
 }
 
 static void test_mode_names(void **state)
@@ -63,15 +65,15 @@ static void test_decode_delayed_ack(void **state)
 	(void)state;
 
 	bt_sample_decode(&s, &e, 1000);
-	assert_true(s.wall_ns == 5000001000ULL);
+	tk_assert_cmp(s.wall_ns, ==, 5000001000ULL);
 	assert_false(s.pacing_rate_valid);
 	assert_true(s.sample_valid);
 	/* 3 * 1448 * 8 bits in 40 ms = 868.8 kbit/s */
-	assert_true(s.sample_bw_bps == 868800);
-	assert_true(s.bw_prev_bps == 11584000000ULL);
-	assert_true(s.bw_bps == 11584000000ULL / 16);
-	assert_true(s.pacing_gain == 1.25);
-	assert_true(s.cwnd_gain == 2.0);
+	tk_assert_cmp(s.sample_bw_bps, ==, 868800);
+	tk_assert_cmp(s.bw_prev_bps, ==, 11584000000ULL);
+	tk_assert_cmp(s.bw_bps, ==, 11584000000ULL / 16);
+	tk_assert_cmp(s.pacing_gain, ==, 1.25);
+	tk_assert_cmp(s.cwnd_gain, ==, 2.0);
 	e.interval_us = -1;
 	bt_sample_decode(&s, &e, 0);
 	assert_false(s.sample_valid);
@@ -103,8 +105,10 @@ static void test_json_record(void **state)
 	assert_string_equal(jl_str(&o, "daddr"), "fd00::2");
 	assert_string_equal(jl_str(&o, "mode"), "PROBE_BW");
 	assert_int_equal(jl_get(&o, "pacing_rate_bps")->kind, JL_NULL);
-	assert_true(jl_u64(&o, "rcv_interval_us", &u) && u == 40000);
-	assert_true(jl_u64(&o, "sample_bw_bps", &u) && u == 868800);
+	assert_true(jl_u64(&o, "rcv_interval_us", &u));
+	tk_assert_cmp(u, ==, 40000);
+	assert_true(jl_u64(&o, "sample_bw_bps", &u));
+	tk_assert_cmp(u, ==, 868800);
 	free(buf);
 }
 
@@ -138,15 +142,19 @@ static void test_reorder(void **state)
 	}
 	assert_int_equal(bt_reorder_release(&r, 30, collect, &s), 2);
 	assert_int_equal(s.n, 2);
-	assert_true(s.t[0] == 1003 && s.t[1] == 2000);
+	tk_assert_cmp(s.t[0], ==, 1003);
+	tk_assert_cmp(s.t[1], ==, 2000);
 	/* equal times leave in arrival order */
 	assert_int_equal(bt_reorder_release(&r, 41, collect, &s), 3);
-	assert_true(s.t[2] == 3002 && s.t[3] == 3004 && s.t[4] == 4001);
+	tk_assert_cmp(s.t[2], ==, 3002);
+	tk_assert_cmp(s.t[3], ==, 3004);
+	tk_assert_cmp(s.t[4], ==, 4001);
 	e.t_ns = 45;
 	e.sport = 6;
 	bt_reorder_push(&r, &e);
 	assert_int_equal(bt_reorder_release(&r, UINT64_MAX, collect, &s), 2);
-	assert_true(s.t[5] == 4506 && s.t[6] == 5005);
+	tk_assert_cmp(s.t[5], ==, 4506);
+	tk_assert_cmp(s.t[6], ==, 5005);
 	assert_int_equal(bt_reorder_release(&r, UINT64_MAX, collect, &s), 0);
 	bt_reorder_free(&r);
 }
@@ -201,7 +209,8 @@ static void test_reorder_many_batches(void **state)
 	}
 	released += bt_reorder_release(&r, UINT64_MAX, check_order, &s);
 	assert_true(s.ok);
-	assert_true(released == pushed && s.n == pushed);
+	tk_assert_cmp(released, ==, pushed);
+	tk_assert_cmp(s.n, ==, pushed);
 	bt_reorder_free(&r);
 }
 

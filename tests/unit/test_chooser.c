@@ -13,6 +13,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "tk_assert.h"
+
 #include "chooser.h"
 #include "common.h"
 
@@ -128,7 +130,7 @@ static void test_long_refusals(void **state)
 	s.why[1] = s.why[2] = s.why[3] = big;
 	choose(&s, TK_BACKEND_AUTO, &c);
 	assert_int_equal(c.kind, -1);
-	assert_true(strlen(c.line) < sizeof(c.line));
+	tk_assert_cmp(strlen(c.line), <, sizeof(c.line));
 	assert_non_null(strstr(c.line, "alpha: xxx"));
 }
 

@@ -7,6 +7,8 @@
 #include <arpa/inet.h>
 #include <cmocka.h>
 
+#include "tk_assert.h"
+
 #include "cli.h"
 #include "log.h"
 
@@ -45,7 +47,8 @@ static void test_int_and_double(void **state)
 	assert_int_equal(i, -5);
 	assert_int_equal(cli_parse_int("--x", "11", -10, 10, &i), -1);
 	assert_int_equal(cli_parse_double("--r", "0.3", 0, 1, &d), 0);
-	assert_true(d > 0.29 && d < 0.31);
+	tk_assert_cmp(d, >, 0.29);
+	tk_assert_cmp(d, <, 0.31);
 	assert_int_equal(cli_parse_double("--r", "nan", 0, 1, &d), -1);
 	assert_int_equal(cli_parse_double("--r", "1.5", 0, 1, &d), -1);
 	assert_int_equal(cli_parse_double("--r", "0.5s", 0, 1, &d), -1);

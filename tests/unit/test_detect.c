@@ -15,6 +15,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "tk_assert.h"
+
 #include "bbrtrace/detect.h"
 #include "bbrtrace/peers.h"
 #include "bbrtrace/rules.h"
@@ -105,7 +107,7 @@ static void replay_file(const char *name, struct replay *r, const struct bt_dete
 			read_sample(&o, &s);
 			r->samples++;
 			if (bt_detect_feed(r->d, &s, &c)) {
-				assert_true(r->n_found < MAX_EXPECT);
+				tk_assert_cmp(r->n_found, <, MAX_EXPECT);
 				r->found[r->n_found].t_ns = c.ack.t_ns;
 				r->found[r->n_found].cause = c.cause;
 				r->n_found++;
@@ -115,7 +117,7 @@ static void replay_file(const char *name, struct replay *r, const struct bt_dete
 			struct bt_collapse c;
 
 			read_collapse(&o, &c);
-			assert_true(r->n_expect < MAX_EXPECT);
+			tk_assert_cmp(r->n_expect, <, MAX_EXPECT);
 			r->expect[r->n_expect].t_ns = c.ack.t_ns;
 			r->expect[r->n_expect].cause = c.cause;
 			r->expect[r->n_expect].reset_by_ack = c.reset_by_ack;
@@ -154,7 +156,7 @@ static void assert_same_as_live(const struct replay *r)
 {
 	assert_int_equal(r->n_found, r->n_expect);
 	for (unsigned int i = 0; i < r->n_found; i++) {
-		assert_true(r->found[i].t_ns == r->expect[i].t_ns);
+		tk_assert_cmp(r->found[i].t_ns, ==, r->expect[i].t_ns);
 		if (r->expect[i].reset_by_ack)
 			assert_string_equal(bt_cause_names[r->found[i].cause],
 					    bt_cause_names[cause_now(r->expect[i].cause, r->found[i].cause)]);
@@ -169,13 +171,13 @@ static void test_delayed_ack(void **state)
 
 	replay_file("delayed_ack.jsonl", &r, NULL);
 	assert_same_as_live(&r);
-	assert_true(count(&r, BT_CAUSE_DELAYED_ACK) >= 3);
+	tk_assert_cmp(count(&r, BT_CAUSE_DELAYED_ACK), >=, 3);
 	c = &r.last[BT_CAUSE_DELAYED_ACK];
 	/* the story's sample: not app-limited, held ACK of ~40 ms, tiny estimate after */
 	assert_false(c->culprit.is_app_limited);
-	assert_true(c->culprit.rcv_interval_us >= 5 * c->culprit.snd_interval_us);
-	assert_true(c->culprit.rcv_interval_us >= 30000);
-	assert_true(c->bw_bps * 100 < c->bw_prev_bps);
+	tk_assert_cmp(c->culprit.rcv_interval_us, >=, 5 * c->culprit.snd_interval_us);
+	tk_assert_cmp(c->culprit.rcv_interval_us, >=, 30000);
+	tk_assert_cmp(c->bw_bps * 100, <, c->bw_prev_bps);
 	assert_non_null(strstr(c->evidence, "not app-limited"));
 	bt_detect_free(r.d);
 }
@@ -188,12 +190,12 @@ static void test_htb_rate_change_is_rate_drop(void **state)
 
 	replay_file("rate_drop.jsonl", &r, NULL);
 	assert_same_as_live(&r);
-	assert_true(count(&r, BT_CAUSE_RATE_DROP) >= 1);
+	tk_assert_cmp(count(&r, BT_CAUSE_RATE_DROP), >=, 1);
 	assert_int_equal(count(&r, BT_CAUSE_DELAYED_ACK), 0);
 	c = &r.last[BT_CAUSE_RATE_DROP];
 	/* htb went from 100 to 10 Mbit/s: the new estimate is near the new rate */
-	assert_true(c->bw_bps < 15000000);
-	assert_true(c->bw_bps > 5000000);
+	tk_assert_cmp(c->bw_bps, <, 15000000);
+	tk_assert_cmp(c->bw_bps, >, 5000000);
 	assert_false(c->culprit.is_app_limited);
 	bt_detect_free(r.d);
 }
@@ -208,22 +210,23 @@ static void test_loss_policer(void **state)
 
 	replay_file("loss_policer.jsonl", &r, NULL);
 	assert_same_as_live(&r);
-	assert_true(count(&r, BT_CAUSE_LOSS_POLICER) >= 1);
+	tk_assert_cmp(count(&r, BT_CAUSE_LOSS_POLICER), >=, 1);
 	assert_int_equal(count(&r, BT_CAUSE_DELAYED_ACK), 0);
 	c = &r.last[BT_CAUSE_LOSS_POLICER];
 	assert_true(c->ack.lt_use_bw);
 	assert_true(c->reset_by_ack);
 	/* the policer's 20 Mbit/s, measured by BBR over lost and delivered packets */
-	assert_true(c->bw_bps == c->ack.lt_bw_bps);
-	assert_true(c->bw_bps > 15000000 && c->bw_bps <= 21000000);
-	assert_true(c->bw_bps * 10 < c->bw_prev_bps * 7);
+	tk_assert_cmp(c->bw_bps, ==, c->ack.lt_bw_bps);
+	tk_assert_cmp(c->bw_bps, >, 15000000);
+	tk_assert_cmp(c->bw_bps, <=, 21000000);
+	tk_assert_cmp(c->bw_bps * 10, <, c->bw_prev_bps * 7);
 	assert_non_null(strstr(c->evidence, "switched to its long-term rate lt_bw 19."));
 	bt_verdict_build(&v, r.d, 0.30, 13, NULL);
 	assert_non_null(strstr(v.text, "BBR switching to its long-term rate (19."));
 	/* the flow had more to send: the policer held it while BBR paced at its
 	 * long-term rate, 254 ms to the fixture's end, though the pacing stayed
 	 * within 2% of what it delivered (which would have ended it at once) */
-	assert_true(v.st.throttled_ns >= 100ull * 1000 * 1000);
+	tk_assert_cmp(v.st.throttled_ns, >=, 100ull * 1000 * 1000);
 	assert_non_null(strstr(v.text, "Fix: find the policer on the path"));
 	assert_null(strstr(v.text, "quickack"));
 	/* a flow with more to send needs what it delivered, not 1.25 x a demand */
@@ -277,12 +280,12 @@ static void test_quickack_on(void **state)
 
 	replay_file("quickack_on.jsonl", &r, NULL);
 	assert_same_as_live(&r);
-	assert_true(r.samples >= 400);
+	tk_assert_cmp(r.samples, >=, 400);
 	assert_int_equal(count(&r, BT_CAUSE_DELAYED_ACK), 0);
 	/* the one collapse, at the push's last ACK: a lone segment ACKed microseconds late */
 	assert_int_equal(count(&r, BT_CAUSE_LONE_SEGMENT), 1);
 	c = &r.last[BT_CAUSE_LONE_SEGMENT];
-	assert_true(c->culprit.rcv_interval_us < 1000);
+	tk_assert_cmp(c->culprit.rcv_interval_us, <, 1000);
 	assert_int_equal(c->impact, BT_IMPACT_HARMLESS);
 	bt_verdict_build(&v, r.d, 0.30, 3, NULL);
 	assert_null(strstr(v.text, "delayed ACKs"));
@@ -305,7 +308,7 @@ static void test_fin_ack_is_no_collapse(void **state)
 	(void)state;
 
 	replay_file("fin_ack.jsonl", &r, NULL);
-	assert_true(r.samples > 300);
+	tk_assert_cmp(r.samples, >, 300);
 	assert_int_equal(r.n_expect, 1);
 	assert_int_equal(r.n_found, 0);
 	bt_detect_free(r.d);
@@ -315,7 +318,7 @@ static void test_fin_ack_is_no_collapse(void **state)
 	ignore_fin_acked = false;
 	assert_same_as_live(&r);
 	assert_int_equal(count(&r, BT_CAUSE_DELAYED_ACK), 1);
-	assert_true(r.last[BT_CAUSE_DELAYED_ACK].ack.rcv_interval_us >= 10000);
+	tk_assert_cmp(r.last[BT_CAUSE_DELAYED_ACK].ack.rcv_interval_us, >=, 10000);
 	bt_detect_free(r.d);
 }
 
@@ -344,7 +347,7 @@ static void test_flow_before_its_cookie(void **state)
 	s.bw_bps = 1000000000;
 	assert_false(bt_detect_feed(d, &s, &c));
 	assert_int_equal(bt_detect_flow_states(d, 0, fs, 4), 1);
-	assert_true(fs[0].cookie == 42);
+	tk_assert_cmp(fs[0].cookie, ==, 42);
 	bt_detect_stats(d, &st);
 	assert_int_equal(st.flows, 1);
 	/* another connection on the same 4-tuple later is another flow */
@@ -363,11 +366,12 @@ static void test_lone_segment(void **state)
 	(void)state;
 
 	replay_file("delayed_ack.jsonl", &r, NULL);
-	assert_true(count(&r, BT_CAUSE_LONE_SEGMENT) >= 1);
+	tk_assert_cmp(count(&r, BT_CAUSE_LONE_SEGMENT), >=, 1);
 	assert_int_equal(count(&r, BT_CAUSE_OTHER), 0);
 	c = &r.last[BT_CAUSE_LONE_SEGMENT];
-	assert_true(c->culprit.rcv_interval_us < BT_DELACK_FLOOR_US);
-	assert_true(c->culprit.is_ack_delayed && c->culprit.delivered <= BT_DELACK_MAX_SEGS);
+	tk_assert_cmp(c->culprit.rcv_interval_us, <, BT_DELACK_FLOOR_US);
+	assert_true(c->culprit.is_ack_delayed);
+	tk_assert_cmp(c->culprit.delivered, <=, BT_DELACK_MAX_SEGS);
 	assert_non_null(strstr(c->evidence, "is_ack_delayed says"));
 	/* harmless: the estimate stays far above the stream */
 	assert_int_equal(c->impact, BT_IMPACT_HARMLESS);
@@ -385,7 +389,7 @@ static void test_collapse_ratio(void **state)
 	replay_file("delayed_ack.jsonl", &r30, &cfg);
 	cfg.collapse_ratio = 0.99;
 	replay_file("delayed_ack.jsonl", &r90, &cfg);
-	assert_true(r90.n_found <= r30.n_found);
+	tk_assert_cmp(r90.n_found, <=, r30.n_found);
 	/* delayed-ACK collapses take the estimate down by more than 99% */
 	assert_int_equal(count(&r90, BT_CAUSE_DELAYED_ACK), count(&r30, BT_CAUSE_DELAYED_ACK));
 	bt_detect_free(r30.d);
@@ -608,7 +612,7 @@ static void test_culprit_ways_agree(void **state)
 	print_message("# %llu collapses, %llu culprits found both ways, %llu differently\n",
 		      (unsigned long long)sum_collapses(&st), (unsigned long long)st.culprit_checks,
 		      (unsigned long long)st.culprit_mismatches);
-	assert_true(st.culprit_checks > 1000);
+	tk_assert_cmp(st.culprit_checks, >, 1000);
 	assert_int_equal(st.culprit_mismatches, 0);
 	bt_detect_free(d);
 }
@@ -665,7 +669,7 @@ static void test_verdict_by_peer(void **state)
 	five = strstr(v.text, "10.0.0.5: ");
 	six = strstr(v.text, "10.0.0.6: ");
 	assert_non_null(six);
-	assert_true(five < six);
+	assert_true(five < six); /* 10.0.0.5 before 10.0.0.6 */
 	assert_non_null(strstr(five, "fix: on the receiver 10.0.0.5, `quickack on --to 10.0.0.1`"));
 	assert_non_null(strstr(six, "fix: on the receiver 10.0.0.6, `quickack on --to 10.0.0.1`"));
 	assert_null(strstr(v.text, "10.0.0.7"));
@@ -729,7 +733,7 @@ static void judge(const char *name, bool crowd, struct judged *out)
 			continue;
 		read_sample(&o, &s);
 		if (bt_detect_feed(d, &s, &c)) {
-			assert_true(out->n < MAX_EXPECT);
+			tk_assert_cmp(out->n, <, MAX_EXPECT);
 			out->c[out->n++] = c;
 		}
 		for (int j = 0; crowd && j < 2; j++, k++) {
@@ -1026,22 +1030,28 @@ static void test_impact(void **state)
 	/* 300 -> 200 Mbit/s for a 4 Mbit/s stream: 50x headroom */
 	c = stream_collapse(d, 1, 200 * MBIT, 10);
 	assert_int_equal(c.impact, BT_IMPACT_HARMLESS);
-	assert_true(c.demand_bps > 3900000 && c.demand_bps < 4100000);
-	assert_true(c.headroom > 49 && c.headroom < 51);
+	tk_assert_cmp(c.demand_bps, >, 3900000);
+	tk_assert_cmp(c.demand_bps, <, 4100000);
+	tk_assert_cmp(c.headroom, >, 49);
+	tk_assert_cmp(c.headroom, <, 51);
 	bt_detect_stats(d, &st);
 	assert_int_equal(st.throttled_ns, 0);
 	/* 300 -> 3 Mbit/s for 40 ms: throttling, 0.75x; 40 ms held back 1 Mbit/s */
 	c = stream_collapse(d, 2, 3 * MBIT, 40);
 	assert_int_equal(c.impact, BT_IMPACT_THROTTLING);
-	assert_true(c.headroom > 0.74 && c.headroom < 0.76);
+	tk_assert_cmp(c.headroom, >, 0.74);
+	tk_assert_cmp(c.headroom, <, 0.76);
 	bt_detect_stats(d, &st);
 	assert_int_equal(st.throttling[c.cause], 1);
-	assert_true(st.throttled_ns >= 40 * MS && st.throttled_ns <= 42 * MS);
-	assert_true(st.late_bytes > 4900 && st.late_bytes < 5300);
+	tk_assert_cmp(st.throttled_ns, >=, 40 * MS);
+	tk_assert_cmp(st.throttled_ns, <=, 42 * MS);
+	tk_assert_cmp(st.late_bytes, >, 4900);
+	tk_assert_cmp(st.late_bytes, <, 5300);
 	/* 300 -> 4.5 Mbit/s: above the demand, yet under 1.25x of it: throttling */
 	c = stream_collapse(d, 3, 4500000, 5);
 	assert_int_equal(c.impact, BT_IMPACT_THROTTLING);
-	assert_true(c.headroom > 1.1 && c.headroom < 1.25);
+	tk_assert_cmp(c.headroom, >, 1.1);
+	tk_assert_cmp(c.headroom, <, 1.25);
 	bt_detect_free(d);
 }
 
@@ -1062,8 +1072,10 @@ static void test_impact_bulk(void **state)
 	assert_true(bt_detect_feed(d, &s, &c));
 	assert_int_equal(c.impact, BT_IMPACT_THROTTLING);
 	/* what it delivered over the last second: 12500 bytes a ms */
-	assert_true(c.demand_bps > 99 * MBIT && c.demand_bps <= 100 * MBIT);
-	assert_true(c.headroom > 0.59 && c.headroom < 0.61);
+	tk_assert_cmp(c.demand_bps, >, 99 * MBIT);
+	tk_assert_cmp(c.demand_bps, <=, 100 * MBIT);
+	tk_assert_cmp(c.headroom, >, 0.59);
+	tk_assert_cmp(c.headroom, <, 0.61);
 	bt_detect_free(d);
 }
 
@@ -1087,8 +1099,9 @@ static void test_burst_max(void **state)
 	assert_int_equal(c->cause, BT_CAUSE_BURST_MAX);
 	assert_int_equal(c->impact, BT_IMPACT_HARMLESS);
 	/* the maximum: over twice the path's 200 Mbit/s; the estimate now near it */
-	assert_true(c->bw_prev_bps > 2 * 200 * MBIT);
-	assert_true(c->bw_bps > 150 * MBIT && c->bw_bps < 250 * MBIT);
+	tk_assert_cmp(c->bw_prev_bps, >, 2 * 200 * MBIT);
+	tk_assert_cmp(c->bw_bps, >, 150 * MBIT);
+	tk_assert_cmp(c->bw_bps, <, 250 * MBIT);
 	assert_non_null(strstr(c->evidence, "what the flow delivered"));
 	assert_non_null(strstr(c->evidence, ": a burst; the estimate is back to"));
 	bt_detect_free(r.d);
@@ -1142,7 +1155,8 @@ static void test_noise_floor(void **state)
 	assert_int_equal(c.impact, BT_IMPACT_THROTTLING);
 	assert_non_null(strstr(c.evidence, "Mbit/s the flow delivered"));
 	/* 2 MB a ms over the checkpoints' span */
-	assert_true(c.demand_bps > 15000 * MBIT && c.demand_bps < 16500 * MBIT);
+	tk_assert_cmp(c.demand_bps, >, 15000 * MBIT);
+	tk_assert_cmp(c.demand_bps, <, 16500 * MBIT);
 	bt_detect_free(d);
 }
 
@@ -1248,7 +1262,7 @@ static void test_verdict_rate_clause_throttling_only(void **state)
 	}
 	bt_verdict_build(&v, d, 0.3, 3, NULL);
 	assert_int_equal(v.st.throttling[BT_CAUSE_RATE_DROP], 1);
-	assert_true(v.st.rate_thr.bw_bps == c.bw_bps);
+	tk_assert_cmp(v.st.rate_thr.bw_bps, ==, c.bw_bps);
 	assert_int_equal(v.st.collapses[BT_CAUSE_RATE_DROP], 1);
 	/* from what the stream delivered (500 bytes a ms), not BBR's maximum */
 	assert_non_null(strstr(v.text, "1 was a real rate drop: the path delivered less (≈ 4.0 Mbit/s, what "
@@ -1275,7 +1289,7 @@ static void test_young_flow_demand(void **state)
 	s = mk(10000, 10000 * MBIT, 1000 * MBIT, 1, 2, 2, true);
 	s.snd_una = 26000;
 	assert_true(bt_detect_feed(d, &s, &c));
-	assert_true(c.demand_bps == 25000ull * 8 * 1000 / BT_DEMAND_MIN_SPAN_MS);
+	tk_assert_cmp(c.demand_bps, ==, 25000ull * 8 * 1000 / BT_DEMAND_MIN_SPAN_MS);
 	assert_int_equal(c.impact, BT_IMPACT_HARMLESS);
 	bt_detect_free(d);
 }

@@ -16,6 +16,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "tk_assert.h"
+
 #include "dwellrec.h"
 
 #define FIXTURE "tests/fixtures/plots/dwell.jsonl"
@@ -228,7 +230,8 @@ static void test_fixture_byte_for_byte(void **state)
 	}
 	free(line);
 	fclose(f);
-	assert_true(n[INTERVAL] >= 1 && n[SOCKET] >= 2);
+	tk_assert_cmp(n[INTERVAL], >=, 1);
+	tk_assert_cmp(n[SOCKET], >=, 2);
 }
 
 /* --- the buckets and the states ------------------------------------------------------ */
@@ -245,7 +248,8 @@ static void test_bucket_names(void **state)
 		assert_string_equal(ud_bucket_name(i), want[i]);
 	assert_null(ud_bucket_name(UD_NBUCKETS));
 	assert_string_equal(ud_socket_schema.fields[UD_SK_buckets].head, "<=10us/50/100/500us/1ms/5/10/50ms/>50ms");
-	assert_true(ud_le_us[0] == 10 && ud_le_us[UD_NBUCKETS - 2] == 50000);
+	tk_assert_cmp(ud_le_us[0], ==, 10);
+	tk_assert_cmp(ud_le_us[UD_NBUCKETS - 2], ==, 50000);
 }
 
 static void test_states(void **state)
@@ -254,7 +258,8 @@ static void test_states(void **state)
 
 	for (int s = 0; s < UD_NSTATES; s++)
 		assert_int_equal(ud_state_parse(ud_state_name((enum ud_state)s)), s);
-	assert_true(UD_OK < UD_WARN && UD_WARN < UD_ALERT);
+	tk_assert_cmp(UD_OK, <, UD_WARN);
+	tk_assert_cmp(UD_WARN, <, UD_ALERT);
 	assert_string_equal(ud_state_name(UD_ALERT), "ALERT");
 	assert_string_equal(ud_state_name((enum ud_state)UD_NSTATES), "?");
 	assert_int_equal(ud_state_parse("alert"), -1);

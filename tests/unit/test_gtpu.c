@@ -9,6 +9,8 @@
 #include <arpa/inet.h>
 #include <cmocka.h>
 
+#include "tk_assert.h"
+
 #include "upf/gtpu.h"
 
 /* a heap copy of exactly len bytes, so that ASan catches any read past the end */
@@ -180,7 +182,7 @@ static void test_every_prefix_is_rejected(void **state)
 	assert_int_equal(parse_exact(m, n + 3, &h), GTPU_OK);
 	/* a cut message is malformed, whatever the length field says, and never over-read */
 	for (size_t len = 0; len < n + 3; len++)
-		assert_true(parse_exact(m, len, &h) < 0);
+		tk_assert_cmp(parse_exact(m, len, &h), <, 0);
 }
 
 static void test_build_parse_roundtrip(void **state)
@@ -397,7 +399,7 @@ static void test_frame_malformed(void **state)
 	assert_int_equal(parse_frame_exact(f, 14 + 19, &p), GTPU_ERR_IP);
 	/* every cut of the frame is malformed (the IP total length no longer fits) */
 	for (size_t len = 14; len < n; len++)
-		assert_true(parse_frame_exact(f, len, &p) < 0);
+		tk_assert_cmp(parse_frame_exact(f, len, &p), <, 0);
 	/* UDP length beyond the IP packet */
 	f[14 + 20 + 5] += 1;
 	assert_int_equal(parse_frame_exact(f, n, &p), GTPU_ERR_UDP);
@@ -464,7 +466,7 @@ static void test_fast_path_matches_general(void **state)
 				tlen = 60;
 			}
 			n = frame(f, sizeof(f), outer, in, tlen, 9, 0x01020304u * (unsigned int)(kind + 1));
-			assert_true(n > 0);
+			tk_assert_cmp(n, >, 0);
 			/* the frame as built, and with 6 bytes of Ethernet padding */
 			assert_int_equal(fast_vs_general(f, n), GTPU_OK);
 			memset(f + n, 0xa5, 6);
@@ -489,7 +491,7 @@ static void test_fast_path_matches_general(void **state)
 		}
 	}
 	assert_int_equal(fast_ok, 24);
-	assert_true(cases > 5000);
+	tk_assert_cmp(cases, >, 5000);
 }
 
 /* the shapes the fast path leaves to the general one, each still parsed right */

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "tk_assert.h"
+
 #include "jlines.h"
 #include "jsonl.h"
 #include "log.h"
@@ -27,12 +29,12 @@ static void test_flat_record(void **state)
 	assert_int_equal(o.n, 9);
 	assert_string_equal(jl_str(&o, "type"), "sample");
 	assert_true(jl_u64(&o, "t_ns", &u));
-	assert_true(u == 18446744073709551615ULL);
+	tk_assert_cmp(u, ==, 18446744073709551615ULL);
 	assert_true(jl_i64(&o, "rtt_us", &i));
 	assert_int_equal(i, -3);
 	assert_false(jl_u64(&o, "rtt_us", &u));
 	assert_true(jl_num(&o, "pacing_gain", &d));
-	assert_true(d == 1.25);
+	tk_assert_cmp(d, ==, 1.25);
 	assert_false(jl_u64(&o, "pacing_gain", &u));
 	assert_true(jl_bool(&o, "is_app_limited", &b));
 	assert_false(b);
@@ -99,7 +101,7 @@ static size_t read_lines(const char *text, size_t size, struct jl_lines *r, enum
 		const char *nl = memchr(text + pos, '\n', size - pos);
 		size_t len = nl ? (size_t)(nl - (text + pos)) + 1 : size - pos;
 
-		assert_true(len < sizeof(line));
+		tk_assert_cmp(len, <, sizeof(line));
 		memcpy(line, text + pos, len);
 		line[len] = '\0';
 		kinds[k++] = jl_lines_next(r, line, len, &o, err, sizeof(err));

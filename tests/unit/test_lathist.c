@@ -11,6 +11,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "tk_assert.h"
+
 #include "loadgen/lathist.h"
 
 static struct lathist h;
@@ -51,9 +53,11 @@ static void test_p99_nearest_rank(void **state)
 	lathist_add(&h, 13000);
 	lathist_add(&h, 84000);
 	p99 = lathist_quantile(&h, 0.99);
-	assert_true(p99 >= 13000 && p99 <= 13000 + 13000 / 32);
+	tk_assert_cmp(p99, >=, 13000);
+	tk_assert_cmp(p99, <=, 13000 + 13000 / 32);
 	assert_int_equal(lathist_quantile(&h, 1.0), 84000);
-	assert_true(lathist_quantile(&h, 0.5) >= 1100 && lathist_quantile(&h, 0.5) <= 1100 + 1100 / 32);
+	tk_assert_cmp(lathist_quantile(&h, 0.5), >=, 1100);
+	tk_assert_cmp(lathist_quantile(&h, 0.5), <=, 1100 + 1100 / 32);
 }
 
 /* an upper edge never exceeds the largest value seen */
@@ -77,8 +81,8 @@ static void test_relative_error_bound(void **state)
 		lathist_add(&h, v);
 		h.max_us = UINT64_MAX; /* look at the bucket's own edge */
 		q = lathist_quantile(&h, 1.0);
-		assert_true(q >= v);
-		assert_true(q - v <= v / 32);
+		tk_assert_cmp(q, >=, v);
+		tk_assert_cmp(q - v, <=, v / 32);
 	}
 	reset(NULL);
 	lathist_add(&h, UINT64_MAX);

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "tk_assert.h"
+
 #include "log.h"
 #include "opt.h"
 #include "record.h"
@@ -87,8 +89,8 @@ static void test_values_land(void **state)
 	assert_string_equal(s.out, "f.json");
 	assert_int_equal(s.n, 7);
 	assert_int_equal(s.k, 3);
-	assert_true(s.ratio == 0.5);
-	assert_true(s.secs == 0.25);
+	tk_assert_cmp(s.ratio, ==, 0.5);
+	tk_assert_cmp(s.secs, ==, 0.25);
 	assert_int_equal(s.port, 443);
 	assert_int_equal(s.pick, 1);
 	assert_int_equal(s.fmt, REC_CSV);
@@ -110,7 +112,7 @@ static void test_u64_to_max(void **state)
 	opt_parse(&cli, 3, small, &s);
 	assert_int_equal(s.big, 5);
 	opt_parse(&cli, 3, top, &s);
-	assert_true(s.big == UINT64_MAX);
+	tk_assert_cmp(s.big, ==, UINT64_MAX);
 }
 
 /* an optional value: "--maybe", "--maybe=V", "--maybe V", never an option or "--" */

@@ -19,6 +19,8 @@
 #include <sys/socket.h>
 #include <cmocka.h>
 
+#include "tk_assert.h"
+
 #include "log.h"
 #include "prom.h"
 
@@ -135,7 +137,7 @@ static void test_buffer_grows(void **state)
 	prom_buf_init(&b);
 	for (int i = 0; i < 5000; i++)
 		assert_int_equal(prom_sample(&b, "metric_with_a_long_name", NULL, 0, i), 0);
-	assert_true(b.len > 100000);
+	tk_assert_cmp(b.len, >, 100000);
 	assert_int_equal(strlen(b.data), b.len);
 	assert_non_null(strstr(b.data, "metric_with_a_long_name 4999\n"));
 	prom_buf_free(&b);
@@ -193,7 +195,7 @@ static void http(uint16_t port, const char *req, char *out, size_t cap)
 	size_t len = 0;
 
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_true(fd >= 0);
+	tk_assert_cmp(fd, >=, 0);
 	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
 	if (req)
 		assert_int_equal(send(fd, req, strlen(req), 0), (ssize_t)strlen(req));
@@ -201,7 +203,7 @@ static void http(uint16_t port, const char *req, char *out, size_t cap)
 		struct pollfd p = { fd, POLLIN, 0 };
 		ssize_t n;
 
-		assert_true(poll(&p, 1, 10000) == 1); /* bounded: the test fails, not hangs */
+		tk_assert_cmp(poll(&p, 1, 10000), ==, 1); /* bounded: the test fails, not hangs */
 		n = recv(fd, out + len, cap - 1 - len, 0);
 		if (n <= 0)
 			break;
@@ -221,7 +223,7 @@ static void test_server(void **state)
 	s = prom_server_start("127.0.0.1:0", render_ok, NULL, NULL, err, sizeof(err));
 	assert_non_null(s);
 	port = prom_server_port(s);
-	assert_true(port > 0);
+	tk_assert_cmp(port, >, 0);
 
 	http(port, "GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n", out, sizeof(out));
 	assert_non_null(strstr(out, "HTTP/1.1 200 OK\r\n"));
@@ -257,7 +259,7 @@ static void test_server(void **state)
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 		assert_non_null(strstr(out, "HTTP/1.1 408 Request Timeout\r\n"));
-		assert_true(secs >= PROM_IO_TIMEOUT_MS / 1000.0 - 0.05);
+		tk_assert_cmp(secs, >=, PROM_IO_TIMEOUT_MS / 1000.0 - 0.05);
 	}
 	/* and the server still answers afterwards */
 	http(port, "GET /metrics HTTP/1.0\r\n\r\n", out, sizeof(out));

@@ -16,6 +16,8 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 
+#include "tk_assert.h"
+
 #include "log.h"
 #include "quickack/quickack.h"
 
@@ -65,7 +67,7 @@ static void run_child(const char *line, struct child *ch)
 	assert_int_equal(pipe(out), 0);
 	assert_int_equal(pipe(err), 0);
 	pid = fork();
-	assert_true(pid >= 0);
+	tk_assert_cmp(pid, >=, 0);
 	if (pid == 0) {
 		dup2(out[1], STDOUT_FILENO);
 		dup2(err[1], STDERR_FILENO);

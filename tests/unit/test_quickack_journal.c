@@ -13,6 +13,8 @@
 #include <arpa/inet.h>
 #include <sys/stat.h>
 #include <cmocka.h>
+
+#include "tk_assert.h"
 #include <zlib.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -70,11 +72,11 @@ static size_t sample(char *buf, size_t cap, const char *netns)
 	route(&a, "10.0.1.0", RT_TABLE_MAIN);
 	route(&b, "10.0.2.0", 100);
 	n = qaj_format_header(buf, cap, netns, 1700000000, &IDENT);
-	assert_true(n > 0);
+	tk_assert_cmp(n, >, 0);
 	m = fmt_route(buf + n, cap - (size_t)n, 1, 1700000001, "on", &a, "d0");
-	assert_true(m > 0);
+	tk_assert_cmp(m, >, 0);
 	k = fmt_route(buf + n + m, cap - (size_t)(n + m), 2, 1700000002, "congctl", &b, "d0");
-	assert_true(k > 0);
+	tk_assert_cmp(k, >, 0);
 	qa_route_free(&a);
 	qa_route_free(&b);
 	return (size_t)(n + m + k);
@@ -361,7 +363,7 @@ static void test_torn_tail_and_empty(void **state)
 	assert_int_equal(j.n, 1);
 	assert_true(j.torn_tail);
 	assert_int_equal(j.torn_line, 3);
-	assert_true(j.valid_len < full);
+	tk_assert_cmp(j.valid_len, <, full);
 	assert_int_equal(buf[j.valid_len - 1], '\n');
 	qaj_free(&j);
 
@@ -509,7 +511,8 @@ static void test_dev_names(void **state)
 		int n = qaj_format_header(buf, sizeof(buf), "-", 1, &IDENT), m;
 
 		m = fmt_route(buf + n, sizeof(buf) - (size_t)n, 1, 1, "on", &a, names[i]);
-		assert_true(m > 0 && (size_t)m <= qaj_route_line_max(&a, 1));
+		tk_assert_cmp(m, >, 0);
+		tk_assert_cmp((size_t)m, <=, qaj_route_line_max(&a, 1));
 		assert_int_equal(qaj_parse(buf, (size_t)(n + m), &j, &e), 0);
 		assert_string_equal(j.e[0].devs[0].name, names[i]);
 		qaj_free(&j);

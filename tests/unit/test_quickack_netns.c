@@ -9,6 +9,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "tk_assert.h"
+
 #include "netns.h"
 
 static void test_names(void **state)
@@ -52,9 +54,9 @@ static void test_save_and_return(void **state)
 	(void)state;
 
 	assert_int_equal(netns_current_inode(&before), 0);
-	assert_true(before > 0);
+	tk_assert_cmp(before, >, 0);
 	fd = netns_save();
-	assert_true(fd >= 0);
+	tk_assert_cmp(fd, >=, 0);
 	/* entering the namespace we are in: allowed for root, EPERM for others */
 	if (geteuid() == 0)
 		assert_int_equal(netns_enter_fd(fd), 0);

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <cmocka.h>
+
+#include "tk_assert.h"
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 
@@ -263,7 +265,7 @@ static void test_request_metric_removed_and_unknown_kept(void **state)
 	assert_int_equal(parse(&m, &r), 0);
 	assert_int_equal(r.metric[RTAX_QUICKACK], 1);
 	n = qa_route_request(&r, &off, buf, sizeof(buf));
-	assert_true(n > 0);
+	tk_assert_cmp(n, >, 0);
 	assert_int_equal(qa_route_parse(buf, (size_t)n, &q, err, sizeof(err)), 0);
 	assert_int_equal(q.metric[RTAX_QUICKACK], 0);
 	assert_non_null(memmem(buf, (size_t)n, "\x08\x00\x2a\x00\x07\x00\x00\x00", 8));

@@ -11,6 +11,8 @@
 #include <sys/resource.h>
 #include <cmocka.h>
 
+#include "tk_assert.h"
+
 #include "record.h"
 
 static const struct rec_field fields[] = {
@@ -331,13 +333,14 @@ static void test_no_torn_line(void **state)
 	while (fgets(line, sizeof(line), in)) {
 		size_t n = strlen(line);
 
-		assert_true(n > 0 && line[n - 1] == '\n');
+		tk_assert_cmp(n, >, 0);
+		tk_assert_cmp(line[n - 1], ==, '\n');
 		assert_non_null(strstr(line, "\"pad\":\"the quick brown fox jumps over the lazy dog\"}"));
 		lines++;
 	}
 	fclose(in);
 	unlink(path);
-	assert_true(lines > 1000);
+	tk_assert_cmp(lines, >, 1000);
 }
 
 static void test_u64_digits(void **state)

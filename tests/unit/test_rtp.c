@@ -12,9 +12,11 @@
 #include <math.h>
 #include <cmocka.h>
 
+#include "tk_assert.h"
+
 #include "loadgen/rtp.h"
 
-#define NEAR(a, b) assert_true(fabs((a) - (b)) < 1e-6)
+#define NEAR(a, b) tk_assert_near((a), (b), 1e-6)
 
 static void test_rtp_roundtrip(void **state)
 {
@@ -66,7 +68,7 @@ static void test_rtp_jitter_and_wait(void **state)
 	/* constant transit: no jitter */
 	for (int i = 0; i < 50; i++)
 		add(&s, (uint16_t)i, (uint64_t)i * 20000000, (uint64_t)i * 20000000 + 1000000);
-	assert_true(rtp_jitter_ms(&s) < 0.02);
+	tk_assert_cmp(rtp_jitter_ms(&s), <, 0.02);
 	NEAR(s.wait_sum_ns / (double)s.wait_n, 1000000);
 	assert_int_equal(s.wait_max_ns, 1000000);
 	/* alternate 1 ms and 11 ms transit: |D| = 10 ms, J converges to 10 ms */
@@ -74,7 +76,7 @@ static void test_rtp_jitter_and_wait(void **state)
 	for (int i = 0; i < 400; i++)
 		add(&s, (uint16_t)i, (uint64_t)i * 20000000,
 		    (uint64_t)i * 20000000 + (i % 2 ? 11000000 : 1000000));
-	assert_true(fabs(rtp_jitter_ms(&s) - 10) < 0.1);
+	tk_assert_near(rtp_jitter_ms(&s), 10, 0.1);
 	assert_int_equal(s.wait_max_ns, 11000000);
 }
 

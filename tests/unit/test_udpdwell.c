@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <cmocka.h>
 
+#include "tk_assert.h"
+
 #include <bpf/btf.h>
 
 #include "dwell/owner.h"
@@ -25,7 +27,7 @@
 #include "dwell/snapshot.h"
 #include "dwell/stats.h"
 
-#define NEAR(a, b) assert_true(fabs((a) - (b)) < 1e-6)
+#define NEAR(a, b) tk_assert_near((a), (b), 1e-6)
 
 static void test_quantile_interpolates_inside_bucket(void **state)
 {
@@ -160,7 +162,8 @@ static void test_row_from_two_readings(void **state)
 	assert_int_equal(r.d.packets, 10);
 	NEAR(r.avg_us, 30000);
 	NEAR(r.max_us, 45000);
-	assert_true(r.p99_us > 10000 && r.p99_us <= 45000);
+	tk_assert_cmp(r.p99_us, >, 10000);
+	tk_assert_cmp(r.p99_us, <=, 45000);
 	assert_int_equal(r.ndrops, 2);
 	assert_int_equal(r.drops[0].count, 2); /* reason 6: 5 - 3 */
 	assert_int_equal(r.drops[1].count, 1); /* reason 11 is new */
@@ -235,7 +238,7 @@ static void test_entry_adds_up_the_cpus_of_its_generation(void **state)
 					 .max_ns = 40000, .unmatched = 1,
 					 .max_epoch_ns = { 30000, 40000 }, .max_epoch_tag = { 4, 5 } };
 	ud_entry_from(&e, 3, st, cpu, 3, 4);
-	assert_true(e.key == ud_key(3, 7));
+	tk_assert_cmp(e.key, ==, ud_key(3, 7));
 	assert_int_equal(e.port, 5004);
 	assert_int_equal(e.cumul.packets, 4);
 	assert_int_equal(e.cumul.sum_ns, 71000);
@@ -321,7 +324,7 @@ static void test_reasons_from_btf(void **state)
 
 	assert_non_null(btf);
 	id = btf__add_enum(btf, "skb_drop_reason", 4);
-	assert_true(id > 0);
+	tk_assert_cmp(id, >, 0);
 	/* values deliberately unlike any kernel's */
 	assert_int_equal(btf__add_enum_value(btf, "SKB_NOT_DROPPED_YET", 0), 0);
 	assert_int_equal(btf__add_enum_value(btf, "SKB_DROP_REASON_PROTO_MEM", 77), 0);
@@ -371,7 +374,7 @@ static void test_owner_of_own_socket(void **state)
 	FILE *f;
 	(void)state;
 
-	assert_true(fd >= 0);
+	tk_assert_cmp(fd, >=, 0);
 	assert_int_equal(fstat(fd, &st), 0);
 	q[0].ino = st.st_ino;
 	assert_int_equal(ud_owner_resolve("/proc", q, 2), 1);
@@ -444,7 +447,8 @@ static void test_drops_fold_into_other_reasons(void **state)
 	assert_int_equal(sum, total);
 	/* reasons 1..23 kept their slots; 24..30 went to the last one */
 	assert_int_equal(others, 10 * (24 + 25 + 26 + 27 + 28 + 29 + 30));
-	assert_true(ud_drops_has(v, n, 2) && v[1].count == 25);
+	assert_true(ud_drops_has(v, n, 2));
+	tk_assert_cmp(v[1].count, ==, 25);
 	assert_string_equal(ud_reason_name(&r, UD_REASON_OTHERS, buf, sizeof(buf)), "OTHER_REASONS");
 	/* merging two full sets: still UD_MAX_REASONS slots, nothing lost */
 	for (unsigned int i = 0; i < n; i++)

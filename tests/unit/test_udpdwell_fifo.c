@@ -21,6 +21,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "tk_assert.h"
+
 #define KQ_SIZE 16384
 
 /* the kernel side: true enqueue times; [head, split) is reader_queue, [split, tail) the receive queue */
@@ -309,7 +311,7 @@ static void test_excess_found_by_the_periodic_resync(void **state)
 	}
 	/* found within a check period plus the grace period, then exact again */
 	assert_int_equal(f->st->resync_dropped, 1);
-	assert_true((uint64_t)i * gap <= 10 * gap + UD_CHECK_NS + UD_GRACE_NS + gap);
+	tk_assert_cmp((uint64_t)i * gap, <=, 10 * gap + UD_CHECK_NS + UD_GRACE_NS + gap);
 	for (i++; i < 1010; i++) {
 		enqueue(f, t + i * gap, true);
 		assert_int_equal(read_one(f, t + i * gap + 5000), 5000);

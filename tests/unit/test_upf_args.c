@@ -11,6 +11,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "tk_assert.h"
+
 #include "log.h"
 #include "upf/args.h"
 #include "upf/table_rte.h"
@@ -42,7 +44,7 @@ static void test_run_defaults(void **state)
 	assert_true(a.run.prefetch);
 	assert_false(a.run.huge);
 	assert_int_equal(a.gen.sessions, 100000);
-	assert_true(a.floor_mib == UP_FLOOR_DEFAULT);
+	tk_assert_cmp(a.floor_mib, ==, UP_FLOOR_DEFAULT);
 	assert_false(a.fmt_set);
 	assert_null(a.output);
 	assert_int_equal(up_default_packets(100), 1000000);
@@ -148,7 +150,7 @@ static void test_sweep_defaults(void **state)
 	for (unsigned int i = 0; i < up_npresets; i++)
 		swept += up_presets[i].swept && !(up_presets[i].table == UP_TABLE_RTE && upt_rte_missing());
 	assert_int_equal(a.presets.n, swept);
-	assert_true(swept >= 6);
+	tk_assert_cmp(swept, >=, 6);
 }
 
 static void test_lookup_defaults(void **state)
@@ -179,7 +181,9 @@ static void test_other_commands(void **state)
 	assert_string_equal(a.pcap_in, "n3.pcap");
 	parse("check-identity --mpps 8 --cycles 6000 --workers 16 --ghz 3");
 	assert_int_equal(a.cmd, UP_CMD_IDENTITY);
-	assert_true(a.id_mpps == 8 && a.id_cycles == 6000 && a.id_ghz == 3);
+	tk_assert_cmp(a.id_mpps, ==, 8);
+	tk_assert_cmp(a.id_cycles, ==, 6000);
+	tk_assert_cmp(a.id_ghz, ==, 3);
 	assert_int_equal(a.id_workers, 16);
 }
 

@@ -16,6 +16,8 @@
 #include <arpa/inet.h>
 #include <cmocka.h>
 
+#include "tk_assert.h"
+
 #include "upf/floor.h"
 #include "upf/hw.h"
 #include "upf/path.h"
@@ -174,9 +176,10 @@ static void test_pdr_vec_matches_scalar(void **state)
 		checked++;
 		hit += want != 0;
 	}
-	assert_true(checked > 10000);
+	tk_assert_cmp(checked, >, 10000);
 	/* the grid reaches both sides of the rules */
-	assert_true(hit > 100 && hit < checked - 100);
+	tk_assert_cmp(hit, >, 100);
+	tk_assert_cmp(hit, <, checked - 100);
 }
 
 static void test_qer_token_bucket(void **state)
@@ -236,12 +239,12 @@ static void test_generator(void **state)
 			assert_int_not_equal(t.sess[i].teid, t.sess[j].teid);
 	}
 	for (uint32_t i = 0; i < t.len; i++) {
-		assert_true(t.sidx[i] < t.n_sess);
+		tk_assert_cmp(t.sidx[i], <, t.n_sess);
 		assert_int_equal(ntohl(t.spec[i].teid_be), t.sess[t.sidx[i]].teid);
 		seen[t.sidx[i]]++;
 	}
 	for (uint32_t i = 0; i < t.n_sess; i++)
-		assert_true(seen[i] > 0); /* 100000 uniform draws over 2000 */
+		tk_assert_cmp(seen[i], >, 0); /* 100000 uniform draws over 2000 */
 	/* every template parses as an uplink G-PDU with a PDU Session Container */
 	for (unsigned int k = 0; k < UP_NTPL; k++) {
 		struct gtpu_pkt p;
@@ -275,7 +278,7 @@ static void test_zipf_is_skewed(void **state)
 		if (count[i] > max)
 			max = count[i];
 	/* rank 1 of 10000 at s=0.99 gets about 1/H = 10% of the draws */
-	assert_true(max > t.len / 20);
+	tk_assert_cmp(max, >, t.len / 20);
 	free(count);
 	up_traffic_free(&t);
 }
@@ -345,8 +348,10 @@ static void test_bad_packets_dropped(void **state)
 	assert_int_equal(up_traffic_gen(&t, &o, err, sizeof(err)), 0);
 	bad_expected(&t, 30011, &forged, &malformed);
 	/* every 6th packet, four kinds in turn: a quarter each */
-	assert_true(forged > 30011 / 6 / 2 - 4 && forged < 30011 / 6 / 2 + 4);
-	assert_true(malformed > 30011 / 6 / 2 - 4 && malformed < 30011 / 6 / 2 + 4);
+	tk_assert_cmp(forged, >, 30011 / 6 / 2 - 4);
+	tk_assert_cmp(forged, <, 30011 / 6 / 2 + 4);
+	tk_assert_cmp(malformed, >, 30011 / 6 / 2 - 4);
+	tk_assert_cmp(malformed, <, 30011 / 6 / 2 + 4);
 	for (int d = UP_GLOBAL; d <= UP_STEERED; d++)
 		for (unsigned int w = 1; w <= 2; w++) {
 			struct up_run_cfg c = { .design = d, .table = UP_TABLE_OWN, .layout = UP_LAYOUT_SPLIT,
@@ -417,7 +422,7 @@ static void test_bad_frames(void **state)
 			int rc = gtpu_parse_frame(f, n, &p, NULL);
 
 			if (up_bad_malformed(kind)) {
-				assert_true(rc < 0);
+				tk_assert_cmp(rc, <, 0);
 				continue;
 			}
 			assert_int_equal(rc, GTPU_OK);
@@ -439,7 +444,7 @@ static void test_bad_frames(void **state)
 		}
 	}
 	for (int k = UP_BAD_STALE_TEID; k < UP_NBAD; k++)
-		assert_true(kinds[k] >= t.len / 3 / 4);
+		tk_assert_cmp(kinds[k], >=, t.len / 3 / 4);
 	up_traffic_free(&t);
 }
 
@@ -458,10 +463,10 @@ static void test_verdicts(void **state)
 	assert_int_equal(up_traffic_gen(&t, &o, err, sizeof(err)), 0);
 	assert_int_equal(up_run(&t, &c, &r, NULL, err, sizeof(err)), 0);
 	assert_true(r.verify_ok);
-	assert_true(r.qer_drop > 10000);
-	assert_true(r.far_drop > 0);
-	assert_true(r.no_pdr > 0);
-	assert_true(r.forwarded > 0);
+	tk_assert_cmp(r.qer_drop, >, 10000);
+	tk_assert_cmp(r.far_drop, >, 0);
+	tk_assert_cmp(r.no_pdr, >, 0);
+	tk_assert_cmp(r.forwarded, >, 0);
 	assert_int_equal(r.malformed, 0);
 	assert_int_equal(r.no_session, 0);
 	up_traffic_free(&t);
@@ -480,7 +485,7 @@ static void test_pcap_roundtrip(void **state)
 	struct up_counters a, b;
 	(void)state;
 
-	assert_true(fd >= 0);
+	tk_assert_cmp(fd, >=, 0);
 	close(fd);
 	po = up_pcap_open(path, err, sizeof(err));
 	assert_non_null(po);
@@ -493,7 +498,7 @@ static void test_pcap_roundtrip(void **state)
 	assert_int_equal(up_traffic_pcap(&back, path, 100000000, err, sizeof(err)), 0);
 	unlink(path);
 	assert_int_equal(back.len, 5000);
-	assert_true(back.n_sess <= 300);
+	tk_assert_cmp(back.n_sess, <=, 300);
 	assert_int_equal(back.truncated, 0);
 	/* the replay counts exactly what the capture holds */
 	a.pkts = calloc(back.n_sess, 8);
@@ -534,7 +539,7 @@ static void test_pcap_errors(void **state)
 	int fd = mkstemp(path);
 	(void)state;
 
-	assert_true(fd >= 0);
+	tk_assert_cmp(fd, >=, 0);
 	assert_int_equal(write(fd, "not a capture", 13), 13);
 	close(fd);
 	assert_int_equal(up_traffic_pcap(&t, path, 1, err, sizeof(err)), -1);
@@ -552,10 +557,11 @@ static void test_floor(void **state)
 
 	assert_int_equal(up_floor_measure(16 << 20, &f, err, sizeof(err)), 0);
 	assert_int_equal(f.bytes, 16 << 20);
-	assert_true(f.serial_cycles > 0);
-	assert_true(f.mlp_cycles > 0);
-	assert_true(f.mlp_cycles <= f.serial_cycles);
-	assert_true(f.mlp_chains >= 1 && f.mlp_chains <= 64);
+	tk_assert_cmp(f.serial_cycles, >, 0);
+	tk_assert_cmp(f.mlp_cycles, >, 0);
+	tk_assert_cmp(f.mlp_cycles, <=, f.serial_cycles);
+	tk_assert_cmp(f.mlp_chains, >=, 1);
+	tk_assert_cmp(f.mlp_chains, <=, 64);
 	assert_int_equal(up_floor_measure(1000, &f, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "out of range"));
 }
@@ -570,7 +576,7 @@ static void test_lookup_bench(void **state)
 	assert_int_equal(up_lookup_bench(&t, UP_TABLE_OWN, 32, false, 50000, &r, err, sizeof(err)), 0);
 	assert_int_equal(r.misses, 0);
 	assert_int_equal(r.lookups, 50000);
-	assert_true(r.cycles_per_lookup > 0);
+	tk_assert_cmp(r.cycles_per_lookup, >, 0);
 	up_traffic_free(&t);
 }
 

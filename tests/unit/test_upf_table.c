@@ -13,6 +13,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "tk_assert.h"
+
 #include "upf/inline.h"
 #include "upf/table.h"
 #include "upf/teid.h"
@@ -66,7 +68,7 @@ static void test_overflow_chain(void **state)
 	(void)state;
 
 	assert_int_equal(upt_init(&t, 200, false), 0);
-	assert_true(t.nb > 6);
+	tk_assert_cmp(t.nb, >, 6);
 	assert_int_equal(keys_for_bucket(&t, 3, keys, 30), 30);
 	/* 30 keys homed at bucket 3: 7 fit, the rest go on to buckets 4, 5, 6, 7 */
 	for (unsigned int i = 0; i < 30; i++)
@@ -186,7 +188,7 @@ static void test_teid_plan(void **state)
 		assert_int_not_equal(up_teid_make(&p, 5, 1), up_teid_make(&q, 5, 1));
 	}
 	for (uint32_t nonce = 0; nonce < 5000; nonce++)
-		assert_true(up_teid_index(p.slot_mask, up_teid_out_of_range(&p, nonce)) >= 300);
+		tk_assert_cmp(up_teid_index(p.slot_mask, up_teid_out_of_range(&p, nonce)), >=, 300);
 	/* slot 0 is among them (index UINT32_MAX) */
 	assert_int_equal(up_teid_index(p.slot_mask, up_teid_out_of_range(&p, p.slot_mask - 300)),
 			 UINT32_MAX);
@@ -205,7 +207,8 @@ static void test_slot_owner(void **state)
 			for (uint32_t i = 0; i < n; i++) {
 				unsigned int o = up_slot_owner(&s, i);
 
-				assert_true(o < w && o >= prev);
+				tk_assert_cmp(o, <, w);
+				tk_assert_cmp(o, >=, prev);
 				prev = o;
 			}
 			assert_int_equal(up_slot_owner(&s, n), w - 1);
@@ -246,7 +249,7 @@ static void test_inline_insert_lookup(void **state)
 	assert_int_equal(p.stored, 1000);
 	for (uint32_t i = 1; i <= 1000; i++) {
 		e = upi_lookup(&p, i * 2654435761u);
-		assert_true(e < p.lines * UPI_WAYS);
+		tk_assert_cmp(e, <, p.lines * UPI_WAYS);
 		assert_int_equal(p.ent[e].teid, i * 2654435761u);
 	}
 	assert_int_equal(upi_lookup(&p, 12345), UPT_MISS);
