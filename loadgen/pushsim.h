@@ -15,11 +15,9 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
+#include "common.h"
 #include "record.h"
 #include "loadgen/lathist.h"
-
-#define NS_PER_MS 1000000ull
-#define NS_PER_US 1000ull
 
 /* a frame's header, big-endian: where each field starts */
 enum {

@@ -35,7 +35,7 @@ static struct rec_value sender_only(const struct stats *st, uint64_t v)
 /* a latency only the receiver measures, in us; none before its first frame */
 static struct rec_value latency_us(const struct stats *st, bool have, uint64_t ns)
 {
-	return st->receiver && have ? rv_u64(ns / NS_PER_US) : rv_null();
+	return st->receiver && have ? rv_u64(ns / TK_NSEC_PER_USEC) : rv_null();
 }
 
 /* one second of the run, st's sec_* counters */
@@ -66,13 +66,13 @@ static const struct rec_schema second_schema = { "second", second_fields, ARRAY_
 	X("late_frames", REC_U64, 0, REC_COL("late", 5, 0, 0), rv_u64(st->late))                  \
 	X("stalls", REC_U64, 0, REC_COL("stalls", 6, 0, 0), sender_only(st, st->stalls))          \
 	X("longest_stall_us", REC_U64, 0, REC_COL("stall ms", 8, MS_PER_US, 1),                   \
-	  sender_only(st, st->longest_stall_ns / NS_PER_US))                                       \
+	  sender_only(st, st->longest_stall_ns / TK_NSEC_PER_USEC))                                       \
 	X("app_acks", REC_U64, 0, REC_COL("appacks", 7, 0, 0), rv_u64(st->app_acks))              \
 	X("mss", REC_U64, 0, REC_COL("mss", 5, 0, 0), rv_u64(st->mss))                            \
 	X("frame_latency_mean_us", REC_U64, 0, REC_COL("lat ms", 7, MS_PER_US, 1),                \
 	  latency_us(st, st->lat_n, st->lat_n ? st->lat_sum_ns / st->lat_n : 0))                   \
 	X("frame_latency_p99_us", REC_U64, 0, REC_COL("lat p99 ms", 10, MS_PER_US, 1),            \
-	  latency_us(st, st->lat_n, lathist_quantile(&st->lat, 0.99) * NS_PER_US))                  \
+	  latency_us(st, st->lat_n, lathist_quantile(&st->lat, 0.99) * TK_NSEC_PER_USEC))                  \
 	X("frame_latency_max_us", REC_U64, 0, REC_COL("lat max ms", 10, MS_PER_US, 1),            \
 	  latency_us(st, st->lat_n, st->lat_max_ns))
 static const struct rec_field summary_fields[] = { SUMMARY_FIELDS(REC_FIELD) };

@@ -51,7 +51,7 @@ static void frame_done(struct stats *st, const struct rx *r, uint64_t t)
 	st->sec_frames++;
 	st->lat_sum_ns += lat;
 	st->lat_n++;
-	lathist_add(&st->lat, lat / NS_PER_US);
+	lathist_add(&st->lat, lat / TK_NSEC_PER_USEC);
 	if (lat > st->lat_max_ns)
 		st->lat_max_ns = lat;
 	if (lat > st->sec_lat_max_ns)
@@ -147,8 +147,8 @@ static int wait_readable(int fd, uint64_t deadline)
 
 		if (stop_flag || (deadline && t >= deadline))
 			return 0;
-		if (deadline && (deadline - t + NS_PER_MS - 1) / NS_PER_MS < (uint64_t)ms)
-			ms = (int)((deadline - t + NS_PER_MS - 1) / NS_PER_MS);
+		if (deadline && (deadline - t + TK_NSEC_PER_MSEC - 1) / TK_NSEC_PER_MSEC < (uint64_t)ms)
+			ms = (int)((deadline - t + TK_NSEC_PER_MSEC - 1) / TK_NSEC_PER_MSEC);
 		n = poll(&pfd, 1, ms);
 		if (n > 0)
 			return 1;
@@ -198,7 +198,7 @@ static int paced_turn(struct receiver *rv, size_t *want)
 {
 	struct stats *st = rv->st;
 	struct rx *r = &rv->r;
-	uint64_t due = rv->t_first + (uint64_t)rv->o->playout_ms * NS_PER_MS + rv->paced_k * rv->interval_ns;
+	uint64_t due = rv->t_first + (uint64_t)rv->o->playout_ms * TK_NSEC_PER_MSEC + rv->paced_k * rv->interval_ns;
 
 	if (r->payload_left == 0 && r->hdr_have == 0) {
 		advance_seconds(st, tk_mono_ns());

@@ -23,7 +23,7 @@
 
 #define END_WAIT_NS (2 * TK_NSEC_PER_SEC) /* at the end, for the last frames, then the last ACKs */
 #define END_POLL_US 1000
-#define EXACT_SLEEP_NS (2 * NS_PER_MS) /* a tick closer than this is slept to, not polled (ms) */
+#define EXACT_SLEEP_NS (2 * TK_NSEC_PER_MSEC) /* a tick closer than this is slept to, not polled (ms) */
 #define APP_ACK_READ 4096          /* bytes of application ACKs read at once */
 
 /* one push: the connection, the frame being written, the frame clock */
@@ -283,7 +283,7 @@ static int idle_timeout_ms(struct sender *s, uint64_t t)
 		sleep_until(s->next_tick, 0);
 		return -1;
 	}
-	return (int)((wait + NS_PER_MS - 1) / NS_PER_MS);
+	return (int)((wait + TK_NSEC_PER_MSEC - 1) / TK_NSEC_PER_MSEC);
 }
 
 /* frames at their ticks until --duration; a TK_EXIT code */
@@ -351,7 +351,7 @@ static void count_last_acks(struct sender *s)
 		return;
 	}
 	for (uint64_t t = tk_mono_ns(); t < until && !stop_flag; t = tk_mono_ns())
-		if (poll(&pfd, 1, (int)((until - t) / NS_PER_MS) + 1) > 0 && drain_app_acks(s))
+		if (poll(&pfd, 1, (int)((until - t) / TK_NSEC_PER_MSEC) + 1) > 0 && drain_app_acks(s))
 			break;
 }
 

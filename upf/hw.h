@@ -16,14 +16,9 @@
 static inline uint64_t up_tsc(void) { return __rdtsc(); }
 #define UP_HAVE_RDTSC 1
 #else
-#include <time.h>
-static inline uint64_t up_tsc(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "common.h"
+/* without a TSC, the monotonic clock's nanoseconds are the cycles */
+static inline uint64_t up_tsc(void) { return tk_mono_ns(); }
 #define UP_HAVE_RDTSC 0
 #endif
 
