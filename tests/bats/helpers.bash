@@ -413,6 +413,22 @@ tk_acks_without_sample() {
 		}'
 }
 
+# tk_expect_acks_sampled DIR PORT [NAME]: a sample for every ACK the pusher's
+# stack processed: the wire's ACKs without one (tk_acks_without_sample) are
+# the ones its kernel merged in the socket's backlog, but for at most
+# TK_ACKS_UNSAMPLED_MAX more. Those are not explained yet: an ACK that TCP
+# processed (the segment it acknowledged was no longer in flight at the next
+# ACK) yet reached no bbr_main, with nothing lost nor merged; 0 or 1 in each
+# of 8 pushes of 12-30 s (ffmpeg and pushsim, 600-1800 ACKs), so twice that
+TK_ACKS_UNSAMPLED_MAX=2
+tk_expect_acks_sampled() {
+	local d=$1 port=$2 name=${3:-$(basename "$1")} miss coal
+	read -r miss coal < <(tk_acks_without_sample "$d" "$port")
+	echo "# $name: $miss ACKs without a sample, $coal merged in the pusher's backlog" >&3
+	[ "$miss" -le $((coal + TK_ACKS_UNSAMPLED_MAX)) ] ||
+		{ echo "# more ACKs without a sample ($miss) than the kernel merged ($coal), by over $TK_ACKS_UNSAMPLED_MAX"; return 1; }
+}
+
 # tk_stalls_vs_wire TRACE PCAP CAUSE SENDER RECEIVER: the stall records of
 # cause CAUSE in TRACE (bbrtrace --detect JSON lines) against tcpdump's PCAP
 # of the same flows at the sender, an independent view: for each, the wire
