@@ -15,11 +15,12 @@
 #include <stdint.h>
 
 #include "bbrtrace/flowtab.h"
+#include "common.h"
 #include "trace.h"
 
 /* the rolling window of the verdict and /metrics, in minutes */
 #define BT_WINDOW_MIN 5
-#define BT_NSEC_PER_MIN (60ull * 1000000000ull)
+#define BT_NSEC_PER_MIN (60 * TK_NSEC_PER_SEC)
 
 /* what hurt a peer's streams, and how much */
 struct bt_harm {
@@ -36,7 +37,7 @@ struct bt_harm {
 };
 
 /* a flow is active between two samples less than this apart (longer: idle) */
-#define BT_ACTIVE_GAP_NS (1000ull * 1000 * 1000)
+#define BT_ACTIVE_GAP_NS TK_NSEC_PER_SEC
 
 struct bt_harm_minute {
 	uint64_t minute;                   /* t_ns / BT_NSEC_PER_MIN */

@@ -15,6 +15,7 @@
 
 #include "bbrtrace/reorder.h"
 #include "bbrtrace/sample.h"
+#include "common.h"
 
 static int write_one(void *ctx, const struct bt_event *e)
 {
@@ -23,14 +24,6 @@ static int write_one(void *ctx, const struct bt_event *e)
 
 	bt_sample_decode(&s, e, 1795989563000000000LL);
 	return bt_sample_write(w, &s, 1129000000000ULL);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 int main(int argc, char **argv)
@@ -77,7 +70,7 @@ int main(int argc, char **argv)
 		e->min_rtt_us = 9;
 	}
 	w = rec_writer_new(fmt, out);
-	t0 = now_ns();
+	t0 = tk_mono_ns();
 	{
 		struct bt_reorder ro = {};
 		uint64_t t = 0;
@@ -100,7 +93,7 @@ int main(int argc, char **argv)
 		bt_reorder_free(&ro);
 	}
 	rec_writer_flush(w);
-	t1 = now_ns();
+	t1 = tk_mono_ns();
 	rec_writer_free(w);
 	fclose(out);
 	printf("%s %llu events %.3f s %.0f events/s %.1f ns/event\n", fmt_name, (unsigned long long)n,

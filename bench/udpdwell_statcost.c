@@ -33,25 +33,18 @@
 
 #include "bpfutil.h"
 #include "udpdwell_ref.skel.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
+#include "common.h"
 
 /* ns per recv() over n calls that all fail with EAGAIN */
 static double loop_ns(int fd, long n)
 {
 	char buf[16];
-	uint64_t t0 = now_ns();
+	uint64_t t0 = tk_mono_ns();
 
 	for (long i = 0; i < n; i++)
 		if (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) >= 0)
 			return -1; /* someone sent us a datagram */
-	return (double)(now_ns() - t0) / (double)n;
+	return (double)(tk_mono_ns() - t0) / (double)n;
 }
 
 static int cmp_double(const void *a, const void *b)

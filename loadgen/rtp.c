@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "rtp.h"
+#include "common.h"
 
 static void put_be(uint8_t *p, uint64_t v, int n)
 {
@@ -47,7 +48,7 @@ bool rtp_unpack(const uint8_t *buf, size_t len, struct rtp_pkt *p)
 void rtp_stats_add(struct rtp_stats *s, const struct rtp_pkt *p, uint64_t read_ns)
 {
 	/* arrival in timestamp units, for the RFC 3550 jitter */
-	int64_t arrival_ts = (int64_t)(read_ns / (1000000000ULL / RTP_CLOCK_HZ));
+	int64_t arrival_ts = (int64_t)(read_ns / (TK_NSEC_PER_SEC / RTP_CLOCK_HZ));
 	int64_t transit = arrival_ts - (int64_t)p->ts;
 	uint16_t udelta;
 

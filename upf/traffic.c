@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "traffic.h"
+#include "common.h"
 
 #ifndef DLT_LINUX_SLL2
 #define DLT_LINUX_SLL2 276
@@ -682,8 +683,8 @@ int up_pcap_write(struct up_pcap_out *o, const uint8_t *frame, size_t len, uint6
 {
 	struct pcap_pkthdr h;
 
-	h.ts.tv_sec = (time_t)(ts_ns / 1000000000ull);
-	h.ts.tv_usec = (suseconds_t)(ts_ns % 1000000000ull); /* nanoseconds: NANO precision */
+	h.ts.tv_sec = (time_t)(ts_ns / TK_NSEC_PER_SEC);
+	h.ts.tv_usec = (suseconds_t)(ts_ns % TK_NSEC_PER_SEC); /* nanoseconds: NANO precision */
 	h.caplen = h.len = (bpf_u_int32)len;
 	pcap_dump((u_char *)o->d, &h, frame);
 	return 0;
