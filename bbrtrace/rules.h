@@ -9,6 +9,8 @@
 #ifndef BBRTRACE_RULES_H
 #define BBRTRACE_RULES_H
 
+#include "demand.h" /* the demand and an app-limited flow's need */
+
 /* --- collapses and their causes ----------------------------------------------------- */
 
 /* a collapse: BBR's estimate fell by at least this fraction on one ACK */
@@ -69,7 +71,6 @@
  * now allows is under BT_THROTTLE_HEADROOM x its demand. Both, and the
  * demand's window, are lib/demand.h's: bbrplot draws that need over the run.
  */
-#include "demand.h"
 /*
  * A flow with more to send (not app-limited) is throttled when the pacing
  * allowed falls under (1 - collapse ratio) x what it delivered: its own

@@ -297,8 +297,8 @@ static void write_stall_row(FILE *f, double ts, const struct bt_stall *x, struct
 		info->last_s = ts + (double)x->duration_us * 1e-6;
 }
 
-/* where pass 2 writes: samples.dat, need.dat, and a block per cause of
- * collapses.dat and of stalls.dat */
+/* where pass 2 writes: samples.dat, need.dat, demand.dat (with the demand's
+ * running state), and a block per cause of collapses.dat and of stalls.dat */
 struct dip_out {
 	FILE *samples, *need, *demand;
 	struct bt_demand dem; /* the chosen flow's */
