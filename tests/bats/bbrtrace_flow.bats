@@ -88,8 +88,8 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 	# ACKs queued while the socket was busy are merged in its backlog, and
 	# then reach bbr_main once (tcp_add_backlog); the namespace is new, so
 	# its counter counts this run only
-	coalesced=$(ip netns exec "$NS-a" nstat -az TcpExtTCPBacklogCoalesce | awk '/Coalesce/ {print $2}')
-	bldrop=$(ip netns exec "$NS-a" nstat -az TcpExtTCPBacklogDrop | awk '/Drop/ {print $2}')
+	coalesced=$(tk_netstat "$NS-a" TcpExtTCPBacklogCoalesce)
+	bldrop=$(tk_netstat "$NS-a" TcpExtTCPBacklogDrop)
 	# the flow has closed: the FIN's ACK has been processed; let tcpdump and
 	# the tracer's 100 ms poll catch up before stopping them
 	sleep 1
@@ -287,8 +287,7 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 	kill -STOP "$TRACER"
 	local i acks=0 base
 	in_segs() {
-		ip netns exec "$NS-a" nstat -az TcpInSegs TcpExtTCPBacklogCoalesce |
-			awk '/InSegs/ { n += $2 } /Coalesce/ { n -= $2 } END { print n }'
+		echo $(($(tk_netstat "$NS-a" TcpInSegs) - $(tk_netstat "$NS-a" TcpExtTCPBacklogCoalesce)))
 	}
 	base=$(in_segs)
 	for ((i = 0; i < 20 && acks < 10000; i++)); do

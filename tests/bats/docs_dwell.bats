@@ -39,7 +39,7 @@ dwell_scrape() {
 }
 
 # the datagrams the README machine has received
-udp_in() { ip netns exec "$DOC_HOST" nstat -az UdpInDatagrams | awk '/UdpInDatagrams/ { print $2 }'; }
+udp_in() { tk_netstat "$DOC_HOST" UdpInDatagrams; }
 
 # an RTP-like stream to the README machine's server, flowing before udpdwell
 # starts: a --once of 2 s started first watched the stream's start, and on a

@@ -333,6 +333,16 @@ tk_free_tcp_port() {
 	return 1
 }
 
+# tk_netstat NS NAME: the kernel's counter NAME, as nstat names it
+# (TcpInSegs, TcpExtDelayedACKs, UdpInDatagrams), in namespace NS since it
+# was made, printed; fails, naming the counter, where this kernel has none
+tk_netstat() {
+	local v
+	v=$(ip netns exec "$1" nstat -az "$2" | awk -v n="$2" '$1 == n { print $2 }')
+	[[ $v =~ ^[0-9]+$ ]] || { echo "no counter $2 in namespace $1 (nstat -az)" >&2; return 1; }
+	echo "$v"
+}
+
 # wait up to $2 seconds (default 10) until command $1 succeeds
 tk_wait_for() {
 	local cmd=$1 secs=${2:-10} i
