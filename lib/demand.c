@@ -41,25 +41,7 @@ static bool checkpoint(struct bt_demand *d, uint64_t t_ns)
 	d->head = (d->head + 1) & (d->cap - 1);
 	if (d->n < d->cap)
 		d->n++;
-	d->last_cp_ns = t_ns;
 	return true;
-}
-
-bool bt_demand_track(struct bt_demand *d, const struct bt_sample *s)
-{
-	bool app, took;
-
-	if (d->una_seen && (int32_t)(s->snd_una - d->last_una) > 0)
-		d->acked_bytes += (uint32_t)(s->snd_una - d->last_una);
-	d->una_seen = true;
-	d->last_una = s->snd_una;
-	d->samples++;
-	d->app_limited += s->is_app_limited;
-	if (d->n && s->t_ns - d->last_cp_ns < BT_DEMAND_STEP_NS)
-		return false;
-	took = checkpoint(d, s->t_ns);
-	d->last_cp_bps = bt_demand_measured(d, s->t_ns, &app);
-	return took;
 }
 
 /* the oldest checkpoint within the window before now_ns; NULL when none */
@@ -76,18 +58,15 @@ static const struct bt_checkpoint *window_start(const struct bt_demand *d, uint6
 	return NULL;
 }
 
-uint64_t bt_demand_since(const struct bt_demand *d, uint64_t now_ns)
-{
-	const struct bt_checkpoint *from = window_start(d, now_ns);
-
-	return from ? from->t_ns : 0;
-}
-
-uint64_t bt_demand_measured(const struct bt_demand *d, uint64_t now_ns, bool *app_limited)
+/* bt_demand_measured, and where its window began (*since_ns; 0 without one) */
+static uint64_t measure(const struct bt_demand *d, uint64_t now_ns, bool *app_limited,
+			uint64_t *since_ns)
 {
 	const struct bt_checkpoint *from = window_start(d, now_ns);
 	uint64_t span, n;
 
+	*since_ns = from ? from->t_ns : 0;
+	*app_limited = false;
 	if (!from)
 		return 0;
 	/* a young flow (or one back from idle): what it delivered, spread over the
@@ -100,9 +79,35 @@ uint64_t bt_demand_measured(const struct bt_demand *d, uint64_t now_ns, bool *ap
 	return (uint64_t)((double)(d->acked_bytes - from->acked_bytes) * 8e9 / (double)span);
 }
 
+uint64_t bt_demand_measured(const struct bt_demand *d, uint64_t now_ns, bool *app_limited)
+{
+	uint64_t since;
+
+	return measure(d, now_ns, app_limited, &since);
+}
+
+bool bt_demand_track(struct bt_demand *d, const struct bt_sample *s)
+{
+	bool app = false, took;
+
+	if (d->una_seen && (int32_t)(s->snd_una - d->last_una) > 0)
+		d->acked_bytes += (uint32_t)(s->snd_una - d->last_una);
+	d->una_seen = true;
+	d->last_una = s->snd_una;
+	d->samples++;
+	d->app_limited += s->is_app_limited;
+	if (d->n && s->t_ns - d->last.t_ns < BT_DEMAND_STEP_NS)
+		return false;
+	took = checkpoint(d, s->t_ns);
+	d->last.t_ns = s->t_ns;
+	d->last.bps = measure(d, s->t_ns, &app, &d->last.since_ns);
+	d->last.app_limited = app;
+	return took;
+}
+
 uint64_t bt_demand_recent(const struct bt_demand *d)
 {
-	return d->last_cp_bps;
+	return d->last.bps;
 }
 
 void bt_demand_free(struct bt_demand *d)

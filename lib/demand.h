@@ -56,27 +56,32 @@ struct bt_checkpoint {
 	uint64_t samples, app_limited;
 };
 
+/* the demand as measured at one checkpoint */
+struct bt_demand_at {
+	uint64_t t_ns;     /* the checkpoint's time */
+	uint64_t since_ns; /* where its window began: the oldest checkpoint in it */
+	uint64_t bps;      /* the delivery over that window, bit/s */
+	bool app_limited;  /* for BT_DEMAND_APP_SHARE of the window's samples */
+};
+
 struct bt_demand {
 	bool una_seen;
 	uint32_t last_una;
 	uint64_t acked_bytes, samples, app_limited;
-	uint64_t last_cp_ns;      /* the newest checkpoint's time (valid when n > 0) */
-	uint64_t last_cp_bps;     /* the delivery over the window then (bt_demand_recent) */
-	struct bt_checkpoint *cp; /* a ring of cap; NULL until the first checkpoint */
+	struct bt_demand_at last;  /* at the newest checkpoint (valid when n > 0) */
+	struct bt_checkpoint *cp;  /* a ring of cap; NULL until the first checkpoint */
 	unsigned int cap, n, head;
 };
 
 /* the flow's next ACK sample: its bytes ACKed and app-limited count, and a
  * checkpoint when the last is a step old (none without memory: the demand
- * then comes from the checkpoints kept); true when it took one */
+ * then comes from the checkpoints kept), measured into d->last; true when
+ * it took one */
 bool bt_demand_track(struct bt_demand *d, const struct bt_sample *s);
 /* the delivery rate over the window before now_ns, bit/s, and whether the
  * flow was app-limited for BT_DEMAND_APP_SHARE of it; 0 before the first
  * checkpoint, or when it delivered nothing */
 uint64_t bt_demand_measured(const struct bt_demand *d, uint64_t now_ns, bool *app_limited);
-/* where that window begins: the oldest checkpoint within BT_DEMAND_WINDOW_MS
- * before now_ns, ns; 0 when there is none */
-uint64_t bt_demand_since(const struct bt_demand *d, uint64_t now_ns);
 /* the delivery over the window as of the newest checkpoint (at most
  * BT_DEMAND_STEP_NS old), bit/s; 0 before the first. It costs nothing a sample:
  * each sample's is kept with it (bbrtrace/culprit.h) */

@@ -270,19 +270,16 @@ static void write_collapse_row(FILE *f, FILE *need, double ts, const struct trac
 static void write_demand_row(FILE *f, double ts, struct bt_demand *d, const struct bt_sample *s,
 			     struct pd_dip_info *info)
 {
-	uint64_t since, bps;
-	bool app = false;
+	const struct bt_demand_at *at = &d->last;
 
 	if (!bt_demand_track(d, s))
 		return;
-	bps = bt_demand_measured(d, s->t_ns, &app);
-	since = bt_demand_since(d, s->t_ns);
 	fprintf(f, "%.9f", ts);
-	pd_put_num(f, mbps(bps, true));
-	pd_put_num(f, app ? mbps(bps, true) * BT_THROTTLE_HEADROOM : NAN);
-	fprintf(f, " %.9f %d\n", (double)(s->t_ns - since) * 1e-9, app);
+	pd_put_num(f, mbps(at->bps, true));
+	pd_put_num(f, at->app_limited ? mbps(at->bps, true) * BT_THROTTLE_HEADROOM : NAN);
+	fprintf(f, " %.9f %d\n", (double)(at->t_ns - at->since_ns) * 1e-9, at->app_limited);
 	info->demand_rows++;
-	dip_note_rate(info, mbps(bps, true));
+	dip_note_rate(info, mbps(at->bps, true));
 }
 
 /* a stall in its cause's block: when it began and how long it held, s */
