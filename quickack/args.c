@@ -229,6 +229,9 @@ static int set_json(void *cfg, const char *opt, const char *val)
 						  "ip route get finds it), instead of a PREFIX;\n"   \
 						  "often wider than ADDR (a subnet, the default\n"   \
 						  "route): the change reaches every peer it covers")
+#define O_HOST OPT_E_FLAG("host", 0, host, "with --to: change a host route for ADDR alone (/32,\n"   \
+					   "/128), made as a copy of the route that covers it\n" \
+					   "when there is none; restore deletes what it made")
 #define O_NETNS OPT_E_CALL("netns", 0, "NS", set_netns, "work in network namespace NS (" NETNS_RUN_DIR "/NS)")
 #define O_JOURNAL OPT_E_CALL("journal", 0, "FILE", set_journal,                      \
 			     "the journal; default " QAJ_DEFAULT_DIR "/quickack.journal,\n" \
@@ -248,9 +251,9 @@ static int set_json(void *cfg, const char *opt, const char *val)
 
 static const struct opt tool_opts[] = { OPT_E_STANDARD, OPT_E_END };
 static const struct opt show_opts[] = { O_SELECT, O_NETNS, O_RECORDS, OPT_E_STANDARD, OPT_E_END };
-static const struct opt change_opts[] = { O_SELECT, O_ALL_DEV, O_TO, O_NETNS, O_JOURNAL, O_DRY_RUN, O_RECORDS,
+static const struct opt change_opts[] = { O_SELECT, O_ALL_DEV, O_TO, O_HOST, O_NETNS, O_JOURNAL, O_DRY_RUN, O_RECORDS,
 					  OPT_E_STANDARD, OPT_E_END };
-static const struct opt congctl_opts[] = { O_SELECT, O_ALL_DEV, O_TO, O_LOCK, O_NETNS, O_JOURNAL, O_DRY_RUN,
+static const struct opt congctl_opts[] = { O_SELECT, O_ALL_DEV, O_TO, O_HOST, O_LOCK, O_NETNS, O_JOURNAL, O_DRY_RUN,
 					   O_RECORDS, OPT_E_STANDARD, OPT_E_END };
 static const struct opt restore_opts[] = { O_NETNS, O_JOURNAL, O_DISCARD_STALE, O_DRY_RUN, O_RECORDS, OPT_E_STANDARD,
 					   OPT_E_END };
@@ -287,6 +290,12 @@ static const int status_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_
 	"journal holds of another boot, network namespace or device (or of an\n"     \
 	"older quickack, which cannot be checked) are first set aside in a kept\n"   \
 	"file, named in one line, never added to. Only unicast routes are changed.\n" \
+	"\n"                                                                          \
+	"--to ADDR changes the route the kernel uses to reach ADDR: often the\n"      \
+	"default route or a subnet's, which reaches every peer it covers (a warning\n" \
+	"says so). --host changes a host route for ADDR alone (/32, /128) instead:\n" \
+	"when there is none, it is made as a copy of that route (its table, metric,\n" \
+	"nexthops and metrics, protocol static) with the change; restore deletes it.\n" \
 	"\n" PREFIX_HELP "\n"
 #define CHANGE_OUTPUT                                                                    \
 	"\nOutput: one summary line on stderr; 'change' records (the route, the change,\n" \
@@ -325,13 +334,15 @@ static const char tool_footer[] =
 "How a change is made: quickack dumps the routes (RTM_GETROUTE), writes the\n"
 "whole state of each route it will change to the journal and fsyncs it, then\n"
 "sends one RTM_NEWROUTE with NLM_F_REPLACE (never NLM_F_CREATE: no route is\n"
-"ever created) per route, carrying every attribute the kernel reported with\n"
-"only the one metric changed, many requests per datagram. Then it reads the\n"
+"made by accident) per route, carrying every attribute the kernel reported\n"
+"with only the one metric changed, many requests per datagram; the one route\n"
+"it makes, a host route asked for with --to ADDR --host, goes with\n"
+"NLM_F_CREATE|NLM_F_EXCL, so it never takes a route over. Then it reads the\n"
 "routes back and checks that each holds exactly what was asked. When the\n"
 "kernel refuses some, its message is shown and the journal still restores\n"
 "every route that was changed. The journal is text, one record per line with\n"
-"a CRC-32, versioned (format 2; see quickack/journal.h; format 1 is still\n"
-"read); routes are saved as the kernel's own bytes, with the boot id, the\n"
+"a CRC-32, versioned (format 3; see quickack/journal.h; formats 1 and 2 are\n"
+"still read); routes are saved as the kernel's own bytes, with the boot id, the\n"
 "network namespace (inode and cookie) and each device's name and ifindex. A\n"
 "corrupt journal stops quickack before anything is applied, naming the line\n"
 "and byte offset. Records of another boot, namespace or device are never\n"
@@ -349,6 +360,7 @@ static const char show_footer[] =
 
 static const char on_synopsis[] =
 "Usage: quickack on PREFIX [OPTIONS]\n"
+"       quickack on --to ADDR [--host] [OPTIONS]\n"
 "       quickack on --all-dev DEV [OPTIONS]\n"
 "\n"
 "Set quickack 1 on the routes to PREFIX, or on every unicast route through\n"
@@ -356,6 +368,7 @@ static const char on_synopsis[] =
 
 static const char off_synopsis[] =
 "Usage: quickack off PREFIX [OPTIONS]\n"
+"       quickack off --to ADDR [--host] [OPTIONS]\n"
 "       quickack off --all-dev DEV [OPTIONS]\n"
 "\n"
 "Set quickack 0 (the kernel's default: delayed ACKs) on the routes to PREFIX,\n"
@@ -386,7 +399,8 @@ static const char restore_synopsis[] =
 "\n"
 "Put every route in the journal back as it was before its first recorded\n"
 "change, read it back to verify it, then empty the journal. A route deleted\n"
-"since stays deleted: quickack never creates a route.\n"
+"since stays deleted: restore makes no route. A host route that quickack\n"
+"made (on --to ADDR --host) was absent before, so restore deletes it.\n"
 "\n"
 "The journal records the boot, the network namespace and each route's\n"
 "devices by name and ifindex. A route whose device was made again under the\n"
@@ -552,6 +566,8 @@ static void check_args(struct qa_args *a)
 		cli_usage_die("--all-dev and %s exclude each other", a->dev_opt);
 	if (a->all_dev && a->has_to)
 		cli_usage_die("--all-dev and --to exclude each other");
+	if (a->host && !a->has_to)
+		cli_usage_die("--host needs --to ADDR: the address the host route is for");
 	if (a->has_to && a->family && a->family != a->to.family)
 		cli_usage_die("--to: '%s' is not %s", a->to_text, a->family == AF_INET ? "IPv4 (-4)" : "IPv6 (-6)");
 	a->change_records = a->fmt_set || a->output;

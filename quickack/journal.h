@@ -6,12 +6,13 @@
  * the world that state belongs to (the boot, the network namespace, the
  * devices), so that a state saved in another world is never sent back.
  *
- * Format, version 2: text, one record per line, fields separated by one
+ * Format, version 3: text, one record per line, fields separated by one
  * space, each line ending with " crc=XXXXXXXX", the CRC-32 (zlib) of the
  * line's bytes before that field, in 8 lowercase hex digits.
  *
  *   bbrkit-quickack-journal 2 netns=NAME created=UNIXTIME boot=BOOT_ID netns_ino=N netns_cookie=N crc=...
  *   route seq=N time=UNIXTIME op=OP family=inet|inet6 table=ID dst=PREFIX metric=PRIO devs=DEVS state=HEX crc=...
+ *   added seq=N time=UNIXTIME op=OP family=inet|inet6 table=ID dst=PREFIX metric=PRIO devs=DEVS state=HEX crc=...
  *   void seq=N crc=...
  *
  * - The first line names the format and its version. netns is the network
@@ -30,15 +31,24 @@
  *   device of the route's nexthops, in order, as IFINDEX:NAME joined by
  *   commas (NAME %XX-escaped like netns, empty when it was not known), "-"
  *   for none; its ifindexes must be those of state.
- * - A void record says that the change of route record seq was never
- *   applied (the kernel refused it), so restore leaves that route alone.
- * - restore returns every route to the state of its oldest record.
+ * - An added record (version 3) is a route quickack made, a host route
+ *   (`on --to ADDR --host`): it did not exist before, so its saved state is
+ *   "absent", and state holds the route as it was asked for. Its fields
+ *   are a route record's.
+ * - A void record says that the change of route (or added) record seq was
+ *   never applied (the kernel refused it), so restore leaves that route
+ *   alone.
+ * - restore returns every route to the state of its oldest record: it
+ *   deletes a route whose oldest record is an added one.
  * - Every record of one file belongs to the header's boot and namespace:
  *   records of another world are set aside in another file, never mixed.
  *
- * Version 1 (quickack before the identity records) is still read: its
- * header has no boot, netns_ino or netns_cookie and its route records no
- * devs; what it lacks is unknown (has_ident, has_devs false).
+ * Version 2 is version 3 without added records; it is still read, and a
+ * version 2 journal is rewritten with a version 3 header (the same fields)
+ * before anything is appended to it. Version 1 (quickack before the
+ * identity records) is still read: its header has no boot, netns_ino or
+ * netns_cookie and its route records no devs; what it lacks is unknown
+ * (has_ident, has_devs false).
  *
  * A line that does not end with a newline at the end of the file is a write
  * cut short by a crash; its change was never sent (changes are sent only
@@ -57,7 +67,8 @@
 #include "route.h"
 
 #define QAJ_MAGIC "bbrkit-quickack-journal"
-#define QAJ_VERSION 2            /* what this quickack writes */
+#define QAJ_VERSION 3            /* what this quickack writes */
+#define QAJ_VERSION_ADDED 3      /* the first with added records */
 #define QAJ_VERSION_NO_IDENT 1   /* the oldest it reads: no boot, namespace or devices */
 #define QAJ_NETNS_SELF "-"
 #define QAJ_UNKNOWN "-"          /* boot: not known */
@@ -81,7 +92,8 @@ struct qaj_entry {
 	uint64_t seq;
 	uint64_t time_s;
 	char op[16];
-	struct qa_route route;  /* the saved state */
+	struct qa_route route;  /* the saved state; added: the route as it was made */
+	bool added;             /* an added record: the saved state is "absent" */
 	bool voided;
 	bool has_devs;          /* version 2: devs says which devices state's ifindexes were */
 	struct qaj_dev *devs;
@@ -124,9 +136,9 @@ void qaj_free(struct qaj *j);
 int qaj_format_header(char *buf, size_t cap, const char *netns, uint64_t created_s,
 		      const struct qaj_ident *ident);
 int qaj_format_void(char *buf, size_t cap, uint64_t seq);
-/* a route record, its devices in devs[0..ndevs) (qaj_route_devs), needs
- * qaj_route_line_max() bytes */
-int qaj_format_route(char *buf, size_t cap, uint64_t seq, uint64_t time_s, const char *op,
+/* a route record (added: an added record), its devices in devs[0..ndevs)
+ * (qaj_route_devs), needs qaj_route_line_max() bytes */
+int qaj_format_route(char *buf, size_t cap, uint64_t seq, uint64_t time_s, const char *op, bool added,
 		     const struct qa_route *route, const struct qaj_dev *devs, size_t ndevs);
 size_t qaj_route_line_max(const struct qa_route *route, size_t ndevs);
 /* the distinct ifindexes of route's nexthops, in order, into devs (names
@@ -159,7 +171,8 @@ struct qaj_file {
 int qaj_open(struct qaj_file *f, const char *path, bool write, bool create, int lock_timeout_ms,
 	     char *msg, size_t msglen);
 /* append lines (a header naming netns and ident first when the file has
- * none) and fsync; 0 or QAJ_EIO */
+ * none; an older version's header made this version's first) and fsync;
+ * 0 or QAJ_EIO */
 int qaj_append(struct qaj_file *f, const char *netns, const struct qaj_ident *ident, const char *lines,
 	       size_t len, char *msg, size_t msglen);
 /*

@@ -200,6 +200,8 @@ static int write_all(int fd, const char *p, size_t n, off_t off)
 	return 0;
 }
 
+static int upgrade(struct qaj_file *f, char *msg, size_t msglen);
+
 int qaj_append(struct qaj_file *f, const char *netns, const struct qaj_ident *ident, const char *lines,
 	       size_t len, char *msg, size_t msglen)
 {
@@ -209,6 +211,9 @@ int qaj_append(struct qaj_file *f, const char *netns, const struct qaj_ident *id
 		log_fmt(msg, msglen, "the journal %s is not open for writing", f->path);
 		return QAJ_EIO;
 	}
+	if (upgrade(f, msg, msglen))
+		return QAJ_EIO;
+	end = (off_t)f->j.valid_len;
 	/* drop a line a crash cut short, so the next one does not run into it */
 	if (f->j.torn_tail && ftruncate(f->fd, end)) {
 		log_fmt(msg, msglen, "cannot truncate the journal %s: %s", f->path, strerror(errno));
@@ -409,14 +414,13 @@ static int empty_journal(struct qaj_file *f, char *msg, size_t msglen)
 	return QAJ_OK;
 }
 
-/* the journal rewritten with the records not set aside, and read again */
-static int keep_rest(struct qaj_file *f, const bool *aside, char *msg, size_t msglen)
+/* data (len bytes, owned from here) becomes the journal, atomically, and is
+ * read again: f's descriptor, records and bytes are then the new file's */
+static int install(struct qaj_file *f, char *data, size_t len, char *msg, size_t msglen)
 {
 	struct qaj j;
 	struct qaj_error pe;
 	uint64_t last = f->j.last_seq;
-	size_t len;
-	char *data = copy_lines(f, aside, false, &len);
 	int fd;
 
 	if (!data || qaj_parse(data, len, &j, &pe)) {
@@ -439,6 +443,46 @@ static int keep_rest(struct qaj_file *f, const bool *aside, char *msg, size_t ms
 	f->buf = data;
 	f->buf_len = len;
 	return QAJ_OK;
+}
+
+/* the journal rewritten with the records not set aside, and read again */
+static int keep_rest(struct qaj_file *f, const bool *aside, char *msg, size_t msglen)
+{
+	size_t len;
+	char *data = copy_lines(f, aside, false, &len);
+
+	return install(f, data, len, msg, msglen);
+}
+
+/*
+ * An older version's journal, of this world (version 2: it has the identity
+ * fields), made this version's before a record is appended: its header
+ * written anew, its records as they are, since each older record is one of
+ * this version too. A record of the new kinds never lands under a header
+ * that an older quickack would read as its own.
+ */
+static int upgrade(struct qaj_file *f, char *msg, size_t msglen)
+{
+	const struct qaj *j = &f->j;
+	char hdr[1024], *data;
+	int n;
+
+	if (!j->has_header || j->version == QAJ_VERSION)
+		return QAJ_OK;
+	if (!j->has_ident) { /* never here: a version 1 journal is set aside before any change */
+		log_fmt(msg, msglen, "the journal %s is of version %u: run 'quickack restore' with the quickack that wrote it",
+			f->path, j->version);
+		return QAJ_EIO;
+	}
+	n = qaj_format_header(hdr, sizeof(hdr), j->netns, j->created_s, &j->ident);
+	data = n < 0 ? NULL : malloc((size_t)n + j->valid_len - j->header_len + 1);
+	if (!data) {
+		log_fmt(msg, msglen, "cannot rewrite the journal %s: out of memory", f->path);
+		return QAJ_EIO;
+	}
+	memcpy(data, hdr, (size_t)n);
+	memcpy(data + n, f->buf + j->header_len, j->valid_len - j->header_len);
+	return install(f, data, (size_t)n + j->valid_len - j->header_len, msg, msglen);
 }
 
 int qaj_set_aside(struct qaj_file *f, const bool *aside, char *side, size_t sidelen, char *msg,

@@ -144,7 +144,7 @@ static char *put_devs(char *p, const struct qaj_dev *devs, size_t n)
 }
 
 /* thousands of records per change: formatted by hand, not by snprintf */
-int qaj_format_route(char *buf, size_t cap, uint64_t seq, uint64_t time_s, const char *op,
+int qaj_format_route(char *buf, size_t cap, uint64_t seq, uint64_t time_s, const char *op, bool added,
 		     const struct qa_route *r, const struct qaj_dev *devs, size_t ndevs)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -152,7 +152,8 @@ int qaj_format_route(char *buf, size_t cap, uint64_t seq, uint64_t time_s, const
 
 	if (cap < qaj_route_line_max(r, ndevs) || strlen(op) > 16)
 		return -1;
-	p = put_str(p, "route seq=");
+	/* both words have 5 letters: qaj_route_line_max() holds for either */
+	p = put_str(p, added ? "added seq=" : "route seq=");
 	p = put_u64(p, seq);
 	p = put_str(p, " time=");
 	p = put_u64(p, time_s);

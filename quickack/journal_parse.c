@@ -411,12 +411,16 @@ static int add_entry(struct cursor *c, struct qaj *j, const struct qaj_entry *en
 	return 0;
 }
 
-static int parse_route(struct cursor *c, struct qaj *j)
+static int parse_route(struct cursor *c, struct qaj *j, bool added)
 {
 	struct qaj_entry ent;
 	struct route_ids ids;
 
 	memset(&ent, 0, sizeof(ent));
+	ent.added = added;
+	if (added && j->version < QAJ_VERSION_ADDED)
+		return fail(c, 0, "an added record in a version %u journal (added records came with version %d)",
+			    j->version, QAJ_VERSION_ADDED);
 	if (route_head(c, j, &ent) || route_ids(c, &ids) ||
 	    (j->version > QAJ_VERSION_NO_IDENT && route_devs(c, &ent)) || route_state(c, &ent) ||
 	    route_agrees(c, &ent, &ids))
@@ -462,9 +466,9 @@ static int parse_record(struct cursor *c, struct qaj *j)
 		return -1;
 	body.len = blen;
 	c->l = &body;
-	if (blen > 6 && !memcmp(body.p, "route ", 6)) {
+	if (blen > 6 && (!memcmp(body.p, "route ", 6) || !memcmp(body.p, "added ", 6))) {
 		c->pos = 6;
-		return parse_route(c, j);
+		return parse_route(c, j, body.p[0] == 'a');
 	}
 	if (blen > 5 && !memcmp(body.p, "void ", 5)) {
 		c->pos = 5;

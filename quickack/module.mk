@@ -1,6 +1,6 @@
 # quickack: RTAX_QUICKACK and related delayed-ACK metrics on routes, with a
 # journal that restores them exactly. libnl-3 / libnl-route-3.
-QUICKACK_CORE := quickack/route_parse.c quickack/route_change.c quickack/route_request.c \
+QUICKACK_CORE := quickack/route_parse.c quickack/route_change.c quickack/route_request.c quickack/route_host.c \
                  quickack/route_text.c quickack/route_table.c quickack/route_select.c \
                  quickack/journal_format.c quickack/journal_parse.c quickack/journal_file.c
 TOOLS += quickack

@@ -325,8 +325,8 @@ static int collect_acks(struct qa_nl *nl, uint32_t seq0, size_t lo, size_t hi, s
 	return 0;
 }
 
-int qa_nl_batch(struct qa_nl *nl, const struct qa_req *reqs, size_t n, uint16_t nlmsg_flags,
-		struct qa_ack *acks, struct qa_batch_stats *st, char *err, size_t errlen)
+int qa_nl_batch(struct qa_nl *nl, const struct qa_req *reqs, size_t n, struct qa_ack *acks,
+		struct qa_batch_stats *st, char *err, size_t errlen)
 {
 	int fd = nl_socket_get_fd(nl->sk);
 	uint32_t seq0 = nl->seq, port = nl_socket_get_local_port(nl->sk);
@@ -352,8 +352,8 @@ int qa_nl_batch(struct qa_nl *nl, const struct qa_req *reqs, size_t n, uint16_t 
 				break;
 			memset(h, 0, NLMSG_HDRLEN);
 			h->nlmsg_len = (uint32_t)NLMSG_LENGTH(reqs[i].len);
-			h->nlmsg_type = RTM_NEWROUTE;
-			h->nlmsg_flags = (uint16_t)(NLM_F_REQUEST | nlmsg_flags);
+			h->nlmsg_type = reqs[i].type;
+			h->nlmsg_flags = (uint16_t)(NLM_F_REQUEST | reqs[i].nlmsg_flags);
 			h->nlmsg_seq = seq0 + (uint32_t)i;
 			h->nlmsg_pid = port;
 			memcpy(NLMSG_DATA(h), reqs[i].data, reqs[i].len);

@@ -30,10 +30,14 @@ struct qa_routes {
 	size_t n, cap;
 };
 
-/* one route request of a batch: struct rtmsg + attributes */
+/* one route request of a batch: struct rtmsg + attributes, sent as
+ * message type (RTM_NEWROUTE, RTM_DELROUTE) with nlmsg_flags (NLM_F_REPLACE;
+ * NLM_F_CREATE | NLM_F_EXCL; 0) */
 struct qa_req {
 	const uint8_t *data;
 	uint32_t len;
+	uint16_t type;
+	uint16_t nlmsg_flags;
 };
 
 struct qa_ack {
@@ -69,14 +73,14 @@ int qa_nl_dump(struct qa_nl *nl, int family, struct qa_routes *out, char *err, s
 void qa_routes_free(struct qa_routes *rs);
 
 /*
- * Send n RTM_NEWROUTE requests with nlmsg_flags (NLM_F_REQUEST is added,
- * and NLM_F_ACK on each datagram's fence) and fill one answer per request
+ * Send n requests (NLM_F_REQUEST is added to each one's flags, and
+ * NLM_F_ACK on each datagram's fence) and fill one answer per request
  * into acks[]: the kernel's error, or success.
  * Returns 0 when every request got its answer; -1 when the transport
  * failed (err says how; requests whose acks[i].acked is false may or may
  * not have been applied, so read the routes back).
  */
-int qa_nl_batch(struct qa_nl *nl, const struct qa_req *reqs, size_t n, uint16_t nlmsg_flags,
-		struct qa_ack *acks, struct qa_batch_stats *st, char *err, size_t errlen);
+int qa_nl_batch(struct qa_nl *nl, const struct qa_req *reqs, size_t n, struct qa_ack *acks,
+		struct qa_batch_stats *st, char *err, size_t errlen);
 
 #endif

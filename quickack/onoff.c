@@ -25,6 +25,8 @@ struct change_run {
 	struct qaj_file jf;
 	struct qa_filter f;
 	struct key_index ix;
+	const struct qa_route *host_from; /* --host: the route that covers ADDR */
+	struct qa_route host;             /* --host: the host route to make */
 	struct plan *plan;
 	uint8_t *arena;
 	size_t nplan, matched, already, skipped;
@@ -83,11 +85,75 @@ static const char *unsafe(const struct change_run *run, const struct qa_route *r
 	return qa_route_changeable(r, why, len) ? NULL : why;
 }
 
+static unsigned int addr_bytes(int family)
+{
+	return family == AF_INET ? 4 : 16;
+}
+
+/*
+ * --host, and the route to ADDR covers more than ADDR: a host route to
+ * make, a copy of r with the change, into the plan; nothing when r already
+ * gives ADDR what was asked. A route of the host route's key that exists,
+ * of another type (the lookup did not pick it), is never taken over.
+ */
+static int plan_host(struct ctx *c, struct change_run *run, const struct qa_route *r)
+{
+	const struct qa_args *a = c->a;
+	struct qa_route_key k;
+	char err[200], name[160];
+	size_t twins;
+
+	if (!qa_change_needed(r, &a->change)) {
+		run->already++;
+		ilog("--host: %s already gives %s what was asked; no host route is made", qa_route_name(r, name, sizeof(name)),
+		     a->to_text);
+		return 0;
+	}
+	if (qa_route_host(r, &a->to, &a->change, &run->host, err, sizeof(err))) {
+		elog("--host: cannot make a host route for %s from %s: %s; nothing was applied", a->to_text,
+		     qa_route_name(r, name, sizeof(name)), err);
+		return TK_EXIT_FAIL;
+	}
+	qa_route_key(&run->host, &k);
+	if (qa_index_find(&run->ix, &k, &twins) != SIZE_MAX) {
+		elog("--host: a route %s exists already and is not the one the kernel uses for %s; nothing was applied",
+		     qa_route_name(&run->host, name, sizeof(name)), a->to_text);
+		return TK_EXIT_UNSAFE;
+	}
+	run->host_from = r;
+	run->plan[run->nplan++] = (struct plan){ .kind = PLAN_CREATE, .target = &run->host };
+	return 0;
+}
+
+/* the route a plan entry changes or makes */
+static const struct qa_route *plan_route(const struct plan *p)
+{
+	return p->before ? p->before : p->target;
+}
+
+/* "quickack 0 -> 1", or "new host route from 0.0.0.0/0: quickack 0 -> 1" */
+static const char *plan_change_text(const struct change_run *run, const struct plan *p, const struct qa_change *chg,
+				    char *buf, size_t len)
+{
+	char d[128], dst[64];
+	const struct qa_route *from = run->host_from;
+
+	if (p->kind != PLAN_CREATE) {
+		qa_change_describe(p->before, chg, buf, len);
+		return buf;
+	}
+	qa_change_describe(from, chg, d, sizeof(d));
+	snprintf(buf, len, "new host route from %s: %s",
+		 qa_prefix_str(from->family, from->dst, from->rtm.rtm_dst_len, dst, sizeof(dst)), d);
+	return buf;
+}
+
 /* the matching routes the change would alter, into the plan */
 static int plan_changes(struct ctx *c, struct change_run *run)
 {
 	struct qa_args *a = c->a;
 	char name[160], why[200], chg[128];
+	int rc;
 
 	for (size_t i = 0; i < c->routes.n; i++) {
 		struct qa_route *r = &c->routes.v[i];
@@ -104,6 +170,11 @@ static int plan_changes(struct ctx *c, struct change_run *run)
 			}
 			elog("%s: cannot be changed safely: %s; nothing was applied", name, why);
 			return TK_EXIT_UNSAFE;
+		}
+		if (a->host && r->rtm.rtm_dst_len < 8 * addr_bytes(r->family)) {
+			if ((rc = plan_host(c, run, r)))
+				return rc;
+			continue;
 		}
 		if (!qa_change_needed(r, &a->change)) {
 			run->already++;
@@ -135,23 +206,37 @@ static void closest_list(struct ctx *c, const size_t *near, size_t k, char *list
 	}
 }
 
+/* a host PREFIX no route has: how to make one for that address */
+static const char *host_hint(const struct ctx *c, const char *dst, char *buf, size_t len)
+{
+	const struct qa_args *a = c->a;
+	const char *slash = strchr(dst, '/');
+	char opts[PATH_MAX + 300];
+
+	buf[0] = '\0';
+	if (a->prefix.len == 8 * addr_bytes(a->prefix.addr.family) && slash)
+		snprintf(buf, len, "; for a host route to %.*s alone: quickack %s --to %.*s --host%s", (int)(slash - dst),
+			 dst, op_name(a), (int)(slash - dst), dst, qa_journal_opts(c, opts, sizeof(opts)));
+	return buf;
+}
+
 /* nothing matched: one line, naming the closest routes */
 static int report_no_match(struct ctx *c, const struct qa_filter *f)
 {
 	const struct qa_args *a = c->a;
 	size_t near[CLOSEST_SHOWN], k = qa_closest(f, c->routes.v, c->routes.n, near, CLOSEST_SHOWN);
-	char list[700], t[32], dst[64];
+	char list[700], t[32], dst[64], hint[PATH_MAX + 500];
 
 	closest_list(c, near, k, list, sizeof(list));
+	qa_prefix_str(a->prefix.addr.family, a->prefix.addr.bytes, a->prefix.len, dst, sizeof(dst));
 	if (a->all_dev)
 		elog("--all-dev: no unicast route goes through %s in table %s%s%s", a->all_dev,
 		     qa_table_str(c->table, t, sizeof(t)), k ? "; closest: " : "", list);
 	else
-		elog("no route matches %s in table %s%s%s%s%s%s",
-		     qa_prefix_str(a->prefix.addr.family, a->prefix.addr.bytes, a->prefix.len, dst, sizeof(dst)),
-		     c->table == QA_TABLE_ALL ? "(all)" : qa_table_str(c->table, t, sizeof(t)), a->dev ? " dev " : "",
+		elog("no route matches %s in table %s%s%s%s%s%s%s",
+		     dst, c->table == QA_TABLE_ALL ? "(all)" : qa_table_str(c->table, t, sizeof(t)), a->dev ? " dev " : "",
 		     a->dev ? a->dev : "", a->has_via ? " via given gateway" : "",
-		     k ? "; closest: " : "; the table holds no such routes", list);
+		     k ? "; closest: " : "; the table holds no such routes", list, host_hint(c, dst, hint, sizeof(hint)));
 	return TK_EXIT_NOROUTE;
 }
 
@@ -159,13 +244,15 @@ static int report_no_match(struct ctx *c, const struct qa_filter *f)
 static int print_dry_run(struct ctx *c, const struct change_run *run)
 {
 	const struct qa_args *a = c->a;
-	char chg[128];
+	char chg[200];
 
 	for (size_t i = 0; i < run->nplan; i++) {
 		const struct plan *p = &run->plan[i];
 
-		qa_change_describe(p->before, &a->change, chg, sizeof(chg));
-		qa_out_request(qa_writer(c), &c->nl, op_name(a), p->before, chg, p->req, p->req_len, NLM_F_REPLACE);
+		struct qa_req rq = qa_plan_req(p);
+
+		plan_change_text(run, p, &a->change, chg, sizeof(chg));
+		qa_out_request(qa_writer(c), &c->nl, op_name(a), plan_route(p), chg, &rq);
 	}
 	ilog("dry run: %zu route(s) would change, %zu already as asked%s; nothing was sent", run->nplan,
 	     run->already, run->skipped ? ", some left alone" : "");
@@ -179,9 +266,10 @@ static int format_changes(struct ctx *c, struct change_run *run, char *lines, si
 	uint64_t seq = run->jf.j.last_seq, now = (uint64_t)time(NULL);
 
 	for (size_t i = 0; i < run->nplan; i++) {
-		const struct qa_route *r = run->plan[i].before;
+		const struct qa_route *r = plan_route(&run->plan[i]);
 		size_t ndevs = qa_journal_devs(c, r, devs, r->nexthops + 1);
-		int n = qaj_format_route(lines + *used, cap - *used, ++seq, now, op_name(c->a), r, devs, ndevs);
+		int n = qaj_format_route(lines + *used, cap - *used, ++seq, now, op_name(c->a),
+					 run->plan[i].kind == PLAN_CREATE, r, devs, ndevs);
 
 		if (n < 0) {
 			elog("cannot format a journal record; nothing was applied");
@@ -206,7 +294,7 @@ static int journal_changes(struct ctx *c, struct change_run *run)
 	if ((rc = qa_set_aside_unfit(c, &run->jf, op_name(c->a))))
 		return rc;
 	for (size_t i = 0; i < run->nplan; i++) {
-		const struct qa_route *r = run->plan[i].before;
+		const struct qa_route *r = plan_route(&run->plan[i]);
 
 		cap += qaj_route_line_max(r, r->nexthops + 1);
 		most = r->nexthops + 1 > most ? r->nexthops + 1 : most;
@@ -247,7 +335,7 @@ static const char *tally_one(struct tally *n, const struct plan *p)
 static int tally_changes(struct ctx *c, struct change_run *run, struct tally *n)
 {
 	const struct qa_args *a = c->a;
-	char *voids = malloc(run->nplan * VOID_LINE_MAX + 1), msg[600], chg[128], etext[400];
+	char *voids = malloc(run->nplan * VOID_LINE_MAX + 1), msg[600], chg[200], etext[400];
 	size_t vlen = 0, nvoid = 0;
 
 	if (!voids)
@@ -256,13 +344,14 @@ static int tally_changes(struct ctx *c, struct change_run *run, struct tally *n)
 		const struct plan *p = &run->plan[i];
 		const char *res = tally_one(n, p);
 
-		if (p->out == OUT_BEFORE && p->ack.acked && p->ack.error) {
+		/* a create the kernel refused made nothing, whatever holds its key now */
+		if ((p->out == OUT_BEFORE || p->kind == PLAN_CREATE) && p->ack.acked && p->ack.error) {
 			vlen += (size_t)qaj_format_void(voids + vlen, VOID_LINE_MAX, p->seq);
 			nvoid++;
 		}
 		if (a->change_records) {
-			qa_change_describe(p->before, &a->change, chg, sizeof(chg));
-			qa_out_change(qa_writer(c), &c->nl, op_name(a), p->before, chg, res,
+			plan_change_text(run, p, &a->change, chg, sizeof(chg));
+			qa_out_change(qa_writer(c), &c->nl, op_name(a), plan_route(p), chg, res,
 				      qa_plan_error(p, etext, sizeof(etext)));
 		}
 	}
@@ -279,6 +368,14 @@ static int change_verdict(struct ctx *c, const struct change_run *run, const str
 	const char *op = op_name(a);
 	char opts[PATH_MAX + 300];
 
+	if (!n->other && !n->refused && run->host_from) {
+		char dst[64];
+
+		ilog("%s: host route %s made and verified; journal %s ('quickack restore%s' deletes it)", op,
+		     qa_prefix_str(run->host.family, run->host.dst, run->host.rtm.rtm_dst_len, dst, sizeof(dst)),
+		     c->journal_path, qa_journal_opts(c, opts, sizeof(opts)));
+		return TK_EXIT_OK;
+	}
 	if (!n->other && !n->refused) {
 		ilog("%s: %zu route(s) changed and verified%s%s; journal %s", op, n->applied,
 		     run->already ? ", others already as asked" : "", run->skipped ? ", some left alone" : "",
@@ -337,6 +434,7 @@ int qa_cmd_change(struct ctx *c)
 		rc = settle_changes(c, &run);
 out:
 	qa_index_free(&run.ix);
+	qa_route_free(&run.host);
 	free(run.plan);
 	free(run.arena);
 	qaj_close(&run.jf);

@@ -335,29 +335,31 @@ static const struct rec_schema request_schema = { "netlink_request", request_fie
 						  ARRAY_SIZE(request_fields) };
 
 /* "RTM_NEWROUTE flags REQUEST|ACK|REPLACE len 124: family inet dst ..." */
-static const char *request_text(struct qa_nl *nl, const uint8_t *req, size_t req_len, uint16_t nlmsg_flags,
-				char *text, size_t len)
+static const char *request_text(struct qa_nl *nl, const struct qa_req *rq, char *text, size_t len)
 {
 	char desc[900];
 	struct qa_route q;
 
-	if (qa_route_parse(req, req_len, &q, desc, sizeof(desc))) {
+	if (qa_route_parse(rq->data, rq->len, &q, desc, sizeof(desc))) {
 		snprintf(text, len, "(unreadable request: %s)", desc);
 		return text;
 	}
-	snprintf(text, len, "RTM_NEWROUTE flags REQUEST|ACK%s%s len %zu: %s",
-		 nlmsg_flags & NLM_F_REPLACE ? "|REPLACE" : "", nlmsg_flags & NLM_F_CREATE ? "|CREATE" : "",
-		 NLMSG_LENGTH(req_len), qa_route_describe(nl, &q, desc, sizeof(desc)));
+	snprintf(text, len, "%s flags REQUEST|ACK%s%s%s len %zu: %s",
+		 rq->type == RTM_DELROUTE ? "RTM_DELROUTE" : "RTM_NEWROUTE",
+		 rq->nlmsg_flags & NLM_F_REPLACE ? "|REPLACE" : "", rq->nlmsg_flags & NLM_F_CREATE ? "|CREATE" : "",
+		 rq->nlmsg_flags & NLM_F_EXCL ? "|EXCL" : "", (size_t)NLMSG_LENGTH(rq->len),
+		 qa_route_describe(nl, &q, desc, sizeof(desc)));
 	qa_route_free(&q);
 	return text;
 }
 
 int qa_out_request(struct rec_writer *w, struct qa_nl *nl, const char *op, const struct qa_route *r,
-		   const char *change, const uint8_t *req, size_t req_len, uint16_t nlmsg_flags)
+		   const char *change, const struct qa_req *rq)
 {
 	char table[32], dst[64], text[1024];
+	size_t req_len = rq->len;
 
-	request_text(nl, req, req_len, nlmsg_flags, text, sizeof(text));
+	request_text(nl, rq, text, sizeof(text));
 	struct rec_value v[] = { REQUEST_FIELDS(REC_VALUE) };
 	_Static_assert(ARRAY_SIZE(v) == ARRAY_SIZE(request_fields), "a value per field");
 	return rec_write(w, &request_schema, v);
@@ -370,6 +372,7 @@ int qa_out_request(struct rec_writer *w, struct qa_nl *nl, const char *op, const
 	X("time", REC_U64, 0, REC_NOCOL, rv_u64(time_s))                                       \
 	X("op", REC_STR, 0, REC_COL("first op", -8, 0, 0), rv_str(op))                         \
 	X("records", REC_U64, 0, REC_COL("records", 7, 0, 0), rv_u64(records))                 \
+	X("saved", REC_STR, 0, REC_COL("saved", -6, 0, 0), rv_str(e->added ? "absent" : "route"))\
 	ROUTE_ID_COLUMNS(X, -20, NO_COLUMNS)                                                   \
 	X("dev", REC_STR, 0, REC_COL("dev", -10, 0, 0),                                        \
 	  rv_str(str_or_null(saved_devs(nl, e, devs, sizeof(devs)))))                          \

@@ -20,11 +20,12 @@ int qa_out_change(struct rec_writer *w, struct qa_nl *nl, const char *op, const 
 
 /* --dry-run: the request that would be sent, as a "netlink_request" record */
 int qa_out_request(struct rec_writer *w, struct qa_nl *nl, const char *op, const struct qa_route *r,
-		   const char *change, const uint8_t *req, size_t req_len, uint16_t nlmsg_flags);
+		   const char *change, const struct qa_req *rq);
 
 /* status: one "saved_route" record per route the journal holds (its oldest
- * record e, of `records`); live: same, differs or gone; identity: current,
- * stale or unknown, and why in words */
+ * record e, of `records`); saved: "route", or "absent" for a route quickack
+ * made (restore deletes it); live: same, differs or gone; identity:
+ * current, stale or unknown, and why in words */
 int qa_out_saved(struct rec_writer *w, struct qa_nl *nl, const struct qaj_entry *e, unsigned int records,
 		 const char *live, const char *identity, const char *why);
 

@@ -33,6 +33,7 @@ struct qa_args {
 	bool has_to;                /* --to ADDR: the route the kernel uses to reach ADDR */
 	struct cli_addr to;
 	const char *to_text;
+	bool host;                  /* --host: a host route for --to's ADDR alone */
 	bool has_via;
 	const char *via_text;       /* --via as given */
 	struct cli_addr via;

@@ -2,7 +2,8 @@
 /*
  * restore and status: each route in the journal in its oldest saved state,
  * compared with the route now; restore sends the saved states back (a
- * replace: a route deleted since stays deleted), reads them back, and keeps
+ * replace: a route deleted since stays deleted; a route quickack made, an
+ * added record, is deleted), reads them back, and keeps
  * in the journal only the routes it could not restore. A record of another
  * boot or namespace, or of a device that is gone, is never sent: restore
  * refuses the whole journal (exit 19) unless --discard-stale sets those
@@ -30,7 +31,7 @@ struct restore_run {
 	struct qa_route *mapped;      /* by pick: a QA_FIT_MOVED record's route through its devices now */
 	struct plan *plan;
 	size_t nplan, already, gone, stale, moved;
-	uint8_t *arena, *scratch;
+	uint8_t *arena, *del_arena, *scratch;
 	struct batch_times bt;
 	double t_start, t_read, t_dump;
 };
@@ -109,6 +110,7 @@ static void restore_free(struct restore_run *run)
 	free(run->mapped);
 	free(run->plan);
 	free(run->arena);
+	free(run->del_arena);
 	free(run->scratch);
 	qaj_close(&run->jf);
 }
@@ -274,6 +276,18 @@ static int restore_load(struct ctx *c, struct restore_run *run, bool skip_stale)
 	return 0;
 }
 
+/* a route quickack made (an added record) against the route now: as saved
+ * when it is gone ("same"), else planned for deletion ("differs") */
+static const char *plan_added(struct ctx *c, struct restore_run *run, const struct qaj_entry *e, size_t j)
+{
+	if (j == SIZE_MAX) {
+		run->already++;
+		return "same";
+	}
+	run->plan[run->nplan++] = (struct plan){ .kind = PLAN_DELETE, .before = &c->routes.v[j], .seq = e->seq };
+	return "differs";
+}
+
 /* each saved route against the route now: "same", "gone", or "differs" and
  * planned; a record restore refuses (status only gets here with one) is
  * counted stale, not planned */
@@ -292,6 +306,13 @@ static void restore_plan(struct ctx *c, struct restore_run *run, bool status_onl
 		qa_route_key(&e->route, &k);
 		j = qa_index_find(&run->ix, &k, &cnt);
 		here = j != SIZE_MAX;
+		if (e->added && !run->refused[at]) {
+			const char *live = plan_added(c, run, e, j);
+
+			if (status_only)
+				qa_out_saved(qa_writer(c), &c->nl, e, run->records[at], live, qa_fit_name(fit->fit), fit->why);
+			continue;
+		}
 		same = here && qa_holds(&c->routes.v[j], req, req_len, run->scratch);
 		if (run->refused[at])
 			run->stale++;
@@ -328,9 +349,12 @@ static int print_dry_run(struct ctx *c, const struct restore_run *run)
 {
 	for (size_t i = 0; i < run->nplan; i++) {
 		const struct plan *p = &run->plan[i];
+		struct qa_req rq = qa_plan_req(p);
 
-		qa_out_request(qa_writer(c), &c->nl, "restore", p->target, "saved state", p->req, p->req_len,
-			       NLM_F_REPLACE);
+		if (p->kind == PLAN_DELETE)
+			qa_out_request(qa_writer(c), &c->nl, "restore", p->before, "delete: quickack made it", &rq);
+		else
+			qa_out_request(qa_writer(c), &c->nl, "restore", p->target, "saved state", &rq);
 	}
 	ilog("dry run: restore would change %zu route(s), %zu already as saved, %zu gone; nothing was sent",
 	     run->nplan, run->already, run->gone);
@@ -361,12 +385,14 @@ static void tally_restores(struct ctx *c, struct restore_run *run, struct tally 
 		if (p->ack.acked && p->ack.error == EPERM)
 			n->eperm++;
 		if (c->a->change_records)
-			qa_out_change(qa_writer(c), &c->nl, "restore", p->target, "saved state", res,
+			qa_out_change(qa_writer(c), &c->nl, "restore", p->target ? p->target : p->before,
+				      p->kind == PLAN_DELETE ? "delete: quickack made it" : "saved state", res,
 				      qa_plan_error(p, etext, sizeof(etext)));
 	}
 }
 
-/* routes that are gone stay gone: quickack never creates a route */
+/* routes that are gone stay gone: quickack makes no route back (a route it
+ * made, gone, is as saved) */
 static void report_gone(const struct restore_run *run)
 {
 	char name[160];
@@ -376,11 +402,13 @@ static void report_gone(const struct restore_run *run)
 		struct qa_route_key k;
 		size_t cnt;
 
+		if (e->added)
+			continue;
 		qa_route_key(&e->route, &k);
 		if (qa_index_find(&run->ix, &k, &cnt) != SIZE_MAX)
 			continue;
 		qa_route_name(&e->route, name, sizeof(name));
-		elog("%s: the saved route no longer exists; quickack does not create routes, so it is dropped from the journal",
+		elog("%s: the saved route no longer exists; quickack does not make routes back, so it is dropped from the journal",
 		     name);
 	}
 }
@@ -447,6 +475,12 @@ int qa_cmd_restore(struct ctx *c, bool status_only)
 	if (!status_only && run.moved)
 		say_moved(&run);
 	restore_plan(c, &run, status_only);
+	/* the deletions' requests: each route as it is now, which the kernel matches exactly */
+	if (run.nplan && qa_build_requests(run.plan, run.nplan, NULL, &run.del_arena)) {
+		elog("cannot build the route requests (a route too large?)");
+		rc = TK_EXIT_FAIL;
+		goto out;
+	}
 	if (status_only)
 		status_summary(c, &run);
 	else if (dry_run)

@@ -114,6 +114,16 @@ int qa_route_request(const struct qa_route *r, const struct qa_change *c, uint8_
 int qa_route_remap_devs(const struct qa_route *r, const uint32_t *from, const uint32_t *to, size_t n,
 			struct qa_route *out, char *err, size_t errlen);
 
+/* --- a host route (route_host.c) ---------------------------------------------- */
+
+/*
+ * The host route (/32, /128) for address `to`, made from r, the route that
+ * covers it, with c applied: r's table, metric, tos, type, scope, nexthops
+ * and metrics, protocol static, into out (parsed). 0, or -1 with err.
+ */
+int qa_route_host(const struct qa_route *r, const struct cli_addr *to, const struct qa_change *c,
+		  struct qa_route *out, char *err, size_t errlen);
+
 /*
  * Two routes (or a route and an expected state) hold the same state when
  * their requests are byte-identical: this is what "the kernel holds what

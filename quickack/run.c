@@ -145,13 +145,13 @@ static void note_wide(const struct ctx *c, const struct qa_route *r)
 	unsigned int bits = (r->family == AF_INET ? 32 : 128) - r->rtm.rtm_dst_len;
 	char p[INET6_ADDRSTRLEN + 8], t[32], n[32];
 
-	if (a->cmd == QA_SHOW || !bits)
+	if (a->cmd == QA_SHOW || !bits || a->host)
 		return;
 	qa_prefix_str(r->family, r->dst, r->rtm.rtm_dst_len, p, sizeof(p));
 	qa_table_str(c->table, t, sizeof(t));
 	if (!r->rtm.rtm_dst_len) {
 		wlog("--to %s: the route to it is the default route (%s, table %s): the change reaches every "
-		     "peer without a narrower route, not only %s",
+		     "peer without a narrower route, not only %s (--host changes a host route for it alone)",
 		     a->to_text, p, t, a->to_text);
 		return;
 	}
@@ -159,7 +159,8 @@ static void note_wide(const struct ctx *c, const struct qa_route *r)
 		snprintf(n, sizeof(n), "%llu", 1ULL << bits);
 	else
 		snprintf(n, sizeof(n), "2^%u", bits);
-	wlog("--to %s: the route to it is %s (table %s): the change reaches its %s addresses, not only %s",
+	wlog("--to %s: the route to it is %s (table %s): the change reaches its %s addresses, not only %s "
+	     "(--host changes a host route for it alone)",
 	     a->to_text, p, t, n, a->to_text);
 }
 
@@ -406,6 +407,17 @@ bool qa_holds(const struct qa_route *r, const uint8_t *req, uint32_t len, uint8_
 	return n >= 0 && (uint32_t)n == len && !memcmp(scratch, req, len);
 }
 
+/* a create never replaces (NLM_F_EXCL), and a replace never creates, so
+ * neither touches a route it was not planned for */
+struct qa_req qa_plan_req(const struct plan *p)
+{
+	switch (p->kind) {
+	case PLAN_CREATE: return (struct qa_req){ p->req, p->req_len, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL };
+	case PLAN_DELETE: return (struct qa_req){ p->req, p->req_len, RTM_DELROUTE, 0 };
+	default: return (struct qa_req){ p->req, p->req_len, RTM_NEWROUTE, NLM_F_REPLACE };
+	}
+}
+
 /* the requests out, their answers into p; on a failed batch, a fresh socket to read back on */
 static int send_batch(struct ctx *c, struct plan *p, size_t n, struct qa_batch_stats *st)
 {
@@ -419,8 +431,8 @@ static int send_batch(struct ctx *c, struct plan *p, size_t n, struct qa_batch_s
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++)
-		reqs[i] = (struct qa_req){ p[i].req, p[i].req_len };
-	if (qa_nl_batch(&c->nl, reqs, n, NLM_F_REPLACE, acks, st, err, sizeof(err))) {
+		reqs[i] = qa_plan_req(&p[i]);
+	if (qa_nl_batch(&c->nl, reqs, n, acks, st, err, sizeof(err))) {
 		wlog("%s", err);
 		/* answers may still sit in the socket */
 		qa_nl_close(&c->nl);
@@ -433,6 +445,21 @@ out:
 	free(acks);
 	free(reqs);
 	return rc;
+}
+
+/* plan p against its route as read back (now->v[j]; j SIZE_MAX: none) */
+static enum outcome outcome_of(const struct plan *p, const struct qa_routes *now, size_t j, uint8_t *scratch)
+{
+	if (p->kind == PLAN_DELETE)
+		return j == SIZE_MAX ? OUT_APPLIED
+		       : qa_route_same(&now->v[j], NULL, p->before, NULL) ? OUT_BEFORE : OUT_OTHER;
+	if (j == SIZE_MAX)
+		return p->kind == PLAN_CREATE ? OUT_BEFORE : OUT_GONE;
+	if (qa_holds(&now->v[j], p->req, p->req_len, scratch))
+		return OUT_APPLIED;
+	if (p->kind == PLAN_REPLACE && qa_route_same(&now->v[j], NULL, p->before, NULL))
+		return OUT_BEFORE;
+	return OUT_OTHER;
 }
 
 /* each planned route as read back: applied, as before, gone, or something else */
@@ -453,18 +480,10 @@ static int classify(struct ctx *c, struct plan *p, size_t n)
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct qa_route_key k;
-		size_t cnt, j;
+		size_t cnt;
 
 		qa_route_key(p[i].target ? p[i].target : p[i].before, &k);
-		j = qa_index_find(&ix, &k, &cnt);
-		if (j == SIZE_MAX)
-			p[i].out = OUT_GONE;
-		else if (qa_holds(&now.v[j], p[i].req, p[i].req_len, scratch))
-			p[i].out = OUT_APPLIED;
-		else if (qa_route_same(&now.v[j], NULL, p[i].before, NULL))
-			p[i].out = OUT_BEFORE;
-		else
-			p[i].out = OUT_OTHER;
+		p[i].out = outcome_of(&p[i], &now, qa_index_find(&ix, &k, &cnt), scratch);
 	}
 out:
 	qa_index_free(&ix);

@@ -80,9 +80,15 @@ void qa_index_free(struct key_index *ix);
 
 enum outcome { OUT_PENDING, OUT_APPLIED, OUT_BEFORE, OUT_GONE, OUT_OTHER };
 
+/* what a request does to its route: replace its state (NLM_F_REPLACE, never
+ * NLM_F_CREATE), make it where no route of its key is (a host route), or
+ * delete it (restore, of a route quickack made) */
+enum plan_kind { PLAN_REPLACE, PLAN_CREATE, PLAN_DELETE };
+
 struct plan {
-	struct qa_route *before;         /* the state to change (or, for restore, the current one) */
-	const struct qa_route *target;   /* restore: the saved state to put back */
+	enum plan_kind kind;
+	struct qa_route *before;         /* the state to change (or, for restore, the current one); NULL to create */
+	const struct qa_route *target;   /* restore: the saved state to put back; create: the route to make */
 	uint64_t seq;                    /* journal record */
 	const uint8_t *req;              /* the request: also the state expected afterwards */
 	uint32_t req_len;
@@ -96,11 +102,15 @@ struct batch_times {
 	double apply_s, verify_s;
 };
 
+/* plan p as the netlink request that carries it out */
+struct qa_req qa_plan_req(const struct plan *p);
 /* requests for every plan entry that has none yet, into one arena (freed by the caller) */
 int qa_build_requests(struct plan *p, size_t n, const struct qa_change *chg, uint8_t **arena_out);
 /* whether route r holds exactly the state of request req (scratch: QA_REQ_MAX bytes) */
 bool qa_holds(const struct qa_route *r, const uint8_t *req, uint32_t len, uint8_t *scratch);
-/* send the planned requests; then read the routes back and classify each */
+/* send the planned requests; then read the routes back and classify each:
+ * applied (a deleted route gone), as before (absent, for a create), gone
+ * (a replaced route), or other */
 int qa_apply_and_verify(struct ctx *c, struct plan *p, size_t n, struct batch_times *t);
 /* one line per route not applied (what: "change", "restore") */
 void qa_report_failures(const struct plan *p, size_t n, const char *what);

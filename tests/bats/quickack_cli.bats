@@ -77,10 +77,10 @@ help_options() {
 	want=$(echo $select --netns $std | tr ' ' '\n' | sort | tr '\n' ' ')
 	[ "$(help_options show)" = "$want" ] || { echo "# show: $(help_options show)"; false; }
 	for cmd in on off rto-min; do
-		want=$(echo $select --all-dev --to --netns --journal --dry-run $std | tr ' ' '\n' | sort | tr '\n' ' ')
+		want=$(echo $select --all-dev --to --host --netns --journal --dry-run $std | tr ' ' '\n' | sort | tr '\n' ' ')
 		[ "$(help_options $cmd)" = "$want" ] || { echo "# $cmd: $(help_options $cmd)"; false; }
 	done
-	want=$(echo $select --all-dev --to --lock --netns --journal --dry-run $std | tr ' ' '\n' | sort | tr '\n' ' ')
+	want=$(echo $select --all-dev --to --host --lock --netns --journal --dry-run $std | tr ' ' '\n' | sort | tr '\n' ' ')
 	[ "$(help_options congctl)" = "$want" ] || { echo "# congctl: $(help_options congctl)"; false; }
 	want=$(echo --netns --journal --discard-stale --dry-run $std | tr ' ' '\n' | sort | tr '\n' ' ')
 	[ "$(help_options restore)" = "$want" ] || { echo "# restore: $(help_options restore)"; false; }
@@ -335,7 +335,7 @@ help_options() {
 	expect_stderr "journal $def"
 	[ -s "$def" ]
 	# format 2: the boot, the namespace's inode (as stat shows it) and cookie
-	head -1 "$def" | grep -q "^bbrkit-quickack-journal 2 netns=$NS created=[0-9]* boot=$(cat /proc/sys/kernel/random/boot_id) netns_ino=$(ip netns exec "$NS" stat -L -c %i /proc/self/ns/net) netns_cookie=[1-9][0-9]* crc=" ||
+	head -1 "$def" | grep -q "^bbrkit-quickack-journal 3 netns=$NS created=[0-9]* boot=$(cat /proc/sys/kernel/random/boot_id) netns_ino=$(ip netns exec "$NS" stat -L -c %i /proc/self/ns/net) netns_cookie=[1-9][0-9]* crc=" ||
 		{ head -1 "$def"; false; }
 	sed -n 2p "$def" | grep -q "^route seq=1 .* metric=0 devs=$(ip -n "$NS" -j link show d0 | jq '.[0].ifindex'):d0 state="
 	tk_run quickack restore --netns "$NS"

@@ -141,7 +141,7 @@ expect_same() {
 	[ "$(ip -n "$NS" route get fibmatch 198.51.100.7 | awk '{print $1}')" = default ]
 	tk_run quickack on --to 198.51.100.7 --dry-run --netns "$NS"
 	expect_status 0
-	expect_stderr "$w 198.51.100.7: the route to it is the default route (0.0.0.0/0, table main): the change reaches every peer without a narrower route, not only 198.51.100.7"
+	expect_stderr "$w 198.51.100.7: the route to it is the default route (0.0.0.0/0, table main): the change reaches every peer without a narrower route, not only 198.51.100.7 (--host changes a host route for it alone)"
 	tk_run quickack on --to 10.0.1.77 --dry-run --netns "$NS"
 	expect_status 0
 	expect_stderr "$w 10.0.1.77: the route to it is 10.0.1.0/24 (table main): the change reaches its 256 addresses, not only 10.0.1.77"
@@ -151,6 +151,70 @@ expect_same() {
 	tk_run quickack on --to 10.0.7.7 --dry-run --netns "$NS"
 	expect_status 0
 	[[ $stderr != *warning* ]] || { tk_dump "a host route reaches one peer: no warning"; false; }
+}
+
+@test "--to ADDR --host: a host route for ADDR alone, the table else unchanged; restore deletes it" {
+	local b t a
+	ip -n "$NS" route add default via 10.9.0.254 dev d0 proto dhcp metric 50 mtu 1400
+	ip -n "$NS" -6 route add default via fd00:9::fe dev d0 metric 1024
+	b=$(jdump) t=$(tdump)
+	tk_run quickack on --to 198.51.100.7 --host --netns "$NS" --journal "$J"
+	expect_status 0
+	[[ $stderr != *warning* ]] || { tk_dump "a host route reaches one peer: no warning"; false; }
+	expect_stderr "on: host route 198.51.100.7/32 made and verified"
+	# the kernel's own witness: ADDR goes by the new route, with the default
+	# route's gateway, metric and metrics and quickack 1; its neighbour does not
+	a=$(jdump)
+	jq -e -n --argjson b "$b" --argjson a "$a" '($a - $b) as $new | ($b - $a) == [] and ($new | length) == 1 and
+		($new[0] | .dst == "198.51.100.7" and .gateway == "10.9.0.254" and .dev == "d0" and .metric == 50 and
+		 .protocol == "static" and .metrics[0].mtu == 1400 and .metrics[0].quickack == 1)' ||
+		{ echo "# before: $b"; echo "# after: $a"; false; }
+	[ "$(ip -n "$NS" route get fibmatch 198.51.100.7 | awk '{print $1}')" = 198.51.100.7 ]
+	[ "$(ip -n "$NS" route get fibmatch 198.51.100.8 | awk '{print $1}')" = default ]
+	head -1 "$J" | grep -q '^bbrkit-quickack-journal 3 '
+	[ "$(sed -n '2s/ .*//p' "$J")" = added ]
+	# again: the host route is the route to ADDR now, already as asked
+	cp "$J" "$BATS_TEST_TMPDIR/j1"
+	tk_run quickack on --to 198.51.100.7 --host --netns "$NS" --journal "$J"
+	expect_status 0
+	expect_stderr "already as asked; nothing to change"
+	cmp "$J" "$BATS_TEST_TMPDIR/j1"
+	expect_same "the dump after a repeated on --host" "$a" "$(jdump)"
+	# IPv6, and a change to the host route made later, without --host
+	tk_run quickack on --to fd00:5::7 --host --netns "$NS" --journal "$J"
+	expect_status 0
+	tk_run quickack off --to fd00:5::7 --netns "$NS" --journal "$J"
+	expect_status 0
+	tk_run quickack status --netns "$NS" --journal "$J" -f json
+	expect_status 0
+	[ "$(jq -r '[.dst, .saved, .live, .records] | join(" ")' <<<"$output" | sort | tr '\n' ';')" = \
+		"198.51.100.7/32 absent differs 1;fd00:5::7/128 absent differs 2;" ] || { tk_dump "status"; false; }
+	# restore deletes both: the tables are byte-identical to before
+	tk_run quickack restore --netns "$NS" --journal "$J"
+	expect_status 0
+	expect_same "the dump after restore" "$b" "$(jdump)"
+	expect_same "the text dump after restore" "$t" "$(tdump)"
+	[ ! -e "$J" ]
+}
+
+@test "--host: without --to is a usage error; through a host route already, it changes that route" {
+	local b
+	tk_run quickack on --host --netns "$NS" --journal "$J"
+	expect_status 2; expect_one_line_stderr
+	expect_stderr "--host needs --to ADDR"
+	# a host PREFIX that no route has: the error says how to make one
+	tk_run quickack on 198.51.100.7/32 --netns "$NS" --journal "$J"
+	expect_status 13; expect_one_line_stderr
+	expect_stderr "; for a host route to 198.51.100.7 alone: quickack on --to 198.51.100.7 --host --netns $NS --journal $J"
+	ip -n "$NS" route add 10.0.7.7/32 dev d0
+	b=$(jdump)
+	tk_run quickack on --to 10.0.7.7 --host --netns "$NS" --journal "$J"
+	expect_status 0
+	expect_change "$b" "$(jdump)" '.dst=="10.0.7.7"' quickack 1
+	[ "$(sed -n '2s/ .*//p' "$J")" = route ]
+	tk_run quickack restore --netns "$NS" --journal "$J"
+	expect_status 0
+	expect_same "the dump after restore" "$b" "$(jdump)"
 }
 
 @test "--to ADDR: no route reaches it is exit 13; a PREFIX with --to is a usage error" {
@@ -287,7 +351,7 @@ expect_same() {
 	expect_same "ip -d route show table all" "$bt" "$(tdump all "$NS-f")"
 }
 
-@test "restore never creates a route: a deleted route stays deleted, exit 13" {
+@test "restore makes no route: a deleted route stays deleted, exit 13" {
 	tk_run quickack on 10.0.1.0/24 --dev d0 --netns "$NS" --journal "$J"
 	expect_status 0
 	tk_run quickack on 10.0.6.0/24 --table 200 --netns "$NS" --journal "$J"
@@ -295,7 +359,7 @@ expect_same() {
 	ip -n "$NS" route del 10.0.1.0/24 dev d0
 	tk_run quickack restore --netns "$NS" --journal "$J"
 	expect_status 13
-	expect_stderr "quickack: 10.0.1.0/24 table main metric 0: the saved route no longer exists; quickack does not create routes, so it is dropped from the journal"
+	expect_stderr "quickack: 10.0.1.0/24 table main metric 0: the saved route no longer exists; quickack does not make routes back, so it is dropped from the journal"
 	[ -z "$(ip -n "$NS" route show 10.0.1.0/24 dev d0)" ]
 	# the other route was restored
 	tdump 200 | grep -q '^unicast 10.0.6.0/24 dev d0 proto static scope link mtu 1500 $'

@@ -63,7 +63,7 @@ static size_t format_all(const struct qaj *j, char *out, size_t cap)
 			abort();
 		nd = devs_of(e, devs, e->route.nexthops + 1);
 		check_remap(e, devs, nd);
-		n = qaj_format_route(out + len, cap - len, e->seq, e->time_s, e->op, &e->route, devs, nd);
+		n = qaj_format_route(out + len, cap - len, e->seq, e->time_s, e->op, e->added, &e->route, devs, nd);
 		free(devs);
 		if (n < 0)
 			abort();
@@ -86,7 +86,7 @@ static void check_same(const struct qaj *j, const struct qaj *k)
 	for (size_t i = 0; i < j->n; i++) {
 		const struct qaj_entry *a = &j->e[i], *b = &k->e[i];
 
-		if (b->seq != a->seq || b->voided != a->voided || b->route.len != a->route.len ||
+		if (b->seq != a->seq || b->voided != a->voided || b->added != a->added || b->route.len != a->route.len ||
 		    memcmp(b->route.msg, a->route.msg, a->route.len) || !b->has_devs)
 			abort();
 		if (a->has_devs && (b->ndevs != a->ndevs || memcmp(b->devs, a->devs, a->ndevs * sizeof(*a->devs))))

@@ -60,7 +60,7 @@ static int fmt_route(char *buf, size_t cap, uint64_t seq, uint64_t t, const char
 	assert_int_equal(n, 1);
 	assert_int_equal(d[0].ifindex, 2);
 	snprintf(d[0].name, sizeof(d[0].name), "%s", dev);
-	return qaj_format_route(buf, cap, seq, t, op, r, d, n);
+	return qaj_format_route(buf, cap, seq, t, op, false, r, d, n);
 }
 
 /* a journal with a header and two route records, in buf */
@@ -93,7 +93,7 @@ static void test_roundtrip(void **state)
 
 	assert_int_equal(qaj_parse(buf, len, &j, &e), 0);
 	assert_true(j.has_header);
-	assert_int_equal(j.version, 2);
+	assert_int_equal(j.version, 3);
 	assert_string_equal(j.netns, "rp-recv");
 	assert_int_equal(j.created_s, 1700000000);
 	assert_true(j.has_ident);
@@ -126,8 +126,8 @@ static void test_roundtrip(void **state)
 	qa_route_free(&a);
 	qaj_free(&j);
 
-	/* the line format itself is stable: version 2 as documented */
-	assert_non_null(strstr(buf, "bbrkit-quickack-journal 2 netns=rp-recv created=1700000000 "
+	/* the line format itself is stable: version 3 as documented */
+	assert_non_null(strstr(buf, "bbrkit-quickack-journal 3 netns=rp-recv created=1700000000 "
 				    "boot=83782c3f-14f6-4696-a14a-0d668e54621d netns_ino=4026532384 netns_cookie=25700 crc="));
 	assert_non_null(strstr(buf, "\nroute seq=1 time=1700000001 op=on family=inet table=254 dst=10.0.1.0/24 metric=0 devs=2:d0 state="));
 }
@@ -227,14 +227,14 @@ static void test_corrupt(void **state)
 	assert_int_equal(e.offset, (size_t)(l2 - base)); /* the line's first byte */
 
 	len = FRESH();
-	len = edit(buf, len, "bbrkit-quickack-journal 2", "bbrkit-quickack-journal 3", false);
-	expect_corrupt(buf, len, 1, "journal version 3 is not supported (this quickack reads versions 1 to 2)");
+	len = edit(buf, len, "bbrkit-quickack-journal 3", "bbrkit-quickack-journal 4", false);
+	expect_corrupt(buf, len, 1, "journal version 4 is not supported (this quickack reads versions 1 to 3)");
 
 	len = FRESH();
-	len = edit(buf, len, "bbrkit-quickack-journal 2", "bbrkit-quickack-journal 0", false);
+	len = edit(buf, len, "bbrkit-quickack-journal 3", "bbrkit-quickack-journal 0", false);
 	expect_corrupt(buf, len, 1, "journal version 0 is not supported");
 
-	/* the identity: version 2 has it, whole and well formed */
+	/* the identity: versions 2 and 3 have it, whole and well formed */
 	len = FRESH();
 	len = edit(buf, len, " boot=83782c3f-14f6-4696-a14a-0d668e54621d", "", true);
 	expect_corrupt(buf, len, 1, "expected field 'boot=' here, found 'netns_ino=");
@@ -465,7 +465,7 @@ static size_t sample_v1(char *buf, size_t cap)
 {
 	size_t len = sample(buf, cap, "ns1");
 
-	len = edit(buf, len, "bbrkit-quickack-journal 2", "bbrkit-quickack-journal 1", true);
+	len = edit(buf, len, "bbrkit-quickack-journal 3", "bbrkit-quickack-journal 1", true);
 	len = edit(buf, len, " boot=83782c3f-14f6-4696-a14a-0d668e54621d netns_ino=4026532384 netns_cookie=25700", "", true);
 	len = edit(buf, len, " devs=2:d0", "", true);
 	return edit(buf, len, " devs=2:d0", "", true);
@@ -711,6 +711,69 @@ static void test_rewrite_keeps_lines(void **state)
 	rmdir(dir);
 }
 
+/*
+ * An added record (a host route quickack made) reads back as one, only in
+ * a version 3 journal; a version 2 journal takes one only after its header
+ * is made version 3, its records kept byte for byte.
+ */
+static void test_added_records(void **state)
+{
+	char dir[] = "/tmp/qa-unit-XXXXXX", path[256], buf[8192], v2[8192], got[8192], line[2048], msg[512];
+	size_t len = sample(buf, sizeof(buf), "ns1"), v2len, hlen;
+	struct qaj_dev d[2];
+	struct qa_route h;
+	struct qaj_file f;
+	struct qaj j;
+	struct qaj_error e;
+	FILE *fp;
+	int k;
+	(void)state;
+
+	route(&h, "10.0.3.0", RT_TABLE_MAIN);
+	k = qaj_format_route(line, sizeof(line), 3, 1700000003, "on", true, &h, d, qaj_route_devs(&h, d, 2));
+	tk_assert_cmp(k, >, 0);
+	assert_int_equal(strncmp(line, "added seq=3 time=1700000003 op=on family=inet ", 46), 0);
+	memcpy(buf + len, line, (size_t)k + 1);
+	assert_int_equal(qaj_parse(buf, len + (size_t)k, &j, &e), 0);
+	assert_int_equal(j.n, 3);
+	assert_false(j.e[1].added);
+	assert_true(j.e[2].added);
+	assert_int_equal(j.e[2].route.len, h.len);
+	qaj_free(&j);
+
+	/* the same lines under a version 2 header: the added record is refused */
+	v2len = edit(buf, len + (size_t)k, "bbrkit-quickack-journal 3", "bbrkit-quickack-journal 2", true);
+	expect_corrupt(buf, v2len, 4, "an added record in a version 2 journal (added records came with version 3)");
+
+	/* a version 2 journal of route records, appended to: version 3, records as they were */
+	len = sample(buf, sizeof(buf), "ns1");
+	v2len = edit(buf, len, "bbrkit-quickack-journal 3", "bbrkit-quickack-journal 2", true);
+	memcpy(v2, buf, v2len + 1);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/j", dir);
+	fp = fopen(path, "w");
+	fwrite(v2, 1, v2len, fp);
+	fclose(fp);
+	assert_int_equal(qaj_open(&f, path, true, false, 100, msg, sizeof(msg)), QAJ_OK);
+	assert_int_equal(f.j.version, 2);
+	assert_int_equal(qaj_append(&f, "ns1", &IDENT, line, (size_t)k, msg, sizeof(msg)), QAJ_OK);
+	qaj_close(&f);
+	file_bytes(path, got, sizeof(got));
+	assert_int_equal(strncmp(got, "bbrkit-quickack-journal 3 netns=ns1 created=1700000000 ", 55), 0);
+	/* after the header: the old records, byte for byte, then the new one */
+	hlen = (size_t)(strchr(v2, '\n') + 1 - v2);
+	assert_int_equal(strncmp(strchr(got, '\n') + 1, v2 + hlen, v2len - hlen), 0);
+	assert_string_equal(strchr(got, '\n') + 1 + (v2len - hlen), line);
+	assert_int_equal(qaj_open(&f, path, false, false, 100, msg, sizeof(msg)), QAJ_OK);
+	assert_int_equal(f.j.version, 3);
+	assert_int_equal(f.j.n, 3);
+	assert_true(f.j.e[2].added);
+	qaj_close(&f);
+	qa_route_free(&h);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_default_path(void **state)
 {
 	char p[256];
@@ -735,6 +798,7 @@ int main(void)
 		cmocka_unit_test(test_remap),
 		cmocka_unit_test(test_set_aside),
 		cmocka_unit_test(test_rewrite_keeps_lines),
+		cmocka_unit_test(test_added_records),
 		cmocka_unit_test(test_default_path),
 	};
 

@@ -329,6 +329,64 @@ static void test_request_multipath_flags_and_nhid(void **state)
 	qa_route_free(&r);
 }
 
+/*
+ * A host route from the route that covers an address: a default route (no
+ * RTA_DST at all) and a subnet route (RTA_DST rewritten), each keeping its
+ * table, metric, nexthops and metrics, with the change, protocol static.
+ */
+static void test_host_route(void **state)
+{
+	const struct qa_change on = { .op = QA_OP_QUICKACK, .value = 1 };
+	struct cli_addr to = { .family = AF_INET };
+	struct msg m;
+	struct qa_route r, h;
+	char err[160];
+	(void)state;
+
+	inet_pton(AF_INET, "198.51.100.7", to.bytes);
+	m_init(&m, AF_INET, 0, 200, RTN_UNICAST, 0);
+	m.b[offsetof(struct rtmsg, rtm_protocol)] = RTPROT_DHCP;
+	m_u32(&m, RTA_TABLE, 200);
+	m_u32(&m, RTA_PRIORITY, 100);
+	m_nest(&m, RTA_MULTIPATH);
+	m_nh(&m, 2, 0, "10.9.0.2");
+	m_nh(&m, 3, 0, "10.8.0.2");
+	m_end(&m);
+	assert_int_equal(parse(&m, &r), 0);
+	assert_int_equal(qa_route_host(&r, &to, &on, &h, err, sizeof(err)), 0);
+	assert_int_equal(h.rtm.rtm_dst_len, 32);
+	assert_memory_equal(h.dst, to.bytes, 4);
+	assert_int_equal(h.table, 200);
+	assert_int_equal(h.priority, 100);
+	assert_int_equal(h.nexthops, 2);
+	assert_true(qa_route_uses_gw(&h, AF_INET, (const uint8_t[]){ 10, 8, 0, 2 }));
+	assert_true(qa_route_uses_dev(&h, 3));
+	assert_int_equal(h.rtm.rtm_protocol, RTPROT_STATIC);
+	assert_int_equal(h.metric[RTAX_QUICKACK], 1);
+	assert_false(qa_change_needed(&h, &on));
+	qa_route_free(&h);
+	qa_route_free(&r);
+
+	/* a subnet route: its destination becomes the address, the rest stays */
+	basic(&m);
+	assert_int_equal(parse(&m, &r), 0);
+	inet_pton(AF_INET, "10.0.1.77", to.bytes);
+	assert_int_equal(qa_route_host(&r, &to, &on, &h, err, sizeof(err)), 0);
+	assert_int_equal(h.rtm.rtm_dst_len, 32);
+	assert_memory_equal(h.dst, to.bytes, 4);
+	assert_int_equal(h.oif, 2);
+	assert_int_equal(h.metric[RTAX_MTU], 9000);
+	assert_int_equal(h.metric[RTAX_INITCWND], 20);
+	assert_int_equal(h.metric[RTAX_QUICKACK], 1);
+	qa_route_free(&h);
+
+	/* an IPv6 address is no host of an IPv4 route */
+	to.family = AF_INET6;
+	assert_int_equal(qa_route_host(&r, &to, &on, &h, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "not of the address' family"));
+	qa_route_free(&r);
+}
+
 static void test_same_ignores_order_and_kernel_state(void **state)
 {
 	struct msg a, b;
@@ -519,6 +577,7 @@ int main(void)
 		cmocka_unit_test(test_request_keeps_everything_but_kernel_state),
 		cmocka_unit_test(test_request_metric_removed_and_unknown_kept),
 		cmocka_unit_test(test_request_multipath_flags_and_nhid),
+		cmocka_unit_test(test_host_route),
 		cmocka_unit_test(test_same_ignores_order_and_kernel_state),
 		cmocka_unit_test(test_changes),
 		cmocka_unit_test(test_changeable),
