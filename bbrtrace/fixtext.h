@@ -13,6 +13,15 @@
 #define BT_FIX_STR 384
 
 /*
+ * The receiver's quick ACKs for one sender: a host route to snd alone on
+ * the receiver (quickack --to --host), not the route that covers snd, which
+ * on an ingest is the default route to every pusher. The command as it
+ * can be pasted there.
+ */
+void bt_fix_quickack_cmd(char *buf, size_t cap, const char *snd);
+/* delayed ACKs that throttled: quick ACKs on the receiver rcv for snd */
+void bt_fix_delack(char *buf, size_t cap, const char *rcv, const char *snd);
+/*
  * Nagle's holds: TCP_NODELAY on the sender snd, with ffmpeg's flag for it
  * (the RTMP pusher the toolkit meets most), or quick ACKs on the receiver
  * rcv. Prompt ACKs end every hold after a round trip: the ones the delayed

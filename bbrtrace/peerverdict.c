@@ -62,7 +62,7 @@ static void fix_of(struct bt_peer_rank *r)
 	cli_fmt_v6mapped(r->local, local, sizeof(local));
 	r->fix[0] = '\0';
 	if (throttling_matters(h) && h->throttling[BT_CAUSE_DELAYED_ACK])
-		snprintf(r->fix, sizeof(r->fix), "on the receiver %s, `quickack on --to %s`", peer, local);
+		bt_fix_delack(r->fix, sizeof(r->fix), peer, local);
 	else if (stalls_matter(h) && h->stalled_ns[BT_STALL_NAGLE] >= h->stalled_ns[BT_STALL_RWND])
 		bt_fix_nagle(r->fix, sizeof(r->fix), local, peer);
 	else if (stalls_matter(h))

@@ -219,10 +219,7 @@ static void fix_of(struct bt_verdict *v, uint64_t throttling)
 	}
 	if (dack) {
 		fmt_ends(&st->delack_ends, snd, rcv);
-		snprintf(v->fix, sizeof(v->fix),
-			 "on the receiver %s, `quickack on --to %s` (its route back to this sender), "
-			 "so that it ACKs at once",
-			 rcv, snd);
+		bt_fix_delack(v->fix, sizeof(v->fix), rcv, snd);
 		vt_cat(v->text, sizeof(v->text), " Fix: %s.", v->fix);
 	} else if (pol && pol * 2 >= throttling) {
 		bt_fix_policer(v->fix, sizeof(v->fix), NULL);

@@ -141,7 +141,7 @@ rt_expect_handshake_only() {
 	# (the floor's edges are test_detect's; here, the verdict's own word)
 	if jq -e '([.throttling_by_cause[]] | add) > 0 and (.text | test("too little to act on") | not)' \
 		"$d/verdict.json" > /dev/null; then
-		jq -e '.throttling_by_cause.delayed_ack == 1 and (.fix | test("`quickack on --to 10.77.1.2`"))' \
+		jq -e '.throttling_by_cause.delayed_ack == 1 and (.fix | test("`quickack on --to 10.77.1.2 --host`"))' \
 			"$d/verdict.json" || { jq -r .text "$d/verdict.json"; return 1; }
 		jq -e -s --argjson s "$(jq .throttled_s "$d/verdict.json")" \
 			'[.[] | select(.type == "collapse" and .impact == "throttling")] | sort_by(.t_ns)
@@ -172,7 +172,7 @@ rt_expect_nagle() {
 		"$d/verdict.json" > /dev/null; then
 		jq -e '.stall_fix == null' "$d/verdict.json"
 	else
-		jq -e '(.stall_fix | test("TCP_NODELAY on the sender 10.77.1.2 \\(ffmpeg: -tcp_nodelay 1\\), or on the receiver 10.77.2.2 `quickack on --to 10.77.1.2`, whose prompt ACKs end each hold after a round trip"))
+		jq -e '(.stall_fix | test("TCP_NODELAY on the sender 10.77.1.2 \\(ffmpeg: -tcp_nodelay 1\\), or on the receiver 10.77.2.2 `quickack on --to 10.77.1.2 --host`, whose prompt ACKs end each hold after a round trip"))
 			and (.text | test("Nagle"))' "$d/verdict.json"
 	fi
 }

@@ -78,7 +78,7 @@ pushsim_stalls() {
 		(.fix | test("TCP_NODELAY")))' "$d/trace.jsonl"
 	# the frames are 33 ms apart: the next write ends each hold
 	jq -e '.nagle_stalls_ended_by.write >= .stalls_by_cause.nagle * 0.8' "$d/verdict.json"
-	jq -e '.text | test("The sender stalled [0-9]+ times") and test("Fix: TCP_NODELAY on the sender 10.77.1.2 \\(ffmpeg: -tcp_nodelay 1\\), or on the receiver 10.77.2.2 `quickack on --to 10.77.1.2`, whose prompt ACKs end each hold after a round trip")' \
+	jq -e '.text | test("The sender stalled [0-9]+ times") and test("Fix: TCP_NODELAY on the sender 10.77.1.2 \\(ffmpeg: -tcp_nodelay 1\\), or on the receiver 10.77.2.2 `quickack on --to 10.77.1.2 --host`, whose prompt ACKs end each hold after a round trip")' \
 		"$d/verdict.json"
 	jq -e '.stall_fix | test("TCP_NODELAY")' "$d/verdict.json"
 	# the records' time is the stall's start, inside the push

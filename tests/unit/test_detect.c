@@ -657,7 +657,7 @@ static void test_verdict_by_peer(void **state)
 	bt_verdict_build(&v, d, 0.3, 10, NULL);
 	assert_int_equal(v.peers.harmed, 1);
 	assert_null(strstr(v.text, "By peer"));
-	assert_non_null(strstr(v.text, "`quickack on --to 10.0.0.1`"));
+	assert_non_null(strstr(v.text, "`quickack on --to 10.0.0.1 --host`"));
 	peer_flow(d, 2, 6, 2, 2000000000);
 	peer_flow(d, 3, 7, 0, 3000000000);
 	bt_verdict_build(&v, d, 0.3, 10, NULL);
@@ -670,10 +670,10 @@ static void test_verdict_by_peer(void **state)
 	six = strstr(v.text, "10.0.0.6: ");
 	assert_non_null(six);
 	assert_true(five < six); /* 10.0.0.5 before 10.0.0.6 */
-	assert_non_null(strstr(five, "fix: on the receiver 10.0.0.5, `quickack on --to 10.0.0.1`"));
-	assert_non_null(strstr(six, "fix: on the receiver 10.0.0.6, `quickack on --to 10.0.0.1`"));
+	assert_non_null(strstr(five, "fix: on the receiver 10.0.0.5, `quickack on --to 10.0.0.1 --host` (a host route to this sender alone)"));
+	assert_non_null(strstr(six, "fix: on the receiver 10.0.0.6, `quickack on --to 10.0.0.1 --host` (a host route to this sender alone)"));
 	assert_null(strstr(v.text, "10.0.0.7"));
-	assert_string_equal(v.fix, "on the receiver 10.0.0.5, `quickack on --to 10.0.0.1`");
+	assert_string_equal(v.fix, "on the receiver 10.0.0.5, `quickack on --to 10.0.0.1 --host` (a host route to this sender alone), so that it ACKs at once");
 	/* the window's verdict, while the trace runs: the same two peers */
 	bt_verdict_build_window(&v, d, 3000000000);
 	print_message("# %s\n", v.text);
@@ -827,7 +827,7 @@ static void test_verdict_text(void **state)
 	bt_verdict_build(&v, r.d, 0.30, 20, NULL);
 	assert_non_null(strstr(v.text, "The bandwidth estimate collapsed"));
 	assert_non_null(strstr(v.text, "caused by delayed ACKs (rcv_interval ≈ 4"));
-	assert_non_null(strstr(v.text, "Fix: on the receiver 10.77.2.2, `quickack on --to 10.77.1.2`"));
+	assert_non_null(strstr(v.text, "Fix: on the receiver 10.77.2.2, `quickack on --to 10.77.1.2 --host` (a host route to this sender alone), so that it ACKs at once"));
 	/* a paced push, app-limited: it needed 1.25 x its demand */
 	assert_non_null(strstr(v.text, "(the pacing BBR allowed fell under 1.25 x its demand)"));
 	bt_detect_free(r.d);
