@@ -58,22 +58,24 @@ teardown_file() {
 			(.text | test("too little to act on \\(under 100 ms and 4 kB in all\\)"))' "$off" > /dev/null ||
 			{ jq -c '{throttled_s, late_bytes, throttling_by_cause, fix, text}' "$off"; return 1; }
 	fi
-	# quickack on: no held ACK, no delayed_ack collapse, no receiver fix proposed
-	# (the receiver's TcpExtDelayedACKs is the ground truth; under emulation a
-	# starved vCPU can send an immediate ACK 10 ms late, which no sender can
-	# tell from a held one: at most one collapse in five of quickack off's,
-	# and one at least, may be blamed on a held ACK). One such collapse that
-	# held back 4 kB or more is enough for bbrtrace to propose the fix (its
-	# floors are any one of three; beside a busy core, 1 collapse, 17 kB), so
-	# a fix is allowed only on that allowance.
-	local allow
-	allow=$(jq '[.collapses_by_cause.delayed_ack / 5 | floor, 1] | max' "$off")
-	jq -e --argjson allow "$allow" \
-		'.receiver_delayed_acks == 0 and .collapses_by_cause.delayed_ack <= $allow' "$on" > /dev/null ||
-		{ jq -c '{receiver_delayed_acks, collapses_by_cause}' "$on"
-		  jq -c 'select(.type == "collapse" and .cause == "delayed_ack")' "$out/quickack-on/trace.jsonl"; return 1; }
-	jq -e --argjson allow "$allow" '.fix == null or .throttling_by_cause.delayed_ack <= $allow' "$on" > /dev/null ||
-		{ jq -r .text "$on"; return 1; }
+	# quickack on: the receiver's timer sent no ACK (TcpExtDelayedACKs, the
+	# ground truth). Under emulation a starved vCPU can send an immediate ACK
+	# 10 ms and more late, which no sender can tell from a held one, and
+	# which bbrtrace then blames on a held ACK (and, past its floors, proposes
+	# the fix for): a CI run beside a busy core had 2 such collapses, of 11.1
+	# and 14.8 ms, with the receiver's timer silent. A held ACK waits at
+	# least the receiver's shortest delayed-ACK timeout, TCP_DELACK_MIN
+	# (HZ/25: 40 ms), less one jiffy of timer granularity (4 ms at Debian's
+	# HZ 250): every delayed_ack collapse here must be shorter, an immediate
+	# ACK made late, not a held one. The host asserts the rate at native
+	# speed (repro.bats: at most a fifth of quickack off's, none throttling).
+	jq -e '.receiver_delayed_acks == 0' "$on" > /dev/null ||
+		{ jq -c '{receiver_delayed_acks, collapses_by_cause}' "$on"; return 1; }
+	jq -e -s '[.[] | select(.type == "collapse" and .cause == "delayed_ack" and .rcv_interval_us >= 36000)] |
+		length == 0' "$out/quickack-on/trace.jsonl" > /dev/null ||
+		{ jq -c 'select(.type == "collapse" and .cause == "delayed_ack")' "$out/quickack-on/trace.jsonl"; return 1; }
+	jq -c 'select(.type == "collapse" and .cause == "delayed_ack") | {t_ns, rcv_interval_us, impact}' \
+		"$out/quickack-on/trace.jsonl" | sed 's/^/# quickack on, an immediate ACK made late: /' >&3
 	# the sender's stalls, where this kernel's write tap runs (fentry's fexit,
 	# or the 6.3+ tracepoint). Which cause holds a frame depends on the clock:
 	# at 1 ms under TCG, BBR's pacing after a delayed-ACK collapse as often as
