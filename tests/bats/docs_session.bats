@@ -115,8 +115,11 @@ session_each_matches() {
 	echo "$SESSION:$readme_fix" >>"$DOC_RAN"
 	DOC_TRANSCRIPT=
 	doc_run "$(doc_substitute "$fix $ns_opt")"
-	ip -n "$ingest" route show | grep -E '^10\.77\.1\.0/24 .* quickack 1( |$)' ||
-		{ echo "# no quickack 1 on the ingest's route back to 10.77.1.2:"; ip -n "$ingest" route show; return 1; }
+	# a host route to the pusher alone: the route that covered it unchanged
+	ip -n "$ingest" route show | grep -E '^10\.77\.1\.2 .* quickack 1( |$)' ||
+		{ echo "# no host route with quickack 1 on the ingest back to 10.77.1.2:"; ip -n "$ingest" route show; return 1; }
+	[ "$(ip -n "$ingest" route show | grep -v '^10\.77\.1\.2 ')" = "$routes_before" ] ||
+		{ echo "# the fix changed other routes than the pusher's host route:"; ip -n "$ingest" route show; return 1; }
 
 	# a new run in the same lab (up once): no delayed_ack collapse, no fix
 	SESSION_RUN=2
