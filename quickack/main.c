@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * quickack: turn quick ACKs (RTAX_QUICKACK) and the related delayed-ACK
- * knobs on or off for existing routes, keeping everything else about each
- * route, with a journal that undoes the change exactly.
+ * knobs on or off for existing routes (or a host route made for one peer),
+ * keeping everything else about each route, with a journal that undoes the
+ * change exactly.
  */
 #include <errno.h>
 #include <stdio.h>
