@@ -85,11 +85,6 @@ static const char *unsafe(const struct change_run *run, const struct qa_route *r
 	return qa_route_changeable(r, why, len) ? NULL : why;
 }
 
-static unsigned int addr_bytes(int family)
-{
-	return family == AF_INET ? 4 : 16;
-}
-
 /*
  * --host, and the route to ADDR covers more than ADDR: a host route to
  * make, a copy of r with the change, into the plan; nothing when r already
@@ -123,12 +118,6 @@ static int plan_host(struct ctx *c, struct change_run *run, const struct qa_rout
 	run->host_from = r;
 	run->plan[run->nplan++] = (struct plan){ .kind = PLAN_CREATE, .target = &run->host };
 	return 0;
-}
-
-/* the route a plan entry changes or makes */
-static const struct qa_route *plan_route(const struct plan *p)
-{
-	return p->before ? p->before : p->target;
 }
 
 /* "quickack 0 -> 1", or "new host route from 0.0.0.0/0: quickack 0 -> 1" */
@@ -171,7 +160,7 @@ static int plan_changes(struct ctx *c, struct change_run *run)
 			elog("%s: cannot be changed safely: %s; nothing was applied", name, why);
 			return TK_EXIT_UNSAFE;
 		}
-		if (a->host && r->rtm.rtm_dst_len < 8 * addr_bytes(r->family)) {
+		if (a->host && !qa_is_host_prefix(r->family, r->rtm.rtm_dst_len)) {
 			if ((rc = plan_host(c, run, r)))
 				return rc;
 			continue;
@@ -214,7 +203,7 @@ static const char *host_hint(const struct ctx *c, const char *dst, char *buf, si
 	char opts[PATH_MAX + 300];
 
 	buf[0] = '\0';
-	if (a->prefix.len == 8 * addr_bytes(a->prefix.addr.family) && slash)
+	if (qa_is_host_prefix(a->prefix.addr.family, a->prefix.len) && slash)
 		snprintf(buf, len, "; for a host route to %.*s alone: quickack %s --to %.*s --host%s", (int)(slash - dst),
 			 dst, op_name(a), (int)(slash - dst), dst, qa_journal_opts(c, opts, sizeof(opts)));
 	return buf;
@@ -252,7 +241,7 @@ static int print_dry_run(struct ctx *c, const struct change_run *run)
 		struct qa_req rq = qa_plan_req(p);
 
 		plan_change_text(run, p, &a->change, chg, sizeof(chg));
-		qa_out_request(qa_writer(c), &c->nl, op_name(a), plan_route(p), chg, &rq);
+		qa_out_request(qa_writer(c), &c->nl, op_name(a), qa_plan_route(p), chg, &rq);
 	}
 	ilog("dry run: %zu route(s) would change, %zu already as asked%s; nothing was sent", run->nplan,
 	     run->already, run->skipped ? ", some left alone" : "");
@@ -266,7 +255,7 @@ static int format_changes(struct ctx *c, struct change_run *run, char *lines, si
 	uint64_t seq = run->jf.j.last_seq, now = (uint64_t)time(NULL);
 
 	for (size_t i = 0; i < run->nplan; i++) {
-		const struct qa_route *r = plan_route(&run->plan[i]);
+		const struct qa_route *r = qa_plan_route(&run->plan[i]);
 		size_t ndevs = qa_journal_devs(c, r, devs, r->nexthops + 1);
 		int n = qaj_format_route(lines + *used, cap - *used, ++seq, now, op_name(c->a),
 					 run->plan[i].kind == PLAN_CREATE, r, devs, ndevs);
@@ -294,7 +283,7 @@ static int journal_changes(struct ctx *c, struct change_run *run)
 	if ((rc = qa_set_aside_unfit(c, &run->jf, op_name(c->a))))
 		return rc;
 	for (size_t i = 0; i < run->nplan; i++) {
-		const struct qa_route *r = plan_route(&run->plan[i]);
+		const struct qa_route *r = qa_plan_route(&run->plan[i]);
 
 		cap += qaj_route_line_max(r, r->nexthops + 1);
 		most = r->nexthops + 1 > most ? r->nexthops + 1 : most;
@@ -351,7 +340,7 @@ static int tally_changes(struct ctx *c, struct change_run *run, struct tally *n)
 		}
 		if (a->change_records) {
 			plan_change_text(run, p, &a->change, chg, sizeof(chg));
-			qa_out_change(qa_writer(c), &c->nl, op_name(a), plan_route(p), chg, res,
+			qa_out_change(qa_writer(c), &c->nl, op_name(a), qa_plan_route(p), chg, res,
 				      qa_plan_error(p, etext, sizeof(etext)));
 		}
 	}

@@ -344,6 +344,13 @@ static void status_summary(struct ctx *c, const struct restore_run *run)
 	     run->npick && run->fit[run->pick[0]].fit == QA_FIT_UNKNOWN ? "; format 1: unchecked" : "");
 }
 
+/* what restore does with plan p, as its records say: delete a route
+ * quickack made, or put a saved state back */
+static const char *restore_action(const struct plan *p)
+{
+	return p->kind == PLAN_DELETE ? "delete: quickack made it" : "saved state";
+}
+
 /* --dry-run: the requests as records; nothing is sent */
 static int print_dry_run(struct ctx *c, const struct restore_run *run)
 {
@@ -351,10 +358,7 @@ static int print_dry_run(struct ctx *c, const struct restore_run *run)
 		const struct plan *p = &run->plan[i];
 		struct qa_req rq = qa_plan_req(p);
 
-		if (p->kind == PLAN_DELETE)
-			qa_out_request(qa_writer(c), &c->nl, "restore", p->before, "delete: quickack made it", &rq);
-		else
-			qa_out_request(qa_writer(c), &c->nl, "restore", p->target, "saved state", &rq);
+		qa_out_request(qa_writer(c), &c->nl, "restore", qa_plan_route(p), restore_action(p), &rq);
 	}
 	ilog("dry run: restore would change %zu route(s), %zu already as saved, %zu gone; nothing was sent",
 	     run->nplan, run->already, run->gone);
@@ -385,8 +389,7 @@ static void tally_restores(struct ctx *c, struct restore_run *run, struct tally 
 		if (p->ack.acked && p->ack.error == EPERM)
 			n->eperm++;
 		if (c->a->change_records)
-			qa_out_change(qa_writer(c), &c->nl, "restore", p->target ? p->target : p->before,
-				      p->kind == PLAN_DELETE ? "delete: quickack made it" : "saved state", res,
+			qa_out_change(qa_writer(c), &c->nl, "restore", qa_plan_route(p), restore_action(p), res,
 				      qa_plan_error(p, etext, sizeof(etext)));
 	}
 }

@@ -16,9 +16,23 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <linux/rtnetlink.h>
 
 #include "cli.h"
+
+/* a host prefix's length in family: 32 bits for IPv4, 128 for IPv6 (0: no
+ * such family) */
+static inline unsigned int qa_host_prefix_len(int family)
+{
+	return family == AF_INET ? 32 : family == AF_INET6 ? 128 : 0;
+}
+
+/* whether a prefix of len bits in family names one host alone */
+static inline bool qa_is_host_prefix(int family, unsigned int len)
+{
+	return len && len == qa_host_prefix_len(family);
+}
 
 /* RTAX_* types known here: 1 (lock) .. 17 (fastopen_no_cookie) */
 #define QA_RTAX_N 18

@@ -44,7 +44,7 @@ static uint8_t *host_msg(const struct qa_route *r, const struct cli_addr *to, si
 		log_fmt(err, errlen, "out of memory");
 		return NULL;
 	}
-	rtm.rtm_dst_len = (unsigned char)(8 * addr_len(to->family));
+	rtm.rtm_dst_len = (unsigned char)qa_host_prefix_len(to->family);
 	/* made by the administrator, not by the kernel or a routing daemon:
 	 * a daemon that owns the covering route's protocol leaves it alone */
 	rtm.rtm_protocol = RTPROT_STATIC;

@@ -377,12 +377,12 @@ int qa_build_requests(struct plan *p, size_t n, const struct qa_change *chg, uin
 	uint8_t *arena;
 
 	for (size_t i = 0; i < n; i++)
-		cap += (p[i].target ? p[i].target : p[i].before)->len + QA_REQ_SLACK;
+		cap += qa_plan_route(&p[i])->len + QA_REQ_SLACK;
 	arena = malloc(cap ? cap : 1);
 	if (!arena)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		const struct qa_route *src = p[i].target ? p[i].target : p[i].before;
+		const struct qa_route *src = qa_plan_route(&p[i]);
 		int len;
 
 		if (p[i].req)
@@ -482,7 +482,7 @@ static int classify(struct ctx *c, struct plan *p, size_t n)
 		struct qa_route_key k;
 		size_t cnt;
 
-		qa_route_key(p[i].target ? p[i].target : p[i].before, &k);
+		qa_route_key(qa_plan_route(&p[i]), &k);
 		p[i].out = outcome_of(&p[i], &now, qa_index_find(&ix, &k, &cnt), scratch);
 	}
 out:
@@ -525,7 +525,7 @@ static void report_failure(const struct plan *p, const char *what)
 {
 	char name[160], why[400];
 
-	qa_route_name(p->target ? p->target : p->before, name, sizeof(name));
+	qa_route_name(qa_plan_route(p), name, sizeof(name));
 	if (p->out == OUT_GONE)
 		elog("%s: %s: the route no longer exists%s", name, what,
 		     p->ack.acked && p->ack.error ? "" : " (it changed while quickack ran)");

@@ -102,6 +102,15 @@ struct batch_times {
 	double apply_s, verify_s;
 };
 
+/* the route plan p is about: the state it puts in place (a restore's saved
+ * state, a route to make), else the route it changes or deletes. A replace
+ * in on/off has no target and a create no before, so either reading of an
+ * on/off plan gives the same route. */
+static inline const struct qa_route *qa_plan_route(const struct plan *p)
+{
+	return p->target ? p->target : p->before;
+}
+
 /* plan p as the netlink request that carries it out */
 struct qa_req qa_plan_req(const struct plan *p);
 /* requests for every plan entry that has none yet, into one arena (freed by the caller) */
