@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * udpdwell's three backends (fentry, kprobe, tracepoint): each checks the
- * kernel's BTF for its hooks, loads and attaches its object and maps the
- * socket states it shares with the programs; the chooser picks one.
+ * kernel's BTF for its hooks; then one path opens, configures, loads and
+ * attaches its object and maps the socket states it shares with the
+ * programs, with one cleanup. The chooser picks the backend.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -47,33 +48,6 @@ int ud_tp_nargs(const char *tp)
 		return -1;
 	return btf_vlen(t) - 1; /* the first is the tracepoint's private data */
 }
-
-/* the settings every backend shares; s is any of the three skeletons */
-#define UD_SETUP(s, o, legacy)                                                           \
-	do {                                                                             \
-		(s)->rodata->targ_port_lo = (o)->port_lo;                                \
-		(s)->rodata->targ_port_hi = (o)->port_hi;                                \
-		(s)->rodata->targ_reason_rcvbuff = (o)->reason_rcvbuff;                  \
-		(s)->rodata->targ_reason_proto_mem = (o)->reason_proto_mem;              \
-		(s)->rodata->targ_max_sockets = (o)->max_sockets;                        \
-		bpf_map__set_max_entries((s)->maps.ud_state, (o)->max_sockets);          \
-		bpf_map__set_max_entries((s)->maps.ud_stats, (o)->max_sockets);          \
-		bpf_map__set_max_entries((s)->maps.ud_drops, 4 * (o)->max_sockets);      \
-		bpf_program__set_autoload((s)->progs.ud_kfree_skb, !(legacy));           \
-		bpf_program__set_autoload((s)->progs.ud_udp_fail_queue, (legacy));       \
-	} while (0)
-
-#define UD_FILL(b, s, k)                                                                 \
-	do {                                                                             \
-		(b)->kind = (k);                                                         \
-		(b)->skel = (s);                                                         \
-		(b)->obj = (s)->obj;                                                     \
-		(b)->stats_fd = bpf_map__fd((s)->maps.ud_stats);                         \
-		(b)->index_fd = -1;                                                      \
-		(b)->drops_fd = bpf_map__fd((s)->maps.ud_drops);                         \
-		(b)->counters_fd = bpf_map__fd((s)->maps.ud_counters);                   \
-		(b)->epoch = &(s)->bss->ud_epoch;                                        \
-	} while (0)
 
 /* the state array, shared with the programs */
 static int map_state(struct ud_bpf *b, struct bpf_map *m, char *why, size_t len)
@@ -138,45 +112,164 @@ static bool have_rdonly_cast(void)
 	return false;
 }
 
-static int open_fentry(const struct ud_bpf_opts *o, struct ud_bpf *b, char *why, size_t len)
-{
-	struct udpdwell_fentry_bpf *s;
-	bool legacy;
-	int err, flags_arg;
+/*
+ * What a backend's kernel must have, found before anything is loaded: how
+ * drops are seen, where udp_recvmsg() keeps its flags, the kfunc that reads
+ * reader_queue, IPv6's receive function.
+ */
+struct hooks {
+	bool legacy;        /* drops from udp:udp_fail_queue_rcv_skb */
+	int flags_arg;      /* udp_recvmsg()'s flags argument (fentry, kprobe) */
+	bool rdonly_cast;   /* bpf_rdonly_cast (fentry, tracepoint) */
+	bool have_v6;       /* udpv6_recvmsg() in BTF (fentry, kprobe) */
+};
 
-	if (drops_plan(o, &legacy, why, len))
-		return -1;
-	if ((flags_arg = recv_flags_arg(why, len)) < 0)
+static int hooks_fentry(const struct ud_bpf_opts *o, struct hooks *h, char *why, size_t len)
+{
+	if (drops_plan(o, &h->legacy, why, len) || (h->flags_arg = recv_flags_arg(why, len)) < 0)
 		return -1;
 	if (!have_func("__udp_enqueue_schedule_skb")) {
 		snprintf(why, len, "__udp_enqueue_schedule_skb() is not in the kernel's BTF");
 		return -1;
 	}
-	s = udpdwell_fentry_bpf__open();
-	if (!s)
-		return tk_load_refusal(-errno, "BPF object", why, len);
-	UD_SETUP(s, o, legacy);
-	s->rodata->targ_recv_flags_arg = (__u32)flags_arg;
-	s->rodata->targ_rdonly_cast = have_rdonly_cast();
-	if (!have_func("udpv6_recvmsg"))
-		bpf_program__set_autoload(s->progs.ud_fexit_recvmsg6, false);
-	err = udpdwell_fentry_bpf__load(s);
-	if (err) {
-		udpdwell_fentry_bpf__destroy(s);
-		return tk_load_refusal(err, "programs", why, len);
-	}
-	err = udpdwell_fentry_bpf__attach(s);
-	if (err) {
-		udpdwell_fentry_bpf__destroy(s);
-		return tk_attach_refusal(err, "programs", why, len);
-	}
-	if (map_state(b, s->maps.ud_state, why, len)) {
-		udpdwell_fentry_bpf__destroy(s);
-		return -1;
-	}
-	UD_FILL(b, s, UD_BACKEND_FENTRY);
-	b->legacy_drops = legacy;
+	h->rdonly_cast = have_rdonly_cast();
+	h->have_v6 = have_func("udpv6_recvmsg");
 	return 0;
+}
+
+static int hooks_kprobe(const struct ud_bpf_opts *o, struct hooks *h, char *why, size_t len)
+{
+	if (drops_plan(o, &h->legacy, why, len) || (h->flags_arg = recv_flags_arg(why, len)) < 0)
+		return -1;
+	h->have_v6 = have_func("udpv6_recvmsg");
+	return 0;
+}
+
+static int hooks_tracepoint(const struct ud_bpf_opts *o, struct hooks *h, char *why, size_t len)
+{
+	static const char *const needed[] = { "sk_data_ready", "sock_recv_length" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(needed); i++) {
+		if (ud_tp_nargs(needed[i]) < 1) {
+			snprintf(why, len, "the kernel has no sock:%s tracepoint (6.3+)", needed[i]);
+			return -1;
+		}
+	}
+	if (drops_plan(o, &h->legacy, why, len))
+		return -1;
+	h->rdonly_cast = have_rdonly_cast();
+	return 0;
+}
+
+/* the read-only settings every object has, then those of one object; each
+ * skeleton lays out its own .rodata, so each is written through its type */
+#define UD_RODATA(s, o)                                                                  \
+	do {                                                                             \
+		(s)->rodata->targ_port_lo = (o)->port_lo;                                \
+		(s)->rodata->targ_port_hi = (o)->port_hi;                                \
+		(s)->rodata->targ_reason_rcvbuff = (o)->reason_rcvbuff;                  \
+		(s)->rodata->targ_reason_proto_mem = (o)->reason_proto_mem;              \
+		(s)->rodata->targ_max_sockets = (o)->max_sockets;                        \
+	} while (0)
+
+static void rodata_fentry(void *p, const struct ud_bpf_opts *o, const struct hooks *h)
+{
+	struct udpdwell_fentry_bpf *s = p;
+
+	UD_RODATA(s, o);
+	s->rodata->targ_recv_flags_arg = (__u32)h->flags_arg;
+	s->rodata->targ_rdonly_cast = h->rdonly_cast;
+}
+
+static void rodata_kprobe(void *p, const struct ud_bpf_opts *o, const struct hooks *h)
+{
+	struct udpdwell_kprobe_bpf *s = p;
+
+	UD_RODATA(s, o);
+	s->rodata->targ_recv_flags_arg = (__u32)h->flags_arg;
+}
+
+static void rodata_tracepoint(void *p, const struct ud_bpf_opts *o, const struct hooks *h)
+{
+	struct udpdwell_tp_bpf *s = p;
+
+	UD_RODATA(s, o);
+	s->rodata->targ_rdonly_cast = h->rdonly_cast;
+}
+
+/* a skeleton's type-bound calls, for the one path below */
+#define UD_SKEL_CALLS(name)                                                              \
+	static void *name##_open(void) { return name##_bpf__open(); }                    \
+	static void name##_destroy(void *s) { name##_bpf__destroy(s); }                  \
+	static struct bpf_object_skeleton *name##_skel(void *s)                          \
+	{                                                                                \
+		return ((struct name##_bpf *)s)->skeleton;                               \
+	}                                                                                \
+	static volatile __u64 *name##_epoch(void *s)                                     \
+	{                                                                                \
+		return &((struct name##_bpf *)s)->bss->ud_epoch;                         \
+	}
+UD_SKEL_CALLS(udpdwell_fentry)
+UD_SKEL_CALLS(udpdwell_kprobe)
+UD_SKEL_CALLS(udpdwell_tp)
+
+/* one backend: its kernel's checks, its object, the programs it leaves out
+ * without IPv6, whether its programs find a socket's slot through ud_index
+ * (kprobe's: it has no socket storage, so it looks the slot up by the
+ * socket's address), and what a failed attach may be missing */
+struct backend {
+	enum ud_backend kind;
+	bool uses_index;
+	int (*hooks)(const struct ud_bpf_opts *o, struct hooks *h, char *why, size_t len);
+	void *(*open)(void);
+	void (*rodata)(void *s, const struct ud_bpf_opts *o, const struct hooks *h);
+	struct bpf_object_skeleton *(*skel)(void *s);
+	volatile __u64 *(*epoch)(void *s);
+	void (*destroy)(void *s);
+	const char *v6_progs[2];
+	const char *(*attach_missing)(void);
+};
+
+static const struct backend backends[] = {
+	{ UD_BACKEND_FENTRY, false, hooks_fentry, udpdwell_fentry_open, rodata_fentry, udpdwell_fentry_skel,
+	  udpdwell_fentry_epoch, udpdwell_fentry_destroy, { "ud_fexit_recvmsg6" }, NULL },
+	{ UD_BACKEND_KPROBE, true, hooks_kprobe, udpdwell_kprobe_open, rodata_kprobe, udpdwell_kprobe_skel,
+	  udpdwell_kprobe_epoch, udpdwell_kprobe_destroy, { "ud_kp_recvmsg6", "ud_krp_recvmsg6" },
+	  bpfu_kprobe_missing },
+	{ UD_BACKEND_TRACEPOINT, false, hooks_tracepoint, udpdwell_tp_open, rodata_tracepoint, udpdwell_tp_skel,
+	  udpdwell_tp_epoch, udpdwell_tp_destroy, { NULL }, NULL },
+};
+
+static void set_entries(struct bpf_object *obj, const char *map, uint32_t n)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, map);
+
+	if (m)
+		bpf_map__set_max_entries(m, n);
+}
+
+static void set_autoload(struct bpf_object *obj, const char *prog, bool on)
+{
+	struct bpf_program *p = bpf_object__find_program_by_name(obj, prog);
+
+	if (p)
+		bpf_program__set_autoload(p, on);
+}
+
+/* the sizes and the programs to load, alike for every object: the socket
+ * table's maps, one drop program of the two, no IPv6 programs without IPv6 */
+static void configure(const struct backend *d, struct bpf_object *obj, const struct ud_bpf_opts *o,
+		      const struct hooks *h)
+{
+	set_entries(obj, "ud_state", o->max_sockets);
+	set_entries(obj, "ud_stats", o->max_sockets);
+	set_entries(obj, "ud_drops", 4 * o->max_sockets);
+	if (d->uses_index)
+		set_entries(obj, "ud_index", 2 * o->max_sockets);
+	set_autoload(obj, "ud_kfree_skb", !h->legacy);
+	set_autoload(obj, "ud_udp_fail_queue", h->legacy);
+	for (size_t i = 0; i < ARRAY_SIZE(d->v6_progs) && d->v6_progs[i]; i++)
+		set_autoload(obj, d->v6_progs[i], h->have_v6);
 }
 
 static int count_loaded(struct bpf_object *obj)
@@ -189,92 +282,62 @@ static int count_loaded(struct bpf_object *obj)
 	return n;
 }
 
-static int open_kprobe(const struct ud_bpf_opts *o, struct ud_bpf *b, char *why, size_t len)
+/* the file descriptors and shared memory of a loaded object */
+static void fill(struct ud_bpf *b, const struct backend *d, void *s, struct bpf_object *obj, bool legacy)
 {
-	struct udpdwell_kprobe_bpf *s;
-	const char *missing;
-	bool legacy;
-	int err, flags_arg;
-
-	if (drops_plan(o, &legacy, why, len))
-		return -1;
-	if ((flags_arg = recv_flags_arg(why, len)) < 0)
-		return -1;
-	s = udpdwell_kprobe_bpf__open();
-	if (!s)
-		return tk_load_refusal(-errno, "BPF object", why, len);
-	UD_SETUP(s, o, legacy);
-	bpf_map__set_max_entries(s->maps.ud_index, 2 * o->max_sockets);
-	s->rodata->targ_recv_flags_arg = (__u32)flags_arg;
-	if (!have_func("udpv6_recvmsg")) {
-		bpf_program__set_autoload(s->progs.ud_kp_recvmsg6, false);
-		bpf_program__set_autoload(s->progs.ud_krp_recvmsg6, false);
-	}
-	err = udpdwell_kprobe_bpf__load(s);
-	if (err) {
-		udpdwell_kprobe_bpf__destroy(s);
-		return tk_load_refusal(err, "programs", why, len);
-	}
-	vlog("kprobe: the verifier accepted %d programs", count_loaded(s->obj));
-	err = udpdwell_kprobe_bpf__attach(s);
-	if (err) {
-		int n = count_loaded(s->obj);
-
-		missing = bpfu_kprobe_missing();
-		udpdwell_kprobe_bpf__destroy(s);
-		if (missing) {
-			snprintf(why, len, "the %d programs loaded but cannot attach: %s", n, missing);
-			return TK_EXIT_NOTSUP;
-		}
-		return tk_attach_refusal(err, "programs", why, len);
-	}
-	if (map_state(b, s->maps.ud_state, why, len)) {
-		udpdwell_kprobe_bpf__destroy(s);
-		return -1;
-	}
-	UD_FILL(b, s, UD_BACKEND_KPROBE);
-	b->index_fd = bpf_map__fd(s->maps.ud_index);
+	b->kind = d->kind;
+	b->skel = s;
+	b->destroy = d->destroy;
+	b->obj = obj;
+	b->stats_fd = bpf_map__fd(bpf_object__find_map_by_name(obj, "ud_stats"));
+	b->index_fd = d->uses_index ? bpf_map__fd(bpf_object__find_map_by_name(obj, "ud_index")) : -1;
+	b->drops_fd = bpf_map__fd(bpf_object__find_map_by_name(obj, "ud_drops"));
+	b->counters_fd = bpf_map__fd(bpf_object__find_map_by_name(obj, "ud_counters"));
+	b->epoch = d->epoch(s);
 	b->legacy_drops = legacy;
-	return 0;
 }
 
-static int open_tracepoint(const struct ud_bpf_opts *o, struct ud_bpf *b, char *why, size_t len)
+/* open, configure, load and attach backend d, and map its socket states;
+ * on failure nothing stays loaded and why says what the kernel refused */
+static int open_backend(const struct backend *d, const struct ud_bpf_opts *o, struct ud_bpf *b, char *why,
+			size_t len)
 {
-	static const char *const needed[] = { "sk_data_ready", "sock_recv_length" };
-	struct udpdwell_tp_bpf *s;
-	bool legacy;
+	struct hooks h = { 0 };
+	struct bpf_object *obj;
+	const char *missing;
+	void *s;
 	int err;
 
-	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++) {
-		if (ud_tp_nargs(needed[i]) < 1) {
-			snprintf(why, len, "the kernel has no sock:%s tracepoint (6.3+)", needed[i]);
-			return -1;
-		}
-	}
-	if (drops_plan(o, &legacy, why, len))
+	if (d->hooks(o, &h, why, len))
 		return -1;
-	s = udpdwell_tp_bpf__open();
-	if (!s)
+	if (!(s = d->open()))
 		return tk_load_refusal(-errno, "BPF object", why, len);
-	UD_SETUP(s, o, legacy);
-	s->rodata->targ_rdonly_cast = have_rdonly_cast();
-	err = udpdwell_tp_bpf__load(s);
-	if (err) {
-		udpdwell_tp_bpf__destroy(s);
-		return tk_load_refusal(err, "programs", why, len);
+	obj = *d->skel(s)->obj;
+	d->rodata(s, o, &h);
+	configure(d, obj, o, &h);
+	if ((err = bpf_object__load_skeleton(d->skel(s)))) {
+		err = tk_load_refusal(err, "programs", why, len);
+		goto fail;
 	}
-	err = udpdwell_tp_bpf__attach(s);
-	if (err) {
-		udpdwell_tp_bpf__destroy(s);
-		return tk_attach_refusal(err, "programs", why, len);
+	vlog("%s: the verifier accepted %d programs", ud_backend_names[d->kind], count_loaded(obj));
+	if ((err = bpf_object__attach_skeleton(d->skel(s)))) {
+		missing = d->attach_missing ? d->attach_missing() : NULL;
+		if (missing) {
+			snprintf(why, len, "the %d programs loaded but cannot attach: %s", count_loaded(obj),
+				 missing);
+			err = TK_EXIT_NOTSUP;
+		} else {
+			err = tk_attach_refusal(err, "programs", why, len);
+		}
+		goto fail;
 	}
-	if (map_state(b, s->maps.ud_state, why, len)) {
-		udpdwell_tp_bpf__destroy(s);
-		return -1;
-	}
-	UD_FILL(b, s, UD_BACKEND_TRACEPOINT);
-	b->legacy_drops = legacy;
+	if ((err = map_state(b, bpf_object__find_map_by_name(obj, "ud_state"), why, len)))
+		goto fail;
+	fill(b, d, s, obj, h.legacy);
 	return 0;
+fail:
+	d->destroy(s);
+	return err;
 }
 
 struct open_ctx {
@@ -289,13 +352,13 @@ static int open_one(int kind, void *p, char *why, size_t len)
 	int err;
 
 	memset(c->b, 0, sizeof(*c->b));
-	if (kind == UD_BACKEND_FENTRY)
-		err = open_fentry(c->o, c->b, why, len);
-	else if (kind == UD_BACKEND_KPROBE)
-		err = open_kprobe(c->o, c->b, why, len);
-	else
-		err = open_tracepoint(c->o, c->b, why, len);
-	return err < 0 ? TK_EXIT_NOTSUP : err;
+	for (size_t i = 0; i < ARRAY_SIZE(backends); i++)
+		if ((int)backends[i].kind == kind) {
+			err = open_backend(&backends[i], c->o, c->b, why, len);
+			return err < 0 ? TK_EXIT_NOTSUP : err;
+		}
+	snprintf(why, len, "no such backend");
+	return TK_EXIT_NOTSUP;
 }
 
 int ud_bpf_open(enum ud_backend want, const struct ud_bpf_opts *o, struct ud_bpf *b)
@@ -346,13 +409,7 @@ void ud_bpf_close(struct ud_bpf *b)
 	if (b->state)
 		munmap(b->state, b->state_len);
 	b->state = NULL;
-	if (!b->skel)
-		return;
-	switch (b->kind) {
-	case UD_BACKEND_FENTRY: udpdwell_fentry_bpf__destroy(b->skel); break;
-	case UD_BACKEND_KPROBE: udpdwell_kprobe_bpf__destroy(b->skel); break;
-	case UD_BACKEND_TRACEPOINT: udpdwell_tp_bpf__destroy(b->skel); break;
-	case UD_BACKEND_AUTO: break;
-	}
+	if (b->skel && b->destroy)
+		b->destroy(b->skel);
 	b->skel = NULL;
 }

@@ -32,6 +32,7 @@ struct ud_sock;
 struct ud_bpf {
 	enum ud_backend kind;
 	void *skel;
+	void (*destroy)(void *skel); /* skel's own destroy */
 	struct bpf_object *obj;
 	struct ud_sock *state;     /* ud_state's slots, memory-mapped */
 	size_t state_len;
