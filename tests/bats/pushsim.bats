@@ -10,6 +10,7 @@ setup() {
 teardown() {
 	# a test that narrowed the allowed congestion controls puts them back
 	[ -z "${ALLOWED_CC:-}" ] || echo "$ALLOWED_CC" > /proc/sys/net/ipv4/tcp_allowed_congestion_control
+	tk_unlock_bbr_traced
 	tk_cleanup
 }
 
@@ -222,6 +223,11 @@ sum() { jq -s "[.[] | select(.type==\"summary\")][0].$2" "$BATS_TEST_TMPDIR/$1.j
 @test "pushsim --cc: a congestion control this user may not choose is a missing privilege, exit 3" {
 	requires root netns
 	local cc def
+	# the lists are the host's, not the namespace's, and bbrtrace's
+	# bbr_traced joins them while it runs: a tracer that left while the list
+	# was narrowed would make the restore fail (no such name), so none of
+	# the tests' tracers runs meanwhile
+	tk_lock_bbr_traced
 	# available, but neither allowed (net.ipv4.tcp_allowed_congestion_control)
 	# nor the default: only CAP_NET_ADMIN may choose it. Where every available
 	# one is allowed, the allowed list is narrowed to reno for the test
