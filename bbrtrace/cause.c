@@ -9,6 +9,7 @@
 
 #include "bbrtrace/cause.h"
 #include "bbrtrace/rules.h"
+#include "common.h"
 
 static double ms(uint64_t us)
 {
@@ -21,7 +22,7 @@ static const char *delivered_note(const struct bt_cause_in *in, char *buf, size_
 	buf[0] = '\0';
 	if (in->delivered_bps)
 		snprintf(buf, len, ", against the %.3f Mbit/s the flow delivered",
-			 (double)in->delivered_bps * 1e-6);
+			 (double)in->delivered_bps * TK_MBPS_PER_BPS_F);
 	return buf;
 }
 
@@ -68,9 +69,9 @@ static void classify_burst(const struct bt_cause_in *in, struct bt_collapse *c)
 	snprintf(e, n, "BBR's maximum %.3f Mbit/s was %.1fx what the flow delivered (%.3f Mbit/s "
 		 "over %u ms at most), set %.3f ms before by %d segments sent in %.3f ms, ACKed "
 		 "over %.3f ms: a burst; the estimate is back to %.3f Mbit/s",
-		 (double)c->bw_prev_bps * 1e-6, x, (double)in->delivered_bps * 1e-6,
-		 BT_DEMAND_WINDOW_MS, (double)in->max_age_ns / 1e6, h->delivered,
-		 ms(h->snd_interval_us), ms(h->rcv_interval_us), (double)c->bw_bps * 1e-6);
+		 (double)c->bw_prev_bps * TK_MBPS_PER_BPS_F, x, (double)in->delivered_bps * TK_MBPS_PER_BPS_F,
+		 BT_DEMAND_WINDOW_MS, (double)in->max_age_ns / TK_NSEC_PER_MSEC_F, h->delivered,
+		 ms(h->snd_interval_us), ms(h->rcv_interval_us), (double)c->bw_bps * TK_MBPS_PER_BPS_F);
 }
 
 /*
@@ -95,8 +96,8 @@ static bool path_still_gives(const struct bt_cause_in *in, struct bt_collapse *c
 	snprintf(c->evidence, sizeof(c->evidence),
 		 "%s: the path gives %.3f Mbit/s, still %.2fx what the flow delivered (%.3f "
 		 "Mbit/s): BBR's old maximum %.3f Mbit/s, above both, left the filter",
-		 who, (double)c->bw_bps * 1e-6, (double)c->bw_bps / d, d * 1e-6,
-		 (double)c->bw_prev_bps * 1e-6);
+		 who, (double)c->bw_bps * TK_MBPS_PER_BPS_F, (double)c->bw_bps / d, d * TK_MBPS_PER_BPS_F,
+		 (double)c->bw_prev_bps * TK_MBPS_PER_BPS_F);
 	return true;
 }
 
@@ -111,7 +112,7 @@ static void classify_queue(const struct bt_cause_in *in, struct bt_collapse *c, 
 		 "%s: %d segments sent in %.3f ms drained over %.3f ms, at %.3f Mbit/s: a queue "
 		 "at the path's rate, not a held ACK (that holds %d segments at most)",
 		 who, k->delivered, ms(k->snd_interval_us), ms(k->rcv_interval_us),
-		 (double)k->sample_bw_bps * 1e-6, BT_DELACK_MAX_SEGS);
+		 (double)k->sample_bw_bps * TK_MBPS_PER_BPS_F, BT_DELACK_MAX_SEGS);
 }
 
 /* a late ACK: a delayed_ack when it held back one or two segments within the timer's
@@ -156,15 +157,15 @@ static void classify_expired(const struct bt_cause_in *in, struct bt_collapse *c
 		snprintf(e, n,
 			 "BBR's max-bw filter let its old maximum %.3f Mbit/s expire (set before the "
 			 "flow's last %d samples); %s, %d delivered, is the largest left",
-			 (double)c->bw_prev_bps * 1e-6, BT_DETECT_HISTORY, who, c->culprit.delivered);
+			 (double)c->bw_prev_bps * TK_MBPS_PER_BPS_F, BT_DETECT_HISTORY, who, c->culprit.delivered);
 		return;
 	}
 	snprintf(e, n,
 		 "BBR's max-bw filter let its old maximum %.3f Mbit/s expire after %.3f ms (%.0f "
 		 "rounds of min_rtt %u us): %d segments sent in %.3f ms, ACKed over %.3f ms%s; %s, %d "
 		 "delivered, is the largest left",
-		 (double)c->bw_prev_bps * 1e-6, (double)age_ns / 1e6,
-		 rtt ? (double)age_ns / 1e3 / rtt : 0.0, rtt, h->delivered, ms(h->snd_interval_us),
+		 (double)c->bw_prev_bps * TK_MBPS_PER_BPS_F, (double)age_ns / TK_NSEC_PER_MSEC_F,
+		 rtt ? (double)age_ns / TK_NSEC_PER_USEC_F / rtt : 0.0, rtt, h->delivered, ms(h->snd_interval_us),
 		 ms(h->rcv_interval_us), h->snd_interval_us * 10 < h->rcv_interval_us ? " (a burst)" : "",
 		 who, c->culprit.delivered);
 }
@@ -246,14 +247,14 @@ void bt_cause_classify(const struct bt_cause_in *in, struct bt_collapse *c)
 		snprintf(e, n,
 			 "BBR %s its long-term rate lt_bw %.3f Mbit/s after sustained losses "
 			 "(%d lost in this sample), as behind a policer",
-			 in->lt_was_on ? "lowered" : "switched to", (double)c->ack.lt_bw_bps * 1e-6,
+			 in->lt_was_on ? "lowered" : "switched to", (double)c->ack.lt_bw_bps * TK_MBPS_PER_BPS_F,
 			 c->ack.losses);
 	} else if (!in->culprit_found) {
 		c->cause = BT_CAUSE_OTHER;
 		snprintf(e, n,
 			 "the new max-bw %.3f Mbit/s matches none of the flow's last %d samples "
 			 "(trace started mid-flow or events were lost)",
-			 (double)c->bw_bps * 1e-6, BT_DETECT_HISTORY);
+			 (double)c->bw_bps * TK_MBPS_PER_BPS_F, BT_DETECT_HISTORY);
 	} else if (k->is_app_limited && c->reset_by_ack) {
 		c->cause = BT_CAUSE_OTHER;
 		snprintf(e, n,
@@ -272,7 +273,7 @@ void bt_cause_classify(const struct bt_cause_in *in, struct bt_collapse *c)
 		snprintf(e, n,
 			 "%s: rcv_interval %.3f ms and snd_interval %.3f ms agree (within %gx): "
 			 "the path delivered %.3f Mbit/s%s",
-			 who, ms(rcv), ms(snd), in->cfg->agree_ratio, (double)k->sample_bw_bps * 1e-6,
+			 who, ms(rcv), ms(snd), in->cfg->agree_ratio, (double)k->sample_bw_bps * TK_MBPS_PER_BPS_F,
 			 delivered_note(in, note, sizeof(note)));
 	} else {
 		classify_rest(in, c, who, hint);

@@ -128,9 +128,9 @@ static void render_peers(struct prom_buf *pb, const struct bt_run *r, const stru
 			unsigned int k = i < pg->n ? i : pg->k;
 			const struct bt_harm *h = &pg->h[k];
 			struct prom_label l = { "peer", pg->addr[k] };
-			double v[] = { (double)h->active_ns / 1e9, (double)bt_harm_ns(h) / 1e9,
-				       (double)h->throttled_ns / 1e9, (double)h->throttling[BT_CAUSE_DELAYED_ACK],
-				       (double)h->stalled_ns[BT_STALL_NAGLE] / 1e9 };
+			double v[] = { (double)h->active_ns / TK_NSEC_PER_SEC_F, (double)bt_harm_ns(h) / TK_NSEC_PER_SEC_F,
+				       (double)h->throttled_ns / TK_NSEC_PER_SEC_F, (double)h->throttling[BT_CAUSE_DELAYED_ACK],
+				       (double)h->stalled_ns[BT_STALL_NAGLE] / TK_NSEC_PER_SEC_F };
 
 			prom_sample(pb, fam[f].name, &l, 1, v[f]);
 		}
@@ -183,7 +183,7 @@ int bt_metrics_render(struct prom_buf *pb, void *ctx)
 		prom_sample_u64(pb, METRIC_THROTTLING, &l, 1, st.throttling[i]);
 	}
 	prom_family(pb, METRIC_THROTTLED, PROM_COUNTER, "time flows spent throttled, summed over flows");
-	prom_sample(pb, METRIC_THROTTLED, NULL, 0, (double)st.throttled_ns / 1e9);
+	prom_sample(pb, METRIC_THROTTLED, NULL, 0, (double)st.throttled_ns / TK_NSEC_PER_SEC_F);
 	prom_family(pb, METRIC_LATE, PROM_COUNTER,
 		    "bytes the throttled flows' demand wanted that the pacing held back");
 	prom_sample(pb, METRIC_LATE, NULL, 0, st.late_bytes);
@@ -203,7 +203,7 @@ int bt_metrics_render(struct prom_buf *pb, void *ctx)
 	for (int i = 0; i < BT_NSTALL_CAUSES; i++) {
 		struct prom_label l = { "cause", bt_stall_cause_names[i] };
 
-		prom_sample(pb, METRIC_STALLED, &l, 1, (double)st.stalled_ns[i] / 1e9);
+		prom_sample(pb, METRIC_STALLED, &l, 1, (double)st.stalled_ns[i] / TK_NSEC_PER_SEC_F);
 	}
 	render_peers(pb, r, &peers_page);
 	free(peers_page.h);

@@ -9,6 +9,7 @@
 #include "bbrtrace/rules.h"
 #include "bbrtrace/vtext.h"
 #include "cli.h"
+#include "common.h"
 #include "record.h"
 
 static uint64_t sum(const uint64_t *v, int n)
@@ -205,10 +206,10 @@ void bt_peer_verdict_json(const struct bt_peer_verdict *pv, char *buf, size_t ca
 		       "%s{\"peer\":\"%s\",\"local\":\"%s\",\"held_s\":%.3f,\"throttled_s\":%.3f,"
 		       "\"late_bytes\":%.0f,\"throttling\":%llu,\"delayed_ack\":%llu,\"nagle_stalls\":%llu,"
 		       "\"nagle_stalled_s\":%.3f,\"fix\":%s%s%s}",
-		       i ? "," : "", peer, local, (double)bt_harm_ns(&r->h) / 1e9, (double)r->h.throttled_ns / 1e9,
+		       i ? "," : "", peer, local, (double)bt_harm_ns(&r->h) / TK_NSEC_PER_SEC_F, (double)r->h.throttled_ns / TK_NSEC_PER_SEC_F,
 		       r->h.late_bytes, (unsigned long long)sum(r->h.throttling, BT_NCAUSES),
 		       (unsigned long long)r->h.throttling[BT_CAUSE_DELAYED_ACK],
-		       (unsigned long long)r->h.stalls[BT_STALL_NAGLE], (double)r->h.stalled_ns[BT_STALL_NAGLE] / 1e9,
+		       (unsigned long long)r->h.stalls[BT_STALL_NAGLE], (double)r->h.stalled_ns[BT_STALL_NAGLE] / TK_NSEC_PER_SEC_F,
 		       r->fix[0] ? "\"" : "", r->fix[0] ? fix : "null", r->fix[0] ? "\"" : "");
 	}
 	vt_cat(buf, cap, "]");

@@ -55,7 +55,7 @@ static void report_stats(struct bt_run *r, enum rec_format fmt)
 	X("collapses_by_cause", REC_KV, 0, REC_NOCOL, verdict ? rv_kv(kv, BT_NCAUSES) : rv_null()) \
 	X("throttling_by_cause", REC_KV, 0, REC_NOCOL, verdict ? rv_kv(tkv, BT_NCAUSES) : rv_null()) \
 	X("throttled_s", REC_F64, 3, REC_NOCOL,                                           \
-	  verdict ? rv_f64((double)verdict->st.throttled_ns / 1e9) : rv_null())           \
+	  verdict ? rv_f64((double)verdict->st.throttled_ns / TK_NSEC_PER_SEC_F) : rv_null()) \
 	X("late_bytes", REC_U64, 0, REC_NOCOL,                                            \
 	  verdict ? rv_u64((uint64_t)verdict->st.late_bytes) : rv_null())                 \
 	X("samples_untracked", REC_U64, 0, REC_NOCOL, verdict ? rv_u64(verdict->st.samples_untracked) : rv_null()) \
@@ -78,7 +78,7 @@ static void write_summary(const struct bt_env *env, struct bt_run *r, uint64_t l
 {
 	struct rec_kv kv[BT_NCAUSES], tkv[BT_NCAUSES], skv[BT_NSTALL_CAUSES];
 	const char *no_writes, *hook = bt_backend_write_hook(r->b, &no_writes);
-	double stalled_s = verdict ? (double)verdict->stalled_ns / 1e9 : 0;
+	double stalled_s = verdict ? (double)verdict->stalled_ns / TK_NSEC_PER_SEC_F : 0;
 
 	if (verdict) {
 		bt_verdict_by_cause(verdict, kv);
@@ -113,7 +113,7 @@ static const char *why_empty(const struct bt_env *env, const struct bt_run *r)
 /* the summary, the verdict and the statistics, once tracing has stopped */
 void bt_report(const struct bt_env *env, struct bt_run *r)
 {
-	double elapsed = (double)(tk_mono_ns() - r->t0_ns) * 1e-9;
+	double elapsed = (double)(tk_mono_ns() - r->t0_ns) * TK_SEC_PER_NSEC_F;
 	uint64_t lost = bt_backend_counter(r->b, BT_CNT_LOST);
 	struct bt_verdict verdict;
 	const char *no_writes;

@@ -317,7 +317,7 @@ int bt_run_loop(const struct bt_env *env, struct bt_run *r)
 {
 	bool live_count = env->output && isatty(STDERR_FILENO) && log_get_level() >= LOG_NORMAL;
 	uint64_t deadline_ns, last_live_ns = 0, next_verdict_ns = 0;
-	uint64_t every_ns = (uint64_t)(env->verdict_every_s * 1e9);
+	uint64_t every_ns = (uint64_t)(env->verdict_every_s * TK_NSEC_PER_SEC_F);
 	int err, code = TK_EXIT_OK;
 
 	/* on a terminal, the header tells at once what the columns will be */
@@ -326,7 +326,7 @@ int bt_run_loop(const struct bt_env *env, struct bt_run *r)
 		rec_writer_flush(r->w);
 	}
 	r->t0_ns = tk_mono_ns();
-	deadline_ns = env->duration_s > 0 ? r->t0_ns + (uint64_t)(env->duration_s * 1e9) : 0;
+	deadline_ns = env->duration_s > 0 ? r->t0_ns + (uint64_t)(env->duration_s * TK_NSEC_PER_SEC_F) : 0;
 	while (!exiting) {
 		uint64_t now;
 

@@ -371,7 +371,7 @@ void bt_verdict_build_window(struct bt_verdict *v, const struct bt_detect *d, ui
 	window_stats(v, &w);
 	bt_peer_verdict_build(&v->peers, bt_detect_peers(d), now_ns);
 	v->window = true;
-	v->elapsed_s = (double)v->peers.window_ns / 1e9;
+	v->elapsed_s = (double)v->peers.window_ns / TK_NSEC_PER_SEC_F;
 	v->collapses = sum_causes(st->collapses);
 	sum_stalls(st, &v->stalls, &v->stalled_ns);
 	throttling = sum_causes(st->throttling);
@@ -431,7 +431,7 @@ void bt_verdict_note_lost(struct bt_verdict *v, uint64_t acks, uint64_t writes)
 	X("collapses", REC_U64, 0, REC_NOCOL, rv_u64(v->collapses))                         \
 	X("collapses_by_cause", REC_KV, 0, REC_NOCOL, rv_kv(kv, BT_NCAUSES))                \
 	X("throttling_by_cause", REC_KV, 0, REC_NOCOL, rv_kv(tkv, BT_NCAUSES))              \
-	X("throttled_s", REC_F64, 3, REC_NOCOL, rv_f64((double)st->throttled_ns / 1e9))     \
+	X("throttled_s", REC_F64, 3, REC_NOCOL, rv_f64((double)st->throttled_ns / TK_NSEC_PER_SEC_F)) \
 	X("late_bytes", REC_U64, 0, REC_NOCOL, rv_u64((uint64_t)st->late_bytes))            \
 	X("collapses_per_min", REC_F64, 3, REC_NOCOL,                                       \
 	  rv_f64(v->elapsed_s > 0 ? (double)v->collapses * 60.0 / v->elapsed_s : 0))       \
@@ -454,7 +454,7 @@ void bt_verdict_note_lost(struct bt_verdict *v, uint64_t acks, uint64_t writes)
 	X("stalled_s", REC_F64, 3, REC_NOCOL, trc ? rv_f64(stalled_s) : rv_null())                 \
 	X("nagle_stalls_ended_by", REC_KV, 0, REC_NOCOL, trc ? rv_kv(ekv, BT_NSTALL_ENDS) : rv_null()) \
 	X("stall_fix", REC_STR, 0, REC_NOCOL, v->stall_fix[0] ? rv_str(v->stall_fix) : rv_null()) \
-	X("window_s", REC_F64, 0, REC_NOCOL, v->peers.window_ns ? rv_f64((double)v->peers.window_ns / 1e9) : rv_null()) \
+	X("window_s", REC_F64, 0, REC_NOCOL, v->peers.window_ns ? rv_f64((double)v->peers.window_ns / TK_NSEC_PER_SEC_F) : rv_null()) \
 	X("peers", REC_U64, 0, REC_NOCOL, rv_u64(v->peers.peers))                                \
 	X("peers_harmed", REC_U64, 0, REC_NOCOL, rv_u64(v->peers.harmed))                        \
 	X("worst_peers", REC_RAW, 0, REC_NOCOL, rv_raw(peers_json))                             \
@@ -498,7 +498,7 @@ int bt_verdict_write(struct rec_writer *w, const struct bt_verdict *v)
 	bool trc = !v->stalls_untraced;
 	char sender[BT_ADDR_STR], receiver[BT_ADDR_STR];
 	struct rec_kv kv[BT_NCAUSES], tkv[BT_NCAUSES], skv[BT_NSTALL_CAUSES], ekv[BT_NSTALL_ENDS];
-	double stalled_s = (double)v->stalled_ns / 1e9;
+	double stalled_s = (double)v->stalled_ns / TK_NSEC_PER_SEC_F;
 	char peers_json[2048];
 
 	bt_peer_verdict_json(&v->peers, peers_json, sizeof(peers_json));

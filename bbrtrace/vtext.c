@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bbrtrace/vtext.h"
+#include "common.h"
 
 void vt_cat(char *buf, size_t cap, const char *fmt, ...)
 {
@@ -32,12 +33,12 @@ void vt_us(char *buf, size_t cap, uint64_t us)
 
 void vt_bps(char *buf, size_t cap, uint64_t bps)
 {
-	if (bps >= 1000000000ull)
-		snprintf(buf, cap, "%.1f Gbit/s", (double)bps / 1e9);
-	else if (bps >= 1000000ull)
-		snprintf(buf, cap, "%.1f Mbit/s", (double)bps / 1e6);
+	if (bps >= TK_BPS_PER_GBPS)
+		snprintf(buf, cap, "%.1f Gbit/s", (double)bps / TK_BPS_PER_GBPS_F);
+	else if (bps >= TK_BPS_PER_MBPS)
+		snprintf(buf, cap, "%.1f Mbit/s", (double)bps / TK_BPS_PER_MBPS_F);
 	else
-		snprintf(buf, cap, "%.0f kbit/s", (double)bps / 1e3);
+		snprintf(buf, cap, "%.0f kbit/s", (double)bps / TK_BPS_PER_KBPS_F);
 }
 
 void vt_bytes(char *buf, size_t cap, double bytes)

@@ -97,7 +97,7 @@ int main(int argc, char **argv)
 	rec_writer_free(w);
 	fclose(out);
 	printf("%s %llu events %.3f s %.0f events/s %.1f ns/event\n", fmt_name, (unsigned long long)n,
-	       (double)(t1 - t0) * 1e-9, (double)n / ((double)(t1 - t0) * 1e-9),
+	       (double)(t1 - t0) * TK_SEC_PER_NSEC_F, (double)n / ((double)(t1 - t0) * TK_SEC_PER_NSEC_F),
 	       (double)(t1 - t0) / (double)n);
 	return 0;
 }

@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "cli.h"
+#include "common.h"
 #include "snapshot.h"
 
 static int cmp_entry(const void *a, const void *b)
@@ -328,11 +329,11 @@ void ud_row_build(struct ud_row *r, const struct ud_entry *cur, const struct ud_
 	}
 
 	if (cur->oldest_stamp_ns && now_ns > cur->oldest_stamp_ns)
-		r->oldest_wait_us = (double)(now_ns - cur->oldest_stamp_ns) / 1e3;
+		r->oldest_wait_us = (double)(now_ns - cur->oldest_stamp_ns) / TK_NSEC_PER_USEC_F;
 	if (r->d.packets) {
-		double max_us = (double)cur->interval_max_ns / 1e3;
+		double max_us = (double)cur->interval_max_ns / TK_NSEC_PER_USEC_F;
 
-		r->avg_us = (double)r->d.sum_ns / (double)r->d.packets / 1e3;
+		r->avg_us = (double)r->d.sum_ns / (double)r->d.packets / TK_NSEC_PER_USEC_F;
 		r->max_us = max_us;
 		r->p50_us = ud_quantile_us(r->d.buckets, 0.50, max_us);
 		r->p99_us = ud_quantile_us(r->d.buckets, 0.99, max_us);

@@ -156,8 +156,8 @@ static int start_clock(struct ud_ctx *c, struct run *r)
 
 	r->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	r->start_ns = tk_mono_ns();
-	r->period_ns = (uint64_t)llround(o->interval_s * 1e9);
-	r->end_ns = o->duration_s > 0 ? r->start_ns + (uint64_t)llround(o->duration_s * 1e9) : 0;
+	r->period_ns = (uint64_t)llround(o->interval_s * TK_NSEC_PER_SEC_F);
+	r->end_ns = o->duration_s > 0 ? r->start_ns + (uint64_t)llround(o->duration_s * TK_NSEC_PER_SEC_F) : 0;
 	c->interval_start_ns = r->start_ns;
 	if (r->timer_fd < 0 || arm_timer(r, r->start_ns)) {
 		elog("cannot set up the timer: %s", strerror(errno));

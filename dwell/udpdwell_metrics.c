@@ -131,7 +131,7 @@ static int put_dwell(struct prom_buf *b, const struct series *s, unsigned int n)
 	int err;
 
 	for (int i = 0; i < UD_NBUCKETS - 1; i++)
-		le_s[i] = ud_le_us[i] / 1e6;
+		le_s[i] = ud_le_us[i] / TK_USEC_PER_SEC_F;
 	err = prom_family(b, METRIC_DWELL, PROM_HISTOGRAM,
 			  "Time each datagram waited in the socket receive queue, from the "
 			  "kernel's enqueue to the application's read.");
@@ -139,7 +139,7 @@ static int put_dwell(struct prom_buf *b, const struct series *s, unsigned int n)
 		struct labels lb;
 
 		err |= prom_histogram(b, METRIC_DWELL, labels_of(&s[i], &lb), NLABELS, le_s,
-				      s[i].buckets, UD_NBUCKETS - 1, (double)s[i].sum_ns / 1e9);
+				      s[i].buckets, UD_NBUCKETS - 1, (double)s[i].sum_ns / TK_NSEC_PER_SEC_F);
 	}
 	return err;
 }

@@ -12,6 +12,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpfutil.h"
+#include "common.h"
 #include "dwellrec.h"
 
 #include "udpdwell.h"
@@ -106,7 +107,7 @@ int write_interval(struct ud_ctx *c, unsigned int nrows, uint64_t since, uint64_
 	const struct options *o = c->o;
 	struct ud_cumul tot = { 0 };
 	unsigned int shown = add_up(c, nrows, &tot);
-	struct ud_interval_rec iv = { .interval_s = (double)(now - since) / 1e9, .sockets = shown,
+	struct ud_interval_rec iv = { .interval_s = (double)(now - since) / TK_NSEC_PER_SEC_F, .sockets = shown,
 				      .tracked = c->prev.n, .packets = tot.packets, .unmatched = tot.unmatched,
 				      .resync_added = tot.resync_added, .resync_dropped = tot.resync_dropped,
 				      .ring_full = tot.ring_full, .evicted = c->evicted,

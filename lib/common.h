@@ -54,6 +54,30 @@ enum tk_exit {
 #define TK_USEC_PER_MSEC 1000ULL
 #define TK_MSEC_PER_SEC 1000ULL
 
+/* for floating-point arithmetic: the same units as doubles, each spelled as the
+ * literal it stands for, so an expression keeps its value to the bit */
+#define TK_NSEC_PER_SEC_F 1e9
+#define TK_NSEC_PER_MSEC_F 1e6
+#define TK_NSEC_PER_USEC_F 1e3
+#define TK_USEC_PER_SEC_F 1e6
+#define TK_USEC_PER_MSEC_F 1e3
+#define TK_MSEC_PER_SEC_F 1e3
+#define TK_SEC_PER_NSEC_F 1e-9
+#define TK_SEC_PER_USEC_F 1e-6
+#define TK_SEC_PER_MSEC_F 1e-3
+#define TK_MSEC_PER_NSEC_F 1e-6
+#define TK_MSEC_PER_USEC_F 1e-3
+#define TK_USEC_PER_NSEC_F 1e-3
+
+/* rates: bit/s in a Gbit/s and a Mbit/s */
+#define TK_BPS_PER_GBPS 1000000000ULL
+#define TK_BPS_PER_MBPS 1000000ULL
+/* for floating-point arithmetic: bit/s per Gbit/s, Mbit/s, kbit/s, and Mbit/s per bit/s */
+#define TK_BPS_PER_GBPS_F 1e9
+#define TK_BPS_PER_MBPS_F 1e6
+#define TK_BPS_PER_KBPS_F 1e3
+#define TK_MBPS_PER_BPS_F 1e-6
+
 /* CLOCK_MONOTONIC in nanoseconds: the time base of every tool and of the
  * BPF programs' bpf_ktime_get_ns() */
 static inline uint64_t tk_mono_ns(void)

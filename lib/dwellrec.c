@@ -18,8 +18,10 @@
 /* --- the buckets --------------------------------------------------------------------- */
 
 const double ud_le_us[UD_NBUCKETS - 1] = {
-	UD_LE0 / 1e3, UD_LE1 / 1e3, UD_LE2 / 1e3, UD_LE3 / 1e3,
-	UD_LE4 / 1e3, UD_LE5 / 1e3, UD_LE6 / 1e3, UD_LE7 / 1e3,
+	UD_LE0 / TK_NSEC_PER_USEC_F, UD_LE1 / TK_NSEC_PER_USEC_F,
+	UD_LE2 / TK_NSEC_PER_USEC_F, UD_LE3 / TK_NSEC_PER_USEC_F,
+	UD_LE4 / TK_NSEC_PER_USEC_F, UD_LE5 / TK_NSEC_PER_USEC_F,
+	UD_LE6 / TK_NSEC_PER_USEC_F, UD_LE7 / TK_NSEC_PER_USEC_F,
 };
 
 /* the labels, and the table column's heading that runs them together
@@ -44,7 +46,9 @@ static struct edge edge_of(unsigned int i)
 {
 	double us = ud_le_us[i];
 
-	return us >= 1e3 && fmod(us, 1e3) == 0 ? (struct edge){ us / 1e3, "ms" } : (struct edge){ us, "us" };
+	return us >= TK_USEC_PER_MSEC_F && fmod(us, TK_USEC_PER_MSEC_F) == 0
+		       ? (struct edge){ us / TK_USEC_PER_MSEC_F, "ms" }
+		       : (struct edge){ us, "us" };
 }
 
 /* the heading names a unit at the ends of each run of edges in that unit */

@@ -147,7 +147,7 @@ static bool rd_str(const char *s, char *out, size_t len)
  * it back. `a` is the ACK's sample, `r` the sample whose rate fields the
  * record carries (the ACK's own, or a collapse's culprit), `c` a collapse.
  */
-#define BT_FIELD_TIME_S NULL, REC_F64, 6, rv_f64((double)(int64_t)(a->t_ns - t0_ns) * 1e-9), RD_NONE
+#define BT_FIELD_TIME_S NULL, REC_F64, 6, rv_f64((double)(int64_t)(a->t_ns - t0_ns) * TK_SEC_PER_NSEC_F), RD_NONE
 #define BT_FIELD_T_NS "t_ns", REC_U64, 0, rv_u64(a->t_ns), RD_U64(a->t_ns)
 #define BT_FIELD_WALL_NS "wall_ns", REC_U64, 0, rv_u64(a->wall_ns), RD_U64(a->wall_ns)
 #define BT_FIELD_COOKIE "cookie", REC_U64, 0, rv_u64(a->cookie), RD_U64(a->cookie)

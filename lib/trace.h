@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common.h"
 #include "jsonl.h"
 #include "record.h"
 
@@ -255,7 +256,7 @@ struct bt_collapse {
  * Each record's fields in order: X(ID, table header with unit, width,
  * scale, decimals), the ID naming a field of lib/trace.c.
  */
-#define BT_MBPS 1e-6
+#define BT_MBPS TK_MBPS_PER_BPS_F
 #define BT_FLOW_COLUMNS(X)                                                           \
 	X(TIME_S, "time s", 10, 0, 6)                                                 \
 	X(T_NS, NULL, 0, 0, 0)                                                        \
@@ -340,7 +341,7 @@ struct bt_collapse {
 /* a stall: the flow, when it began (t_ns, wall_ns), and what held the data */
 #define BT_STALL_COLUMNS(X)                                                          \
 	BT_FLOW_COLUMNS(X)                                                            \
-	X(DURATION_US, "stall ms", 8, 1e-3, 1)                                        \
+	X(DURATION_US, "stall ms", 8, TK_MSEC_PER_USEC_F, 1)                          \
 	X(STALL_CAUSE, "cause", -14, 0, 0)                                            \
 	X(ENDED_BY, "ended by", -8, 0, 0)                                             \
 	X(HELD_BYTES, "held B", 7, 0, 0)                                              \

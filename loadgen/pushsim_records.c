@@ -23,8 +23,8 @@
  * (_s), latencies and intervals in microseconds (_us); the table shows the
  * latter in ms.
  */
-#define MBIT_PER_BIT 1e-6
-#define MS_PER_US 1e-3
+#define MBIT_PER_BIT TK_MBPS_PER_BPS_F
+#define MS_PER_US TK_MSEC_PER_USEC_F
 
 /* a count only the sender keeps (the receiver cannot see its socket's backlog) */
 static struct rec_value sender_only(const struct stats *st, uint64_t v)

@@ -283,7 +283,7 @@ static int make_due(struct sender *s, const struct opts *o, uint64_t now)
 			double d = o->delay_ms + o->jitter_ms * nrand();
 
 			if (d > 0)
-				h.release_ns = now + (uint64_t)(d * 1e6);
+				h.release_ns = now + (uint64_t)(d * TK_NSEC_PER_MSEC_F);
 		}
 		if (heap_push(&h))
 			return -1;
@@ -397,7 +397,7 @@ static int run(struct sender *s, const struct opts *o)
 
 /* --- the summary ---------------------------------------------------------------------- */
 
-static double tv_s(const struct timeval *tv) { return (double)tv->tv_sec + (double)tv->tv_usec / 1e6; }
+static double tv_s(const struct timeval *tv) { return (double)tv->tv_sec + (double)tv->tv_usec / TK_USEC_PER_SEC_F; }
 
 #define SENDER_FIELDS(X)                                                                             \
 	X("sent", REC_U64, 0, REC_COL("sent", 9, 0, 0), rv_u64(s->sent))                              \
@@ -406,8 +406,8 @@ static double tv_s(const struct timeval *tv) { return (double)tv->tv_sec + (doub
 	X("duration_s", REC_F64, 3, REC_COL("dur s", 8, 0, 3), rv_f64(elapsed_s))                     \
 	X("rate_pps", REC_U64, 0, REC_COL("rate pps", 8, 0, 0), rv_u64(o->rate))                      \
 	X("send_avg_us", REC_F64, 1, REC_COL("send avg us", 11, 0, 1),                                 \
-	  rv_f64(s->send_n ? s->send_sum_ns / (double)s->send_n / 1e3 : 0.0))                          \
-	X("send_max_us", REC_F64, 1, REC_COL("send max us", 11, 0, 1), rv_f64((double)s->send_max_ns / 1e3)) \
+	  rv_f64(s->send_n ? s->send_sum_ns / (double)s->send_n / TK_NSEC_PER_USEC_F : 0.0))           \
+	X("send_max_us", REC_F64, 1, REC_COL("send max us", 11, 0, 1), rv_f64((double)s->send_max_ns / TK_NSEC_PER_USEC_F)) \
 	X("send_max_seq", REC_I64, 0, REC_COL("max seq", 7, 0, 0), rv_i64(s->send_max_seq))           \
 	X("cpu_user_s", REC_F64, 3, REC_COL("cpu user s", 10, 0, 3), rv_f64(tv_s(&ru.ru_utime)))      \
 	X("cpu_sys_s", REC_F64, 3, REC_COL("cpu sys s", 9, 0, 3), rv_f64(tv_s(&ru.ru_stime)))
@@ -425,7 +425,7 @@ static void records_help(FILE *f)
 
 static void write_summary(const struct sender *s, const struct opts *o)
 {
-	double elapsed_s = (double)(tk_mono_ns() - s->start_ns) / 1e9;
+	double elapsed_s = (double)(tk_mono_ns() - s->start_ns) / TK_NSEC_PER_SEC_F;
 	struct rusage ru;
 
 	getrusage(RUSAGE_SELF, &ru);

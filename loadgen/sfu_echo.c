@@ -402,12 +402,12 @@ static bool time_is_up(uint64_t start)
 {
 	uint64_t now = tk_mono_ns(), last;
 
-	if (o.duration_s > 0 && now - start >= (uint64_t)(o.duration_s * 1e9))
+	if (o.duration_s > 0 && now - start >= (uint64_t)(o.duration_s * TK_NSEC_PER_SEC_F))
 		return true;
 	pthread_mutex_lock(&lock);
 	last = last_arrival_ns;
 	pthread_mutex_unlock(&lock);
-	return o.idle_exit_s > 0 && last && now > last && now - last >= (uint64_t)(o.idle_exit_s * 1e9);
+	return o.idle_exit_s > 0 && last && now > last && now - last >= (uint64_t)(o.idle_exit_s * TK_NSEC_PER_SEC_F);
 }
 
 static void watch_clock(uint64_t start)
@@ -450,16 +450,16 @@ static int run(void)
 	return code;
 }
 
-static double tv_s(const struct timeval *tv) { return (double)tv->tv_sec + (double)tv->tv_usec / 1e6; }
+static double tv_s(const struct timeval *tv) { return (double)tv->tv_sec + (double)tv->tv_usec / TK_USEC_PER_SEC_F; }
 
 static struct rec_value avg_us(const struct kwait *k)
 {
-	return k->n ? rv_f64(k->sum_ns / (double)k->n / 1e3) : rv_null();
+	return k->n ? rv_f64(k->sum_ns / (double)k->n / TK_NSEC_PER_USEC_F) : rv_null();
 }
 
 static struct rec_value max_us(const struct kwait *k)
 {
-	return k->n ? rv_f64((double)k->max_ns / 1e3) : rv_null();
+	return k->n ? rv_f64((double)k->max_ns / TK_NSEC_PER_USEC_F) : rv_null();
 }
 
 static struct rec_value max_seq(const struct kwait *k)
@@ -473,8 +473,8 @@ static struct rec_value max_seq(const struct kwait *k)
 	X("reordered", REC_U64, 0, REC_COL("reord", 7, 0, 0), rv_u64(stats.reordered))                 \
 	X("jitter_ms", REC_F64, 3, REC_COL("jitter ms", 9, 0, 3), rv_f64(rtp_jitter_ms(&stats)))      \
 	X("wait_avg_us", REC_F64, 1, REC_COL("wait avg us", 11, 0, 1),                                 \
-	  rv_f64(stats.wait_n ? stats.wait_sum_ns / (double)stats.wait_n / 1e3 : 0.0))                 \
-	X("wait_max_us", REC_F64, 1, REC_COL("wait max us", 11, 0, 1), rv_f64((double)stats.wait_max_ns / 1e3)) \
+	  rv_f64(stats.wait_n ? stats.wait_sum_ns / (double)stats.wait_n / TK_NSEC_PER_USEC_F : 0.0))  \
+	X("wait_max_us", REC_F64, 1, REC_COL("wait max us", 11, 0, 1), rv_f64((double)stats.wait_max_ns / TK_NSEC_PER_USEC_F)) \
 	X("kwait_avg_us", REC_F64, 1, REC_COL("kwait avg us", 12, 0, 1), avg_us(&kwait))               \
 	X("kwait_max_us", REC_F64, 1, REC_COL("kwait max us", 12, 0, 1), max_us(&kwait))               \
 	X("kwait_max_seq", REC_I64, 0, REC_NOCOL, max_seq(&kwait))                                     \

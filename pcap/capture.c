@@ -464,7 +464,7 @@ static void arm_timer(double duration)
 	if (duration <= 0)
 		return;
 	it.it_value.tv_sec = (time_t)duration;
-	it.it_value.tv_usec = (suseconds_t)((duration - floor(duration)) * 1e6);
+	it.it_value.tv_usec = (suseconds_t)((duration - floor(duration)) * TK_USEC_PER_SEC_F);
 	if (!it.it_value.tv_sec && !it.it_value.tv_usec)
 		it.it_value.tv_usec = 1;
 	setitimer(ITIMER_REAL, &it, NULL);
@@ -539,7 +539,7 @@ static int stop_capture(const struct cap_opts *o, struct cap_run *r, int rc)
 	X("interface_drops", REC_U64, 0, REC_COL("if.drops", 8, 0, 0), rv_u64(r->st.ps_ifdrop))      \
 	X("files", REC_U64, 0, REC_COL("files", 5, 0, 0), rv_u64(r->w.files))                        \
 	X("last_file", REC_STR, 0, REC_COL("last file", -30, 0, 0), rv_str(r->w.cur))                \
-	X("duration_s", REC_F64, 3, REC_COL("dur s", 7, 0, 1), rv_f64((double)(r->t1_ns - r->t0_ns) * 1e-9))
+	X("duration_s", REC_F64, 3, REC_COL("dur s", 7, 0, 1), rv_f64((double)(r->t1_ns - r->t0_ns) * TK_SEC_PER_NSEC_F))
 static const struct rec_field cap_sum_fields[] = { CAP_SUM_FIELDS(REC_FIELD) };
 static const struct rec_schema cap_sum_schema = { "capture_summary", cap_sum_fields, ARRAY_SIZE(cap_sum_fields) };
 

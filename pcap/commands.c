@@ -50,12 +50,12 @@ struct an_job {
 
 static double rel_s(const struct an *a, int64_t ts)
 {
-	return (double)(ts - a->t0_ns) * 1e-9;
+	return (double)(ts - a->t0_ns) * TK_SEC_PER_NSEC_F;
 }
 
 /* --- flows ------------------------------------------------------------------------ */
 
-#define MBPS 1e-6
+#define MBPS TK_MBPS_PER_BPS_F
 
 /* one direction's counts (tcptrace's names), AB = "ab" or "ba", over d */
 #define FLOW_DIR_FIELDS(X, ab, AB, d, dir)                                                  \
@@ -75,7 +75,7 @@ static double rel_s(const struct an *a, int64_t ts)
 	X("b", REC_STR, 0, REC_COL("B", -21, 0, 0), rv_str(eb))                                 \
 	X("first_s", REC_F64, 6, REC_COL("start s", 10, 0, 3), rv_f64(rel_s(a, f->first_ns)))   \
 	X("duration_s", REC_F64, 6, REC_COL("dur s", 8, 0, 3),                                  \
-	  rv_f64((double)(f->last_ns - f->first_ns) * 1e-9))                                     \
+	  rv_f64((double)(f->last_ns - f->first_ns) * TK_SEC_PER_NSEC_F))                        \
 	FLOW_DIR_FIELDS(X, "ab", "A>B", (&f->d[0]), 0)                                           \
 	FLOW_DIR_FIELDS(X, "ba", "B>A", (&f->d[1]), 1)                                           \
 	X("complete", REC_BOOL, 0, REC_COL("SYN/FIN", 7, 0, 0), rv_bool(flow_complete(f)))
@@ -92,7 +92,7 @@ static const struct rec_schema flow_schema = { "flow", flow_fields, ARRAY_SIZE(f
 	X("malformed_frames", REC_U64, 0, REC_COL("bad", 5, 0, 0), rv_u64(a->bad_frames))      \
 	X("flows", REC_U64, 0, REC_COL("flows", 6, 0, 0), rv_u64(a->nflows))                   \
 	X("duration_s", REC_F64, 6, REC_COL("dur s", 9, 0, 3),                                 \
-	  rv_f64(a->frames ? (double)(a->tlast_ns - a->t0_ns) * 1e-9 : 0))                      \
+	  rv_f64(a->frames ? (double)(a->tlast_ns - a->t0_ns) * TK_SEC_PER_NSEC_F : 0))         \
 	X("linktypes", REC_STR, 0, REC_COL("link types", -16, 0, 0), rv_str(lts))
 static const struct rec_field capture_fields[] = { CAPTURE_FIELDS(REC_FIELD) };
 static const struct rec_schema capture_schema = { "capture", capture_fields, ARRAY_SIZE(capture_fields) };
@@ -146,7 +146,7 @@ static int write_capture(struct rec_writer *w, const char *path, const struct an
 	X("src", REC_STR, 0, REC_COL("src", -21, 0, 0), rv_str(src))                          \
 	X("dst", REC_STR, 0, REC_COL("dst", -21, 0, 0), rv_str(dst))                          \
 	X("t_s", REC_F64, 6, REC_COL("t s", 10, 0, 3), rv_f64(t))                             \
-	X("epoch_s", REC_F64, 6, REC_NOCOL, rv_f64((double)a->t0_ns * 1e-9 + t))              \
+	X("epoch_s", REC_F64, 6, REC_NOCOL, rv_f64((double)a->t0_ns * TK_SEC_PER_NSEC_F + t)) \
 	X("frames", REC_U64, 0, REC_COL("frames", 7, 0, 0), rv_u64(b->frames))                \
 	X("wire_bytes", REC_U64, 0, REC_COL("wire B", 10, 0, 0), rv_u64(b->wire_bytes))       \
 	X("data_frames", REC_U64, 0, REC_NOCOL, rv_u64(b->data_frames))                       \
@@ -213,7 +213,7 @@ static int bin_series(const struct an *a, const struct an_flow *f, const struct 
 	s->sparse = span > DENSE_MAX_BINS;
 	if (s->sparse)
 		wlog("flow %u: its frames span %llu bins of %g ms (a clock jump?): empty bins are left out", f->id,
-		     (unsigned long long)span, (double)a->cfg.bin_ns * 1e-6);
+		     (unsigned long long)span, (double)a->cfg.bin_ns * TK_MSEC_PER_NSEC_F);
 	s->n = s->sparse ? d->nbins : span;
 	s->dense = calloc(s->n, sizeof(*s->dense));
 	s->med = calloc(s->n, sizeof(*s->med));
@@ -234,7 +234,7 @@ static int write_bins(struct an_job *j, const struct an_flow *f, int dir)
 	const struct an *a = j->a;
 	const struct an_cmd *cfg = j->cfg;
 	const struct an_dir *d = &f->d[dir];
-	double bin_s = (double)a->cfg.bin_ns * 1e-9;
+	double bin_s = (double)a->cfg.bin_ns * TK_SEC_PER_NSEC_F;
 	struct bin_series s;
 	uint64_t cur = 0;
 	char src[64], dst[64];
@@ -310,7 +310,7 @@ static const struct rec_schema ack_schema = { "ack", ack_fields, ARRAY_SIZE(ack_
 	X("segs_per_ack", REC_F64, 3, REC_COL("seg/ack", 7, 0, 2),                                  \
 	  hist_n ? rv_f64((double)d->segs_acked / (double)hist_n) : rv_null())                       \
 	X("segs_hist", REC_KV, 0, REC_NOCOL, rv_kv(hist, SEG_HIST_BUCKETS))                        \
-	X("delack_ms", REC_F64, 3, REC_NOCOL, rv_f64((double)a->cfg.delack_ns * 1e-6))             \
+	X("delack_ms", REC_F64, 3, REC_NOCOL, rv_f64((double)a->cfg.delack_ns * TK_MSEC_PER_NSEC_F)) \
 	X("candidates", REC_U64, 0, REC_COL("cands", 6, 0, 0), rv_u64(d->candidates))
 static const struct rec_field ack_sum_fields[] = { ACK_SUM_FIELDS(REC_FIELD) };
 static const struct rec_schema ack_sum_schema = { "ack_summary", ack_sum_fields, ARRAY_SIZE(ack_sum_fields) };
@@ -321,7 +321,7 @@ static const char *const seg_hist_keys[] = { "1", "2", "3-4", "5-8", "9-16", "17
 
 static struct rec_value us_or_null(int64_t ns)
 {
-	return ns < 0 ? rv_null() : rv_f64((double)ns * 1e-3);
+	return ns < 0 ? rv_null() : rv_f64((double)ns * TK_USEC_PER_NSEC_F);
 }
 
 static void on_ack(void *ctx, const struct an_flow *f, const struct an_ack *e)
@@ -415,9 +415,9 @@ static void acks_footer(FILE *f)
 	X("src", REC_STR, 0, REC_COL("data sender", -21, 0, 0), rv_str(src))                       \
 	X("dst", REC_STR, 0, REC_COL("data receiver", -21, 0, 0), rv_str(dst))                     \
 	X("t_s", REC_F64, 6, REC_COL("t s", 10, 0, 3), rv_f64(rel_s(a, g->start_ns)))             \
-	X("epoch_s", REC_F64, 6, REC_NOCOL, rv_f64((double)g->start_ns * 1e-9))                    \
-	X("gap_us", REC_F64, 1, REC_COL("gap ms", 9, 1e-3, 1),                                      \
-	  rv_f64((double)(g->end_ns - g->start_ns) * 1e-3))                                          \
+	X("epoch_s", REC_F64, 6, REC_NOCOL, rv_f64((double)g->start_ns * TK_SEC_PER_NSEC_F))       \
+	X("gap_us", REC_F64, 1, REC_COL("gap ms", 9, TK_MSEC_PER_USEC_F, 1),                        \
+	  rv_f64((double)(g->end_ns - g->start_ns) * TK_USEC_PER_NSEC_F))                            \
 	X("end_frame", REC_U64, 0, REC_COL("ends at", 8, 0, 0), rv_u64(g->frame))                 \
 	X("inflight_bytes", REC_U64, 0, REC_COL("in flight B", 11, 0, 0), rv_u64(g->inflight[k])) \
 	X("state", REC_STR, 0, REC_COL("state", -9, 0, 0), rv_str(g->inflight[k] ? "in_flight" : "idle"))
@@ -546,7 +546,7 @@ static const char *const cmd_names[] = { [CMD_FLOWS] = "flows", [CMD_THROUGHPUT]
 /* what the options say together */
 static void check_args(enum cmd cmd, const struct an_cmd *cfg)
 {
-	if (cmd == CMD_THROUGHPUT && llround(cfg->bin_ms * 1e6) % 1000)
+	if (cmd == CMD_THROUGHPUT && llround(cfg->bin_ms * TK_NSEC_PER_MSEC_F) % 1000)
 		cli_usage_die("--bin-ms: %g is not a whole number of microseconds", cfg->bin_ms);
 	if (cmd == CMD_THROUGHPUT && cfg->dip_window % 2 == 0)
 		cli_usage_die("--dip-window: %u is even; the window is centred, so it needs an odd count",
@@ -609,15 +609,15 @@ static int setup(struct an_job *j)
 {
 	struct an_cmd *cfg = j->cfg;
 	struct an_config acfg = {
-		.bin_ns = j->cmd == CMD_THROUGHPUT ? llround(cfg->bin_ms * 1e6) : 0,
+		.bin_ns = j->cmd == CMD_THROUGHPUT ? llround(cfg->bin_ms * TK_NSEC_PER_MSEC_F) : 0,
 		.acks = j->cmd == CMD_ACKS,
 		.mss = cfg->mss,
-		.delack_ns = llround(cfg->delack_ms * 1e6),
+		.delack_ns = llround(cfg->delack_ms * TK_NSEC_PER_MSEC_F),
 		.side = (enum an_side)cfg->side,
 		.sel = cfg->com.sel,
 		.nsel = cfg->com.nsel,
 		.on_ack = j->cmd == CMD_ACKS ? on_ack : NULL,
-		.gap_ns = llround(cfg->gap_ms * 1e6),
+		.gap_ns = llround(cfg->gap_ms * TK_NSEC_PER_MSEC_F),
 		.on_gap = j->cmd == CMD_GAPS ? on_gap : NULL,
 		.ctx = j,
 	};

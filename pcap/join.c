@@ -319,8 +319,8 @@ static int join_and_write(struct join *j, const struct join_opts *op, int trc, i
 	jm_sort_events(&j->m);
 	if (jm_estimate_offset(&j->m, &support))
 		vlog("clock offset (capture - trace): %.3f us, from %zu candidate frames",
-		     (double)j->m.offset_ns * 1e-3, support);
-	jm_match(&j->m, (int64_t)llround(op->max_skew_ms * 1e6));
+		     (double)j->m.offset_ns * TK_USEC_PER_NSEC_F, support);
+	jm_match(&j->m, (int64_t)llround(op->max_skew_ms * TK_NSEC_PER_MSEC_F));
 	if (j->m.oom) {
 		elog("out of memory");
 		return TK_EXIT_FAIL;
@@ -340,7 +340,7 @@ static int join_and_write(struct join *j, const struct join_opts *op, int trc, i
 	     "%.3f ms",
 	     (unsigned long long)n.samples_matched, (unsigned long long)n.samples,
 	     (unsigned long long)n.collapses_matched, (unsigned long long)n.collapses,
-	     (double)j->m.offset_ns * 1e-6);
+	     (double)j->m.offset_ns * TK_MSEC_PER_NSEC_F);
 	if (n.stalls)
 		ilog("matched %llu of %llu stalls to the ACK each waited for (a stall that the next write "
 		     "ended may have none: its ACK also covered newer data)",

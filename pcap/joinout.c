@@ -41,12 +41,12 @@ static unsigned int decimals(const struct jl_field *f)
  * NULL) and the join `j` */
 #define JOIN_FIELDS(X)                                                                    \
 	X("frame", REC_U64, 0, REC_NOCOL, e ? rv_u64(e->frame) : rv_null())                \
-	X("frame_time_s", REC_F64, 6, REC_NOCOL, e ? rv_f64((double)e->ts_ns * 1e-9) : rv_null()) \
+	X("frame_time_s", REC_F64, 6, REC_NOCOL, e ? rv_f64((double)e->ts_ns * TK_SEC_PER_NSEC_F) : rv_null()) \
 	X("frame_time_ns", REC_U64, 0, REC_NOCOL, e ? rv_u64((uint64_t)e->ts_ns) : rv_null())  \
 	X("frame_time_rel_s", REC_F64, 9, REC_NOCOL,                                         \
-	  e ? rv_f64(((double)e->ts_ns - (double)j->t0_ns) * 1e-9) : rv_null())                     \
+	  e ? rv_f64(((double)e->ts_ns - (double)j->t0_ns) * TK_SEC_PER_NSEC_F) : rv_null())        \
 	X("ack_delay_us", REC_F64, 3, REC_NOCOL,                                           \
-	  e && e->delay_ns >= 0 ? rv_f64((double)e->delay_ns * 1e-3) : rv_null())
+	  e && e->delay_ns >= 0 ? rv_f64((double)e->delay_ns * TK_USEC_PER_NSEC_F) : rv_null())
 static const struct rec_field join_fields[] = { JOIN_FIELDS(REC_FIELD) };
 
 /* a field of the line, as it came: its name, and its value by its JSON kind */
@@ -128,7 +128,7 @@ static int write_joined(struct rec_writer *w, const struct join *j, const struct
 /* 212 Mbit/s, 3.1 Mbit/s, 0.042 Mbit/s */
 static void fmt_mbps(double bps, char *buf, size_t len)
 {
-	double m = bps * 1e-6;
+	double m = bps * TK_MBPS_PER_BPS_F;
 
 	if (m >= 100 || m == 0)
 		snprintf(buf, len, "%.0f", m);
@@ -161,12 +161,12 @@ static void collapse_line(FILE *out, const struct join *j, const struct jm_rec *
 		return;
 	}
 	fprintf(out, "frame %llu (t=%.6f s): ACK %u", (unsigned long long)e->frame,
-		((double)e->ts_ns - (double)j->t0_ns) * 1e-9, r->snd_una);
+		((double)e->ts_ns - (double)j->t0_ns) * TK_SEC_PER_NSEC_F, r->snd_una);
 	if (bt_has(&fs, BT_C_CAUSE) && c.cause == BT_CAUSE_DELAYED_ACK) {
 		if (e->delay_ns >= 1000000)
-			fprintf(out, " came %.1f ms after the data it covers", (double)e->delay_ns * 1e-6);
+			fprintf(out, " came %.1f ms after the data it covers", (double)e->delay_ns * TK_MSEC_PER_NSEC_F);
 		else if (e->delay_ns >= 0)
-			fprintf(out, " came %.0f \u00b5s after the data it covers", (double)e->delay_ns * 1e-3);
+			fprintf(out, " came %.0f \u00b5s after the data it covers", (double)e->delay_ns * TK_USEC_PER_NSEC_F);
 		else
 			fprintf(out, " covers data that is not in the capture");
 	}

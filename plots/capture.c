@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common.h"
 #include "log.h"
 #include "plots/bbrplot.h"
 
@@ -168,7 +169,7 @@ int dip_capture(const struct env *e, struct pd_dip_info *info, long *bins)
 	if (!e->pcap)
 		return no_capture();
 	if (!isnan(e->offset_ms))
-		offset_s = e->offset_ms * 1e-3;
+		offset_s = e->offset_ms * TK_SEC_PER_MSEC_F;
 	else if (info->have_offset)
 		offset_s = info->offset_s;
 	else if (!info->wall) {
@@ -188,6 +189,6 @@ int dip_capture(const struct env *e, struct pd_dip_info *info, long *bins)
 	}
 	if (*bins == 0)
 		wlog("%s holds no data of %s:%u -> %s:%u", e->pcap, info->saddr, info->sport, info->daddr, info->dport);
-	vlog("capture: %ld bins; clock offset %.3f ms", *bins, offset_s * 1e3);
+	vlog("capture: %ld bins; clock offset %.3f ms", *bins, offset_s * TK_MSEC_PER_SEC_F);
 	return TK_EXIT_OK;
 }

@@ -23,7 +23,7 @@ static void write_block(FILE *out, const struct pd_csv *c, const int *idx, int k
 	fprintf(out, "# %s\nNaN NaN\n", gap_states[k]);
 	for (size_t i = 0; i < c->nrows; i++) {
 		char **f = c->fields[i];
-		double t = pd_cell(f[idx[1]]) - offset_s - info->origin_s, d = pd_cell(f[idx[2]]) * 1e-6;
+		double t = pd_cell(f[idx[1]]) - offset_s - info->origin_s, d = pd_cell(f[idx[2]]) * TK_SEC_PER_USEC_F;
 
 		if (strcmp(f[idx[0]], sender) || strcmp(f[idx[3]], gap_states[k]) || !isfinite(t) || !isfinite(d))
 			continue;

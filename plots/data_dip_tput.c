@@ -43,7 +43,7 @@ long pd_dip_tput(FILE *csv, struct pd_dip_info *info, double offset_s, const cha
 	for (size_t i = 0; i < c.nrows; i++) {
 		char **f = c.fields[i];
 		double t = pd_cell(f[idx[1]]) - offset_s - info->origin_s;
-		double sent = pd_cell(f[idx[2]]) * 1e-6, acked = pd_cell(f[idx[3]]) * 1e-6;
+		double sent = pd_cell(f[idx[2]]) * TK_MBPS_PER_BPS_F, acked = pd_cell(f[idx[3]]) * TK_MBPS_PER_BPS_F;
 
 		if (strcmp(f[idx[0]], sender) || !isfinite(t))
 			continue;

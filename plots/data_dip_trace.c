@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "common.h"
 #include "demand.h"
 #include "jlines.h"
 #include "jsonl.h"
@@ -50,7 +51,7 @@ static bool same_flow(const struct flow_key *a, const struct flow_key *b)
 
 static double mbps(uint64_t bps, bool valid)
 {
-	return valid && bps > 0 ? (double)bps * 1e-6 : NAN;
+	return valid && bps > 0 ? (double)bps * TK_MBPS_PER_BPS_F : NAN;
 }
 
 /* an interval on the log axis: 0 us (the usual snd_interval on a veth) at the floor */
@@ -153,7 +154,7 @@ static int scan_flows(struct trace_pass *p, struct pd_dip_info *info, struct flo
 			continue;
 		if (!have_origin && (bt_has(&r.fs, BT_F_WALL_NS) || bt_has(&r.fs, BT_F_T_NS))) {
 			info->wall = bt_has(&r.fs, BT_F_WALL_NS);
-			info->origin_s = (double)(info->wall ? r.c.ack.wall_ns : r.c.ack.t_ns) * 1e-9;
+			info->origin_s = (double)(info->wall ? r.c.ack.wall_ns : r.c.ack.t_ns) * TK_SEC_PER_NSEC_F;
 			have_origin = true;
 		}
 		if (!key_of(&r.c.ack, &r.fs, &k))
@@ -277,7 +278,7 @@ static void write_demand_row(FILE *f, double ts, struct bt_demand *d, const stru
 	fprintf(f, "%.9f", ts);
 	pd_put_num(f, mbps(at->bps, true));
 	pd_put_num(f, at->app_limited ? mbps(at->bps, true) * BT_THROTTLE_HEADROOM : NAN);
-	fprintf(f, " %.9f %d\n", (double)(at->t_ns - at->since_ns) * 1e-9, at->app_limited);
+	fprintf(f, " %.9f %d\n", (double)(at->t_ns - at->since_ns) * TK_SEC_PER_NSEC_F, at->app_limited);
 	info->demand_rows++;
 	dip_note_rate(info, mbps(at->bps, true));
 }
@@ -286,12 +287,12 @@ static void write_demand_row(FILE *f, double ts, struct bt_demand *d, const stru
 static void write_stall_row(FILE *f, double ts, const struct bt_stall *x, struct pd_dip_info *info)
 {
 	fprintf(f, "%.9f", ts);
-	pd_put_num(f, (double)x->duration_us * 1e-6);
+	pd_put_num(f, (double)x->duration_us * TK_SEC_PER_USEC_F);
 	fputc('\n', f);
 	info->stalls[x->cause]++;
-	info->stalled_s[x->cause] += (double)x->duration_us * 1e-6;
-	if (ts + (double)x->duration_us * 1e-6 > info->last_s)
-		info->last_s = ts + (double)x->duration_us * 1e-6;
+	info->stalled_s[x->cause] += (double)x->duration_us * TK_SEC_PER_USEC_F;
+	if (ts + (double)x->duration_us * TK_SEC_PER_USEC_F > info->last_s)
+		info->last_s = ts + (double)x->duration_us * TK_SEC_PER_USEC_F;
 }
 
 /* where pass 2 writes: samples.dat, need.dat, demand.dat (with the demand's
@@ -324,10 +325,10 @@ static void write_series(struct trace_pass *p, const struct flow_key *chosen, st
 		    !bt_has(&r.fs, info->wall ? BT_F_WALL_NS : BT_F_T_NS))
 			continue;
 		t = info->wall ? rec_at(&r)->wall_ns : rec_at(&r)->t_ns;
-		ts = (double)t * 1e-9 - info->origin_s;
+		ts = (double)t * TK_SEC_PER_NSEC_F - info->origin_s;
 		/* bbrpcap join added the frame's time */
 		if (jl_u64(p->o, "frame_time_ns", &ft))
-			note_offset(&diffs, &ndiff, &capdiff, ((double)ft - (double)t) * 1e-9);
+			note_offset(&diffs, &ndiff, &capdiff, ((double)ft - (double)t) * TK_SEC_PER_NSEC_F);
 		if (r.is_sample) {
 			write_demand_row(o->demand, ts, &o->dem, &r.c.ack, info);
 			/* counted, not drawn: the handshake's sample holds no BBR state yet */

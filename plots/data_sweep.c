@@ -70,7 +70,7 @@ int pd_sweep(const char *path, const char *dir, char *err, size_t errlen)
 			native ? ")" : "", f[idx[2]]);
 		for (int k = SWEEP_RUN_COLS; k < SWEEP_GOODPUT_COL; k++)
 			pd_put_num(out, idx[k] >= 0 && isfinite(pd_cell(f[idx[k]])) ? pd_cell(f[idx[k]]) : 0);
-		pd_put_num(out, pd_cell(f[idx[SWEEP_GOODPUT_COL]]) * 1e-6);
+		pd_put_num(out, pd_cell(f[idx[SWEEP_GOODPUT_COL]]) * TK_MBPS_PER_BPS_F);
 		fputc('\n', out);
 	}
 	rc = pd_close_out(out, "sweep.dat", err, errlen) ? PD_ERR_SYSTEM : (int)c.nrows;

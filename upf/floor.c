@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common.h"
 #include "floor.h"
 #include "hw.h"
 
@@ -149,7 +150,7 @@ int up_floor_measure(size_t bytes, struct up_floor *f, char *err, size_t errlen)
 		}
 	}
 	f->serial_cycles = best_serial;
-	f->serial_ns = best_serial / f->tsc_hz * 1e9;
+	f->serial_ns = best_serial / f->tsc_hz * TK_NSEC_PER_SEC_F;
 	f->mlp_cycles = best_mlp < best_serial ? best_mlp : best_serial;
 	if (best_mlp >= best_serial)
 		f->mlp_chains = 1;

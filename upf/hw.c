@@ -24,7 +24,7 @@
 
 double up_now_s(void)
 {
-	return (double)tk_mono_ns() * 1e-9;
+	return (double)tk_mono_ns() * TK_SEC_PER_NSEC_F;
 }
 
 double up_tsc_hz(void)

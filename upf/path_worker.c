@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common.h"
 #include "hw.h"
 #include "path_ring.h"
 #include "path_worker.h"
@@ -77,7 +78,7 @@ static double thread_cpu_s(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	return (double)ts.tv_sec + (double)ts.tv_nsec * TK_SEC_PER_NSEC_F;
 }
 
 void *up_thread_main(void *arg)
