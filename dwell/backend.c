@@ -240,36 +240,51 @@ static const struct backend backends[] = {
 	  udpdwell_tp_epoch, udpdwell_tp_destroy, { NULL }, NULL },
 };
 
-static void set_entries(struct bpf_object *obj, const char *map, uint32_t n)
+/* a map or program the table names but the object lacks is a build that does
+ * not match this file: refused with its name, before anything loads, rather
+ * than loaded at the wrong size or with the wrong programs */
+static int set_entries(struct bpf_object *obj, const char *map, uint32_t n, char *why, size_t len)
 {
 	struct bpf_map *m = bpf_object__find_map_by_name(obj, map);
+	int err;
 
-	if (m)
-		bpf_map__set_max_entries(m, n);
+	if (!m) {
+		snprintf(why, len, "the BPF object has no map %s: rebuild (make)", map);
+		return TK_EXIT_FAIL;
+	}
+	err = bpf_map__set_max_entries(m, n);
+	return err ? tk_load_refusal(err, map, why, len) : 0;
 }
 
-static void set_autoload(struct bpf_object *obj, const char *prog, bool on)
+static int set_autoload(struct bpf_object *obj, const char *prog, bool on, char *why, size_t len)
 {
 	struct bpf_program *p = bpf_object__find_program_by_name(obj, prog);
+	int err;
 
-	if (p)
-		bpf_program__set_autoload(p, on);
+	if (!p) {
+		snprintf(why, len, "the BPF object has no program %s: rebuild (make)", prog);
+		return TK_EXIT_FAIL;
+	}
+	err = bpf_program__set_autoload(p, on);
+	return err ? tk_load_refusal(err, prog, why, len) : 0;
 }
 
 /* the sizes and the programs to load, alike for every object: the socket
  * table's maps, one drop program of the two, no IPv6 programs without IPv6 */
-static void configure(const struct backend *d, struct bpf_object *obj, const struct ud_bpf_opts *o,
-		      const struct hooks *h)
+static int configure(const struct backend *d, struct bpf_object *obj, const struct ud_bpf_opts *o,
+		     const struct hooks *h, char *why, size_t len)
 {
-	set_entries(obj, "ud_state", o->max_sockets);
-	set_entries(obj, "ud_stats", o->max_sockets);
-	set_entries(obj, "ud_drops", 4 * o->max_sockets);
+	int err = set_entries(obj, "ud_state", o->max_sockets, why, len);
+
+	err = err ?: set_entries(obj, "ud_stats", o->max_sockets, why, len);
+	err = err ?: set_entries(obj, "ud_drops", 4 * o->max_sockets, why, len);
 	if (d->uses_index)
-		set_entries(obj, "ud_index", 2 * o->max_sockets);
-	set_autoload(obj, "ud_kfree_skb", !h->legacy);
-	set_autoload(obj, "ud_udp_fail_queue", h->legacy);
+		err = err ?: set_entries(obj, "ud_index", 2 * o->max_sockets, why, len);
+	err = err ?: set_autoload(obj, "ud_kfree_skb", !h->legacy, why, len);
+	err = err ?: set_autoload(obj, "ud_udp_fail_queue", h->legacy, why, len);
 	for (size_t i = 0; i < ARRAY_SIZE(d->v6_progs) && d->v6_progs[i]; i++)
-		set_autoload(obj, d->v6_progs[i], h->have_v6);
+		err = err ?: set_autoload(obj, d->v6_progs[i], h->have_v6, why, len);
+	return err;
 }
 
 static int count_loaded(struct bpf_object *obj)
@@ -306,7 +321,7 @@ static int open_backend(const struct backend *d, const struct ud_bpf_opts *o, st
 	struct bpf_object *obj;
 	const char *missing;
 	void *s;
-	int err;
+	int err, loaded;
 
 	if (d->hooks(o, &h, why, len))
 		return -1;
@@ -314,17 +329,18 @@ static int open_backend(const struct backend *d, const struct ud_bpf_opts *o, st
 		return tk_load_refusal(-errno, "BPF object", why, len);
 	obj = *d->skel(s)->obj;
 	d->rodata(s, o, &h);
-	configure(d, obj, o, &h);
+	if ((err = configure(d, obj, o, &h, why, len)))
+		goto fail;
 	if ((err = bpf_object__load_skeleton(d->skel(s)))) {
 		err = tk_load_refusal(err, "programs", why, len);
 		goto fail;
 	}
-	vlog("%s: the verifier accepted %d programs", ud_backend_names[d->kind], count_loaded(obj));
+	loaded = count_loaded(obj);
+	vlog("%s: the verifier accepted %d programs", ud_backend_names[d->kind], loaded);
 	if ((err = bpf_object__attach_skeleton(d->skel(s)))) {
 		missing = d->attach_missing ? d->attach_missing() : NULL;
 		if (missing) {
-			snprintf(why, len, "the %d programs loaded but cannot attach: %s", count_loaded(obj),
-				 missing);
+			snprintf(why, len, "the %d programs loaded but cannot attach: %s", loaded, missing);
 			err = TK_EXIT_NOTSUP;
 		} else {
 			err = tk_attach_refusal(err, "programs", why, len);
