@@ -83,7 +83,7 @@ teardown_file() {
 	# not of holds of 10 ms or more, so the two counts only agree in sign
 	# (one CI run: 10 stalls against 5 stalled ticks). bbrpcap join finds,
 	# on the wire, the ACK that each Nagle stall an ACK ended waited for,
-	# before the stall's end (5 ms for two clocks read under emulation).
+	# at the stall's end (tk_acks_end_stalls).
 	# What depends on the emulated clock is asserted on the host, at native
 	# speed (stalls.bats): quickack on against off, and each stall against
 	# the wire (tk_stalls_vs_wire). Here a starved vCPU sends an immediate
@@ -97,20 +97,8 @@ teardown_file() {
 		local d=$out/quickack-off
 		bbrpcap join "$d/trace.jsonl" "$d/capture.pcap" -o "$d/joined.jsonl" 2> "$d/join.err" ||
 			{ cat "$d/join.err"; return 1; }
-		jq -c -s '[.[] | select(.type=="stall" and .cause=="nagle" and .ended_by=="ack") |
-			{duration_us, frame, ack_delay_us}] | .[0:3]' "$d/joined.jsonl" | sed 's/^/# joined: /' >&3
 		tk_stalls_vs_wire "$d/trace.jsonl" "$d/capture.pcap" nagle 10.77.1.2 10.77.2.2 | sed 's/^/# wire: /' >&3
-		# the ACK's frame falls inside the stall, start to end (the stall's
-		# wall_ns is its start), not its delay inside the stall's length:
-		# the ACK covers data sent before the hold began, and a starved vCPU
-		# sends a write's segments over milliseconds (ci31: a 10.3 ms hold
-		# whose ACK came 19.9 ms after the data it covers)
-		jq -e -s '[.[] | select(.type=="stall" and .cause=="nagle" and .ended_by=="ack")] |
-			all(.frame != null and .frame_time_ns - .wall_ns > -5000000
-				and .frame_time_ns - .wall_ns < .duration_us * 1000 + 5000000)' "$d/joined.jsonl" ||
-			{ jq -c -s '[.[] | select(.type=="stall" and .cause=="nagle" and .ended_by=="ack") |
-				{duration_us, frame, ack_delay_us, ack_after_start_us: ((.frame_time_ns - .wall_ns) / 1000)}]' \
-				"$d/joined.jsonl"; return 1; }
+		tk_acks_end_stalls "$d/joined.jsonl"
 		echo "# stalls, bbrtrace (pushsim): quickack off $(jq -c '[.stalls_by_cause, .push.send.stalls]' "$off"), on $(jq -c '[.stalls_by_cause, .push.send.stalls]' "$on")" >&3
 	fi
 	# the demo's own outputs: a plot per run, both on the same axes (the
