@@ -4,6 +4,10 @@
 # killed bbrtrace leaves behind), on whatever kernel runs the tests: the
 # features each test expects are read from this kernel, never assumed.
 # Real flows per backend: bbrtrace_flow.bats.
+#
+# Tests tagged "userspace" exercise only bbrtrace's own code (its checks
+# before loading, its messages and output): the kernel matrix's guests skip
+# them (tests/kernels/suites), the host runs them.
 
 load helpers
 
@@ -30,12 +34,14 @@ teardown() {
 	return 0
 }
 
+# bats test_tags=userspace
 @test "without root: a clear error naming the privilege, exit 3" {
 	tk_run setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$BIN/bbrtrace" -d 1
 	expect_status 3; expect_one_line_stderr
 	expect_stderr "loading BPF programs needs root (or CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN)"
 }
 
+# bats test_tags=userspace
 @test "without kernel BTF: a clear error naming BTF, exit 4" {
 	TK_VMLINUX_BTF=/nonexistent/vmlinux tk_run bbrtrace -d 1
 	expect_status 4; expect_one_line_stderr
@@ -102,6 +108,7 @@ teardown() {
 	fi
 }
 
+# bats test_tags=userspace
 @test "a second struct_ops bbrtrace is refused while one runs, naming its pid" {
 	bbrtrace -b struct_ops -f json -o /dev/null -d 6 -q &
 	local pid=$!
@@ -181,6 +188,7 @@ nothing_left() {
 	expect_stderr "nothing to clean"
 }
 
+# bats test_tags=userspace
 @test "a trace that saw no sample says why, and names the ways in for a flow in another namespace" {
 	local out=$BATS_TEST_TMPDIR/trace.jsonl
 	ip netns exec "$NS-b" "$TK_ROOT/tests/tools/tcpflow.py" sink 5306 &
@@ -210,6 +218,7 @@ nothing_left() {
 	ip -n "$NS-a" route del 10.202.0.0/16
 }
 
+# bats test_tags=userspace
 @test "on a terminal: table by default, and a live count on stderr while writing to a file" {
 	requires script
 	# script(1) gives bbrtrace a terminal for stdout and stderr

@@ -2,7 +2,11 @@
 # bbrtrace on real BBR flows between two network namespaces, with one backend:
 # BT_BACKEND=struct_ops (the default: it works on every kernel with BTF and
 # struct_ops), kprobe or fentry. The kernel matrix (tests/kernels/suites) runs
-# this file once per backend on each kernel.
+# the whole file with one backend on each kernel, and with the others only the
+# tests tagged "backend": the ones whose answer comes from the backend's own
+# program (its in-kernel filters, its view of sockets closing). The rest
+# follow from the first: bbrtrace_agree.bats shows the three backends write
+# the same record for every ACK of the same flow.
 #
 # struct_ops traces flows whose congestion control is bbr_traced (the
 # namespace's default, switched by --set-default-in); kprobe and fentry trace
@@ -238,6 +242,7 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 	fi
 }
 
+# bats test_tags=backend
 @test "filters run in the kernel: --dport and IPv6 --daddr select one flow" {
 	local out=$BATS_TEST_TMPDIR/trace.jsonl out6=$BATS_TEST_TMPDIR/trace6.jsonl cc
 	cc=$(traced_cc)
@@ -324,6 +329,7 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 	grep -q "samples in .* s, $lost lost (ring buffer full: raise --ringbuf-mb or filter flows)" "$err"
 }
 
+# bats test_tags=backend
 @test "--detect --records events: no sample written, and each flow forgotten as its socket closes" {
 	local out=$BATS_TEST_TMPDIR/trace.jsonl err=$BATS_TEST_TMPDIR/err
 	ip netns exec "$NS-b" iperf3 -s -1 -p 5201 -D

@@ -28,14 +28,16 @@ snapshot() {
 	echo "processes: $(ps -eo comm= | grep -xE 'bbrtrace|bbrtrace-guard|udpdwell|iperf3|tcpdump|pushsim|sfu_echo|rtpsend|upfbench|bbrpcap|qa-.*|nginx|ffmpeg' | sort | tr '\n' ' ')"
 }
 
-# one bats run of a suite into FILE (TAP, each test named PREFIX...), then
-# the clean-up check as a test of its own
+# one bats run of a suite into FILE (TAP, each test named PREFIX...), only
+# its tests tagged TAGS unless TAGS is "-", then the clean-up check as a test
+# of its own
 run_suite() {
-	local suite=$1 path=$2 file=$3 prefix=$4 before after start rc secs last i
-	shift 4
+	local suite=$1 path=$2 file=$3 prefix=$4 tags=$5 before after start rc secs last i select=()
+	shift 5
+	[ "$tags" = - ] || select=(--filter-tags "$tags")
 	before=$(snapshot)
 	start=$(date +%s.%N)
-	env "$@" timeout --kill-after=30 "$suite_timeout" bats --tap --timing "$path" 2>&1 < /dev/null |
+	env "$@" timeout --kill-after=30 "$suite_timeout" bats --tap --timing "${select[@]}" "$path" 2>&1 < /dev/null |
 		awk -v times="$out/test-times" -v suite="$(basename "$file" .tap)" -f tests/taptime.awk > "$file.raw"
 	rc=${PIPESTATUS[0]}
 	secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
@@ -43,6 +45,9 @@ run_suite() {
 		echo "not ok 999 $suite timed out after ${suite_timeout}s" >> "$file.raw"
 	elif [ $rc -ne 0 ] && ! grep -qE '^not ok' "$file.raw"; then
 		echo "not ok 999 $suite: bats exited with status $rc" >> "$file.raw"
+	elif ! grep -qE '^(not )?ok ' "$file.raw"; then
+		# a tag no test carries (renamed, or a typo) would pass unseen
+		echo "not ok 999 $suite: no test is tagged $tags" >> "$file.raw"
 	fi
 	# the clean-up check: killed processes take a moment to go (up to 5 s)
 	for ((i = 0; i < 25; i++)); do
@@ -65,7 +70,7 @@ run_suite() {
 }
 
 n=0
-while read -r kernels suite tag env; do
+while read -r kernels suite tag tests env; do
 	case $kernels in '' | '#'*) continue ;; esac
 	[ "$kernels" = all ] || [[ ",$kernels," == *",$label,"* ]] || continue
 	[[ $suite =~ $filter ]] || continue
@@ -81,7 +86,7 @@ while read -r kernels suite tag env; do
 		file=$out/$(printf '%02d' "$n")-$name.tap
 		[ "$runs" -eq 1 ] || file=${file%.tap}.r$r.tap
 		echo "-- [$label] $name$( [ "$runs" -eq 1 ] || echo " (run $r of $runs)")"
-		run_suite "$suite" "$path" "$file" "$prefix" "${vars[@]}"
+		run_suite "$suite" "$path" "$file" "$prefix" "$tests" "${vars[@]}"
 		echo "$name $SUITE_SECS" >> "$out/times"
 		echo "   $(grep -cE '^ok ' "$file") ok, $(grep -cE '^not ok ' "$file") not ok in ${SUITE_SECS} s"
 	done
