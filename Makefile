@@ -204,15 +204,20 @@ bench-progs: $(addprefix $(OBJ)/bench/,$(BENCH_PROGS))
 unit-tests: $(addprefix $(OBJ)/unit/,$(UNIT_TESTS)) $(addprefix $(OBJ)/replay/,$(FUZZ_TARGETS))
 
 # --- the README's commands ------------------------------------------------------
+# they build with one job per CPU unless make was given -j: a fresh clone's
+# build is CPU-bound, and make test waits on it before any test
+BUILD_JOBS ?= $(shell nproc)
+SUBMAKE = $(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$(BUILD_JOBS))
+
 test: deps
-	$(Q)$(MAKE) --no-print-directory all unit-tests
+	$(Q)$(SUBMAKE) all unit-tests
 	$(Q)UNIT_DIR=$(OBJ)/unit UNIT_TESTS="$(UNIT_TESTS)" REPLAY_DIR=$(OBJ)/replay \
 		FUZZ_TARGETS="$(FUZZ_TARGETS)" ./tests/run.sh
 
 # the deterministic tier, for the inner loop: unit tests, fuzz replays, and
 # the bats files marked "# tier: check" (no kernel matrix)
 check:
-	$(Q)$(MAKE) --no-print-directory all unit-tests
+	$(Q)$(SUBMAKE) all unit-tests
 	$(Q)TIER=check UNIT_DIR=$(OBJ)/unit UNIT_TESTS="$(UNIT_TESTS)" REPLAY_DIR=$(OBJ)/replay \
 		FUZZ_TARGETS="$(FUZZ_TARGETS)" ./tests/run.sh
 
@@ -222,11 +227,11 @@ kernel-table:
 	$(Q)./tests/kernels/table.sh $(if $(UPDATE),--update $(UPDATE))
 
 demo: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(SUBMAKE) all
 	$(Q)./scripts/demo.sh
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all bench-progs
+	$(Q)$(SUBMAKE) all bench-progs
 	$(Q)BENCH_BIN=$(OBJ)/bench ./bench/run.sh
 
 # the shake harness: TESTS=REGEX's bats files (and, with KERNELS, its guest
@@ -235,12 +240,12 @@ RUNS ?= 20
 LOAD ?= 1
 shake: deps
 	$(Q)test -n '$(TESTS)' || { echo "make shake: name the files, e.g. make shake TESTS='^rtmp$$' RUNS=20 LOAD=1" >&2; exit 2; }
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(SUBMAKE) all
 	$(Q)./tests/shake.sh --runs '$(RUNS)' --load '$(LOAD)' --kernels '$(or $(KERNELS),none)' '$(TESTS)'
 
 SOAK_SECONDS ?= 600
 soak: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(SUBMAKE) all
 	$(Q)SOAK_SECONDS=$(SOAK_SECONDS) ./scripts/soak.sh
 
 # --- fuzzing: clang libFuzzer + ASan + UBSan ----------------------------------------
