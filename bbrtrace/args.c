@@ -116,7 +116,7 @@ static int help_detect(void *cfg, const char *opt, const char *val)
 
 #define TK_OPT_CFG struct bt_env
 static const struct opt options[] = {
-	OPT_E_CHOICE("backend", 'b', "NAME", backend, bt_backend_names, "auto|fentry|kprobe|struct_ops"),
+	OPT_E_CHOICE_D("backend", 'b', "NAME", backend, bt_backend_names, "auto", "auto|fentry|kprobe|struct_ops"),
 	OPT_E_CALL("saddr", 0, "ADDR", set_addr, "only flows with this local address (IPv4 or IPv6)"),
 	OPT_E_CALL("daddr", 0, "ADDR", set_addr, "only flows with this remote address"),
 	OPT_E_PORT("sport", 0, "PORT", cfg.filter.sport, "only flows with this local port"),
@@ -134,18 +134,18 @@ static const struct opt options[] = {
 	OPT_E_CALL("set-default-in", 0, "NS", set_default_in,
 		   "the same in network namespace NS (repeatable); both\n"
 		   "put the old value back at exit, even after SIGKILL"),
-	OPT_E_CALL("ringbuf-mb", 0, "N", set_ringbuf, "ring buffer size in MiB, a power of two (default 8)"),
+	OPT_E_CALL_D("ringbuf-mb", 0, "N", set_ringbuf, "8", "ring buffer size in MiB, a power of two"),
 	OPT_E_FLAG("stats", 0, stats, "print each BPF program's runs and ns/run at exit"),
 	OPT_E_FLAG("no-tap", 0, no_tap, "struct_ops: plain BBR, without the tap (a benchmark)"),
 	OPT_E_FLAG("probe", 0, probe, "say whether each backend loads and attaches, then exit"),
 	OPT_E_FLAG("cleanup", 0, cleanup, "remove a stale bbr_traced registration, then exit"),
 	OPT_E_FLAG("detect", 0, detect, "find each collapse of the bandwidth estimate, with its\n"
 					"cause and evidence, and end with a verdict"),
-	OPT_E_DOUBLE("collapse-ratio", 0, "R", collapse_ratio, 0.01, 0.99,
-		     "the drop on one ACK that is a collapse (default " TK_STR(BT_COLLAPSE_RATIO_DEFAULT) ")"),
-	OPT_E_U32("max-flows", 0, "N", max_flows, 16, 4194304,
-		  "--detect: flows tracked at once (default " TK_STR(BT_DETECT_FLOWS) "); past\n"
-		  "N a new flow is counted untracked, not judged"),
+	OPT_E_DOUBLE_D("collapse-ratio", 0, "R", collapse_ratio, 0.01, 0.99, TK_STR(BT_COLLAPSE_RATIO_DEFAULT),
+		       "the drop on one ACK that is a collapse"),
+	OPT_E_U32_D("max-flows", 0, "N", max_flows, 16, 4194304, TK_STR(BT_DETECT_FLOWS),
+		    "--detect: flows tracked at once; past N a new flow is\n"
+		    "counted untracked, not judged"),
 	OPT_E_FLAG("check-detector", 0, check, "--detect: find each culprit both ways and count the\n"
 					       "answers that differ (a self-test; costs memory)"),
 	OPT_E_CALL("prometheus", 0, "ADDR:PORT", set_prometheus,
@@ -154,9 +154,9 @@ static const struct opt options[] = {
 	OPT_E_CALL("verdict-every", 0, "SECONDS", set_verdict_every,
 		   "--detect: the verdict over the last " TK_STR(BT_WINDOW_MIN) " minutes this\n"
 		   "often (default 60 with --prometheus, else 0: never)"),
-	OPT_E_U32("metrics-peers", 0, "K", metrics_peers, 1, BT_METRICS_PEERS_MAX,
-		  "--prometheus: the worst peers named on /metrics\n"
-		  "(default " TK_STR(BT_METRICS_PEERS) "); the others sum as peer=\"other\""),
+	OPT_E_U32_D("metrics-peers", 0, "K", metrics_peers, 1, BT_METRICS_PEERS_MAX, TK_STR(BT_METRICS_PEERS),
+		    "--prometheus: the worst peers named on /metrics; the\n"
+		    "others sum as peer=\"other\""),
 	OPT_E_STANDARD,
 	OPT_E_CALL("help-detect", 0, NULL, help_detect,
 		   "the records' fields and the detector's method"),

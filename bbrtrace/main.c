@@ -87,8 +87,7 @@ static int housekeeping(struct bt_env *env)
 
 int main(int argc, char **argv)
 {
-	struct bt_env env = { .backend = BT_AUTO, .collapse_ratio = BT_COLLAPSE_RATIO_DEFAULT, .ringbuf_mb = 8,
-			      .max_flows = BT_DETECT_FLOWS, .metrics_peers = BT_METRICS_PEERS };
+	struct bt_env env = { 0 }; /* the defaults are the option table's (args.c) */
 	struct bt_run r = { .stats_fd = -1 };
 	int code;
 

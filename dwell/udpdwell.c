@@ -251,10 +251,7 @@ static int teardown(struct ud_ctx *c, struct run *r, int code)
 
 int main(int argc, char **argv)
 {
-	struct options o = { .backend = UD_BACKEND_AUTO, .port_lo = DEFAULT_PORT_LO, .port_hi = DEFAULT_PORT_HI,
-			     .interval_s = DEFAULT_INTERVAL_S, .warn_us = DEFAULT_WARN_US,
-			     .alert_us = DEFAULT_ALERT_US, .state_on = UD_STATE_ON_P99,
-			     .max_sockets = UD_DEFAULT_SOCKETS };
+	struct options o = { 0 }; /* the defaults are the option table's (udpdwell_cli.c) */
 	struct ud_ctx c = { .lock = PTHREAD_MUTEX_INITIALIZER, .o = &o };
 	struct run r = { .stats_fd = -1, .sig_fd = -1, .timer_fd = -1 };
 	int code;

@@ -127,14 +127,12 @@ static const char *const state_on_names[] = { "p99", "max", NULL };
 
 #define TK_OPT_CFG struct options
 static const struct opt options[] = {
-	OPT_E_CHOICE("backend", 'b', "NAME", backend, ud_backend_names, "auto|fentry|kprobe|tracepoint (default auto)"),
-	OPT_E_CALL("ports", 'p', "LO-HI", set_ports,
-		   "local ports to watch; one port is PORT\n"
-		   "(default " STR(DEFAULT_PORT_LO) "-" STR(DEFAULT_PORT_HI) ")"),
+	OPT_E_CHOICE_D("backend", 'b', "NAME", backend, ud_backend_names, "auto", "auto|fentry|kprobe|tracepoint"),
+	OPT_E_CALL_D("ports", 'p', "LO-HI", set_ports, STR(DEFAULT_PORT_LO) "-" STR(DEFAULT_PORT_HI),
+		     "local ports to watch; one port is PORT"),
 	{ "interval", 0, OPT_SECONDS, "SECONDS",
-	  "seconds per interval, " STR(MIN_INTERVAL_S) ".." STR(MAX_INTERVAL_S) ", decimals allowed\n"
-	  "(default " STR(DEFAULT_INTERVAL_S) ")",
-	  OPT_AT(interval_s), MIN_INTERVAL_S, MAX_INTERVAL_S },
+	  "seconds per interval, " STR(MIN_INTERVAL_S) ".." STR(MAX_INTERVAL_S) ", decimals allowed",
+	  OPT_AT(interval_s), MIN_INTERVAL_S, MAX_INTERVAL_S, .def = STR(DEFAULT_INTERVAL_S) },
 	OPT_E_CALL("once", 0, NULL, set_once, "print one interval, then exit (--intervals 1)"),
 	OPT_E_U64("intervals", 0, "N", intervals, 1, UINT32_MAX,
 		  "stop after N intervals (default: until interrupted)"),
@@ -144,16 +142,16 @@ static const struct opt options[] = {
 	OPT_E_OUTPUT(out.path, "write the records to FILE instead of stdout; the\n"
 			       "table refreshes in place, worst dwell first, only on\n"
 			       "a terminal"),
-	OPT_E_U32("warn-us", 0, "US", warn_us, 1, MAX_THRESHOLD_US,
-		  "WARN when the measure reaches US microseconds\n(default " STR(DEFAULT_WARN_US) ")"),
-	OPT_E_U32("alert-us", 0, "US", alert_us, 1, MAX_THRESHOLD_US,
-		  "ALERT when it reaches US microseconds (default " STR(DEFAULT_ALERT_US) ")"),
-	OPT_E_CHOICE("state-on", 0, "WHAT", state_on, state_on_names,
-		     "p99|max: the measure is the interval's estimated\n"
-		     "p99 (default) or its maximum. The age of the oldest\n"
-		     "datagram still waiting counts too, so a stuck\n"
-		     "reader alerts. Any SOCKET_RCVBUFF or PROTO_MEM drop\n"
-		     "in the interval is ALERT."),
+	OPT_E_U32_D("warn-us", 0, "US", warn_us, 1, MAX_THRESHOLD_US, STR(DEFAULT_WARN_US),
+		    "WARN when the measure reaches US microseconds"),
+	OPT_E_U32_D("alert-us", 0, "US", alert_us, 1, MAX_THRESHOLD_US, STR(DEFAULT_ALERT_US),
+		    "ALERT when it reaches US microseconds"),
+	OPT_E_CHOICE_D("state-on", 0, "WHAT", state_on, state_on_names, "p99",
+		       "p99|max: the measure is the interval's estimated\n"
+		       "p99 or its maximum. The age of the oldest datagram\n"
+		       "still waiting counts too, so a stuck reader alerts.\n"
+		       "Any SOCKET_RCVBUFF or PROTO_MEM drop in the\n"
+		       "interval is ALERT."),
 	OPT_E_CALL("prometheus", 0, "ADDR:PORT", set_prometheus,
 		   "serve Prometheus metrics at http://ADDR:PORT/metrics\n"
 		   "([::1]:PORT for IPv6): udp_socket_dwell_seconds\n"
@@ -162,14 +160,13 @@ static const struct opt options[] = {
 		   "udp_socket_queue_length, udpdwell_sockets_tracked,\n"
 		   "udpdwell_sockets_evicted_total and\n"
 		   "udpdwell_unattributed_reads_total"),
-	OPT_E_U32("max-sockets", 0, "N", max_sockets, MIN_SOCKETS, MAX_SOCKETS,
-		  "sockets tracked at once, " STR(MIN_SOCKETS) ".." STR(MAX_SOCKETS) " (default "
-		  STR(UD_DEFAULT_SOCKETS) ";\n"
-		  "16.3 KiB of kernel memory each, plus 128 bytes per\n"
-		  "CPU). When all are taken, a new socket takes the\n"
-		  "place of the least recently active one (LRU,\n"
-		  "approximated by a CLOCK hand as the kernel's LRU maps\n"
-		  "do), and evictions are counted."),
+	OPT_E_U32_D("max-sockets", 0, "N", max_sockets, MIN_SOCKETS, MAX_SOCKETS, STR(UD_DEFAULT_SOCKETS),
+		    "sockets tracked at once, " STR(MIN_SOCKETS) ".." STR(MAX_SOCKETS) "; 16.3 KiB of\n"
+		    "kernel memory each, plus 128 bytes per CPU. When all\n"
+		    "are taken, a new socket takes the place of the least\n"
+		    "recently active one (LRU, approximated by a CLOCK hand\n"
+		    "as the kernel's LRU maps do), and evictions are\n"
+		    "counted."),
 	OPT_E_FLAG("all", 0, all, "list idle sockets too"),
 	OPT_E_U32("top", 0, "N", top, 1, MAX_TOP, "show at most N sockets per interval (default: all)"),
 	OPT_E_FLAG("legacy-drops", 0, legacy_drops, "count drops through udp:udp_fail_queue_rcv_skb, as\n"

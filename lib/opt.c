@@ -18,6 +18,7 @@
 #define OPT_SHORTS_MAX (OPT_MAX * 3 + 2) /* "x::" each, the leading ':' and the NUL */
 #define OPT_KEY_BASE 256      /* getopt's value for a long-only option: its index + this */
 #define OPT_HELP_COL 26       /* where the help text starts in --help */
+#define OPT_USAGE_WIDTH 80    /* --help's lines fit a terminal of this width */
 
 static size_t count(const struct opt *opts)
 {
@@ -156,6 +157,18 @@ static void refuse(const struct opt *opts, size_t n, int c, char **argv)
 	cli_usage_die("unknown option '%s' (see --help)", name);
 }
 
+/* every default, as if given, before the command line */
+static void apply_defaults(const struct opt_cli *cli, void *cfg)
+{
+	char name[64];
+
+	for (const struct opt *o = cli->opts; o->name; o++)
+		if (o->def) {
+			snprintf(name, sizeof(name), "--%s", o->name);
+			apply(cli, o, name, o->def, cfg);
+		}
+}
+
 int opt_parse(const struct opt_cli *cli, int argc, char **argv, void *cfg)
 {
 	size_t n = count(cli->opts);
@@ -165,6 +178,7 @@ int opt_parse(const struct opt_cli *cli, int argc, char **argv, void *cfg)
 
 	if (n > OPT_MAX)
 		cli_usage_die("internal error: %zu options, at most %d", n, OPT_MAX);
+	apply_defaults(cli, cfg);
 	build(cli->opts, n, lo, shorts);
 	opterr = 0;
 	optind = 0; /* GNU: start over, ordering included (opt_first_operand's '+' may have run) */
@@ -234,6 +248,30 @@ static int opt_head(const struct opt *o, char *buf, size_t len)
 	return n;
 }
 
+/* an option's help text from its column, each line indented, and its
+ * default after the last line, or on a line of its own where the last is
+ * too long to hold it */
+static void usage_help(FILE *f, const char *h, const char *def)
+{
+	size_t col = OPT_HELP_COL;
+
+	for (const char *p = h; *p; p++) {
+		fputc(*p, f);
+		col++;
+		if (*p == '\n' && p[1]) {
+			fprintf(f, "%*s", OPT_HELP_COL, "");
+			col = OPT_HELP_COL;
+		}
+	}
+	if (def) {
+		if (col + strlen(" (default )") + strlen(def) > OPT_USAGE_WIDTH)
+			fprintf(f, "\n%*s(default %s)", OPT_HELP_COL, "", def);
+		else
+			fprintf(f, " (default %s)", def);
+	}
+	fputc('\n', f);
+}
+
 void opt_usage(const struct opt_cli *cli, FILE *f)
 {
 	if (cli->synopsis)
@@ -251,12 +289,7 @@ void opt_usage(const struct opt_cli *cli, FILE *f)
 			fprintf(f, "\n%*s", OPT_HELP_COL, "");
 		else
 			fprintf(f, "%*s", OPT_HELP_COL - n, "");
-		for (const char *p = h; *p; p++) {
-			fputc(*p, f);
-			if (*p == '\n' && p[1])
-				fprintf(f, "%*s", OPT_HELP_COL, "");
-		}
-		fputc('\n', f);
+		usage_help(f, h, o->def);
 	}
 	if (cli->footer)
 		fputs(cli->footer, f);

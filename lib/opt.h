@@ -59,6 +59,12 @@ struct opt {
 	/* the value may be left out ("--x"): then it is "--x=V", or the next
 	 * argument when that does not start with '-' ("--x V"), or NULL */
 	bool optional;
+	/* the value when the option is not given, written once: opt_parse()
+	 * applies it before the command line, as if given (so it passes the
+	 * same range checks), and --help ends the option's text with
+	 * "(default DEF)". NULL: the option has no value by default, or its
+	 * default is no value (the text says which: "default: until Ctrl-C") */
+	const char *def;
 };
 
 /* a command line: the text before the options in --help, the options
@@ -111,11 +117,30 @@ void opt_exit_codes(FILE *f, const int *codes);
 /* the same with a value that may be left out: --help shows "--name [ARG]" */
 #define OPT_E_CALL_OPTIONAL(name, letter, arg, fn, help) \
 	{ name, letter, OPT_CALL, arg, help, 0, 0, 0, NULL, fn, 0, true }
+/* the same with a default value (struct opt's def), a string as on the command line */
+#define OPT_E_STR_D(name, letter, arg, field, dflt, help) \
+	{ name, letter, OPT_STR, arg, help, OPT_AT(field), .def = dflt }
+#define OPT_E_U64_D(name, letter, arg, field, min, max, dflt, help) \
+	{ name, letter, OPT_U64, arg, help, OPT_AT(field), min, max, .def = dflt }
+#define OPT_E_U32_D(name, letter, arg, field, min, max, dflt, help) \
+	{ name, letter, OPT_U32, arg, help, OPT_AT(field), min, max, .def = dflt }
+#define OPT_E_DOUBLE_D(name, letter, arg, field, min, max, dflt, help) \
+	{ name, letter, OPT_DOUBLE, arg, help, OPT_AT(field), min, max, .def = dflt }
+#define OPT_E_PORT_D(name, letter, arg, field, dflt, help) \
+	{ name, letter, OPT_PORT, arg, help, OPT_AT(field), .def = dflt }
+#define OPT_E_CHOICE_D(name, letter, arg, field, choices, dflt, help) \
+	{ name, letter, OPT_CHOICE, arg, help, OPT_AT(field), 0, 0, choices, .def = dflt }
+#define OPT_E_CALL_D(name, letter, arg, fn, dflt, help) \
+	{ name, letter, OPT_CALL, arg, help, 0, 0, 0, NULL, fn, .def = dflt }
+#define OPT_E_CALL_OPTIONAL_D(name, letter, arg, fn, dflt, help) \
+	{ name, letter, OPT_CALL, arg, help, 0, 0, 0, NULL, fn, 0, true, .def = dflt }
 
 /* the shared options, with the same letters and meanings in every tool */
 #define OPT_E_OUTPUT(field, help) OPT_E_STR("output", 'o', "FILE", field, help)
 #define OPT_E_DURATION(field, help) \
 	{ "duration", 'd', OPT_SECONDS, "SECONDS", help, OPT_AT(field), 0.001, 31536000 }
+#define OPT_E_DURATION_D(field, dflt, help) \
+	{ "duration", 'd', OPT_SECONDS, "SECONDS", help, OPT_AT(field), 0.001, 31536000, .def = dflt }
 /* fmt_field is an enum rec_format; given_field a bool, true when -f was given */
 #define OPT_E_FORMAT(fmt_field, given_field) \
 	{ "format", 'f', OPT_FORMAT, "FMT", "table, csv or json (JSON lines); default: table on a\n" \

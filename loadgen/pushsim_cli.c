@@ -42,22 +42,12 @@ const char *const cmd_names[] = { "send", "recv", NULL };
 #define ACCEPT_TIMEOUT_MIN 0.001
 #define ACCEPT_TIMEOUT_MAX 86400    /* a day */
 
+/* the command's settings before its command line: the defaults are its
+ * option table's (applied by opt_parse) */
 static void defaults(enum ps_cmd cmd, struct opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->cmd = cmd;
-	o->bitrate_kbps = BITRATE_KBPS_DEFAULT;
-	o->fps = FPS_DEFAULT;
-	o->gop = GOP_DEFAULT;
-	o->key_factor = KEY_FACTOR_DEFAULT;
-	o->jitter = JITTER_DEFAULT;
-	o->chunk = CHUNK_DEFAULT;
-	o->seed = SEED_DEFAULT;
-	o->duration_s = cmd == CMD_SEND ? SEND_DURATION_DEFAULT : 0;
-	o->mode = MODE_PROMPT;
-	o->playout_ms = PLAYOUT_MS_DEFAULT;
-	o->ack_bytes = ACK_BYTES_DEFAULT;
-	o->accept_timeout_s = ACCEPT_TIMEOUT_DEFAULT;
 }
 
 /* "[ADDR]:PORT", "ADDR:PORT", or "PORT" when host_optional, into host and port_s */
@@ -186,57 +176,53 @@ static int set_json(void *cfg, const char *opt, const char *val)
 
 static const struct opt send_opts[] = {
 	OPT_E_CALL("connect", 0, "ADDR:PORT", set_connect, "the receiver to push to (IPv6 as [ADDR]:PORT)"),
-	OPT_E_U64("bitrate-kbps", 0, "N", bitrate_kbps, 1, BITRATE_KBPS_MAX,
-		  "mean video bitrate in kbit/s, 1.." TK_STR(BITRATE_KBPS_MAX) "\n"
-		  "(default " TK_STR(BITRATE_KBPS_DEFAULT) ")"),
-	OPT_E_U32("fps", 0, "N", fps, 1, FPS_MAX,
-		  "frames per second, 1.." TK_STR(FPS_MAX) " (default " TK_STR(FPS_DEFAULT) ")"),
-	OPT_E_U32("gop", 0, "N", gop, 1, GOP_MAX,
-		  "frames per group of pictures: one keyframe every N\n"
-		  "frames, 1.." TK_STR(GOP_MAX) " (default " TK_STR(GOP_DEFAULT) ")"),
-	OPT_E_DOUBLE("keyframe-factor", 0, "X", key_factor, 1, KEY_FACTOR_MAX,
-		     "keyframe size / other frame size, 1.." TK_STR(KEY_FACTOR_MAX) "\n"
-		     "(default " TK_STR(KEY_FACTOR_DEFAULT) ")"),
-	OPT_E_DOUBLE("jitter", 0, "F", jitter, 0, JITTER_MAX,
-		     "frame sizes vary uniformly by +-F, 0.." TK_STR(JITTER_MAX) " (default\n"
-		     TK_STR(JITTER_DEFAULT) "); a size that is a multiple of the MSS gets\n"
-		     "one byte more, as real encoders never align to it"),
-	OPT_E_U32("chunk-size", 0, "N", chunk, 0, FRAME_MAX,
-		  "write each frame in pieces of N bytes, one write each,\n"
-		  "as RTMP pushers write chunks; 0: the whole frame in\n"
-		  "one write; 0.." TK_STR(FRAME_MAX) " (default " TK_STR(CHUNK_DEFAULT) ")"),
+	OPT_E_U64_D("bitrate-kbps", 0, "N", bitrate_kbps, 1, BITRATE_KBPS_MAX, TK_STR(BITRATE_KBPS_DEFAULT),
+		    "mean video bitrate in kbit/s, 1.." TK_STR(BITRATE_KBPS_MAX)),
+	OPT_E_U32_D("fps", 0, "N", fps, 1, FPS_MAX, TK_STR(FPS_DEFAULT),
+		    "frames per second, 1.." TK_STR(FPS_MAX)),
+	OPT_E_U32_D("gop", 0, "N", gop, 1, GOP_MAX, TK_STR(GOP_DEFAULT),
+		    "frames per group of pictures: one keyframe every N\n"
+		    "frames, 1.." TK_STR(GOP_MAX)),
+	OPT_E_DOUBLE_D("keyframe-factor", 0, "X", key_factor, 1, KEY_FACTOR_MAX, TK_STR(KEY_FACTOR_DEFAULT),
+		       "keyframe size / other frame size, 1.." TK_STR(KEY_FACTOR_MAX)),
+	OPT_E_DOUBLE_D("jitter", 0, "F", jitter, 0, JITTER_MAX, TK_STR(JITTER_DEFAULT),
+		       "frame sizes vary uniformly by +-F, 0.." TK_STR(JITTER_MAX) "; a size\n"
+		       "that is a multiple of the MSS gets one byte more, as\n"
+		       "real encoders never align to it"),
+	OPT_E_U32_D("chunk-size", 0, "N", chunk, 0, FRAME_MAX, TK_STR(CHUNK_DEFAULT),
+		    "write each frame in pieces of N bytes, one write each,\n"
+		    "as RTMP pushers write chunks; 0: the whole frame in\n"
+		    "one write; 0.." TK_STR(FRAME_MAX)),
 	OPT_E_CALL("cc", 0, "NAME", set_cc, "congestion control of the socket (default: the\n"
 					    "namespace's net.ipv4.tcp_congestion_control)"),
 	OPT_E_FLAG("nodelay", 0, nodelay, "set TCP_NODELAY (as librtmp does); default: Nagle on,\n"
 					  "as ffmpeg's RTMP pusher leaves it"),
-	OPT_E_U64("seed", 0, "N", seed, 0, (double)UINT64_MAX,
-		  "seed of the frame-size jitter (default " TK_STR(SEED_DEFAULT) ")"),
-	OPT_E_DURATION(duration_s, "seconds to push, decimals allowed (default "
-		       TK_STR(SEND_DURATION_DEFAULT) ")"),
+	OPT_E_U64_D("seed", 0, "N", seed, 0, (double)UINT64_MAX, TK_STR(SEED_DEFAULT),
+		    "seed of the frame-size jitter"),
+	OPT_E_DURATION_D(duration_s, TK_STR(SEND_DURATION_DEFAULT), "seconds to push, decimals allowed"),
 	PS_E_OUTPUT,
 };
 
 static const struct opt recv_opts[] = {
 	OPT_E_CALL("listen", 0, "[ADDR:]PORT", set_listen, "where to accept the push (default address: any)"),
-	OPT_E_CHOICE("mode", 0, "MODE", mode, mode_names,
-		     "prompt | paced | app-ack (default prompt):\n"
+	OPT_E_CHOICE_D("mode", 0, "MODE", mode, mode_names, "prompt",
+		     "prompt | paced | app-ack:\n"
 		     "prompt   reads as soon as data arrives\n"
 		     "paced    a decoder reading frame k at\n"
 		     "         first arrival + playout + k/fps\n"
 		     "app-ack  reads at once and sends a " TK_STR(PS_ACK_LEN) "-byte\n"
 		     "         application ACK every --ack-bytes"),
-	OPT_E_U32("fps", 0, "N", fps, 1, FPS_MAX,
-		  "paced: frames per second to read, 1.." TK_STR(FPS_MAX) "\n(default " TK_STR(FPS_DEFAULT) ")"),
-	OPT_E_U32("playout-ms", 0, "N", playout_ms, 0, PLAYOUT_MS_MAX,
-		  "paced: playout buffer in ms, 0.." TK_STR(PLAYOUT_MS_MAX) " (default\n"
-		  TK_STR(PLAYOUT_MS_DEFAULT) ")"),
-	OPT_E_U32("ack-bytes", 0, "N", ack_bytes, 1, ACK_BYTES_MAX,
-		  "app-ack: bytes between application ACKs,\n"
-		  "1.." TK_STR(ACK_BYTES_MAX) " (default " TK_STR(ACK_BYTES_DEFAULT) ")"),
-	OPT_E_DOUBLE("accept-timeout", 0, "SECONDS", accept_timeout_s, ACCEPT_TIMEOUT_MIN, ACCEPT_TIMEOUT_MAX,
-		     "give up when nobody connects within SECONDS,\n"
-		     TK_STR(ACCEPT_TIMEOUT_MIN) ".." TK_STR(ACCEPT_TIMEOUT_MAX)
-		     " (default " TK_STR(ACCEPT_TIMEOUT_DEFAULT) ")"),
+	OPT_E_U32_D("fps", 0, "N", fps, 1, FPS_MAX, TK_STR(FPS_DEFAULT),
+		    "paced: frames per second to read, 1.." TK_STR(FPS_MAX)),
+	OPT_E_U32_D("playout-ms", 0, "N", playout_ms, 0, PLAYOUT_MS_MAX, TK_STR(PLAYOUT_MS_DEFAULT),
+		    "paced: playout buffer in ms, 0.." TK_STR(PLAYOUT_MS_MAX)),
+	OPT_E_U32_D("ack-bytes", 0, "N", ack_bytes, 1, ACK_BYTES_MAX, TK_STR(ACK_BYTES_DEFAULT),
+		    "app-ack: bytes between application ACKs,\n"
+		    "1.." TK_STR(ACK_BYTES_MAX)),
+	OPT_E_DOUBLE_D("accept-timeout", 0, "SECONDS", accept_timeout_s, ACCEPT_TIMEOUT_MIN, ACCEPT_TIMEOUT_MAX,
+		       TK_STR(ACCEPT_TIMEOUT_DEFAULT),
+		       "give up when nobody connects within SECONDS,\n"
+		       TK_STR(ACCEPT_TIMEOUT_MIN) ".." TK_STR(ACCEPT_TIMEOUT_MAX)),
 	OPT_E_DURATION(duration_s, "read for SECONDS at most, decimals allowed\n"
 				   "(default: until the sender closes)"),
 	PS_E_OUTPUT,

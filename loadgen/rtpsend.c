@@ -36,7 +36,7 @@
 #define MIN_SIZE 20              /* --help's words for RTP_MIN_LEN, which is an expression */
 _Static_assert(MIN_SIZE == RTP_MIN_LEN, "rtpsend's --help names the smallest datagram");
 #define MAX_SIZE 65000
-#define DEFAULT_SSRC 0x5eed
+#define DEFAULT_SSRC 24301       /* 0x5eed, written as --ssrc parses it: decimal */
 #define MAX_EMULATED_MS 10000
 #define STAMP_SLACK_NS 1000000   /* a packet made later than this is stamped when made */
 #define DRAIN_EVERY_NS 1000000   /* echoes are read once a millisecond, not per packet */
@@ -187,23 +187,22 @@ static int set_to(void *cfg, const char *opt, const char *val)
 #define TK_OPT_CFG struct opts
 static const struct opt options[] = {
 	OPT_E_CALL("to", 0, "ADDR:PORT", set_to, "where to send ([V6ADDR]:PORT for IPv6); required"),
-	OPT_E_U32("rate", 'r', "PPS", rate, 1, MAX_RATE,
-		  "packets per second, 1.." STR(MAX_RATE) " (default " STR(DEFAULT_RATE) ")"),
-	OPT_E_DURATION(duration_s, "seconds to send (default " STR(DEFAULT_DURATION_S) ")"),
+	OPT_E_U32_D("rate", 'r', "PPS", rate, 1, MAX_RATE, STR(DEFAULT_RATE), "packets per second, 1.." STR(MAX_RATE)),
+	OPT_E_DURATION_D(duration_s, STR(DEFAULT_DURATION_S), "seconds to send"),
 	OPT_E_U64("count", 'c', "N", count, 1, UINT32_MAX, "stop after N packets (default: rate x duration)"),
-	OPT_E_U32("size", 's', "BYTES", size, MIN_SIZE, MAX_SIZE,
-		  "datagram size, " STR(MIN_SIZE) ".." STR(MAX_SIZE) " (default " STR(DEFAULT_SIZE) ")"),
-	OPT_E_U32("ssrc", 0, "N", ssrc, 0, UINT32_MAX, "RTP SSRC (default " STR(DEFAULT_SSRC) ")"),
-	OPT_E_DOUBLE("delay-ms", 0, "MS", delay_ms, 0, MAX_EMULATED_MS,
-		     "emulate a network: delay every packet MS ms\n(default 0)"),
-	OPT_E_DOUBLE("jitter-ms", 0, "MS", jitter_ms, 0, MAX_EMULATED_MS,
-		     "... plus a normal random delay of this standard\n"
-		     "deviation, as netem's \"delay MS JITTER\" (default 0)"),
-	OPT_E_DOUBLE("loss", 0, "PCT", loss_pct, 0, 100, "... and drop PCT percent of the packets (default 0)"),
-	OPT_E_DOUBLE("reorder", 0, "PCT", reorder_pct, 0, 100,
-		     "... and send PCT percent at once, ahead of the\n"
-		     "delayed ones (netem's reorder) (default 0)"),
-	OPT_E_U64("seed", 0, "N", seed, 1, (double)UINT64_MAX, "random seed for the emulation (default 1)"),
+	OPT_E_U32_D("size", 's', "BYTES", size, MIN_SIZE, MAX_SIZE, STR(DEFAULT_SIZE),
+		    "datagram size, " STR(MIN_SIZE) ".." STR(MAX_SIZE)),
+	OPT_E_U32_D("ssrc", 0, "N", ssrc, 0, UINT32_MAX, STR(DEFAULT_SSRC), "RTP SSRC"),
+	OPT_E_DOUBLE_D("delay-ms", 0, "MS", delay_ms, 0, MAX_EMULATED_MS, "0",
+		       "emulate a network: delay every packet MS ms"),
+	OPT_E_DOUBLE_D("jitter-ms", 0, "MS", jitter_ms, 0, MAX_EMULATED_MS, "0",
+		       "... plus a normal random delay of this standard\n"
+		       "deviation, as netem's \"delay MS JITTER\""),
+	OPT_E_DOUBLE_D("loss", 0, "PCT", loss_pct, 0, 100, "0", "... and drop PCT percent of the packets"),
+	OPT_E_DOUBLE_D("reorder", 0, "PCT", reorder_pct, 0, 100, "0",
+		       "... and send PCT percent at once, ahead of the\n"
+		       "delayed ones (netem's reorder)"),
+	OPT_E_U64_D("seed", 0, "N", seed, 1, (double)UINT64_MAX, "1", "random seed for the emulation"),
 	OPT_E_FORMAT(out.format, out.format_set),
 	OPT_E_OUTPUT(out.path, "write the summary record to FILE instead of stdout"),
 	OPT_E_STANDARD,
@@ -435,8 +434,7 @@ static void write_summary(const struct sender *s, const struct opts *o)
 
 int main(int argc, char **argv)
 {
-	struct opts o = { .rate = DEFAULT_RATE, .duration_s = DEFAULT_DURATION_S, .size = DEFAULT_SIZE,
-			  .ssrc = DEFAULT_SSRC, .seed = 1 };
+	struct opts o = { 0 }; /* the defaults are the option table's */
 	struct sender s = { .fd = -1 };
 	int code;
 

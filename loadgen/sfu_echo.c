@@ -65,8 +65,8 @@ struct opts {
 	struct rec_out out;
 };
 
-static struct opts o = { .stall_min_ms = DEFAULT_STALL_MIN_MS, .stall_max_ms = DEFAULT_STALL_MAX_MS,
-			 .batch = 1, .threads = 1, .echo = true, .seed = 1 };
+/* the values' defaults are the option table's; a flag's is its absence */
+static struct opts o = { .echo = true };
 static int sock = -1;
 static volatile sig_atomic_t stop;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -147,15 +147,15 @@ static int set_stall_ms(void *cfg, const char *opt, const char *val)
 #define TK_OPT_CFG struct opts
 static const struct opt options[] = {
 	OPT_E_CALL("listen", 0, "ADDR:PORT", set_listen, "where to bind ([V6ADDR]:PORT for IPv6); required"),
-	OPT_E_U32("stall-every", 0, "N", stall_every, 0, 1000000, "sleep before every Nth read call (default 0: never)"),
-	OPT_E_CALL("stall-ms", 0, "MIN-MAX", set_stall_ms,
-		   "the sleep, uniform in MIN..MAX ms (default " STR(DEFAULT_STALL_MIN_MS) "-"
-		   STR(DEFAULT_STALL_MAX_MS) ")"),
-	OPT_E_U32("batch", 0, "N", batch, 1, MAX_BATCH,
-		  "read up to N datagrams per call with recvmmsg, 1.." STR(MAX_BATCH) "\n(default 1: recvmsg)"),
+	OPT_E_U32_D("stall-every", 0, "N", stall_every, 0, 1000000, "0", "sleep before every Nth read call; 0: never"),
+	OPT_E_CALL_D("stall-ms", 0, "MIN-MAX", set_stall_ms, STR(DEFAULT_STALL_MIN_MS) "-" STR(DEFAULT_STALL_MAX_MS),
+		     "the sleep, uniform in MIN..MAX ms"),
+	OPT_E_U32_D("batch", 0, "N", batch, 1, MAX_BATCH, "1",
+		    "read up to N datagrams per call with recvmmsg, 1.." STR(MAX_BATCH) ";\n"
+		    "1: recvmsg"),
 	OPT_E_FLAG("peek", 0, peek, "peek at each datagram (MSG_PEEK) before reading it"),
-	OPT_E_U32("threads", 0, "N", threads, 1, MAX_THREADS,
-		  "reader threads on the one socket, 1.." STR(MAX_THREADS) " (default 1)"),
+	OPT_E_U32_D("threads", 0, "N", threads, 1, MAX_THREADS, "1",
+		    "reader threads on the one socket, 1.." STR(MAX_THREADS)),
 	OPT_E_U32("rcvbuf", 0, "BYTES", rcvbuf, 1024, 1U << 30,
 		  "receive buffer (SO_RCVBUFFORCE when allowed, else\nSO_RCVBUF) (default: the system's)"),
 	OPT_E_UNFLAG("no-echo", 0, echo, "do not echo"),
@@ -176,7 +176,7 @@ static const struct opt options[] = {
 	OPT_E_DOUBLE("idle-exit", 0, "SECONDS", idle_exit_s, 0.01, 86400,
 		     "exit when nothing arrived for SECONDS after the first\n"
 		     "datagram (default 0: never)"),
-	OPT_E_U64("seed", 0, "N", seed, 1, (double)UINT64_MAX, "random seed for the stalls (default 1)"),
+	OPT_E_U64_D("seed", 0, "N", seed, 1, (double)UINT64_MAX, "1", "random seed for the stalls"),
 	OPT_E_FORMAT(out.format, out.format_set),
 	OPT_E_OUTPUT(out.path, "write the summary record to FILE instead of stdout"),
 	OPT_E_STANDARD,

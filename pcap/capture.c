@@ -329,15 +329,17 @@ static const struct opt options[] = {
 		   "only these flows (repeatable): ADDR:PORT,\n"
 		   "[ADDR6]:PORT, :PORT, ADDR:*, or A-B for both endpoints"),
 	OPT_E_STR("filter", 0, "EXPR", extra, "more pcap-filter(7) terms, ANDed with the above"),
-	OPT_E_U32("snaplen", 's', "BYTES", snaplen, SNAPLEN_MIN, CAP_MAX_CAPLEN,
-		  "bytes kept per packet (default 128: the headers;\n"
-		  "64..262144)"),
+	OPT_E_U32_D("snaplen", 's', "BYTES", snaplen, SNAPLEN_MIN, CAP_MAX_CAPLEN, TK_STR(DEFAULT_SNAPLEN),
+		    "bytes kept per packet, 64..262144; the default\n"
+		    "keeps the headers"),
 	OPT_E_FLAG("pcapng", 0, pcapng, "write pcapng (default: pcap, nanosecond)"),
 	OPT_E_U32("ring", 0, "N", ring, 2, 100000, "keep only the newest N files (2..100000; default: one\nfile)"),
-	OPT_E_U32("ring-mb", 0, "MB", ring_mb, 1, 100000, "size of each ring file in MB (default 100; 1..100000)"),
+	OPT_E_U32_D("ring-mb", 0, "MB", ring_mb, 1, 100000, TK_STR(RING_MB_DEFAULT),
+		    "size of each ring file in MB, 1..100000"),
 	OPT_E_DURATION(duration, "stop after SECONDS (default: until a signal)"),
 	OPT_E_U64("count", 'c', "N", count, 1, (double)UINT64_MAX, "stop after N packets"),
-	OPT_E_U32("buffer-mb", 0, "MB", buffer_mb, 1, 4096, "kernel capture buffer (default 64; 1..4096)"),
+	OPT_E_U32_D("buffer-mb", 0, "MB", buffer_mb, 1, 4096, TK_STR(BUFFER_MB_DEFAULT),
+		    "kernel capture buffer, 1..4096"),
 	OPT_E_CALL("linktype", 0, "NAME", set_linktype, "e.g. LINUX_SLL2 on \"any\" (default: the device's)"),
 	OPT_E_FORMAT(com.format, com.format_set),
 	OPT_E_OUTPUT(com.output, "write the summary record to FILE instead of stdout"),
@@ -563,8 +565,7 @@ static int write_summary(struct cap_opts *o, const struct cap_run *r)
 
 int bp_capture_main(int argc, char **argv)
 {
-	struct cap_opts o = { .dlt = -1, .snaplen = DEFAULT_SNAPLEN, .ring_mb = RING_MB_DEFAULT,
-			      .buffer_mb = BUFFER_MB_DEFAULT };
+	struct cap_opts o = { .dlt = -1 }; /* the values' defaults are the option table's */
 	struct cap_run r = { 0 };
 	int rc;
 

@@ -28,10 +28,12 @@ struct an_cmd {
 	bool each;
 };
 
+/* the options' defaults, applied by opt_parse from the tables below */
 #define BIN_MS_DEFAULT 100      /* like tshark io,stat's common choice */
 #define DIP_FRAC_DEFAULT 0.5
 #define DIP_WINDOW_DEFAULT 21
-#define DELACK_MS_DEFAULT (BT_DELACK_FLOOR_US / 1000) /* the trace's delayed-ACK floor */
+#define DELACK_MS_DEFAULT 10    /* the trace's delayed-ACK floor */
+_Static_assert(DELACK_MS_DEFAULT * 1000 == BT_DELACK_FLOOR_US, "--delack-ms's default is the trace's floor");
 /* a silence a viewer can see: a live player keeps about this much buffered
  * (pushsim recv's and dip.sh's --playout-ms) */
 #define GAP_MS_DEFAULT 100
@@ -454,26 +456,25 @@ static const struct opt flows_opts[] = {
 
 static const struct opt throughput_opts[] = {
 	BP_OPT_E_ANALYSIS,
-	OPT_E_DOUBLE("bin-ms", 0, "MS", bin_ms, 0.001, 3600000,
-		     "bin width in milliseconds (default 100;\n"
-		     "0.001..3600000); bins start at the\n"
-		     "capture's first frame, like tshark io,stat"),
-	OPT_E_DOUBLE("dip-frac", 0, "F", dip_frac, 0, 1,
-		     "a dip is a bin whose data rate is below F times the\n"
-		     "moving median (default 0.5; 0..1)"),
-	OPT_E_U32("dip-window", 0, "N", dip_window, 3, 10001,
-		  "bins in the centred moving median (default 21; odd,\n"
-		  "3..10001)"),
+	OPT_E_DOUBLE_D("bin-ms", 0, "MS", bin_ms, 0.001, 3600000, TK_STR(BIN_MS_DEFAULT),
+		       "bin width in milliseconds, 0.001..3600000;\n"
+		       "bins start at the capture's first frame, like\n"
+		       "tshark io,stat"),
+	OPT_E_DOUBLE_D("dip-frac", 0, "F", dip_frac, 0, 1, TK_STR(DIP_FRAC_DEFAULT),
+		       "a dip is a bin whose data rate is below F times the\n"
+		       "moving median, 0..1"),
+	OPT_E_U32_D("dip-window", 0, "N", dip_window, 3, 10001, TK_STR(DIP_WINDOW_DEFAULT),
+		    "bins in the centred moving median, odd, 3..10001"),
 	OPT_E_STANDARD,
 	OPT_E_END,
 };
 
 static const struct opt gaps_opts[] = {
 	BP_OPT_E_ANALYSIS,
-	OPT_E_DOUBLE("min-ms", 0, "MS", gap_ms, 0.001, 3600000,
-		     "the shortest silence reported, in milliseconds\n"
-		     "(default 100: what a live player keeps buffered;\n"
-		     "0.001..3600000)"),
+	OPT_E_DOUBLE_D("min-ms", 0, "MS", gap_ms, 0.001, 3600000, TK_STR(GAP_MS_DEFAULT),
+		       "the shortest silence reported, in milliseconds,\n"
+		       "0.001..3600000; the default is what a live player\n"
+		       "keeps buffered"),
 	OPT_E_STANDARD,
 	OPT_E_END,
 };
@@ -482,16 +483,16 @@ static const struct opt acks_opts[] = {
 	BP_OPT_E_ANALYSIS,
 	OPT_E_FLAG("each", 0, each, "one record per ACK (default: only delayed-ACK\n"
 				    "candidates), then one summary per flow direction"),
-	OPT_E_DOUBLE("delack-ms", 0, "MS", delack_ms, 0, 3600000,
-		     "candidate threshold: ACKs delayed at least MS ms that\n"
-		     "cover a runt (< MSS) or a single segment (default 10)"),
+	OPT_E_DOUBLE_D("delack-ms", 0, "MS", delack_ms, 0, 3600000, TK_STR(DELACK_MS_DEFAULT),
+		       "candidate threshold: ACKs delayed at least MS ms that\n"
+		       "cover a runt (< MSS) or a single segment"),
 	OPT_E_U32("mss", 0, "BYTES", mss, 1, 65535,
 		  "MSS for segment counts (default: from the SYN's MSS\n"
 		  "option, less 12 with timestamps; without a SYN, the\n"
 		  "most frequent size)"),
-	OPT_E_CHOICE("side", 0, "S", side, an_side_choices,
+	OPT_E_CHOICE_D("side", 0, "S", side, an_side_choices, "auto",
 		     "where the capture was taken, relative to the data\n"
-		     "sender: sender, receiver, or auto (default). Auto\n"
+		     "sender: sender, receiver, or auto. Auto\n"
 		     "uses, in order: the packet type of Linux cooked\n"
 		     "captures (outgoing or incoming); TTLs (the local\n"
 		     "side's still 64/128/255, the other's routed); the\n"
@@ -672,9 +673,7 @@ static int run(struct an_job *j)
 
 static int analysis_main(enum cmd cmd, int argc, char **argv)
 {
-	struct an_cmd cfg = { .bin_ms = BIN_MS_DEFAULT, .dip_frac = DIP_FRAC_DEFAULT,
-			      .dip_window = DIP_WINDOW_DEFAULT, .delack_ms = DELACK_MS_DEFAULT,
-			      .gap_ms = GAP_MS_DEFAULT };
+	struct an_cmd cfg = { 0 }; /* the defaults are the command's option table's */
 	struct an_job j = { .cmd = cmd, .cfg = &cfg };
 	int rc;
 

@@ -97,13 +97,13 @@ struct join_opts {
 #define TK_OPT_CFG struct join_opts
 static const struct opt options[] = {
 	OPT_E_OUTPUT(out_path, "write the joined records to FILE"),
-	OPT_E_DOUBLE("max-skew-ms", 0, "MS", max_skew_ms, 0.001, 3600000,
-		     "a frame further than MS ms from its record's time\n"
-		     "(after the clock offset) is no match (default 500;\n"
-		     "0.001..3600000)"),
+	OPT_E_DOUBLE_D("max-skew-ms", 0, "MS", max_skew_ms, 0.001, 3600000, TK_STR(MAX_SKEW_MS_DEFAULT),
+		       "a frame further than MS ms from its record's time\n"
+		       "(after the clock offset) is no match;\n"
+		       "0.001..3600000"),
 	OPT_E_FLAG("strict", 0, strict, "fail (exit status below) when a collapse record found\n"
 					"no frame"),
-	OPT_E_CHOICE("reader", 0, "R", reader, bp_reader_names, "mmap (default) or libpcap"),
+	OPT_E_CHOICE_D("reader", 0, "R", reader, bp_reader_names, "mmap", "mmap or libpcap"),
 	OPT_E_STANDARD,
 	OPT_E_END,
 };
@@ -354,7 +354,7 @@ static int join_and_write(struct join *j, const struct join_opts *op, int trc, i
 
 int bp_join_main(int argc, char **argv)
 {
-	struct join_opts op = { .reader = CAP_READER_MMAP, .max_skew_ms = MAX_SKEW_MS_DEFAULT };
+	struct join_opts op = { 0 }; /* the defaults are the option table's */
 	struct join j = { 0 };
 	bool joinable = false;
 	int rc, trc, arc;

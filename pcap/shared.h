@@ -61,9 +61,9 @@ int bp_opt_flow(void *cfg, const char *opt, const char *val);
 		   "ADDR:*, or two endpoints A-B (either direction)"),                              \
 	OPT_E_FORMAT(com.format, com.format_set),                                                   \
 	OPT_E_OUTPUT(com.output, "write the records to FILE instead of stdout"),                   \
-	OPT_E_CHOICE("reader", 0, "R", com.reader, bp_reader_names,                                 \
-		     "mmap (default: the file mapped, no copy) or libpcap\n"                         \
-		     "(pcap_next_ex; for cross-checks; offsets not reported)")
+	OPT_E_CHOICE_D("reader", 0, "R", com.reader, bp_reader_names, "mmap",                       \
+		       "mmap (the file mapped, no copy) or libpcap\n"                               \
+		       "(pcap_next_ex; for cross-checks; offsets not reported)")
 
 /*
  * Opens the files and runs the analysis over them, in time order; returns

@@ -16,11 +16,6 @@
 #include "log.h"
 #include "plots/bbrplot.h"
 
-#define WIDTH_DEFAULT 1200
-#define HEIGHT_DEFAULT 800
-#define BIN_MS_DEFAULT 100 /* a few video frames */
-#define GAP_MS_DEFAULT 100 /* what a live player keeps buffered: a silence it can show */
-
 char data_dir[PATH_MAX - 64]; /* room for a file name after it */
 static bool remove_dir;
 
@@ -66,8 +61,8 @@ static int make_data_dir(const struct env *e)
 
 int main(int argc, char **argv)
 {
-	struct env e = { .width = WIDTH_DEFAULT, .height = HEIGHT_DEFAULT, .bin_ms = BIN_MS_DEFAULT,
-			 .gap_ms = GAP_MS_DEFAULT, .from = NAN, .to = NAN, .offset_ms = NAN };
+	/* the defaults are the option table's (options.c); NAN: not given */
+	struct env e = { .from = NAN, .to = NAN, .offset_ms = NAN };
 	int rc;
 
 	log_init("bbrplot");

@@ -17,15 +17,21 @@
 #include "opt.h"
 #include "plots/bbrplot.h"
 
+/* --size's bounds, in pixels, written once for set_size() and --help */
+#define SIZE_W_MIN 320
+#define SIZE_H_MIN 200
+#define SIZE_MAX_PX 8000
+#define SIZE_BOUNDS TK_STR(SIZE_W_MIN) "x" TK_STR(SIZE_H_MIN) " .. " TK_STR(SIZE_MAX_PX) "x" TK_STR(SIZE_MAX_PX)
+
 static int set_size(void *cfg, const char *opt, const char *val)
 {
 	struct env *e = cfg;
 	unsigned int w, h;
 	char x, tail;
 
-	if (sscanf(val, "%u%c%u%c", &w, &x, &h, &tail) != 3 || x != 'x' || w < 320 || h < 200 || w > 8000 ||
-	    h > 8000) {
-		elog("%s: '%s' is not WIDTHxHEIGHT in pixels (320x200 .. 8000x8000)", opt, val);
+	if (sscanf(val, "%u%c%u%c", &w, &x, &h, &tail) != 3 || x != 'x' || w < SIZE_W_MIN || h < SIZE_H_MIN ||
+	    w > SIZE_MAX_PX || h > SIZE_MAX_PX) {
+		elog("%s: '%s' is not WIDTHxHEIGHT in pixels (" SIZE_BOUNDS ")", opt, val);
 		return -1;
 	}
 	e->width = w;
@@ -79,7 +85,7 @@ static int set_rate_range(void *cfg, const char *opt, const char *val)
 #define BBRPLOT_OPT_E_COMMON                                                                  \
 	OPT_E_OUTPUT(out, "the picture: .png or .svg (required)"),                            \
 	OPT_E_STR("title", 0, "TEXT", title, "the title (default: says what is drawn)"),       \
-	OPT_E_CALL("size", 0, "WxH", set_size, "pixels (default 1200x800; 320x200 .. 8000x8000)"), \
+	OPT_E_CALL_D("size", 0, "WxH", set_size, "1200x800", "pixels, " SIZE_BOUNDS),                \
 	OPT_E_STR("keep-data", 0, "DIR", keep, "write the data files and the gnuplot command\n" \
 					       "(plot.sh, which redraws the picture) there")
 
@@ -102,14 +108,14 @@ static const struct opt dip_opts[] = {
 	OPT_E_CALL("cookie", 0, "N", set_cookie, "the traced socket to draw (default: the\n"
 						 "one with the most samples)"),
 	OPT_E_CALL("flow", 0, "ADDR:PORT", set_sender, "the traced socket to draw, by its local address"),
-	OPT_E_DOUBLE("bin-ms", 0, "MS", bin_ms, 0.01, 60000,
-		     "throughput bin width (default 100: a few\n"
-		     "video frames; 0.01..60000)"),
-	OPT_E_DOUBLE("gap-ms", 0, "MS", gap_ms, 0.001, 3600000,
-		     "the shortest silence of the wire drawn: no\n"
-		     "frame of the flow either way (default 100:\n"
-		     "what a live player keeps buffered;\n"
-		     "0.001..3600000)"),
+	OPT_E_DOUBLE_D("bin-ms", 0, "MS", bin_ms, 0.01, 60000, "100",
+		       "throughput bin width, 0.01..60000; the default\n"
+		       "spans a few video frames"),
+	OPT_E_DOUBLE_D("gap-ms", 0, "MS", gap_ms, 0.001, 3600000, "100",
+		       "the shortest silence of the wire drawn: no\n"
+		       "frame of the flow either way; 0.001..3600000;\n"
+		       "the default is what a live player keeps\n"
+		       "buffered"),
 	OPT_E_DOUBLE("clock-offset-ms", 0, "MS", offset_ms, -1e9, 1e9,
 		     "the capture's clock minus the trace's\n"
 		     "(default: from a joined trace's frame\n"

@@ -95,7 +95,7 @@ check_settings() {
 	for v in ip ss flock bpftool promtool /usr/bin/python3 "$BIN/bbrtrace" "$BIN/udpdwell"; do
 		command -v "$v" > /dev/null || die "$v is missing (make; ./scripts/install-deps.sh)"
 	done
-	MAX_FLOWS=$(help_default bbrtrace 'flows tracked at once') MAX_SOCKETS=$(help_default udpdwell 'sockets tracked at once')
+	MAX_FLOWS=$(help_default bbrtrace max-flows) MAX_SOCKETS=$(help_default udpdwell max-sockets)
 	[ -n "$MAX_FLOWS" ] && [ -n "$MAX_SOCKETS" ] || die "cannot read --max-flows or --max-sockets's default from --help"
 	((UDP_SOCKETS > 0)) || { say "SOAK_UDP_SOCKETS must be above 0"; exit 2; }
 	((UDP_SOCKETS > MAX_SOCKETS)) ||
@@ -199,9 +199,14 @@ wait_backend() {
 	die "no backend line in ${START_WAIT_S}s"
 }
 
-# the default of a tool's option, read from its --help: "... (default N"
+# the default of a tool's option --$2, read from its --help: the "(default N)"
+# that ends the option's text (lib/opt prints it from the option's table)
 help_default() {
-	"$BIN/$1" --help | tr '\n' ' ' | sed -n "s/.*$2[^(]*(default \([0-9]*\).*/\1/p"
+	"$BIN/$1" --help | tr '\n' ' ' | awk -v o="--$2 " '{
+		i = index($0, o)
+		if (i && match(s = substr($0, i + length(o)), /\(default [0-9]+\)/))
+			print substr(s, RSTART + 9, RLENGTH - 10)
+	}'
 }
 
 start_tools() {

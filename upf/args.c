@@ -17,7 +17,6 @@
 #include "args_cli.h"
 
 #define DEFAULT_SESSIONS 100000
-#define DEFAULT_MBR_BPS 100000000
 #define DEFAULT_PACKETS_MIN 1000000     /* a run of fewer packets is over before it settles */
 #define DEFAULT_LOOKUPS_MIN 4000000
 
@@ -155,13 +154,14 @@ static void args_defaults(struct up_args *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->cmd = UP_CMD_RUN;
+	/* the knobs' defaults (--design, --table, ... --sessions) are set here,
+	 * not by their options: an option sets its knob's list, which sweep
+	 * and lookup read as given; the generator's and --workers' defaults are
+	 * the option tables' (args_options.c) */
 	a->run = (struct up_run_cfg){ .design = UP_STEERED, .table = UP_TABLE_OWN,
 				      .layout = UP_LAYOUT_SPLIT, .batch = DEFAULT_BATCH,
-				      .prefetch = true, .huge = false, .workers = 1,
-				      .teid_check = true };
-	a->gen = (struct up_gen_opts){ .sessions = DEFAULT_SESSIONS, .dist = UP_DIST_UNIFORM,
-				       .zipf_s = 0.99, .pkt_size = 0, .outer_family = 4,
-				       .mbr_bps = DEFAULT_MBR_BPS, .seed = 1 };
+				      .prefetch = true, .huge = false, .teid_check = true };
+	a->gen = (struct up_gen_opts){ .sessions = DEFAULT_SESSIONS };
 	a->floor_mib = UP_FLOOR_DEFAULT;
 }
 

@@ -205,34 +205,39 @@ static int set_outer(void *cfg, const char *opt, const char *val)
 #define H_HUGE "transparent huge pages (madvise) for sessions and\n" \
 	       "table; what was obtained is reported"
 #define H_WORKERS "worker threads, 1.." TK_STR(UP_MAX_WORKERS) ", pinned to the allowed CPUs in\n" \
-		  "turn; sharded adds a dispatcher thread (default 1)"
+		  "turn; sharded adds a dispatcher thread"
 #define H_FLOOR "buffer for the memory floor, MiB; 0 skips it (default:\n" \
 		TK_STR(UP_FLOOR_L3_TIMES) " x the L3, within " TK_STR(UP_FLOOR_MIN_MIB) ".." \
 		TK_STR(UP_FLOOR_MAX_MIB) " MiB)"
 #define H_VERIFY "after the run, check each session's packet and byte\n" \
 		 "counters against what was sent to it"
 
+/* the key stream's options, the same in run, sweep and lookup */
+#define OPT_E_DIST(what) \
+	OPT_E_CHOICE_D("dist", 0, "D", gen.dist, up_dist_names, "uniform", "uniform | zipf over the " what)
+#define OPT_E_ZIPF_S OPT_E_DOUBLE_D("zipf-s", 0, "S", gen.zipf_s, 0.1, 3.0, "0.99", "Zipf exponent, 0.1..3")
+#define OPT_E_SEED(what) OPT_E_U64_D("seed", 0, "N", gen.seed, 0, UINT32_MAX, "1", "random seed for the " what)
+
 /* the traffic generator's options, the same in run and sweep */
 #define OPT_E_GENERATOR                                                                     \
 	OPT_E_CALL("packets", 0, "N", set_packets,                                          \
 		   "packets per run; k, M, G suffixes (default 4 x\n"                        \
 		   "sessions, at least 1M)"),                                                \
-	OPT_E_CHOICE("dist", 0, "D", gen.dist, up_dist_names,                               \
-		     "uniform | zipf over the sessions (default uniform)"),                  \
-	OPT_E_DOUBLE("zipf-s", 0, "S", gen.zipf_s, 0.1, 3.0, "Zipf exponent, 0.1..3 (default 0.99)"), \
-	OPT_E_CALL("pkt-size", 0, "S", set_pkt_size,                                        \
-		   "inner IP packet bytes: imix (7:4:1 of 60/576/1400) or\n"                 \
-		   TK_STR(PKT_SIZE_MIN) ".." TK_STR(PKT_SIZE_MAX) " (default imix)"),              \
-	OPT_E_CALL("outer", 0, "V", set_outer, "ipv4 | ipv6 outer header (default ipv4)"),  \
-	OPT_E_CALL("mbr-bps", 0, "N", set_mbr,                                              \
-		   "each session's QER maximum bit rate, bit/s; k, M, G\n"                   \
-		   "suffixes (default 100M)"),                                               \
-	OPT_E_U64("seed", 0, "N", gen.seed, 0, UINT32_MAX, "random seed for TEIDs and the stream (default 1)"), \
-	OPT_E_U32("bad-every", 0, "N", gen.bad_every, 0, UINT32_MAX,                        \
-		  "every Nth packet is bad, in turn: a stale TEID (its\n"                   \
-		  "slot's generation before), a TEID beyond the slots, a\n"                 \
-		  "frame cut short, GTP-U version 2; dropped as no\n"                       \
-		  "session's or malformed (default 0: none)")
+	OPT_E_DIST("sessions"),                                                             \
+	OPT_E_ZIPF_S,                                                                       \
+	OPT_E_CALL_D("pkt-size", 0, "S", set_pkt_size, "imix",                              \
+		     "inner IP packet bytes: imix (7:4:1 of 60/576/1400) or\n"               \
+		     TK_STR(PKT_SIZE_MIN) ".." TK_STR(PKT_SIZE_MAX)),                          \
+	OPT_E_CALL_D("outer", 0, "V", set_outer, "ipv4", "ipv4 | ipv6 outer header"),       \
+	OPT_E_CALL_D("mbr-bps", 0, "N", set_mbr, "100M",                                    \
+		     "each session's QER maximum bit rate, bit/s; k, M, G\n"                 \
+		     "suffixes"),                                                            \
+	OPT_E_SEED("TEIDs and the stream"),                                                 \
+	OPT_E_U32_D("bad-every", 0, "N", gen.bad_every, 0, UINT32_MAX, "0",                 \
+		    "every Nth packet is bad, in turn: a stale TEID (its\n"                 \
+		    "slot's generation before), a TEID beyond the slots, a\n"               \
+		    "frame cut short, GTP-U version 2; dropped as no\n"                     \
+		    "session's or malformed; 0: none")
 
 const struct opt up_run_options[] = {
 	OPT_E_CALL("preset", 0, "NAME", set_preset,
@@ -248,7 +253,7 @@ const struct opt up_run_options[] = {
 	OPT_E_CALL_OPTIONAL("hugepages", 0, "on|off", set_huge, H_HUGE " (default off)"),
 	OPT_E_CALL("no-hugepages", 0, NULL, set_no_huge, "the same as --hugepages off"),
 	OPT_E_CALL("teid-check", 0, "on|off", set_teid_check, H_TEID_CHECK " (default on)"),
-	OPT_E_U32("workers", 0, "N", run.workers, 1, UP_MAX_WORKERS, H_WORKERS),
+	OPT_E_U32_D("workers", 0, "N", run.workers, 1, UP_MAX_WORKERS, "1", H_WORKERS),
 	OPT_E_CALL("sessions", 0, "N", set_sessions,
 		   "sessions, 1..4M; k and M suffixes (10k, 2.2M). The\n"
 		   "studied range is 10k to 4M (default 100k)"),
@@ -283,7 +288,7 @@ const struct opt up_sweep_options[] = {
 	OPT_E_CALL_OPTIONAL("hugepages", 0, "LIST", set_huge, H_HUGE ": on, off\n(alone: on)"),
 	OPT_E_CALL("no-hugepages", 0, NULL, set_no_huge, "the same as --hugepages off"),
 	OPT_E_CALL("teid-check", 0, "LIST", set_teid_check, H_TEID_CHECK ": on, off"),
-	OPT_E_U32("workers", 0, "N", run.workers, 1, UP_MAX_WORKERS, H_WORKERS),
+	OPT_E_U32_D("workers", 0, "N", run.workers, 1, UP_MAX_WORKERS, "1", H_WORKERS),
 	OPT_E_CALL("sessions", 0, "LIST", set_sessions,
 		   "session counts, 1..4M each; k and M suffixes\n"
 		   "(default 10k,100k,1M)"),
@@ -311,9 +316,9 @@ const struct opt up_lookup_options[] = {
 	OPT_E_CALL_OPTIONAL("hugepages", 0, "on|off", set_huge,
 			    "transparent huge pages (madvise) for the table\n(default off)"),
 	OPT_E_CALL("no-hugepages", 0, NULL, set_no_huge, "the same as --hugepages off"),
-	OPT_E_CHOICE("dist", 0, "D", gen.dist, up_dist_names, "uniform | zipf over the keys (default uniform)"),
-	OPT_E_DOUBLE("zipf-s", 0, "S", gen.zipf_s, 0.1, 3.0, "Zipf exponent, 0.1..3 (default 0.99)"),
-	OPT_E_U64("seed", 0, "N", gen.seed, 0, UINT32_MAX, "random seed for the keys and their order (default 1)"),
+	OPT_E_DIST("keys"),
+	OPT_E_ZIPF_S,
+	OPT_E_SEED("keys and their order"),
 	OPT_E_FORMAT(fmt, fmt_set),
 	OPT_E_OUTPUT(output, "write the records to FILE instead of stdout"),
 	OPT_E_STANDARD,

@@ -195,6 +195,55 @@ static void test_parse_after_scan(void **state)
 	assert_string_equal(argv[4], "ARG");
 }
 
+/* defaults: applied before the command line through the same parsers, each
+ * overridden by the option given; --help ends the text with "(default DEF)",
+ * on a line of its own where the last line is too long to hold it */
+#define TK_OPT_CFG struct settings
+static const struct opt defaulted[] = {
+	OPT_E_U64_D("n", 'n', "N", n, 1, 100, "42", "a number"),
+	OPT_E_DOUBLE_D("ratio", 0, "R", ratio, 0.01, 0.99, "0.3", "a ratio"),
+	OPT_E_DURATION_D(secs, "1.5", "how long"),
+	OPT_E_CHOICE_D("pick", 0, "C", pick, picks, "green", "a choice"),
+	OPT_E_CALL_D("maybe", 'm', "V", maybe_call, "dflt", "called with its default first"),
+	OPT_E_U32_D("k", 0, "K", k, 0, 9, "7", "a line long enough that its default cannot follow it"),
+	OPT_E_END,
+};
+#undef TK_OPT_CFG
+static const struct opt_cli defaulted_cli = { "Usage: t\n", defaulted, NULL, NULL, NULL };
+
+static void test_defaults(void **state)
+{
+	char *none[] = { "t", NULL };
+	char *given[] = { "t", "-n", "5", "--pick", "red", "-m", "x", NULL };
+	struct settings s = { 0 }, g = { 0 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	(void)state;
+
+	opt_parse(&defaulted_cli, 1, none, &s);
+	assert_int_equal(s.n, 42);
+	tk_assert_cmp(s.ratio, ==, 0.3);
+	tk_assert_cmp(s.secs, ==, 1.5);
+	assert_int_equal(s.pick, 1);
+	assert_int_equal(s.k, 7);
+	assert_string_equal(s.maybe, "dflt");
+	opt_parse(&defaulted_cli, 7, given, &g);
+	assert_int_equal(g.n, 5);
+	assert_int_equal(g.pick, 0);
+	tk_assert_cmp(g.ratio, ==, 0.3);
+	assert_string_equal(g.maybe, "dflt x");
+
+	f = open_memstream(&buf, &len);
+	opt_usage(&defaulted_cli, f);
+	fclose(f);
+	assert_non_null(strstr(buf, "\n  -n, --n N               a number (default 42)\n"));
+	assert_non_null(strstr(buf, "\n  -d, --duration SECONDS  how long (default 1.5)\n"));
+	assert_non_null(strstr(buf, "\n      --k K               a line long enough that its default cannot follow it\n"
+				    "                          (default 7)\n"));
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +253,7 @@ int main(void)
 		cmocka_unit_test(test_first_operand),
 		cmocka_unit_test(test_parse_after_scan),
 		cmocka_unit_test(test_u64_to_max),
+		cmocka_unit_test(test_defaults),
 	};
 
 	log_init("test_opt");
