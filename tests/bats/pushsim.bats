@@ -97,18 +97,18 @@ min_second_max() {
 	push 3 paced 43202 --playout-ms 200
 	[ "$SEND_RC" -eq 0 ] && [ "$RECV_RC" -eq 0 ]
 	# frame k is read at first arrival + playout + k/fps: each frame's
-	# latency is the first frame's delivery time plus the playout, the same
-	# for all of them. The delivery time is the machine's (a CI run beside a
-	# busy core and two guests: 177 ms), and no record carries it. So the
-	# bounds are the playout below (10 ms: the timer's wakeup), and above,
-	# the smallest per-second maximum, which no second's frames can all be
-	# far over when each is held the same time: the mean within 60 ms of it
-	# (a late frame is read when it comes; 3 runs beside a make test: means
-	# 211-213 ms, smallest maxima 201-240 ms)
+	# latency is the first frame's delivery time plus the playout, less
+	# what the sender was late with it, and a frame that comes after its
+	# time is read when it comes. So each second's maximum is the playout at
+	# least (10 ms below it: the timer's wakeup), and the mean is the
+	# playout plus the machine's delivery time, which no record carries:
+	# 177 ms was seen beside a busy core and two guests, so up to 200 ms
+	# over the playout. (A bound tied to the smallest per-second maximum
+	# fails when a starved sender sends one second's frames late.)
 	lat=$(sum recv frame_latency_mean_us)
 	first=$(min_second_max)
 	echo "# mean latency $lat us, smallest per-second maximum $first us" >&3
-	[ "$first" -ge 190000 ] && [ "$lat" -ge 190000 ] && [ "$lat" -le $((first + 60000)) ] || return 1
+	[ "$first" -ge 190000 ] && [ "$lat" -ge 190000 ] && [ "$lat" -le 400000 ] || return 1
 	[ "$(sum recv frames)" -eq 90 ]
 }
 
