@@ -15,13 +15,14 @@
 #                 files at a time, no kernel matrix
 #
 # The unit tests, the replays and the check tier's bats files run first, the
-# files two at a time: they are busy, not waiting, and beside the guests
-# they gained nothing (a make test run: each of the two took 2 to 10 times
-# its time alone). Then the kernel matrix starts and runs beside the live
-# files, its guests at SCHED_IDLE (chrt --idle): those suites mostly wait on
-# timers and flows (2 to 30% of two CPUs busy), an emulated guest wants
-# every cycle it can get, and at idle priority it takes only the cycles the
-# host's tests leave. Its results are counted after the host's.
+# files two at a time: they are busy, not waiting; beside the guests they
+# gained nothing (each of the two took 2 to 10 times its time alone), and
+# beside the live files, even at idle priority, they slowed those up to 1.5
+# times. Then the kernel matrix starts and runs beside the live files, its
+# guests at SCHED_IDLE (chrt --idle): those suites mostly wait on timers and
+# flows (2 to 30% of two CPUs busy), an emulated guest wants every cycle it
+# can get, and at idle priority it takes only the cycles the host's tests
+# leave. Its results are counted after the host's.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,13 +48,16 @@ stop_matrix() {
 	[ -z "$matrix_pid" ] || kill -TERM -- "-$matrix_pid" 2> /dev/null
 	matrix_pid=
 }
-# the check tier's files running in the background: timeout passes TERM on to bats
+# the bats files running in the background, each with all it started, down
+# to bats
+kill_tree() {
+	local c
+	for c in $(pgrep -P "$1"); do kill_tree "$c"; done
+	kill -TERM "$1" 2> /dev/null
+}
 stop_checks() {
 	local p
-	for p in $(jobs -pr); do
-		pkill -TERM -P "$p"
-		kill -TERM "$p"
-	done 2> /dev/null
+	for p in $(jobs -pr); do kill_tree "$p"; done
 }
 # every exit, an interrupted one too, stops the guests and the files still
 # running, and removes the TAP logs
@@ -160,9 +164,9 @@ report_bats_file() {
 }
 
 # the check tier's files (marked "# tier: check": recorded traces and
-# captures, the command lines) touch nothing another one reads and wait on no
-# flow: they run two at a time, in both tiers; the full tier's other files,
-# on live traffic and timers, one at a time after them
+# captures, the command lines) touch nothing another file reads and wait on no
+# flow: they run first, two at a time. The full tier's other files, on live
+# traffic and timers, then run one at a time beside the kernel matrix.
 checks=() lives=()
 for f in tests/bats/*.bats; do
 	[[ $(basename "$f" .bats) =~ $FILTER ]] || continue
@@ -172,21 +176,38 @@ for f in tests/bats/*.bats; do
 		lives+=("$f")
 	fi
 done
-for f in "${checks[@]}"; do
-	while [ "$(jobs -rp | wc -l)" -ge "${CHECK_JOBS:-2}" ]; do wait -n; done
-	run_bats_file "$f" &
-done
-wait
-for f in "${checks[@]}"; do
-	echo "-- $(basename "$f" .bats)"
-	report_bats_file "$f"
-done
-[ "$kernels" = none ] || [ "${BBRKIT_MATRIX_BESIDE:-1}" = 0 ] || start_matrix
-for f in "${lives[@]}"; do
-	echo "-- $(basename "$f" .bats)"
-	run_bats_file "$f"
-	report_bats_file "$f"
-done
+
+# the check files, JOBS at a time; a TERM stops the ones running
+run_checks() {
+	local jobs=$1 f
+	for f in "${checks[@]}"; do
+		while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+		run_bats_file "$f" &
+	done
+	wait
+}
+
+report_checks() {
+	local f
+	for f in "${checks[@]}"; do
+		echo "-- $(basename "$f" .bats)"
+		report_bats_file "$f"
+	done
+}
+
+run_checks "${CHECK_JOBS:-2}"
+report_checks
+if [ "$TIER" = full ]; then
+	[ "$kernels" = none ] || [ "${BBRKIT_MATRIX_BESIDE:-1}" = 0 ] || start_matrix
+	# each in the background, waited for: a TERM to this script is handled at
+	# once, not after the file (bash defers a trap until a foreground job ends)
+	for f in "${lives[@]}"; do
+		echo "-- $(basename "$f" .bats)"
+		run_bats_file "$f" &
+		wait $!
+		report_bats_file "$f"
+	done
+fi
 echo "total $(since "$t_host")" >> "$host_out/times"
 
 echo "== kernel matrix (QEMU)"
