@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * One table per command line. A tool lists its options once, each with its
- * name, its value's kind and range, where the value goes, and its help
- * text; opt_parse() parses argv against the table (getopt_long underneath)
- * and opt_usage() prints the options part of --help from the same table, so
- * the two cannot disagree.
+ * name, its value's kind and range, where the value goes, its default and
+ * its help text; opt_parse() parses argv against the table (getopt_long
+ * underneath) and opt_usage() prints the options part of --help from the
+ * same table, so the two cannot disagree.
  *
  * Every tool refuses a bad command line the same way: one line naming the
  * option and the reason, with "(see --help)", and exit status 2:
@@ -118,22 +118,16 @@ void opt_exit_codes(FILE *f, const int *codes);
 #define OPT_E_CALL_OPTIONAL(name, letter, arg, fn, help) \
 	{ name, letter, OPT_CALL, arg, help, 0, 0, 0, NULL, fn, 0, true }
 /* the same with a default value (struct opt's def), a string as on the command line */
-#define OPT_E_STR_D(name, letter, arg, field, dflt, help) \
-	{ name, letter, OPT_STR, arg, help, OPT_AT(field), .def = dflt }
 #define OPT_E_U64_D(name, letter, arg, field, min, max, dflt, help) \
 	{ name, letter, OPT_U64, arg, help, OPT_AT(field), min, max, .def = dflt }
 #define OPT_E_U32_D(name, letter, arg, field, min, max, dflt, help) \
 	{ name, letter, OPT_U32, arg, help, OPT_AT(field), min, max, .def = dflt }
 #define OPT_E_DOUBLE_D(name, letter, arg, field, min, max, dflt, help) \
 	{ name, letter, OPT_DOUBLE, arg, help, OPT_AT(field), min, max, .def = dflt }
-#define OPT_E_PORT_D(name, letter, arg, field, dflt, help) \
-	{ name, letter, OPT_PORT, arg, help, OPT_AT(field), .def = dflt }
 #define OPT_E_CHOICE_D(name, letter, arg, field, choices, dflt, help) \
 	{ name, letter, OPT_CHOICE, arg, help, OPT_AT(field), 0, 0, choices, .def = dflt }
 #define OPT_E_CALL_D(name, letter, arg, fn, dflt, help) \
 	{ name, letter, OPT_CALL, arg, help, 0, 0, 0, NULL, fn, .def = dflt }
-#define OPT_E_CALL_OPTIONAL_D(name, letter, arg, fn, dflt, help) \
-	{ name, letter, OPT_CALL, arg, help, 0, 0, 0, NULL, fn, 0, true, .def = dflt }
 
 /* the shared options, with the same letters and meanings in every tool */
 #define OPT_E_OUTPUT(field, help) OPT_E_STR("output", 'o', "FILE", field, help)
