@@ -55,13 +55,13 @@ kill_tree() {
 	for c in $(pgrep -P "$1"); do kill_tree "$c"; done
 	kill -TERM "$1" 2> /dev/null
 }
-stop_checks() {
+stop_bats_files() {
 	local p
 	for p in $(jobs -pr); do kill_tree "$p"; done
 }
 # every exit, an interrupted one too, stops the guests and the files still
 # running, and removes the TAP logs
-trap 'stop_checks; stop_matrix; rm -rf "$log_dir"' EXIT
+trap 'stop_bats_files; stop_matrix; rm -rf "$log_dir"' EXIT
 trap 'exit 130' INT TERM
 
 # the kernel matrix in the background, at idle priority where chrt can set it
@@ -177,7 +177,7 @@ for f in tests/bats/*.bats; do
 	fi
 done
 
-# the check files, JOBS at a time; a TERM stops the ones running
+# the check files, JOBS at a time
 run_checks() {
 	local jobs=$1 f
 	for f in "${checks[@]}"; do
