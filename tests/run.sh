@@ -24,7 +24,7 @@
 # can get, and at idle priority it takes only the cycles the host's tests
 # leave. Its results are counted after the host's.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 
 TIER=${TIER:-full}
 case $TIER in full | check) ;; *) echo "tests/run.sh: TIER=$TIER is not full or check" >&2; exit 2 ;; esac
@@ -48,20 +48,24 @@ stop_matrix() {
 	[ -z "$matrix_pid" ] || kill -TERM -- "-$matrix_pid" 2> /dev/null
 	matrix_pid=
 }
-# the bats files running in the background, each with all it started, down
-# to bats
-kill_tree() {
-	local c
-	for c in $(pgrep -P "$1"); do kill_tree "$c"; done
-	kill -TERM "$1" 2> /dev/null
-}
+# the bats files running in the background. Each runs under `timeout`, which
+# leads a process group of its own, passes a signal it gets on to the whole
+# group and KILLs the group --kill-after later. The signal is INT, as Ctrl-C
+# on a bats run: bats then runs the test's teardown and teardown_file, which
+# remove what the test made (a TERM kills bats before they run, and leaves
+# the test's namespaces behind).
 stop_bats_files() {
-	local p
-	for p in $(jobs -pr); do kill_tree "$p"; done
+	local p t files=()
+	for p in $(jobs -pr); do
+		[ "$p" != "$matrix_pid" ] || continue
+		files+=("$p")
+		for t in $(pgrep -P "$p" -x timeout); do kill -INT "$t" 2> /dev/null; done
+	done
+	[ ${#files[@]} -eq 0 ] || wait "${files[@]}" 2> /dev/null
 }
 # every exit, an interrupted one too, stops the guests and the files still
 # running, and removes the TAP logs
-trap 'stop_bats_files; stop_matrix; rm -rf "$log_dir"' EXIT
+trap 'stop_matrix; stop_bats_files; rm -rf "$log_dir"' EXIT
 trap 'exit 130' INT TERM
 
 # the kernel matrix in the background, at idle priority where chrt can set it
@@ -146,9 +150,9 @@ run_bats_file() {
 		awk -v times="$host_out/test-times" -v suite="$name" -f tests/taptime.awk > "$out"
 	rc=${PIPESTATUS[0]}
 	echo "$name $(since "$t0")" >> "$host_out/times"
-	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 		echo "not ok 999 - $name timed out after ${BATS_TIMEOUT}s" >> "$out"
-	elif [ $rc -ne 0 ] && ! grep -qE '^not ok' "$out"; then
+	elif [ "$rc" -ne 0 ] && ! grep -qE '^not ok' "$out"; then
 		echo "not ok 999 - $name: bats exited with status $rc" >> "$out"
 	fi
 }
