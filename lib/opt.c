@@ -250,14 +250,16 @@ static int opt_head(const struct opt *o, char *buf, size_t len)
 
 /* an option's help text from its column, each line indented, and its
  * default after the last line, or on a line of its own where the last is
- * too long to hold it */
+ * too long to hold it. Columns count characters: a UTF-8 continuation byte
+ * (10xxxxxx, as in "µs") adds none */
 static void usage_help(FILE *f, const char *h, const char *def)
 {
 	size_t col = OPT_HELP_COL;
 
 	for (const char *p = h; *p; p++) {
 		fputc(*p, f);
-		col++;
+		if (((unsigned char)*p & 0xc0) != 0x80)
+			col++;
 		if (*p == '\n' && p[1]) {
 			fprintf(f, "%*s", OPT_HELP_COL, "");
 			col = OPT_HELP_COL;

@@ -201,7 +201,8 @@ static void test_parse_after_scan(void **state)
 #define TK_OPT_CFG struct settings
 static const struct opt defaulted[] = {
 	OPT_E_U64_D("n", 'n', "N", n, 1, 100, "42", "a number"),
-	OPT_E_DOUBLE_D("ratio", 0, "R", ratio, 0.01, 0.99, "0.3", "a ratio"),
+	/* 38 characters in 51 bytes: with its default, 78 columns */
+	OPT_E_DOUBLE_D("ratio", 0, "R", ratio, 0.01, 0.99, "0.3", "µs µs µs µs µs µs µs µs µs µs µs µs µs"),
 	OPT_E_DURATION_D(secs, "1.5", "how long"),
 	OPT_E_CHOICE_D("pick", 0, "C", pick, picks, "green", "a choice"),
 	OPT_E_CALL_D("maybe", 'm', "V", maybe_call, "dflt", "called with its default first"),
@@ -239,6 +240,8 @@ static void test_defaults(void **state)
 	fclose(f);
 	assert_non_null(strstr(buf, "\n  -n, --n N               a number (default 42)\n"));
 	assert_non_null(strstr(buf, "\n  -d, --duration SECONDS  how long (default 1.5)\n"));
+	/* columns count characters, not bytes */
+	assert_non_null(strstr(buf, "\n      --ratio R           µs µs µs µs µs µs µs µs µs µs µs µs µs (default 0.3)\n"));
 	assert_non_null(strstr(buf, "\n      --k K               a line long enough that its default cannot follow it\n"
 				    "                          (default 7)\n"));
 	free(buf);
