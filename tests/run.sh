@@ -25,6 +25,7 @@
 # leave. Its results are counted after the host's.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
+. tests/bats_file.bash
 
 TIER=${TIER:-full}
 case $TIER in full | check) ;; *) echo "tests/run.sh: TIER=$TIER is not full or check" >&2; exit 2 ;; esac
@@ -48,20 +49,13 @@ stop_matrix() {
 	[ -z "$matrix_pid" ] || kill -TERM -- "-$matrix_pid" 2> /dev/null
 	matrix_pid=
 }
-# the bats files running in the background. Each runs under `timeout`, which
-# leads a process group of its own, passes a signal it gets on to the whole
-# group and KILLs the group --kill-after later. The signal is INT, as Ctrl-C
-# on a bats run: bats then runs the test's teardown and teardown_file, which
-# remove what the test made (a TERM kills bats before they run, and leaves
-# the test's namespaces behind).
+# the bats files running in the background (all jobs but the matrix)
 stop_bats_files() {
-	local p t files=()
+	local p files=()
 	for p in $(jobs -pr); do
-		[ "$p" != "$matrix_pid" ] || continue
-		files+=("$p")
-		for t in $(pgrep -P "$p" -x timeout); do kill -INT "$t" 2> /dev/null; done
+		[ "$p" = "$matrix_pid" ] || files+=("$p")
 	done
-	[ ${#files[@]} -eq 0 ] || wait "${files[@]}" 2> /dev/null
+	bats_files_stop "${files[@]}"
 }
 # every exit, an interrupted one too, stops the guests and the files still
 # running, and removes the TAP logs
@@ -142,19 +136,11 @@ echo "kernel $(uname -r)" > "$host_out/times"
 
 # one bats file: its TAP in $log_dir/NAME.tap, its time in the host's times
 run_bats_file() {
-	local f=$1 name out t0 rc
+	local f=$1 name t0
 	name=$(basename "$f" .bats)
-	out=$log_dir/$name.tap
 	t0=$(date +%s.%N)
-	timeout --kill-after=30 "$BATS_TIMEOUT" bats --tap --timing "$f" 2>&1 |
-		awk -v times="$host_out/test-times" -v suite="$name" -f tests/taptime.awk > "$out"
-	rc=${PIPESTATUS[0]}
+	bats_file_run "$f" "$log_dir/$name.tap" "$host_out/test-times" "$BATS_TIMEOUT"
 	echo "$name $(since "$t0")" >> "$host_out/times"
-	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-		echo "not ok 999 - $name timed out after ${BATS_TIMEOUT}s" >> "$out"
-	elif [ "$rc" -ne 0 ] && ! grep -qE '^not ok' "$out"; then
-		echo "not ok 999 - $name: bats exited with status $rc" >> "$out"
-	fi
 }
 
 # its failing tests with their diagnostics, and skips with their reason; counted

@@ -28,6 +28,7 @@
 set -uo pipefail
 caller=$PWD
 cd "$(dirname "$0")/.." || exit 2
+. tests/bats_file.bash
 
 runs=20 load=0 kernels=none out="" from=1 report=false
 usage() { sed -n '6,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
@@ -122,9 +123,9 @@ $report && print_table
 
 # the busy loops: plain spinning processes at normal priority, stopped with
 # this script (and bounded by a day in case it is killed)
-busy=()
+busy=() file_pid=
 stop_busy() { [ ${#busy[@]} -eq 0 ] || kill "${busy[@]}" 2> /dev/null; busy=(); }
-trap 'stop_busy' EXIT
+trap 'stop_busy; [ -z "$file_pid" ] || bats_files_stop "$file_pid"' EXIT
 trap 'exit 130' INT TERM
 for ((i = 0; i < load; i++)); do
 	timeout 86400 bash -c 'while :; do :; done' &
@@ -138,11 +139,11 @@ for ((r = from; r < from + runs; r++)); do
 	for f in "${files[@]}"; do
 		name=$(basename "$f" .bats)
 		tap=$out/host/$name.r$r.tap
-		timeout --kill-after=30 "${BATS_TIMEOUT:-1200}" bats --tap --timing "$f" 2>&1 |
-			awk -v times="$out/host/test-times" -v suite="$name" -f tests/taptime.awk > "$tap"
-		rc=${PIPESTATUS[0]}
-		[ "$rc" -eq 0 ] || grep -q '^not ok' "$tap" ||
-			echo "not ok 999 $name: bats exited with status $rc (a timeout or a crash)" >> "$tap"
+		# in the background, waited for: an INT or TERM is handled at once
+		bats_file_run "$f" "$tap" "$out/host/test-times" "${BATS_TIMEOUT:-1200}" &
+		file_pid=$!
+		wait "$file_pid"
+		file_pid=
 	done
 	[ ${#files[@]} -eq 0 ] || echo "shake: host run $r ($((r - from + 1)) of $runs) done at $(( $(date +%s) - t0 )) s"
 done
