@@ -33,13 +33,14 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 
 @test "app-ack receiver at native RTT: >= 5 delayed_ack collapses with quickack off, <= 20% of that rate with quickack on" {
 	requires root netns bbr struct_ops btf tcpdump jq tc
-	# 30 s: 30 to 34 delayed_ack collapses per 60 s with quickack off, none
-	# with it on (three runs, one beside a busy core); the fewest seen in 30 s
-	# were 7, and 4 beside a busy core and two guests. Under 5, the ratio
-	# below says little, so the push with quickack off goes on for another
-	# 30 s while it has fewer (90 s at most), and the two are compared as
-	# rates per second
-	local secs=30 off_secs=30 k more
+	# 20 s: 30 to 34 delayed_ack collapses per 60 s with quickack off, none
+	# with it on (three runs, one beside a busy core), so about 10 in 20 s;
+	# the fewest seen in 30 s were 7, and 4 beside a busy core and two
+	# guests (0.13 a second: under 3 in 20 s). Under 5, the ratio below says
+	# little, so the push with quickack off goes on for another 20 s while it
+	# has fewer (60 s at most: 8 at that slowest rate), and the two are
+	# compared as rates per second
+	local secs=20 off_secs=20 k more
 	tk_run "$TK_ROOT/repro/dip.sh" --receiver app-ack --quickack off --duration $secs --out "$RP_OUT/off" --id "${RP_ID}f" --port 43101
 	expect_status 0
 	off=$(dack_count "$RP_OUT/off")
