@@ -159,6 +159,15 @@ expect_equal() {
 	[ "$1" = "$2" ] || { echo "# ${3:-value}: expected '$2', got '$1'"; return 1; }
 }
 
+# expect_cmp ACTUAL OP EXPECTED [WHAT]: a whole-number comparison, OP one of
+# test(1)'s -eq -ne -lt -le -gt -ge; both sides are printed when it fails
+# (a bare [ ] names only the expression)
+expect_cmp() {
+	local -A sym=([-eq]="=" [-ne]="!=" [-lt]="<" [-le]="<=" [-gt]=">" [-ge]=">=")
+	[[ $1 =~ ^-?[0-9]+$ ]] || { echo "# ${4:-value}: expected a whole number ${sym[$2]:-$2} $3, got '$1'"; return 1; }
+	[ "$1" "$2" "$3" ] || { echo "# ${4:-value}: expected ${sym[$2]:-$2} $3, got $1"; return 1; }
+}
+
 # expect_version TOOL: $output is TOOL's --version line, "TOOL N (git HASH)": N
 # the number in the file VERSION, HASH the commit it was built from (with
 # -dirty when the tree had changes), a commit of this repository when the

@@ -68,24 +68,24 @@ jn() { jq -r "$2" "$D/$1"; }
 
 @test "soak_short: the run passes: every invariant holds and the verdict is stable" {
 	cat "$BATS_FILE_TMPDIR/out" "$BATS_FILE_TMPDIR/err"
-	[ "$(cat "$BATS_FILE_TMPDIR/rc")" -eq 0 ]
+	expect_cmp "$(cat "$BATS_FILE_TMPDIR/rc")" -eq 0 "soak.sh's exit status"
 	grep -q '^verdict: stable$' "$BATS_FILE_TMPDIR/out"
 	grep -q '^soak: all invariants hold$' "$BATS_FILE_TMPDIR/out"
-	! grep -q FAIL "$BATS_FILE_TMPDIR/out"
+	! grep -q FAIL "$BATS_FILE_TMPDIR/out" || false
 	# the load made bbrtrace track its open flows and overfilled udpdwell's
 	# table, so the start reading was steady state
-	! grep -q 'warning:' "$BATS_FILE_TMPDIR/err"
+	! grep -q 'warning:' "$BATS_FILE_TMPDIR/err" || false
 	grep -q "^  ok    warm at the start: bbrtrace tracks [0-9]* flows" "$BATS_FILE_TMPDIR/out"
 	grep -q "^  ok    warm at the start: udpdwell's socket table full" "$BATS_FILE_TMPDIR/out"
 }
 
 @test "soak_short: both tools still ran at the end and stopped cleanly on SIGINT" {
-	[ "$(cat "$D/bt.rc")" = 0 ]
-	[ "$(cat "$D/ud.rc")" = 0 ]
+	expect_equal "$(cat "$D/bt.rc")" 0 "bbrtrace's exit status on SIGINT"
+	expect_equal "$(cat "$D/ud.rc")" 0 "udpdwell's exit status on SIGINT"
 	# the final reading was taken after the load stopped: both answered then
-	[ "$(jn bt.final.json '.rss_kib')" -gt 0 ]
-	[ "$(jn ud.final.json '.rss_kib')" -gt 0 ]
-	[ "$(jn bt.summary.json '.type')" = summary ]
+	expect_cmp "$(jn bt.final.json '.rss_kib')" -gt 0 "bbrtrace's RSS at the end, KiB"
+	expect_cmp "$(jn ud.final.json '.rss_kib')" -gt 0 "udpdwell's RSS at the end, KiB"
+	expect_equal "$(jn bt.summary.json '.type')" summary "bbrtrace's last record"
 }
 
 @test "soak_short: bbrtrace's counts agree: kernel runs = samples + lost, /metrics = summary = records" {
@@ -95,16 +95,16 @@ jn() { jq -r "$2" "$D/$1"; }
 	lost=$(jn bt.final.json '.metrics.bbrtrace_lost_events_total')
 	lines=$(grep -c '^{"type":"sample"' "$D/trace.jsonl")
 	echo "bt_main runs $runs, samples $samples, lost $lost, sample records $lines"
-	[ "$samples" -gt 1000 ]
-	[ "$runs" -eq $((samples + lost)) ]
-	[ "$lines" -eq "$samples" ]
-	[ "$(jn bt.summary.json '.samples')" -eq "$samples" ]
-	[ "$(jn bt.summary.json '.lost')" -eq "$lost" ]
+	expect_cmp "$samples" -gt 1000 "samples"
+	expect_cmp "$runs" -eq $((samples + lost)) "bt_main's kernel runs (samples + lost)"
+	expect_cmp "$lines" -eq "$samples" "sample records"
+	expect_cmp "$(jn bt.summary.json '.samples')" -eq "$samples" "the summary's samples"
+	expect_cmp "$(jn bt.summary.json '.lost')" -eq "$lost" "the summary's lost"
 	# every flow tracked (fewer than --max-flows), said the same way twice,
 	# and each forgotten at its close: at most the open flows are tracked
 	expect_equal "$(jn bt.final.json '.metrics.bbrtrace_untracked_samples_total')" 0 "untracked samples on /metrics"
 	expect_equal "$(jn bt.summary.json '.samples_untracked')" 0 "untracked samples in the summary"
-	[ "$(jn bt.final.json '.metrics.bbrtrace_flows')" -le $((SOAK_FLOWS + SOAK_FLOWS / 10)) ]
+	expect_cmp "$(jn bt.final.json '.metrics.bbrtrace_flows')" -le $((SOAK_FLOWS + SOAK_FLOWS / 10)) "bbrtrace_flows at the end"
 }
 
 @test "soak_short: udpdwell's counts agree with the load: every datagram read is timed or counted, evictions exact" {
@@ -119,14 +119,14 @@ jn() { jq -r "$2" "$D/$1"; }
 		| [range(20000; 20000 + $n)] - $seen | map(tostring) | join(" ")' "$D/dwell.jsonl")
 	echo "datagrams read by the load $got = timed by udpdwell $timed + unattributed $unattributed;" \
 		"evicted $evicted, table $table; sockets never reported: [$missing]"
-	[ "$(jn params.json '.udp_ports')" = "20000-$((20000 + SOAK_SOCKETS - 1))" ]
-	[ "$(jn udp.json '.opened')" -eq "$SOAK_SOCKETS" ]
-	[ "$got" -eq $((SOAK_SOCKETS * 3)) ]
-	[ "$((timed + unattributed))" -eq "$got" ]
-	[ "$unattributed" -ge $(($(wc -w <<< "$missing") * 3)) ]
-	[ "$(jn ud.final.json '.metrics.udpdwell_unattributed_reads_total')" -eq "$unattributed" ]
-	[ "$evicted" -eq $((SOAK_SOCKETS - table)) ]
-	[ "$(jn ud.last.json '.evicted')" -eq "$evicted" ]
+	expect_equal "$(jn params.json '.udp_ports')" "20000-$((20000 + SOAK_SOCKETS - 1))" "the ports udpdwell watched"
+	expect_cmp "$(jn udp.json '.opened')" -eq "$SOAK_SOCKETS" "sockets the load opened"
+	expect_cmp "$got" -eq $((SOAK_SOCKETS * 3)) "datagrams the load read"
+	expect_cmp "$((timed + unattributed))" -eq "$got" "datagrams timed + unattributed"
+	expect_cmp "$unattributed" -ge $(($(wc -w <<< "$missing") * 3)) "unattributed reads (3 per socket never recorded)"
+	expect_cmp "$(jn ud.final.json '.metrics.udpdwell_unattributed_reads_total')" -eq "$unattributed" "/metrics' unattributed reads"
+	expect_cmp "$evicted" -eq $((SOAK_SOCKETS - table)) "evictions (sockets past the table)"
+	expect_cmp "$(jn ud.last.json '.evicted')" -eq "$evicted" "the last interval record's evictions"
 }
 
 @test "soak_short: memory within the script's bound: RSS, BPF maps and /metrics series" {
@@ -137,11 +137,11 @@ jn() { jq -r "$2" "$D/$1"; }
 	for tool in bt ud; do
 		grew=$(($(jn $tool.end.json '.rss_kib') - $(jn $tool.start.json '.rss_kib')))
 		echo "$tool: RSS grew $grew KiB (bound $bound KiB)"
-		[ "$grew" -le "$bound" ]
-		[ "$(jn $tool.start.json '.map_bytes')" -gt 0 ]
-		[ "$(jn $tool.end.json '.map_bytes')" -eq "$(jn $tool.start.json '.map_bytes')" ]
-		[ "$(jn $tool.final.json '.maps | keys | length')" -eq "$(jn $tool.start.json '.maps | keys | length')" ]
-		[ "$(jn $tool.end.json '.metrics.series')" -le "$(jn $tool.start.json '.metrics.series')" ]
+		expect_cmp "$grew" -le "$bound" "$tool's RSS growth once warm, KiB"
+		expect_cmp "$(jn $tool.start.json '.map_bytes')" -gt 0 "$tool's BPF map bytes at the start"
+		expect_cmp "$(jn $tool.end.json '.map_bytes')" -eq "$(jn $tool.start.json '.map_bytes')" "$tool's BPF map bytes at the end (as at the start)"
+		expect_cmp "$(jn $tool.final.json '.maps | keys | length')" -eq "$(jn $tool.start.json '.maps | keys | length')" "$tool's BPF maps at the end (as at the start)"
+		expect_cmp "$(jn $tool.end.json '.metrics.series')" -le "$(jn $tool.start.json '.metrics.series')" "$tool's /metrics series at the end (at most the start's)"
 	done
 }
 
@@ -161,12 +161,12 @@ jn() { jq -r "$2" "$D/$1"; }
 		sleep 0.1
 	done
 	victim=$(sed -n 's/.* and udpdwell (pid \([0-9]*\)).*/\1/p' "$BATS_TEST_TMPDIR/out")
-	[ -n "$victim" ]
+	[ -n "$victim" ] || { echo "# the soak named no udpdwell pid"; return 1; }
 	kill -9 "$victim"
 	wait "$pid" && rc=0 || rc=$?
 	cat "$BATS_TEST_TMPDIR/out"
 	timing "the run whose udpdwell dies"
-	[ "$rc" -eq 1 ]
+	expect_cmp "$rc" -eq 1 "soak.sh's exit status"
 	grep -q "udpdwell (pid $victim) died under load" "$BATS_TEST_TMPDIR/out"
 	! left_behind "$id" "$BATS_TEST_TMPDIR/out"
 }
@@ -190,9 +190,9 @@ os.execv(sys.argv[1], sys.argv[1:])' "$SOAK" > "$BATS_TEST_TMPDIR/out" 2>&1 &
 	wait "$pid" && rc=0 || rc=$?
 	cat "$BATS_TEST_TMPDIR/out"
 	timing "the run stopped by SIGINT"
-	[ "$rc" -eq 130 ]
+	expect_cmp "$rc" -eq 130 "soak.sh's exit status"
 	grep -q 'load running' "$BATS_TEST_TMPDIR/out"
-	! left_behind "$id" "$BATS_TEST_TMPDIR/out"
+	! left_behind "$id" "$BATS_TEST_TMPDIR/out" || false
 	[ -d "$BATS_TEST_TMPDIR/d" ] # SOAK_DIR given: kept; a temporary one is removed
 }
 
@@ -201,28 +201,28 @@ os.execv(sys.argv[1], sys.argv[1:])' "$SOAK" > "$BATS_TEST_TMPDIR/out" 2>&1 &
 	# doctored copies of the first run's readings: each must fail the report
 	cp -r "$D" "$x.rss" && jq -c ".rss_kib += $(jn params.json .rss_slack_kib) + 1" "$D/ud.end.json" > "$x.rss/ud.end.json"
 	run "$REPORT" "$x.rss"
-	[ "$status" -eq 1 ]
-	[[ $output == *"verdict: grew: udpdwell RSS +"* ]]
+	expect_status 1
+	expect_output "verdict: grew: udpdwell RSS +"
 	cp -r "$D" "$x.lost" && jq -c '.lost += 1' "$D/bt.summary.json" > "$x.lost/bt.summary.json"
 	run "$REPORT" "$x.lost"
-	[ "$status" -eq 1 ]
-	[[ $output == *"FAIL  bbrtrace: lost events counted"* ]]
+	expect_status 1
+	expect_output "FAIL  bbrtrace: lost events counted"
 	cp -r "$D" "$x.uncounted" && jq -c '.progs.bt_main.run_cnt += 5' "$D/bt.final.json" > "$x.uncounted/bt.final.json"
 	run "$REPORT" "$x.uncounted"
-	[ "$status" -eq 1 ]
-	[[ $output == *"FAIL  bbrtrace: events the kernel made"* ]]
+	expect_status 1
+	expect_output "FAIL  bbrtrace: events the kernel made"
 	# a datagram the load read that udpdwell neither timed nor counted as lost
 	cp -r "$D" "$x.dgram" && python3 -c 'import re, sys
 d = open(sys.argv[1]).read()
 sys.stdout.write(re.sub(r"(\{\"type\":\"interval\".*?\"packets\":)([1-9][0-9]*)",
                         lambda m: m.group(1) + str(int(m.group(2)) - 1), d, count=1))' "$D/dwell.jsonl" > "$x.dgram/dwell.jsonl"
 	run "$REPORT" "$x.dgram"
-	[ "$status" -eq 1 ]
-	[[ $output == *"FAIL  udpdwell: datagrams the load read"* ]]
+	expect_status 1
+	expect_output "FAIL  udpdwell: datagrams the load read"
 	cp -r "$D" "$x.dead" && echo 137 > "$x.dead/bt.rc"
 	run "$REPORT" "$x.dead"
-	[ "$status" -eq 1 ]
-	[[ $output == *"FAIL  bbrtrace: exit status 137"* ]]
+	expect_status 1
+	expect_output "FAIL  bbrtrace: exit status 137"
 	run "$REPORT" "$D"
-	[ "$status" -eq 0 ]
+	expect_status 0
 }
