@@ -52,13 +52,14 @@ min_second_max() {
 	requires root netns jq
 	tk_netns_pair "$NS"
 	push 3 prompt 43201
-	[ "$SEND_RC" -eq 0 ] && [ "$RECV_RC" -eq 0 ]
+	expect_equal "$SEND_RC $RECV_RC" "0 0" "the sender's and receiver's exit statuses"
 	[ "$(sum send frames)" -eq 90 ]
 	[ "$(sum recv frames)" -eq 90 ]
 	[ "$(sum send bytes)" -eq "$(sum recv bytes)" ]
 	# 4 Mbit/s for 3 s: 1.5 MB, within the jitter
 	b=$(sum recv bytes)
-	[ "$b" -gt 1300000 ] && [ "$b" -lt 1700000 ]
+	expect_cmp "$b" -gt 1300000 "bytes received"
+	expect_cmp "$b" -lt 1700000 "bytes received"
 	[ "$(jq -s '[.[] | select(.type=="second")] | length' "$BATS_TEST_TMPDIR/send.jsonl")" -ge 3 ]
 	[ "$(sum recv mode)" = '"prompt"' ]
 	# one record per second, each with the time it began: 0, 1, 2, ...
@@ -69,7 +70,7 @@ min_second_max() {
 	requires root netns jq
 	tk_netns_pair "$NS"
 	push 2 paced 43210 --playout-ms 200
-	[ "$SEND_RC" -eq 0 ] && [ "$RECV_RC" -eq 0 ]
+	expect_equal "$SEND_RC $RECV_RC" "0 0" "the sender's and receiver's exit statuses"
 	local f keys
 	for f in send recv; do
 		keys=$(jq -s -r '[.[] | keys[]] | unique | .[]' "$BATS_TEST_TMPDIR/$f.jsonl" | tr '\n' ' ')
@@ -95,7 +96,7 @@ min_second_max() {
 	requires root netns jq
 	tk_netns_pair "$NS"
 	push 3 paced 43202 --playout-ms 200
-	[ "$SEND_RC" -eq 0 ] && [ "$RECV_RC" -eq 0 ]
+	expect_equal "$SEND_RC $RECV_RC" "0 0" "the sender's and receiver's exit statuses"
 	# frame k is read at first arrival + playout + k/fps: each frame's
 	# latency is the first frame's delivery time plus the playout, less
 	# what the sender was late with it, and a frame that comes after its
@@ -116,7 +117,7 @@ min_second_max() {
 	requires root netns jq
 	tk_netns_pair "$NS"
 	push 2 app-ack 43203 --ack-bytes 10000
-	[ "$SEND_RC" -eq 0 ] && [ "$RECV_RC" -eq 0 ]
+	expect_equal "$SEND_RC $RECV_RC" "0 0" "the sender's and receiver's exit statuses"
 	b=$(sum recv bytes)
 	[ "$(sum recv app_acks)" -eq $((b / 10000)) ]
 	[ "$(sum send app_acks)" -eq "$(sum recv app_acks)" ]

@@ -67,7 +67,8 @@ pushsim_stalls() {
 	[ "$theirs" -ge 5 ]
 	# one stall per stalled interval, within a fifth (a stall that spans two
 	# ticks is one stall and two intervals)
-	[ "$ours" -ge $((theirs * 4 / 5)) ] && [ "$ours" -le $((theirs * 6 / 5 + 1)) ]
+	expect_cmp "$ours" -ge $((theirs * 4 / 5)) "stalls (the wire's stalled intervals: $theirs)"
+	expect_cmp "$ours" -le $((theirs * 6 / 5 + 1)) "stalls (the wire's stalled intervals: $theirs)"
 	# Nagle held most (the rest, when any, waited on BBR's pacing after a
 	# collapse); each Nagle record has its evidence and fix
 	jq -e '.stalls_by_cause.nagle >= ([.stalls_by_cause[]] | add) * 0.7' "$d/verdict.json" ||
@@ -154,7 +155,7 @@ pushsim_stalls() {
 	chrono=$(grep -oP '(?<=rwnd_limited:)[0-9]+(?=ms)' "$out.ss")
 	ours=$(jq -s '[.[] | select(.type=="stall" and .cause=="rwnd_limited") | .duration_us] | add // 0 | . / 1000 | floor' "$out.jsonl")
 	echo "# tcp_info rwnd_limited ${chrono} ms; bbrtrace's rwnd_limited stalls $ours ms; $(jq -c 'select(.type=="summary") | .stalls_by_cause' "$out.jsonl")" >&3
-	[ -n "$chrono" ] && [ "$chrono" -ge 100 ]
+	expect_cmp "$chrono" -ge 100 "tcp_info's rwnd_limited, ms"
 	# the two agree within a tenth (+ 20 ms): a stall that a window update
 	# ends (no tap sees one) ends at the first event that shows the data
 	# gone, a little after the kernel's chrono stopped; the chrono counts
