@@ -7,6 +7,8 @@ an `&&` list but the last: so, anywhere but at a test's or function's end,
     [ "$w" -eq 1200 ] && [ "$h" -eq 800 ]   checks only the height
 
 unless an `||` handler follows (`! cmd || false`, `a && b || { ...; }`).
+It reads `&&` lists that start with a test (`[` or `[[`), the form the
+suite's checks take; `cmd && [ ... ]` is not looked for.
 Guards that are meant as such (`[ -n "$PID" ] && kill "$PID"`, `... &&
 break`, `&& continue`, `&& return 0`) are not assertions and are left alone.
 
