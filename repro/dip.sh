@@ -110,6 +110,8 @@ Outputs in DIR:
   gaps.jsonl      the wire's silences of 100 ms or more (bbrpcap gaps)
   verdict.json    the verdict record plus the scenario, both push summaries,
                   receiver_delayed_acks (TcpExtDelayedACKs),
+                  receiver_duplicate_segments (segments it got twice:
+                  TcpExtTCPDSACKOldSent + TCPDSACKOfoSent),
                   sender_backlog_coalesced (the pusher's
                   TcpExtTCPBacklogCoalesce: ACKs merged, each a sample less)
                   and wire_silences (the pusher's, by state: count, total_s,
@@ -655,6 +657,15 @@ tcpext() {
 # the receiver's kernel counts the ACKs its delayed-ACK timer sent
 # (TcpExtDelayedACKs): the ground truth beside the detector's delayed_ack
 tcpext recv_delacks "$RECV" DelayedACKs
+# the segments the receiver got twice, each answered with a D-SACK
+# (TcpExtTCPDSACKOldSent below its next expected byte, TCPDSACKOfoSent
+# above it): retransmissions of what was not lost. A veth reorders when the
+# sender moves between CPUs (each CPU's backlog delivers on its own), and
+# the reordering reads as loss; so a path's drops are the retransmissions
+# less these. A new namespace has net.ipv4.tcp_dsack on, which counting needs
+tcpext recv_dsack_old "$RECV" TCPDSACKOldSent
+tcpext recv_dsack_ofo "$RECV" TCPDSACKOfoSent
+recv_dups=$((recv_dsack_old + recv_dsack_ofo))
 # the pusher's kernel merges ACKs that arrive while the application holds
 # the socket (TcpExtTCPBacklogCoalesce): BBR, and so bbrtrace, sees one ACK
 # for them, so the wire shows more ACKs than the trace has samples
@@ -696,7 +707,7 @@ jq -c -n --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" \
 	--arg recv "$receiver" --argjson dur "$duration" --argjson fps "$fps" \
 	--arg push "$push" --argjson kbps "$bitrate_kbps" \
 	--arg rate "$rate" --arg rc "$rate_change" --arg pol "$policer" --arg queue "$queue" \
-	--argjson flows "$flows" --arg burst "$burst" --arg loss "$loss" --argjson drops "$loss_drops" --arg gro "$gro" --argjson delacks "$recv_delacks" --argjson coalesced "$send_coalesced" --slurpfile ps "$push_file" \
+	--argjson flows "$flows" --arg burst "$burst" --arg loss "$loss" --argjson drops "$loss_drops" --arg gro "$gro" --argjson delacks "$recv_delacks" --argjson dups "$recv_dups" --argjson coalesced "$send_coalesced" --slurpfile ps "$push_file" \
 	--slurpfile gaps "$gaps_file" --argjson gap_ms "$gap_ms" --arg pusher "$TOPO_PUSHER_ADDR:" \
 	'[inputs | select(.type == "verdict" or .type == "summary")] as $r
 	| ($r | map(select(.type == "verdict")) | first) + {scenario: {rtt: $rtt,
@@ -707,6 +718,7 @@ jq -c -n --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" \
 	  backend: ($r | map(select(.type == "summary")) | first | .backend)},
 	  push: ($ps | map(select(.type == "summary")) | map({(.role): .}) | add),
 	  receiver_delayed_acks: $delacks,
+	  receiver_duplicate_segments: $dups,
 	  sender_backlog_coalesced: $coalesced,
 	  wire_silences: ($gaps | map(select(.src | startswith($pusher))) as $g
 	    | reduce ("idle", "in_flight") as $st ({min_ms: $gap_ms}; . + {($st): ($g | map(select(.state == $st))
@@ -725,6 +737,7 @@ jq -r --arg sc "scenario: receiver $receiver, quickack $quickack, RTT $rtt_effec
 	(.push.recv // {} | select(.frame_latency_mean_us != null) |
 	  "receiver: frame latency mean \(.frame_latency_mean_us / 100 | round / 10), p99 \(.frame_latency_p99_us / 100 | round / 10), max \(.frame_latency_max_us / 100 | round / 10) ms (its \(.frames) frames)"),
 	"receiver: its delayed-ACK timer sent \(.receiver_delayed_acks) ACKs (TcpExtDelayedACKs)",
+	"receiver: \(.receiver_duplicate_segments) segments arrived twice, sent again though not lost (TcpExtTCPDSACKOldSent + TCPDSACKOfoSent)",
 	(.wire_silences | def longest(s): if s.count > 0 then " (longest \(s.longest_s * 1000 | round) ms)" else "" end;
 	  if .idle.count + .in_flight.count == 0 then "wire: never silent for \(.min_ms) ms or more"
 	  else "wire: silent for \(.min_ms) ms or more \(.idle.count + .in_flight.count) times: \(.idle.count) idle, the sender sending nothing\(longest(.idle)), \(.in_flight.count) with data unACKed\(longest(.in_flight))" end),

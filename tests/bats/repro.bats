@@ -302,22 +302,30 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 
 @test "dip.sh --loss 1 through a 200 Mbit/s htb: the router's drops are the flow's retransmissions; no policer, and no throttle at 90% of the rate" {
 	requires root netns struct_ops tcpdump jq tc iperf3 ethtool
-	local d=$RP_OUT/loss drops rtx
+	local d=$RP_OUT/loss drops dups rtx
 	tk_run "$TK_ROOT/repro/dip.sh" --push iperf3 --rate 200 --loss 1 --duration 4 --no-plot \
 		--out "$d" --id "${RP_ID}l" --port 43107
 	expect_status 0
 	cat "$d/verdict.txt"
 	jq -e '.scenario.loss_pct == "1"' "$d/verdict.json"
-	# the witness: each packet tc's class dropped is one segment TCP sent
-	# again. Retransmissions can exceed drops by a few: a tail loss probe or
-	# an RTO resends what was not lost (none in the runs measured: 667
-	# dropped, 665 retransmitted), and a retransmission can be dropped too
-	# (counted twice on each side); 5% covers both
+	# the witnesses: each segment TCP sent again was either dropped by tc's
+	# class or sent though not lost, and then the receiver got it twice (its
+	# D-SACK count: a veth reorders when the sender moves between CPUs, 121
+	# such in the project's CI on a5c88ba, 89 here with iperf3 moved between
+	# CPUs every 3 ms). A retransmission dropped too counts once on each
+	# side. What is left: drops of iperf3's control connection, of its SYN
+	# or FIN, which the data flow's count lacks (1% of a few dozen packets),
+	# and a duplicate that arrives while a D-SACK is pending, which extends
+	# it uncounted (tcp_dsack_extend). Measured: off by 0 to 2 segments in
+	# 10 runs, idle, beside one or two busy cores, and with iperf3 moved;
+	# 5% and 2 segments keep the bound this check had before it counted
+	# duplicates
 	drops=$(jq .scenario.loss_dropped_packets "$d/verdict.json")
+	dups=$(jq .receiver_duplicate_segments "$d/verdict.json")
 	rtx=$(jq .push.send.retransmits "$d/verdict.json")
-	[ "$drops" -gt 0 ]
-	[ $(( 100 * (rtx > drops ? rtx - drops : drops - rtx) )) -le $(( 5 * drops + 100 )) ] ||
-		{ echo "# $drops dropped, $rtx retransmitted"; return 1; }
+	expect_cmp "$drops" -gt 0 "the packets tc's class dropped"
+	[ $(( 100 * (rtx > drops + dups ? rtx - drops - dups : drops + dups - rtx) )) -le $(( 5 * drops + 200 )) ] ||
+		{ echo "# $drops dropped + $dups received twice != $rtx retransmitted"; return 1; }
 	# BBR does not slow for a 1% random loss (its policer mode needs 20%)
 	jq -e '.collapses_by_cause.loss_policer == 0' "$d/verdict.json"
 	# a bulk flow that delivered at least 90% of the htb's rate is never
