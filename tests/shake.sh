@@ -66,9 +66,10 @@ $report || [ ${#files[@]} -gt 0 ] || [ -n "$suites" ] ||
 out=${out:-build/shake/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out/host"
 
-# every result line of every run: "FILE<TAB>TEST<TAB>ok|fail"; a test is
-# named by its file and its text, without its number
-results() {
+# every run's TAP kept in $out that the filter selects: "NAME<TAB>PATH", NAME
+# the file's (r1.tap's run number and the check tier's order prefix cut), a
+# guest's suite prefixed with its kernel
+tap_files() {
 	local f file
 	for f in "$out"/host/*.tap "$out"/guests/*/*.tap; do
 		[ -e "$f" ] || continue
@@ -77,6 +78,15 @@ results() {
 		file=${file#[0-9][0-9]-}
 		[[ $file =~ $filter ]] || continue
 		[[ $f != "$out"/guests/* ]] || file=$(basename "$(dirname "$f")")/$file
+		printf '%s\t%s\n' "$file" "$f"
+	done
+}
+
+# every result line of every run: "FILE<TAB>TEST<TAB>ok|fail"; a test is
+# named by its file and its text, without its number
+results() {
+	local file f
+	tap_files | while IFS=$'\t' read -r file f; do
 		awk -v file="$file" '
 			/^ok [0-9]+ / && !/# ?(skip|SKIP)/ { sub(/^ok [0-9]+ (- )?/, ""); print file "\t" $0 "\tok" }
 			/^ok [0-9]+ .*# ?(skip|SKIP)/ { sub(/^ok [0-9]+ (- )?/, ""); sub(/ *# ?(skip|SKIP).*$/, ""); print file "\t" $0 "\tfail" }
@@ -87,16 +97,7 @@ results() {
 # how many runs each file (or guest suite) had: a test seen in fewer did
 # not run in some (its file crashed or timed out)
 file_runs() {
-	local f file
-	for f in "$out"/host/*.tap "$out"/guests/*/*.tap; do
-		[ -e "$f" ] || continue
-		file=$(basename "$f" .tap)
-		file=${file%.r[0-9]*}
-		file=${file#[0-9][0-9]-}
-		[[ $file =~ $filter ]] || continue
-		[[ $f != "$out"/guests/* ]] || file=$(basename "$(dirname "$f")")/$file
-		echo "$file"
-	done | sort | uniq -c | awk '{print $2 "\t" $1}'
+	tap_files | cut -f1 | sort | uniq -c | awk '{print $2 "\t" $1}'
 }
 
 # the table: each test's passes and its file's runs, a flaky one marked;
