@@ -80,25 +80,9 @@ stage_path() {
 }
 
 # the options a man page documents: in its SYNOPSIS and in its .TP tags
+# (tests/tools/manpage.py reads them), in this shell's order, as help_options
 man_options() {
-	awk '
-		function dashed(s,   n, w, i) {
-			n = split(s, w, /[][ ,\/|();=]+/)
-			for (i = 1; i <= n; i++)
-				if (w[i] ~ /^--?[A-Za-z0-9][A-Za-z0-9-]*$/)
-					print w[i]
-		}
-		function plain(s) {
-			gsub(/\\-/, "-", s)
-			gsub(/\\f[BIRP]|\\\(..|\\&|"/, " ", s)
-			sub(/^\.[A-Z]+/, "", s)
-			return s
-		}
-		/^\.SH/ { synopsis = ($2 == "SYNOPSIS"); next }
-		tag { tag = 0; dashed(plain($0)); next }
-		/^\.TP/ { tag = 1; next }
-		synopsis { dashed(plain($0)) }
-	' "$1" | sort -u
+	python3 "$TK_ROOT/tests/tools/manpage.py" options "$1" | sort -u
 }
 
 # the words the installed completion offers for WORDS... (the last one is being

@@ -1,15 +1,21 @@
 #!/usr/bin/python3
-"""A man page against its tool's --help: every option default that --help
-prints ("(default DEF)" at the end of the option's text, from the option
-table, where the default is written once) must be the one the man page's
-paragraph for that option gives: "default DEF" or "default: DEF", or, in a
-list of values, the one marked "(the default" or ", the default)" is DEF. A tool with commands ("Commands:" in its --help) is
-read through each command's --help too.
+"""A man page against its tool's --help, read one way for every check.
 
-    mandefaults.py TOOL_BINARY MAN_PAGE
+    manpage.py defaults TOOL_BINARY MAN_PAGE
+    manpage.py options MAN_PAGE
 
+defaults: every option default that --help prints ("(default DEF)" at the
+end of the option's text, from the option table, where the default is
+written once) must be the one the man page's paragraph for that option
+gives: "default DEF" or "default: DEF", or, in a list of values, the one
+marked "(the default" or ", the default)" is DEF. A tool with commands
+("Commands:" in its --help) is read through each command's --help too.
 Prints "ok --OPT DEF" per default, or "--OPT: --help says DEF; the man page
-..." for one that differs; exits 1 when any differs or has no paragraph."""
+..." for one that differs; exits 1 when any differs or has no paragraph.
+
+options: the options the man page documents, one per line, sorted: each
+dashed word of its SYNOPSIS and of its .TP tags (the tool's side is the
+installed completion's reader of --help, tests/bats/install.bats)."""
 import re
 import subprocess
 import sys
@@ -78,6 +84,29 @@ def man_paragraphs(path):
     return paras
 
 
+def dashed_words(text):
+    """the option names in TEXT, short and long, as a synopsis or a tag
+    writes them: [-o FILE], --side=S, -h, --help, a|--b"""
+    return [w for w in re.split(r"[][ ,/|();=]+", text)
+            if re.fullmatch(r"--?[A-Za-z0-9][A-Za-z0-9-]*", w)]
+
+
+def man_options(path):
+    """the options of a man page's SYNOPSIS and .TP tags"""
+    found, section, tag = set(), "", False
+    for line in open(path, encoding="utf-8").read().splitlines():
+        if line.startswith(".SH"):
+            section, tag = line[3:].strip(), False
+        elif tag:
+            found.update(dashed_words(plain(line)))
+            tag = False
+        elif line.startswith(".TP"):
+            tag = True
+        elif section == "SYNOPSIS":
+            found.update(dashed_words(plain(line)))
+    return sorted(found)
+
+
 def says_default(text, d):
     """"default D"; or, in a list of values, D followed by a parenthesis
     that says "the default", or starting the clause (up to a ';') whose
@@ -91,8 +120,7 @@ def says_default(text, d):
                re.match(rf"\s*{re.escape(d)}\b", clause) for clause in text.split(";"))
 
 
-def main():
-    tool, man = sys.argv[1], sys.argv[2]
+def check_defaults(tool, man):
     top = run_help(tool)
     pages = [top]
     cmds = re.search(r"^Commands:\n((?:  .*\n)+)", top, re.M)
@@ -117,7 +145,18 @@ def main():
     if not defaults and any("(default " in page for page in pages):
         print(f"{tool} --help prints a default this script does not read: its layout changed")
         bad += 1
-    sys.exit(1 if bad else 0)
+    return 1 if bad else 0
+
+
+def main():
+    args = sys.argv[1:]
+    if len(args) == 3 and args[0] == "defaults":
+        sys.exit(check_defaults(args[1], args[2]))
+    if len(args) == 2 and args[0] == "options":
+        print("\n".join(man_options(args[1])))
+        sys.exit(0)
+    print(f"usage: {sys.argv[0]} defaults TOOL_BINARY MAN_PAGE | options MAN_PAGE", file=sys.stderr)
+    sys.exit(2)
 
 
 if __name__ == "__main__":
