@@ -455,14 +455,28 @@ static void hist_add(struct an_dir *d, uint32_t segs)
 	d->seg_hist[k]++;
 }
 
+/* t SACKs data above its cumulative ACK: the receiver holds bytes the
+ * sender sent after it, whether or not the capture saw them (a D-SACK block,
+ * at or below the ACK, does not count) */
+static bool sacks_above_ack(const struct pkt_tcp *t)
+{
+	for (unsigned i = 0; i < t->nsack; i++)
+		if ((int32_t)(t->sack[i][1] - t->ack) > 0)
+			return true;
+	return false;
+}
+
 /* RFC 5681's duplicate ACK: data outstanding, no payload, neither SYN nor
  * FIN (nor RST), the highest cumulative ACK number again, and the same window
- * as the ACK before it (a window update is not a duplicate). tcptrace counts
- * the same but for FINs, and only at the end of a segment it saw. */
+ * as the ACK before it (a window update is not a duplicate). Data is
+ * outstanding when the capture saw data above the ACK, or when the ACK SACKs
+ * some: a capture that dropped the data sent after a hole would otherwise
+ * miss the duplicates that ask for the hole. tcptrace counts the same but for
+ * FINs, and only at the end of a segment it saw. */
 static bool rfc5681_dupack(const struct an_dir *d, const struct pkt_tcp *t, uint64_t ack64, uint64_t prev)
 {
-	return ack64 == prev && d->hi_end > ack64 && !t->payload_len && !(t->flags & (TCP_SYN | TCP_FIN | TCP_RST)) &&
-	       t->win == d->ack_win;
+	return ack64 == prev && (d->hi_end > ack64 || sacks_above_ack(t)) && !t->payload_len &&
+	       !(t->flags & (TCP_SYN | TCP_FIN | TCP_RST)) && t->win == d->ack_win;
 }
 
 /* where the ACK number stands against the highest so far: advancing (with

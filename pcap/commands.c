@@ -401,11 +401,11 @@ static void acks_footer(FILE *f)
 	footer(f);
 	fputs("\n"
 	      "dup (per ACK) and dupacks (the summary's count) are the same duplicate ACKs, as\n"
-	      "RFC 5681 defines them: data outstanding, the highest cumulative ACK number\n"
-	      "again, no data, SYN, FIN or RST, and the window of the ACK before (a window\n"
-	      "update is not a duplicate). tcptrace -l -r counts the same, but for a FIN that\n"
-	      "repeats the number, which it counts too. advancing says whether an ACK raised\n"
-	      "the cumulative ACK number.\n",
+	      "RFC 5681 defines them: data outstanding (seen above the ACK, or SACKed by it),\n"
+	      "the highest cumulative ACK number again, no data, SYN, FIN or RST, and the\n"
+	      "window of the ACK before (a window update is not a duplicate). tcptrace -l -r\n"
+	      "counts the same, but for a FIN that repeats the number, which it counts too.\n"
+	      "advancing says whether an ACK raised the cumulative ACK number.\n",
 	      f);
 }
 

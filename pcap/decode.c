@@ -97,8 +97,10 @@ static int tcp(const uint8_t *p, uint32_t avail, uint64_t ip_payload, struct pkt
 	t->nsack = 0;
 	t->has_ts = false;
 	t->sack_ok = false;
-	/* only the handshake's options are used: reading every segment's costs time */
-	if ((t->flags & TCP_SYN) && hlen > 20 && avail > 20)
+	/* the handshake's options, and a pure ACK's SACK blocks (a duplicate ACK's
+	 * proof of data outstanding); a data segment's are never used, and
+	 * reading them would cost time on most of a capture */
+	if ((t->flags & TCP_SYN || !t->payload_len) && hlen > 20 && avail > 20)
 		tcp_options(p + 20, (avail < hlen ? avail : hlen) - 20, t);
 	return PKT_TCP;
 }

@@ -36,7 +36,7 @@ enum pkt_result {
 struct pkt_tcp {
 	uint8_t family;           /* 4 or 6 */
 	uint8_t flags;            /* TCP_* */
-	/* options are read from SYN segments only */
+	/* options are read from SYN segments and pure ACKs only */
 	uint8_t nsack;            /* SACK blocks present (0..4) */
 	uint8_t wscale;           /* window scale option, 0xff when absent */
 	uint8_t ttl;              /* IPv4 TTL or IPv6 hop limit */

@@ -81,6 +81,7 @@ struct seg {
 	int vlans;
 	uint8_t ttl;         /* 0: 64 */
 	uint16_t win;        /* 0: 65535 */
+	uint32_t sack_l, sack_r; /* one SACK block, when sack_r is set */
 };
 
 static size_t be16put(uint8_t *p, uint16_t v)
@@ -100,7 +101,7 @@ static size_t be32put(uint8_t *p, uint32_t v)
 /* IPv4 + TCP headers of s at p; returns their length */
 static size_t ipv4_tcp(uint8_t *p, const struct seg *s, uint16_t tot_override, bool use_override)
 {
-	size_t thl = s->mss ? 24 : 20;
+	size_t thl = 20 + (s->mss ? 4 : 0) + (s->sack_r ? 12 : 0), o = 40;
 	uint8_t a[4] = { 10, 0, 0, 1 }, b[4] = { 10, 0, 0, 2 };
 
 	memset(p, 0, 20 + thl);
@@ -118,9 +119,17 @@ static size_t ipv4_tcp(uint8_t *p, const struct seg *s, uint16_t tot_override, b
 	p[33] = s->flags;
 	be16put(p + 34, s->win ? s->win : 65535);
 	if (s->mss) {
-		p[40] = 2;
-		p[41] = 4;
-		be16put(p + 42, s->mss);
+		p[o] = 2;
+		p[o + 1] = 4;
+		be16put(p + o + 2, s->mss);
+		o += 4;
+	}
+	if (s->sack_r) { /* NOP, NOP, SACK of one block */
+		p[o] = p[o + 1] = 1;
+		p[o + 2] = 5;
+		p[o + 3] = 10;
+		be32put(p + o + 4, s->sack_l);
+		be32put(p + o + 8, s->sack_r);
 	}
 	return 20 + thl;
 }
@@ -798,6 +807,45 @@ static void test_dupacks(void **state)
 	free(b);
 }
 
+/* data the capture did not see is outstanding when the ACK SACKs it: the
+ * capture saw up to 2000, the receiver holds 3001..4000 and asks for 2001.
+ * The same ACK without the SACK, or with a D-SACK below it, is no duplicate */
+static void test_dupack_proved_by_sack(void **state)
+{
+	struct buf *b = calloc(1, sizeof(*b));
+	struct seg segs[7] = {
+		{ .from_b = true, .seq = 1, .ack = 1, .flags = TCP_ACK },
+		{ .seq = 1, .ack = 1, .flags = TCP_ACK, .len = 1000 },
+		{ .seq = 1001, .ack = 1, .flags = TCP_ACK, .len = 1000 },
+		{ .from_b = true, .seq = 1, .ack = 2001, .flags = TCP_ACK },
+		{ .from_b = true, .seq = 1, .ack = 2001, .flags = TCP_ACK, .sack_l = 3001, .sack_r = 4001 },
+		{ .from_b = true, .seq = 1, .ack = 2001, .flags = TCP_ACK },
+		{ .from_b = true, .seq = 1, .ack = 2001, .flags = TCP_ACK, .sack_l = 1001, .sack_r = 2001 },
+	};
+	static const bool dup[7] = { [4] = true };
+	uint64_t t[7] = { 0, 1, 2, 3, 4, 5, 6 };
+	struct acks_seen seen = { 0 };
+	struct an_config cfg = { .acks = true, .delack_ns = 10000000, .on_ack = keep_ack, .ctx = &seen };
+	struct an *a;
+	int n = 0;
+	(void)state;
+
+	pcap_of(b, segs, t, 7);
+	a = analyse(b, &cfg);
+	for (int i = 0; i < seen.n; i++) {
+		const struct an_ack *e = &seen.v[i];
+
+		if (e->data_dir != 1)
+			continue;
+		n++;
+		tk_assert_cmp(e->dupack, ==, dup[e->frame - 1]);
+	}
+	tk_assert_cmp(n, ==, 5);
+	tk_assert_cmp(a->flows[0]->d[1].dupacks, ==, 1);
+	an_free(a);
+	free(b);
+}
+
 /* the receiver ACKs by MSS inside one 10000-byte super-segment */
 static void test_ack_inside_super_segment(void **state)
 {
@@ -1281,6 +1329,7 @@ int main(void)
 		cmocka_unit_test(test_many_holes),
 		cmocka_unit_test(test_delayed_ack_candidate),
 		cmocka_unit_test(test_dupacks),
+		cmocka_unit_test(test_dupack_proved_by_sack),
 		cmocka_unit_test(test_ack_inside_super_segment),
 		cmocka_unit_test(test_side_from_ttl),
 		cmocka_unit_test(test_side_handshake_needs_a_clear_gap),
