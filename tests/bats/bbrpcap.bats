@@ -272,7 +272,7 @@ check_against_tshark() {
 @test "full frames with TSO super-segments: flows agree with tshark" {
 	requires tshark
 	# frames longer than the MTU: the sender's TSO
-	[ "$(tshark -r "$PC_FIX/eth-full.pcap" -Y 'frame.len > 1514' 2>/dev/null | wc -l)" -gt 0 ]
+	expect_cmp "$(tshark -r "$PC_FIX/eth-full.pcap" -Y 'frame.len > 1514' 2>/dev/null | wc -l)" -gt 0 "frames over 1514 bytes tshark reads"
 	check_against_tshark eth-full.pcap
 }
 
@@ -280,7 +280,7 @@ check_against_tshark() {
 	bbrpcap flows --format csv "$PC_FIX/sll2.pcap" > "$BATS_TEST_TMPDIR/file.csv"
 	tk_run bash -c "bbrpcap flows --format csv - < '$PC_FIX/sll2.pcap'"
 	expect_status 0
-	[ "$(printf '%s\n' "$output" | sed 's|^-,|F,|' | head -3)" = "$(sed "s|^$PC_FIX/sll2.pcap,|F,|" "$BATS_TEST_TMPDIR/file.csv" | head -3)" ]
+	expect_equal "$(printf '%s\n' "$output" | sed 's|^-,|F,|' | head -3)" "$(sed "s|^$PC_FIX/sll2.pcap,|F,|" "$BATS_TEST_TMPDIR/file.csv" | head -3)" "the flows read from stdin, against those read from the file"
 }
 
 @test "bbrpcap --reader libpcap gives the same flows as the mmap reader" {
@@ -304,9 +304,9 @@ check_against_tshark() {
 	expect_stderr "cut.pcap: frame 40 at byte offset $off: truncated record ("
 	expect_stderr "the 39 frames before it were analysed"
 	# the 39 frames tshark reads before the cut are all counted
-	[ "$(tshark -r "$f" 2>/dev/null | wc -l)" -eq 39 ]
+	expect_cmp "$(tshark -r "$f" 2>/dev/null | wc -l)" -eq 39 "frames tshark reads before the cut"
 	jq -e 'select(.type == "capture") | .frames == 39 and .tcp_frames == 39 and .other_frames == 0' <<<"$output"
-	[ "$(jq -s '[.[] | select(.type == "flow") | .pkts_ab + .pkts_ba] | add' <<<"$output")" -eq 39 ]
+	expect_cmp "$(jq -s '[.[] | select(.type == "flow") | .pkts_ab + .pkts_ba] | add' <<<"$output")" -eq 39 "packets counted in the flows"
 }
 
 @test "a pcap cut inside a record header names the frame and offset" {
@@ -316,7 +316,7 @@ check_against_tshark() {
 	tk_run bbrpcap throughput -f json "$f"
 	expect_status 5
 	expect_stderr "cut.pcap: frame 12 at byte offset $off: truncated record header (7 of 16 bytes); the 11 frames before it were analysed"
-	[ "$(jq -s '[.[] | select(.type == "bin") | .frames] | add' <<<"$output")" -gt 0 ]
+	expect_cmp "$(jq -s '[.[] | select(.type == "bin") | .frames] | add' <<<"$output")" -gt 0 "frames in the throughput bins"
 }
 
 @test "a truncated pcapng: error names the frame and offset" {
@@ -462,7 +462,7 @@ check_against_tshark() {
 	expect_status 0
 	expect_one_line_stderr
 	expect_stderr "bbrpcap: warning: no flow of $PC_FIX/eth-us.pcap matches --flow :9 (the other --flow chose 1)"
-	[ "$(jq -s '[.[] | select(.type == "flow") | .flow]' <<<"$output" | jq -c .)" = "[2]" ]
+	expect_equal "$(jq -s '[.[] | select(.type == "flow") | .flow]' <<<"$output" | jq -c .)" "[2]" "the flows reported"
 }
 
 @test "acks: dup per ACK is the summary's dupacks, direction by direction; advancing is the other sense" {
@@ -480,7 +480,7 @@ check_against_tshark() {
 		n=$((n + $(jq -s '[.[] | select(.type == "ack" and (.advancing | not) and (.dup | not))] | length' "$BATS_TEST_TMPDIR/acks.json")))
 	done
 	echo "# $n ACKs neither advancing nor dup"
-	[ "$n" -gt 0 ]
+	expect_cmp "$n" -gt 0 "ACKs neither advancing nor dup"
 }
 
 # the silences of capture $1 of $2 ms or more, from tshark's fields: "src t_s
@@ -521,8 +521,8 @@ tshark_gaps() {
 	local f=$PC_FIX/dip-paced.pcap n30 n60
 	n30=$(bbrpcap gaps --min-ms 30 -f csv "$f" | tail -n +2 | wc -l)
 	n60=$(bbrpcap gaps --min-ms 60 -f json "$f" | jq -s 'map(select(.gap_us >= 60000)) | length')
-	[ "$n60" -eq "$(bbrpcap gaps --min-ms 60 -f csv "$f" | tail -n +2 | wc -l)" ]
-	[ "$n60" -lt "$n30" ]
+	expect_cmp "$n60" -eq "$(bbrpcap gaps --min-ms 60 -f csv "$f" | tail -n +2 | wc -l)" "gaps of 60 ms or more in JSON, against the CSV's rows"
+	expect_cmp "$n60" -lt "$n30" "gaps of 60 ms or more, against those of 30 ms or more"
 	tk_run bbrpcap gaps --min-ms 0 "$f"
 	expect_status 2
 	expect_one_line_stderr
@@ -532,11 +532,11 @@ tshark_gaps() {
 	requires tcptrace tshark
 	local f=$PC_FIX/dip-paced.pcap
 	# the receiver repeats an ACK number with a new window (frames 50 and 51, 61 and 62)
-	[ "$(bbrpcap acks --each -f json "$f" | jq -s '[.[] | select(.type == "ack" and (.advancing | not) and
-		(.dup | not) and .data_frame != null)] | length')" -ge 2 ]
-	[ "$(bbrpcap acks -f json "$f" | jq -s '[.[] | select(.type == "ack_summary") | .dupacks] | add')" -eq 0 ]
-	[ "$(tcptrace -l -r -n "$f" | awk '/duplicate acks:/ { n += $3 + $6 } END { print n + 0 }')" -eq 0 ]
-	[ "$(tshark -r "$f" -Y tcp.analysis.duplicate_ack 2>/dev/null | wc -l)" -eq 0 ]
+	expect_cmp "$(bbrpcap acks --each -f json "$f" | jq -s '[.[] | select(.type == "ack" and (.advancing | not) and
+		(.dup | not) and .data_frame != null)] | length')" -ge 2 "window updates: ACKs of data neither advancing nor dup"
+	expect_cmp "$(bbrpcap acks -f json "$f" | jq -s '[.[] | select(.type == "ack_summary") | .dupacks] | add')" -eq 0 "duplicate ACKs bbrpcap counts"
+	expect_cmp "$(tcptrace -l -r -n "$f" | awk '/duplicate acks:/ { n += $3 + $6 } END { print n + 0 }')" -eq 0 "duplicate ACKs tcptrace counts"
+	expect_cmp "$(tshark -r "$f" -Y tcp.analysis.duplicate_ack 2>/dev/null | wc -l)" -eq 0 "duplicate ACKs tshark counts"
 }
 
 # --- join's bad input, from the fixtures (the live joins are in bbrpcap_join.bats) ---
@@ -596,11 +596,11 @@ tshark_gaps() {
 	tk_run bbrpcap join "$d/cut.jsonl" "$PC_FIX/dip-paced.pcap" -o "$d/cut-joined.jsonl"
 	expect_status 0
 	expect_stderr "bbrpcap: warning: $d/cut.jsonl: its last line is incomplete (still being written?): read the $n complete records before it"
-	[ "$(printf '%s\n' "$stderr" | grep -c 'warning:')" -eq 1 ]
+	expect_cmp "$(printf '%s\n' "$stderr" | grep -c 'warning:')" -eq 1 "warnings on stderr"
 	# the same records, joined the same, as those complete lines alone give
 	head -n $n "$PC_FIX/dip-paced.jsonl" > "$d/whole.jsonl"
 	bbrpcap join "$d/whole.jsonl" "$PC_FIX/dip-paced.pcap" -o "$d/whole-joined.jsonl" 2> /dev/null
-	[ "$(wc -l < "$d/cut-joined.jsonl")" -eq $n ]
+	expect_cmp "$(wc -l < "$d/cut-joined.jsonl")" -eq "$n" "records joined from the cut trace"
 	cmp "$d/cut-joined.jsonl" "$d/whole-joined.jsonl"
 }
 
@@ -613,7 +613,7 @@ tshark_gaps() {
 	expect_stderr "bbrpcap: $d/mid.jsonl:$((n + 1)): not a JSON record: "
 	expect_stderr "; the $n lines before it were read"
 	[[ $stderr != *"incomplete"* ]] || { tk_dump "no warning of a cut last line"; false; }
-	[ "$(wc -l < "$d/mid-joined.jsonl")" -eq $n ]
+	expect_cmp "$(wc -l < "$d/mid-joined.jsonl")" -eq "$n" "records joined before the damaged line"
 }
 
 @test "join on a capture given as the trace says so, and which goes first: exit 5, one line, nothing written" {
@@ -642,7 +642,7 @@ tshark_gaps() {
 	[ "$(tail -n 1 <<< "$output")" = "... and 2 more collapses, 0 of them throttling (-v lists every one)" ] ||
 		{ tk_dump "the count"; false; }
 	# every collapse is in the joined records, whatever is shown
-	[ "$(jq -s '[.[] | select(.type == "collapse" and has("frame"))] | length' "$d/j.jsonl")" -eq 12 ]
+	expect_cmp "$(jq -s '[.[] | select(.type == "collapse" and has("frame"))] | length' "$d/j.jsonl")" -eq 12 "collapses in the joined records"
 	tk_run bbrpcap join -v "$d/twelve.jsonl" "$PC_FIX/dip-paced.pcap" -o "$d/j.jsonl"
 	[ "$(grep -cE '^(no )?frame ' <<< "$output")" -eq 12 ] && ! grep -q 'more collapses' <<< "$output" ||
 		{ tk_dump "-v: 12 lines"; false; }
@@ -664,7 +664,7 @@ tshark_gaps() {
 	[ "$(grep -cE '^(no )?frame ' <<< "$output")" -eq 10 ] || { tk_dump "10 lines"; false; }
 	[ "$(grep -E '^(no )?frame ' <<< "$output" | grep -c '; delayed_ack;')" -eq 1 ] || { tk_dump "the throttling one"; false; }
 	# in time order: it is the last line shown, 9 harmless ones before it
-	[ "$(grep -E '^(no )?frame ' <<< "$output" | tail -n 1 | grep -c '; delayed_ack;')" -eq 1 ]
+	expect_cmp "$(grep -E '^(no )?frame ' <<< "$output" | tail -n 1 | grep -c '; delayed_ack;')" -eq 1 "throttling collapses on the last line shown"
 	[ "$(tail -n 1 <<< "$output")" = "... and 2 more collapses, 0 of them throttling (-v lists every one)" ] ||
 		{ tk_dump "the count"; false; }
 }

@@ -26,7 +26,7 @@ C_SENT=9cc3ec C_ACKED=2ca02c C_BW=000000 C_DA=d62728 C_SND=1f77b4
 	expect_output "bbrplot dwell"
 	expect_output "  5   bad input: missing, unreadable, damaged, or not what was expected"
 	# bbrplot's help is the dip plot's
-	[ "$output" = "$(bbrplot dip --help)" ]
+	expect_equal "$output" "$(bbrplot dip --help)" "bbrplot --help, against bbrplot dip --help"
 }
 
 @test "dip plot: one time axis for both panels; a collapse at time T sits at x = T in both, even when the capture starts first" {
@@ -78,9 +78,9 @@ harm_rows() {
 	# the witness: the trace's own records, read by jq; time 0 is its first sample
 	t0=$(jq -s '[.[] | select(.type == "sample") | .wall_ns] | min' "$tr")
 	# the fixture holds both impacts and stalls, or this test proves nothing
-	[ "$(jq -s '[.[] | select(.type == "collapse" and .impact == "throttling")] | length' "$tr")" -ge 1 ]
-	[ "$(jq -s '[.[] | select(.type == "collapse" and .impact == "harmless")] | length' "$tr")" -ge 1 ]
-	[ "$(jq -s '[.[] | select(.type == "stall")] | length' "$tr")" -ge 2 ]
+	expect_cmp "$(jq -s '[.[] | select(.type == "collapse" and .impact == "throttling")] | length' "$tr")" -ge 1 "throttling collapses in the fixture"
+	expect_cmp "$(jq -s '[.[] | select(.type == "collapse" and .impact == "harmless")] | length' "$tr")" -ge 1 "harmless collapses in the fixture"
+	expect_cmp "$(jq -s '[.[] | select(.type == "stall")] | length' "$tr")" -ge 2 "stalls in the fixture"
 	# every collapse in its cause's block, at its time and estimate, marked
 	# throttling exactly when bbrtrace said so
 	for c in $(jq -r 'select(.type == "collapse") | .cause' "$tr" | sort -u); do
@@ -246,7 +246,7 @@ harm_rows() {
 	local png=$BATS_TEST_TMPDIR/dip.png
 	tk_run bbrplot --trace "$TRACE" --pcap "$PCAP" -o "$png"
 	expect_status 0
-	[ "$(head -c 8 "$png" | od -An -t x1 | tr -d ' \n')" = 89504e470d0a1a0a ]
+	expect_equal "$(head -c 8 "$png" | od -An -t x1 | tr -d ' \n')" 89504e470d0a1a0a "the PNG signature"
 	read -r w h n missing < <(pc_png_info "$png" $C_SENT $C_ACKED $C_BW $C_DA $C_SND)
 	echo "# ${w}x$h, $n colours"
 	expect_equal "${w}x$h" 1200x800 "the PNG's size"
@@ -280,19 +280,19 @@ harm_rows() {
 		cpp -P -I "$TK_ROOT/lib" - | tail -1 | grep -oE '"[^"]+"' | tr -d '"')
 	n=$(wc -l <<<"$labels")
 	echo "# $n causes"
-	[ "$n" -ge 8 ]
+	expect_cmp "$n" -ge 8 "causes in lib/trace.h"
 	bbrplot --trace "$TRACE" --pcap "$PCAP" -o "$svg"
 	while IFS= read -r label; do
 		grep -q "<text>$label: [0-9]* ([0-9]* throttled)</text>" "$svg" || { echo "no legend entry for '$label'"; return 1; }
 	done <<<"$labels"
-	[ "$(grep -cE '<text>[^<]*: [0-9]+ \([0-9]+ throttled\)</text>' "$svg")" -eq "$n" ]
+	expect_cmp "$(grep -cE '<text>[^<]*: [0-9]+ \([0-9]+ throttled\)</text>' "$svg")" -eq "$n" "legend entries, against the causes"
 	# each cause's colour, as plot.sh hands it to gnuplot, differs from the others
 	# and from the rate panel's lines (dip.gp's c_sent, c_acked, c_bw, c_pacing)
 	bbrplot --trace "$TRACE" --pcap "$PCAP" -o "$svg" --keep-data "$BATS_TEST_TMPDIR/kd"
 	colours=$(grep -oE "cause_colour\[[0-9]+\]='#[0-9a-f]{6}'" "$BATS_TEST_TMPDIR/kd/plot.sh" | cut -d"'" -f2)
 	echo "# colours: $(tr '\n' ' ' <<<"$colours")"
-	[ "$(wc -l <<<"$colours")" -eq "$n" ]
-	[ "$(sort -u <<<"$colours" | wc -l)" -eq "$n" ]
+	expect_cmp "$(wc -l <<<"$colours")" -eq "$n" "cause colours, against the causes"
+	expect_cmp "$(sort -u <<<"$colours" | wc -l)" -eq "$n" "distinct cause colours, against the causes"
 	for c in $(grep -oE '^c_(sent|acked|bw|pacing) += "#[0-9a-f]{6}"' "$TK_ROOT/plots/dip.gp" | grep -oE '#[0-9a-f]{6}'); do
 		! grep -qx "$c" <<<"$colours" || { echo "cause colour $c is also a line's"; return 1; }
 	done
@@ -302,7 +302,9 @@ harm_rows() {
 	local png=$BATS_TEST_TMPDIR/small.png
 	bbrplot --trace "$TRACE" --pcap "$PCAP" -o "$png" --size 800x600
 	read -r w h n _ < <(pc_png_info "$png")
-	[ "$w" -eq 800 ] && [ "$h" -eq 600 ] && [ "$n" -ge 20 ]
+	expect_cmp "$w" -eq 800 "the PNG's width"
+	expect_cmp "$h" -eq 600 "the PNG's height"
+	expect_cmp "$n" -ge 20 "colours in the PNG"
 }
 
 @test "dip plot --from/--to: the time axis shows only that range" {
@@ -388,7 +390,10 @@ harm_rows() {
 	tk_run bbrplot dwell "$TK_ROOT/tests/fixtures/plots/dwell.jsonl" -o "$png"
 	expect_status 0
 	read -r w h n missing < <(pc_png_info "$png" d62728 1f77b4)
-	[ "$w" -eq 1200 ] && [ "$h" -eq 800 ] && [ "$n" -ge 20 ] && [ "$missing" -eq 0 ]
+	expect_cmp "$w" -eq 1200 "the PNG's width"
+	expect_cmp "$h" -eq 800 "the PNG's height"
+	expect_cmp "$n" -ge 20 "colours in the PNG"
+	expect_cmp "$missing" -eq 0 "socket colours missing"
 }
 
 @test "dwell plot, SVG: the buckets and each socket's state" {
@@ -525,7 +530,7 @@ harm_rows() {
 @test "a last line without its newline that parses is a record: the trace draws whole, without a warning" {
 	local d=$BATS_TEST_TMPDIR
 	head -c -1 "$TRACE" > "$d/nonl.jsonl"
-	[ "$(tail -c 1 "$d/nonl.jsonl")" = "}" ]
+	expect_equal "$(tail -c 1 "$d/nonl.jsonl")" "}" "the trace's last byte"
 	tk_run bbrplot --trace "$d/nonl.jsonl" -o "$d/nonl.png" --keep-data "$d/nonl"
 	expect_status 0
 	expect_equal "$stderr" ""

@@ -31,7 +31,7 @@ setup() {
 		n=$((n + 1))
 	done
 	echo "# $n objects"
-	[ "$n" -ge 9 ]
+	expect_cmp "$n" -ge 9 "BPF objects built"
 }
 
 @test "the kprobe programs read arguments through arm64's user_pt_regs, not x86's pt_regs" {

@@ -353,7 +353,7 @@ unprivileged() {
 	expect_output "Exit status: 0 ok, 1 a step failed, 2 bad arguments, 130 interrupted."
 	tk_run "$TK_ROOT/repro/lab.sh" --version
 	expect_status 0
-	[ "$output" = "lab.sh $(cat "$TK_ROOT/VERSION")" ]
+	expect_equal "$output" "lab.sh $(cat "$TK_ROOT/VERSION")" "lab.sh --version"
 	tk_run "$TK_ROOT/repro/lab.sh"
 	expect_status 2; expect_one_line_stderr
 	expect_stderr "lab.sh: name a command: up, push or down (see --help)"

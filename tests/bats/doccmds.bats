@@ -73,7 +73,7 @@ doc_not_run_one() { [[ $2 =~ $1 ]]; }
 @test "every README command runs in a doc test or is in the not-run table; every table line applies to a command" {
 	local files=() f re reason expr n cmds
 	mapfile -t files < <(doc_list | cut -f1 | uniq)
-	[ ${#files[@]} -ge 8 ]
+	expect_cmp "${#files[@]}" -ge 8 "files with commands to check"
 	for f in "${files[@]}"; do
 		doc_list "$f" | cut -f6 | while read -r c; do doc_not_run "$(doc_drop_sudo "$c")" || echo run; done | grep -q . || continue
 		# its runner: a test named after it, which ends with doc_readme or doc_all_run

@@ -19,8 +19,8 @@ MANPAGE=$TK_ROOT/tests/tools/manpage.py
 		n=$((n + $(grep -c '^ok ' <<< "$output" || true)))
 	done
 	echo "# $n defaults agree" >&3
-	[ "$bad" -eq 0 ]
-	[ "$n" -gt 0 ]
+	expect_cmp "$bad" -eq 0 "man pages whose defaults differ"
+	expect_cmp "$n" -gt 0 "defaults read"
 }
 
 @test "a man page whose default differs from --help's is named, with both values" {

@@ -19,12 +19,12 @@ MON=$TK_ROOT/monitoring
 	sed 's/\* 60 > 2/* 60 > 4/' "$MON/bbrkit.rules.yml" > "$BATS_TEST_TMPDIR/bbrkit.rules.yml"
 	cp "$MON/rules_test.yml" "$BATS_TEST_TMPDIR/"
 	tk_run promtool test rules "$BATS_TEST_TMPDIR/rules_test.yml"
-	[ "$status" -ne 0 ]
+	expect_cmp "$status" -ne 0 "promtool's exit status with the collapse threshold moved"
 	[[ "$output$stderr" == *"BbrDelayedAckCollapses"* ]]
 	sed 's/nagle_stalled_seconds \/ (bbrtrace_peer_active_seconds > 0)) > 0.05/nagle_stalled_seconds \/ (bbrtrace_peer_active_seconds > 0)) > 0.25/' \
 		"$MON/bbrkit.rules.yml" > "$BATS_TEST_TMPDIR/bbrkit.rules.yml"
 	! cmp -s "$MON/bbrkit.rules.yml" "$BATS_TEST_TMPDIR/bbrkit.rules.yml" || { echo "# the sed changed no rule"; return 1; }
 	tk_run promtool test rules "$BATS_TEST_TMPDIR/rules_test.yml"
-	[ "$status" -ne 0 ]
+	expect_cmp "$status" -ne 0 "promtool's exit status with the Nagle threshold moved"
 	[[ "$output$stderr" == *"BbrNagleStalls"* ]]
 }

@@ -210,7 +210,7 @@ help_options() {
 	tk_run quickack show -i eth9 --netns "$NS"
 	expect_status 10; expect_one_line_stderr
 	expect_stderr "quickack: -i: no device 'eth9' in network namespace '$NS'"
-	[ "$(dump)" = "$before" ]
+	expect_equal "$(dump)" "$before" "the routes after the refused commands"
 	[ ! -e "$J" ]
 }
 
@@ -239,12 +239,12 @@ help_options() {
 	tk_run setpriv --inh-caps=-net_admin --bounding-set=-net_admin "$BIN/quickack" on 10.0.1.0/24 --netns "$NS" --journal "$J"
 	expect_status 3; expect_one_line_stderr
 	[ "$stderr" = "quickack: changing routes needs CAP_NET_ADMIN (run as root)" ] || { tk_dump "text"; false; }
-	[ "$(dump)" = "$before" ]
+	expect_equal "$(dump)" "$before" "the routes after the refused change"
 	[ ! -e "$J" ]
 	# reading needs no privilege
 	tk_run setpriv --inh-caps=-net_admin --bounding-set=-net_admin "$BIN/quickack" show 10.0.1.0/24 --netns "$NS" --json
 	expect_status 0
-	[ "$(jq -r .dst <<<"$output")" = 10.0.1.0/24 ]
+	expect_equal "$(jq -r .dst <<<"$output")" 10.0.1.0/24 "the route shown without CAP_NET_ADMIN"
 }
 
 @test "entering a namespace without CAP_SYS_ADMIN: one line, exit 3" {
@@ -270,7 +270,7 @@ help_options() {
 	expect_status 14; expect_one_line_stderr
 	[ "$stderr" = "quickack: 10.0.1.0/24 table main metric 0: the kernel refused the change: Unknown tcp congestion algorithm (Invalid argument)" ] ||
 		{ tk_dump "text"; false; }
-	[ "$(dump)" = "$before" ]
+	expect_equal "$(dump)" "$before" "the routes after the change the kernel refused"
 	grep -q '^void seq=1 ' "$J"
 	tk_run quickack status --netns "$NS" --journal "$J" --json
 	expect_status 0
@@ -324,7 +324,7 @@ help_options() {
 	expect_status 17; expect_one_line_stderr
 	expect_stderr "quickack: cannot create the journal directory /proc/quickack-$$"
 	expect_stderr "nothing was applied"
-	[ "$(dump)" = "$before" ]
+	expect_equal "$(dump)" "$before" "the routes when the journal cannot be written"
 }
 
 @test "the default journal is per namespace, under /var/lib/bbrkit" {
@@ -382,12 +382,12 @@ help_options() {
 	tk_run quickack restore --netns "$NS" --journal "$J" -o "$out.restore"
 	expect_status 0
 	[ "$(jq -r .result "$out.restore")" = restored ] || { cat "$out.restore"; false; }
-	[ "$(dump)" = "$before" ]
+	expect_equal "$(dump)" "$before" "the routes after restore"
 	# a file that cannot be written: one line, exit 1, before anything is applied
 	tk_run quickack on 10.0.1.0/24 --netns "$NS" --journal "$J" -o /proc/quickack-$$/out
 	expect_status 1; expect_one_line_stderr
 	expect_stderr "quickack: cannot write /proc/quickack-$$/out: "
-	[ "$(dump)" = "$before" ]
+	expect_equal "$(dump)" "$before" "the routes when -o cannot be written"
 	[ ! -e "$J" ]
 }
 

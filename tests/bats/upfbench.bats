@@ -223,14 +223,14 @@ bad_lines() {
 		--pcap-out "$T/bad.pcap" --counters-out "$T/counters.csv" --verify -f json
 	expect_status 0
 	[ "$(field no_session)" = 250 ] && [ "$(field malformed)" = 250 ] || { tk_dump "250 and 250"; false; }
-	[ "$(tshark -r "$T/bad.pcap" -Y 'frame.len == 40' 2>/dev/null | grep -c .)" -eq 125 ]
-	[ "$(tshark -r "$T/bad.pcap" -Y gtpv2 2>/dev/null | grep -c .)" -eq 125 ]
+	expect_cmp "$(tshark -r "$T/bad.pcap" -Y 'frame.len == 40' 2>/dev/null | grep -c .)" -eq 125 "cut frames tshark reads"
+	expect_cmp "$(tshark -r "$T/bad.pcap" -Y gtpv2 2>/dev/null | grep -c .)" -eq 125 "GTPv2 frames tshark reads"
 	# the G-PDUs whose TEID no session has: the stale and out-of-range ones
 	tail -n +2 "$T/counters.csv" | cut -d, -f1 > "$T/teids"
 	tshark -r "$T/bad.pcap" -Y 'gtp.message == 255' -T fields -e gtp.teid 2>/dev/null |
 		while read -r teid; do echo "$((teid))"; done > "$T/sent"
-	[ "$(grep -c . "$T/sent")" -eq 1750 ]
-	[ "$(grep -cvxFf "$T/teids" "$T/sent")" -eq 250 ]
+	expect_cmp "$(grep -c . "$T/sent")" -eq 1750 "G-PDUs tshark reads"
+	expect_cmp "$(grep -cvxFf "$T/teids" "$T/sent")" -eq 250 "G-PDUs whose TEID no session has"
 }
 
 @test "--teid-check off: a stale TEID is charged to its slot's session, and --verify says so (exit 23)" {
@@ -321,7 +321,7 @@ tshark_counts_equal() {
 	done | awk '{p[$1]++; b[$1]+=$2} END {for (t in p) print t "," p[t] "," b[t]}' | sort > "$T/tshark.csv"
 	tail -n +2 "$T/counters.csv" | cut -d, -f1-3 | sort > "$T/upfbench.csv"
 	diff "$T/tshark.csv" "$T/upfbench.csv"
-	[ "$(grep -c . "$T/upfbench.csv")" -eq 40 ]
+	expect_cmp "$(grep -c . "$T/upfbench.csv")" -eq 40 "sessions in the counters"
 }
 
 @test "--pcap-out opens cleanly in tshark, and tshark's per-TEID counts equal upfbench's counters" {

@@ -60,5 +60,5 @@ setup() {
 		awk -F, '{print $1 "," $2 * 10 "," $3 * 10}' | sort > "$BATS_TEST_TMPDIR/scapy.csv"
 	tail -n +2 "$BATS_TEST_TMPDIR/counters.csv" | cut -d, -f1-3 | sort > "$BATS_TEST_TMPDIR/upf.csv"
 	diff "$BATS_TEST_TMPDIR/scapy.csv" "$BATS_TEST_TMPDIR/upf.csv"
-	[ "$(grep -c . "$BATS_TEST_TMPDIR/upf.csv")" -eq 120 ]
+	expect_cmp "$(grep -c . "$BATS_TEST_TMPDIR/upf.csv")" -eq 120 "sessions in the counters"
 }
