@@ -182,6 +182,10 @@ tcptrace_dupacks() {
 		"$out" > "$ours"
 	cat "$ours" | sed 's/^/# bbrpcap: /'
 	awk '$3 != $4 { print "# " $1 ": dupacks " $3 ", dup ACK records " $4; bad++ } END { exit bad > 0 || NR < 2 }' "$ours"
+	# what the ring lost, the first thing to read when the counts differ: a
+	# capture that misses data is why bbrpcap takes a duplicate's SACK as
+	# proof of data outstanding
+	jq -r '"# the ring: \(.received) frames received, \(.written) written, \(.kernel_drops) dropped by the kernel"' "$D/summary.json"
 	tcptrace_dupacks "$D/ring-merged.pcapng" > "$tt"
 	sed 's/^/# tcptrace: /' "$tt"
 	# tcptrace counts a duplicate only at the end of a segment it saw (rtt.c,
