@@ -310,16 +310,15 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 	jq -e '.scenario.loss_pct == "1"' "$d/verdict.json"
 	# the witnesses: each segment TCP sent again was either dropped by tc's
 	# class or sent though not lost, and then the receiver got it twice (its
-	# D-SACK count: a veth reorders when the sender moves between CPUs, 121
-	# such in the project's CI on a5c88ba, 89 here with iperf3 moved between
-	# CPUs every 3 ms). A retransmission dropped too counts once on each
-	# side. What is left: drops of iperf3's control connection, of its SYN
-	# or FIN, which the data flow's count lacks (1% of a few dozen packets),
-	# and a duplicate that arrives while a D-SACK is pending, which extends
-	# it uncounted (tcp_dsack_extend). Measured: off by 0 to 2 segments in
-	# 10 runs, idle, beside one or two busy cores, and with iperf3 moved;
-	# 5% and 2 segments keep the bound this check had before it counted
-	# duplicates
+	# D-SACK count: a veth reorders when the sender moves between CPUs, and
+	# TCP resends what the reordering looked to have lost). A retransmission
+	# dropped too counts once on each side. What is left: drops of iperf3's
+	# control connection, of its SYN or FIN, which the data flow's count
+	# lacks (1% of a few dozen packets), and a duplicate that arrives while
+	# a D-SACK is pending, which extends it uncounted (tcp_dsack_extend).
+	# Measured: off by 0 to 2 segments in 10 runs, idle, beside one or two
+	# busy cores, and with iperf3 moved between CPUs every 3 ms; 5% and 2
+	# segments keep the bound this check had before it counted duplicates
 	drops=$(jq .scenario.loss_dropped_packets "$d/verdict.json")
 	dups=$(jq .receiver_duplicate_segments "$d/verdict.json")
 	rtx=$(jq .push.send.retransmits "$d/verdict.json")
