@@ -316,9 +316,9 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 	# control connection, of its SYN or FIN, which the data flow's count
 	# lacks (1% of a few dozen packets), and a duplicate that arrives while
 	# a D-SACK is pending, which extends it uncounted (tcp_dsack_extend).
-	# Measured: off by 0 to 2 segments in 10 runs, idle, beside one or two
-	# busy cores, and with iperf3 moved between CPUs every 3 ms; 5% and 2
-	# segments keep the bound this check had before it counted duplicates
+	# Measured: off by 0 to 2 segments in 10 runs on 2 CPUs, beside two or
+	# three busy loops, and with iperf3 moved between CPUs every 3 ms; 5% and
+	# 2 segments keep the bound this check had before it counted duplicates
 	drops=$(jq .scenario.loss_dropped_packets "$d/verdict.json")
 	dups=$(jq .receiver_duplicate_segments "$d/verdict.json")
 	rtx=$(jq .push.send.retransmits "$d/verdict.json")
