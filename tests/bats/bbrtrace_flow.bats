@@ -2,11 +2,12 @@
 # bbrtrace on real BBR flows between two network namespaces, with one backend:
 # BT_BACKEND=struct_ops (the default: it works on every kernel with BTF and
 # struct_ops), kprobe or fentry. The kernel matrix (tests/kernels/suites) runs
-# the whole file with one backend on each kernel, and with the others only the
-# tests tagged "backend": the ones whose answer comes from the backend's own
-# program (its in-kernel filters, its view of sockets closing). The rest
-# follow from the first: bbrtrace_agree.bats shows the three backends write
-# the same record for every ACK of the same flow.
+# the file with one backend on each kernel, and with the others only the tests
+# tagged "backend": the ones whose answer comes from the backend's own program
+# (its in-kernel filters, its view of sockets closing). The rest follow from
+# the first: bbrtrace_agree.bats shows the three backends write the same
+# record for every ACK of the same flow. Tests tagged "userspace" check only
+# bbrtrace's output formats: the guests skip them, the host runs them.
 #
 # struct_ops traces flows whose congestion control is bbr_traced (the
 # namespace's default, switched by --set-default-in); kprobe and fentry trace
@@ -267,6 +268,7 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 	jq -e 'select(.type=="summary") | .samples > 10' "$out6"
 }
 
+# bats test_tags=userspace
 @test "csv has a header row; the table fits 120 columns and carries units" {
 	local fmt
 	ip netns exec "$NS-b" "$TK_ROOT/tests/tools/tcpflow.py" sink 5303 &

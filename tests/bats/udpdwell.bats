@@ -3,6 +3,10 @@
 # their refusals, the output formats, owners found through /proc, and the
 # bounded (LRU) socket map. (The demo helpers' command lines are in
 # rtpsend_sfu_echo.bats.)
+#
+# Tests tagged "userspace" exercise only udpdwell's own code (its output
+# formats, its timers, its errors before loading): the kernel matrix's
+# guests skip them (tests/kernels/suites), the host runs them.
 
 load helpers
 load ../fixtures/udpdwell/helpers
@@ -133,6 +137,7 @@ send_one() { ip netns exec "$NS" bash -c "printf 'x' > /dev/udp/127.0.0.1/$1"; }
 	[ "$(jq -c .drops <<< "$sock")" = '{}' ]
 }
 
+# bats test_tags=userspace
 @test "the table carries the records, with units in its headers" {
 	ip netns exec "$NS" timeout 60 "$BIN/sfu_echo" --listen 127.0.0.1:41201 --idle-exit 1 > /dev/null &
 	rx=$!
@@ -147,6 +152,7 @@ send_one() { ip netns exec "$NS" bash -c "printf 'x' > /dev/udp/127.0.0.1/$1"; }
 	expect_output "TIME (UTC)"
 }
 
+# bats test_tags=userspace
 @test "CSV: one header for the interval, socket and bpf_prog records, in the file -o names" {
 	local csv=$BATS_TEST_TMPDIR/ud.csv header row
 	ip netns exec "$NS" timeout 60 "$BIN/sfu_echo" --listen 127.0.0.1:41203 --idle-exit 1 > /dev/null &
@@ -169,6 +175,7 @@ send_one() { ip netns exec "$NS" bash -c "printf 'x' > /dev/udp/127.0.0.1/$1"; }
 	rm -f "$csv"
 }
 
+# bats test_tags=userspace
 @test "-o where nothing can be written: exit 1, nothing loaded" {
 	tk_run udpdwell --once -o /nonexistent/dir/ud.json
 	expect_status 1; expect_one_line_stderr
@@ -260,6 +267,7 @@ time.sleep(0.5)' &
 		{ echo "# $iv"; false; }
 }
 
+# bats test_tags=userspace
 @test "--intervals stops after N intervals, --once after one" {
 	tk_run udpdwell -p 41260 --interval 0.2 --intervals 3 -f json
 	expect_status 0
@@ -269,6 +277,7 @@ time.sleep(0.5)' &
 	[ "$(jq -c 'select(.type=="interval")' <<< "$output" | wc -l)" -eq 1 ] || { tk_dump "1 interval"; false; }
 }
 
+# bats test_tags=userspace
 @test "-d stops after SECONDS (decimals), and its last interval covers the time up to the end" {
 	local t0 ms
 	t0=$(date +%s%N)
