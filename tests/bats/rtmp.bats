@@ -34,8 +34,8 @@
 
 load helpers
 
-# seconds per push: 12 s hold 240 frames at 20 fps, 720 at 60
-RT_SECS=12
+# seconds per push: 8 s hold 160 frames at 20 fps, 480 at 60
+RT_SECS=8
 # `other` may be at most this share of a push's collapses
 RT_OTHER_MAX_SHARE=0.05
 
@@ -153,10 +153,10 @@ rt_expect_handshake_only() {
 }
 
 # Nagle's stalls: at least one (how many varies with the receiver's ACK
-# timing: 5 to 557 in a 12 to 20 s push here), each with its evidence and
-# each as the wire shows it (tk_stalls_vs_wire: the data before the held tail
-# all sent by its start, nothing new until its end), and the verdict's fix
-# when they held the data long enough to act on
+# timing: 5 to 557 in a 12 to 20 s push here, 99 in an 8 s one), each with
+# its evidence and each as the wire shows it (tk_stalls_vs_wire: the data
+# before the held tail all sent by its start, nothing new until its end), and
+# the verdict's fix when they held the data long enough to act on
 rt_expect_nagle() {
 	local d=$1 bad n
 	jq -e '.stalls_by_cause.nagle >= 1' "$d/verdict.json" ||
