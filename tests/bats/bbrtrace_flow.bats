@@ -86,8 +86,8 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 	local out=$BATS_TEST_TMPDIR/trace.jsonl err=$BATS_TEST_TMPDIR/err
 	ip netns exec "$NS-b" iperf3 -s -1 -p 5201 -D
 	tk_wait_listen 5201 5 "$NS-b"
-	start_tracer "$out" "$err" -f json
-	local cap=$BATS_TEST_TMPDIR/acks.pcap coalesced bldrop lost slack
+	start_tracer "$out" "$err" -f json --stats
+	local cap=$BATS_TEST_TMPDIR/acks.pcap coalesced bldrop lost slack runs
 	ip netns exec "$NS-a" tcpdump -i veth0 -s 96 -w "$cap" --immediate-mode -U \
 		'tcp and src host 10.201.0.2' 2> "$BATS_TEST_TMPDIR/tcpdump.err" &
 	local dump=$!
@@ -102,8 +102,7 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 	coalesced=$(tk_netstat "$NS-a" TcpExtTCPBacklogCoalesce)
 	bldrop=$(tk_netstat "$NS-a" TcpExtTCPBacklogDrop)
 	# ACKs TCP dropped before tcp_ack(), which so reach no bbr_main: told,
-	# not counted against the floor (whether they explain the ACKs without
-	# a sample beyond the merges is still open)
+	# not counted against the floor
 	local paws oow
 	paws=$(tk_netstat "$NS-a" TcpExtPAWSEstab)
 	oow=$(tk_netstat "$NS-a" TcpExtTCPACKSkippedSeq)
@@ -132,15 +131,28 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 	# ones too, never more than all ACKs (plus the SYN-ACK). With the ACKs
 	# on one CPU (setup_file), samples - (advancing - merged) was -1..+63 in
 	# 9 runs of 540-920 ACKs in a 6.1 guest under TCG (the excess: the
-	# duplicate ACKs), and -2..0 in 3 on this machine's kernel; the floor
-	# allows one ACK in 200, and at least 2
+	# duplicate ACKs), and -5..0 in 42 runs on this machine's kernel beside
+	# three busy loops (-8 in 1,100 in a CI run beside a busy loop and the
+	# guests): there TCP takes an ACK now and then without calling the
+	# congestion control at all (tcp:tcp_probe saw such ACKs advance
+	# snd_una, and bbr_main's program did not run: its run count, checked
+	# below, equals the samples). The floor allows one ACK in 100 (0.7% seen
+	# at most), and at least 2
 	[ "$n" -gt 200 ]
-	slack=$((advancing / 200 > 2 ? advancing / 200 : 2))
+	slack=$((advancing / 100 > 2 ? advancing / 100 : 2))
 	[ "$n" -ge "$((advancing - coalesced - slack))" ]
 	[ "$n" -le "$((all + 1))" ]
 	# the summary counts the same samples, and nothing was lost
 	total=$(jq -c 'select(.type=="sample")' "$out" | wc -l)
 	jq -e "select(.type==\"summary\") | .samples == $total and .lost == 0 and .backend == \"$BACKEND\"" "$out"
+	# struct_ops: bbr_traced's cong_control (bt_main) is one program that
+	# runs once per bbr_main and writes its sample, so its run count (from
+	# bpf_stats) is the exact count of samples on every flow. (fentry and
+	# kprobe pair an entry program with a return one: no single count.)
+	if [ "$BACKEND" = struct_ops ]; then
+		runs=$(jq -r 'select(.type=="prog_stats" and .program=="bt_main") | .run_cnt' "$out")
+		[ "$runs" = "$total" ] || { echo "# bt_main ran $runs times; $total samples"; false; }
+	fi
 	# every field of the sample record, in order
 	keys=$(jq -c 'select(.type=="sample") | keys_unsorted' "$out" | sort -u)
 	[ "$keys" = '["type","t_ns","wall_ns","cookie","saddr","daddr","sport","dport","snd_una","snd_nxt","mss","cwnd","pacing_rate_bps","delivered","interval_us","snd_interval_us","rcv_interval_us","rtt_us","losses","acked_sacked","prior_in_flight","is_app_limited","is_retrans","is_ack_delayed","sample_bw_bps","bw_prev_bps","bw_bps","mode","pacing_gain","cwnd_gain","min_rtt_us","lt_use_bw","lt_bw_bps","write_seq","snd_wnd","nonagle"]' ]
