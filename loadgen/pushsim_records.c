@@ -129,7 +129,8 @@ void records_help(FILE *f)
 	      "A frame is late when the sender starts writing it more than a quarter of a\n"
 	      "frame interval after its scheduled time. A stall is a frame interval at\n"
 	      "whose end bytes written before it were still not sent (tcpi_notsent_bytes\n"
-	      "> 0), i.e. a frame not fully written to the network within one interval.\n"
+	      "> 0), i.e. a frame not fully written to the network within one interval;\n"
+	      "frames a late sender writes after their intervals end do not count there.\n"
 	      "Frame latency (receiver) is the time from the frame's scheduled send time\n"
 	      "to the moment its last byte was read; its p99 is the nearest-rank 99th\n"
 	      "percentile, from a histogram exact to 1 us below 64 us and to 1/32 above.\n",

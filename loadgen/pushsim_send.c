@@ -36,6 +36,9 @@ struct sender {
 	bool in_frame;
 	uint64_t seq;              /* frames started */
 	uint64_t next_tick, t_end, interval_ns;
+	uint64_t written;          /* bytes the socket took */
+	bool behind;               /* the last frame began after its own interval ended */
+	uint64_t behind_written;   /* written when the frames behind the clock began */
 	uint64_t rng;
 	uint64_t acked;            /* tcpi_bytes_acked, as far as counted */
 	uint64_t ack_partial;      /* bytes of an application ACK not complete yet */
@@ -206,12 +209,21 @@ static void end_stall(struct sender *s, uint64_t t)
 		st->longest_stall_ns = t - st->stall_start_ns;
 }
 
-/* the end of a frame interval: was everything written before it sent? */
+/*
+ * The end of a frame interval: were bytes written before it still unsent?
+ * A sender behind its clock (descheduled, then catching up) writes its late
+ * frames back to back, after the ends of their intervals: the bytes it wrote
+ * since it fell behind are newer than the end it judges, and Nagle or the
+ * pacing holding them for the microseconds until the next write is no stall
+ * of that interval. Only older bytes unsent are (tcpi_notsent_bytes over
+ * the newer ones).
+ */
 static void interval_end(struct sender *s)
 {
 	struct stats *st = s->st;
+	uint64_t newer = s->behind ? s->written - s->behind_written : 0;
 
-	if (s->seq > 0 && notsent_bytes(s->fd) > 0) {
+	if (s->seq > 0 && notsent_bytes(s->fd) > newer) {
 		st->stalls++;
 		st->sec_stalls++;
 		if (!s->stalled)
@@ -220,6 +232,17 @@ static void interval_end(struct sender *s)
 	} else if (s->stalled) {
 		end_stall(s, s->next_tick);
 	}
+}
+
+/* does the frame starting at t begin after its own interval's end? and
+ * since when are the frames behind the clock (for interval_end) */
+static void note_behind(struct sender *s, uint64_t t)
+{
+	bool behind = t >= s->st->t0_ns + (s->seq + 1) * TK_NSEC_PER_SEC / s->o->fps;
+
+	if (behind && !s->behind)
+		s->behind_written = s->written;
+	s->behind = behind;
 }
 
 /* the next frame, at time t: its size, its header, and the tick after it */
@@ -232,6 +255,7 @@ static void start_frame(struct sender *s, uint64_t t)
 		st->late++;
 		st->sec_late++;
 	}
+	note_behind(s, t);
 	s->len = frame_size(s->o, s->seq, &s->rng, st->mss);
 	put_u32(h + HDR_MAGIC, PS_MAGIC);
 	put_u32(h + HDR_SEQ, (uint32_t)s->seq);
@@ -257,6 +281,7 @@ static int write_piece(struct sender *s)
 	n = send(s->fd, s->frame + s->off, piece, MSG_NOSIGNAL);
 	if (n > 0) {
 		s->off += (size_t)n;
+		s->written += (uint64_t)n;
 		if (s->off == s->len) {
 			s->in_frame = false;
 			s->st->frames++;

@@ -9,7 +9,8 @@
 # - 30 fps (33 ms between frames, under the 40 ms delayed-ACK timer), Nagle
 #   on, quickack off: each frame's sub-MSS tail waits for the ACK of the
 #   data in flight, which the receiver delays, until the next frame's write
-#   takes it along: Nagle stalls, as many as pushsim counts.
+#   takes it along: Nagle stalls, as many as pushsim counts, also when the
+#   sender falls behind its clock twice and catches up.
 # - The same with quickack on: the receiver ACKs at once, no stall.
 # - 20 fps (50 ms, over the timer), into a player that reads each frame at
 #   its playout time: the receiver's delayed-ACK timer ends each hold,
@@ -49,8 +50,26 @@ push() {
 		--no-plot --out "$3" --id "$ID" --port 43192 ${5:+--receiver "$5"}
 	expect_status 0
 	grep -q 'stalls: the write tap runs on' "$3/bbrtrace.log" || { cat "$3/bbrtrace.log"; return 1; }
-	echo "# $1 fps, quickack $2: pushsim stalls $(jq .push.send.stalls "$3/verdict.json")" \
+	echo "# $1 fps, quickack $2: pushsim stalls $(jq .push.send.stalls "$3/verdict.json")," \
+		"late frames $(jq .push.send.late_frames "$3/verdict.json");" \
 		"bbrtrace $(jq -c '{stalls_by_cause, nagle_stalls_ended_by, stalled_s}' "$3/verdict.json")" >&3
+}
+
+# stop_sender_twice: 2 s into the push, stop its sender for 200 ms, twice,
+# 1 s apart: a sender descheduled under load, then catching up, writes its
+# late frames back to back, after their intervals have ended
+stop_sender_twice() {
+	local pid= i
+	for i in $(seq 1 100); do
+		pid=$(pgrep -f "pushsim send --connect 10.77.2.2:43192") && break
+		sleep 0.1
+	done
+	[ -n "$pid" ] || return 0
+	for i in 1 2; do
+		sleep $((3 - i))
+		kill -STOP "$pid" && sleep 0.2
+		kill -CONT "$pid"
+	done
 }
 
 # the push's stalled frame intervals, by pushsim (tcp_info)
@@ -58,13 +77,26 @@ pushsim_stalls() {
 	jq .push.send.stalls "$1/verdict.json"
 }
 
-@test "30 fps, quickack off: Nagle stalls, as many as pushsim's tcp_info sees, explained and fixed" {
-	local d=$BATS_TEST_TMPDIR/f30off ours theirs
-	push 30 off "$d"
+@test "30 fps, quickack off, the sender late twice: Nagle stalls, as many as pushsim's tcp_info sees, explained and fixed" {
+	local d ours theirs k
+	# Whether a tail waits on a delayed ACK depends on the ACKs' timing
+	# (Nagle holds it only while a small segment is unACKed): idle, 3 of 17
+	# pushes stalled fewer than 5 times, one of them never, the others 6 to
+	# 53. The premise, not the tool: a push without it is done again, 3 at
+	# most
+	for k in 1 2 3; do
+		d=$BATS_TEST_TMPDIR/f30off$k
+		stop_sender_twice 3>&- &
+		push 30 off "$d"
+		wait
+		theirs=$(pushsim_stalls "$d")
+		[ "$theirs" -lt 5 ] || break
+	done
 	ours=$(jq .stalls_by_cause.nagle "$d/verdict.json")
-	theirs=$(pushsim_stalls "$d")
-	echo "# nagle stalls $ours, pushsim's stalled intervals $theirs" >&3
+	echo "# push $k: nagle stalls $ours, pushsim's stalled intervals $theirs" >&3
 	[ "$theirs" -ge 5 ]
+	# the sender was behind its clock: 6 frames late per stop of 200 ms at 30 fps
+	jq -e '.push.send.late_frames >= 2' "$d/verdict.json"
 	# one stall per stalled interval, within a fifth (a stall that spans two
 	# ticks is one stall and two intervals)
 	expect_cmp "$ours" -ge $((theirs * 4 / 5)) "stalls (the wire's stalled intervals: $theirs)"
