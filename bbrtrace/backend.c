@@ -654,6 +654,11 @@ uint64_t bt_backend_counter(struct bt_backend *b, enum bt_counter c)
 	return b->counters ? bpfu_percpu_sum(bpf_map__fd(b->counters), c) : 0;
 }
 
+uint64_t bt_backend_samples_lost(struct bt_backend *b)
+{
+	return bt_backend_counter(b, BT_CNT_LOST) + bt_backend_counter(b, BT_CNT_STACK);
+}
+
 enum bt_backend_kind bt_backend_kind(const struct bt_backend *b) { return b->kind; }
 
 const char *bt_backend_write_hook(const struct bt_backend *b, const char **why)

@@ -53,6 +53,10 @@ int bt_backend_poll(struct bt_backend *b, int timeout_ms);
 /* consume what the ring buffer still holds */
 int bt_backend_drain(struct bt_backend *b);
 uint64_t bt_backend_counter(struct bt_backend *b, enum bt_counter c);
+/* ACKs whose sample never reached user space: the ring buffer was full, or
+ * the kprobe/fentry exit found no entry to pair with. The one count of lost
+ * samples that the summary, the metrics and the live line report */
+uint64_t bt_backend_samples_lost(struct bt_backend *b);
 /* the hook of the write tap ("tp_btf/sock_send_length", "fexit/tcp_sendmsg"), or
  * NULL with why it is off in *why (not asked, or what the kernel lacks) */
 const char *bt_backend_write_hook(const struct bt_backend *b, const char **why);

@@ -28,7 +28,8 @@ const char bt_help_synopsis[] =
 const char bt_help_footer[] =
 "\n"
 "Filters run in the kernel: other flows cost nothing. Events lost in a full\n"
-"ring buffer are counted and reported, never hidden.\n"
+"ring buffer, and ACKs whose bbr_main entry and exit probes could not be\n"
+"paired (kprobe, fentry), are counted and reported, never hidden.\n"
 "Needs root (or CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN) and kernel BTF.\n"
 "Environment: TK_VMLINUX_BTF=FILE reads the kernel's BTF from FILE.\n"
 "The detector's method and thresholds: --help-detect; all: man 8 bbrtrace.\n";

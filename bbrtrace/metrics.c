@@ -159,9 +159,9 @@ int bt_metrics_render(struct prom_buf *pb, void *ctx)
 	prom_family(pb, METRIC_SAMPLES, PROM_COUNTER, "BBR rate samples traced");
 	prom_sample_u64(pb, METRIC_SAMPLES, NULL, 0, st.samples);
 	prom_family(pb, METRIC_LOST, PROM_COUNTER,
-		    "samples lost because the ring buffer was full");
-	prom_sample_u64(pb, METRIC_LOST, NULL, 0,
-			bt_backend_counter(r->b, BT_CNT_LOST));
+		    "samples lost: the ring buffer was full, or bbr_main's entry and exit probes "
+		    "could not be paired");
+	prom_sample_u64(pb, METRIC_LOST, NULL, 0, bt_backend_samples_lost(r->b));
 	prom_family(pb, METRIC_UNTRACKED, PROM_COUNTER,
 		    "samples of flows the detector could not track (at --max-flows, or out of memory): "
 		    "not judged");

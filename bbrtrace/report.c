@@ -114,7 +114,7 @@ static const char *why_empty(const struct bt_env *env, const struct bt_run *r)
 void bt_report(const struct bt_env *env, struct bt_run *r)
 {
 	double elapsed = (double)(tk_mono_ns() - r->t0_ns) * TK_SEC_PER_NSEC_F;
-	uint64_t lost = bt_backend_counter(r->b, BT_CNT_LOST);
+	uint64_t lost = bt_backend_samples_lost(r->b), unpaired = bt_backend_counter(r->b, BT_CNT_STACK);
 	struct bt_verdict verdict;
 	const char *no_writes;
 
@@ -122,7 +122,8 @@ void bt_report(const struct bt_env *env, struct bt_run *r)
 		bt_verdict_build(&verdict, r->det, env->collapse_ratio, elapsed, why_empty(env, r));
 		if (!bt_backend_write_hook(r->b, &no_writes))
 			bt_verdict_no_stalls(&verdict, no_writes);
-		bt_verdict_note_lost(&verdict, lost, bt_backend_counter(r->b, BT_CNT_LOST_WRITES));
+		bt_verdict_note_lost(&verdict, lost - unpaired, bt_backend_counter(r->b, BT_CNT_LOST_WRITES),
+				     unpaired);
 	}
 	if (env->stats)
 		report_stats(r, env->format);
@@ -137,7 +138,11 @@ void bt_report(const struct bt_env *env, struct bt_run *r)
 		fprintf(stderr, "%s: verdict: %s\n", log_prog(), verdict.text);
 	ilog("%llu samples in %.1f s, %llu lost%s", (unsigned long long)r->samples, elapsed,
 	     (unsigned long long)lost,
-	     lost ? " (ring buffer full: raise --ringbuf-mb or filter flows)" : "");
+	     lost > unpaired ? " (ring buffer full: raise --ringbuf-mb or filter flows)" : "");
+	if (unpaired)
+		wlog("%llu of the lost samples: bbr_main's entry and exit probes could not be paired "
+		     "(calls nested too deep, or in progress when tracing began)",
+		     (unsigned long long)unpaired);
 	if (bt_backend_counter(r->b, BT_CNT_LOST_WRITES))
 		wlog("%llu writes' events lost (ring buffer full): stalls around them may be missed or "
 		     "longer than reported",

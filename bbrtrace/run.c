@@ -351,7 +351,7 @@ int bt_run_loop(const struct bt_env *env, struct bt_run *r)
 		if (live_count && now - last_live_ns >= TK_NSEC_PER_SEC) {
 			fprintf(stderr, "\r%s: %llu samples, %llu lost", log_prog(),
 				(unsigned long long)r->samples,
-				(unsigned long long)bt_backend_counter(r->b, BT_CNT_LOST));
+				(unsigned long long)bt_backend_samples_lost(r->b));
 			last_live_ns = now;
 		}
 		if (r->det && (verdict_asked || (every_ns && now >= next_verdict_ns))) {

@@ -408,15 +408,20 @@ void bt_verdict_no_stalls(struct bt_verdict *v, const char *why)
 	vt_cat(v->text, sizeof(v->text), " The sender's stalls were not traced: %s.", why);
 }
 
-void bt_verdict_note_lost(struct bt_verdict *v, uint64_t acks, uint64_t writes)
+void bt_verdict_note_lost(struct bt_verdict *v, uint64_t acks, uint64_t writes, uint64_t unpaired)
 {
-	if (!acks && !writes)
-		return;
-	vt_cat(v->text, sizeof(v->text),
-	    " Events were lost in a full ring buffer (%llu ACKs, %llu writes): the collapses and "
-	    "stalls above are incomplete, and a stall may span lost writes; raise --ringbuf-mb or "
-	    "filter flows.",
-	    (unsigned long long)acks, (unsigned long long)writes);
+	if (acks || writes)
+		vt_cat(v->text, sizeof(v->text),
+		       " Events were lost in a full ring buffer (%llu ACKs, %llu writes): the collapses "
+		       "and stalls above are incomplete, and a stall may span lost writes; raise "
+		       "--ringbuf-mb or filter flows.",
+		       (unsigned long long)acks, (unsigned long long)writes);
+	if (unpaired)
+		vt_cat(v->text, sizeof(v->text),
+		       " %llu ACKs have no sample: bbr_main's entry and exit probes could not be paired "
+		       "(calls nested too deep, or in progress when tracing began): the collapses above "
+		       "may be incomplete.",
+		       (unsigned long long)unpaired);
 }
 
 /* the verdict record's fields and values, in order; over `v`, `st`, `dack`,

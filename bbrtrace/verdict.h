@@ -48,8 +48,9 @@ bool bt_throttle_negligible(const struct bt_detect_stats *st);
  * fields are null, and the sentence says why stalls are missing */
 void bt_verdict_no_stalls(struct bt_verdict *v, const char *why);
 
-/* appends, when any event was lost, that the verdict is incomplete */
-void bt_verdict_note_lost(struct bt_verdict *v, uint64_t acks, uint64_t writes);
+/* appends, when any event was lost, that the verdict is incomplete: `acks` and
+ * `writes` in a full ring buffer, `unpaired` ACKs whose probes did not pair */
+void bt_verdict_note_lost(struct bt_verdict *v, uint64_t acks, uint64_t writes, uint64_t unpaired);
 
 /* "type":"verdict" at the end of a trace; "type":"window_verdict", the same
  * fields, over the rolling window while it runs */

@@ -122,7 +122,9 @@ enum bt_tap_stop {
 /* indexes of the per-CPU counters map */
 enum bt_counter {
 	BT_CNT_LOST = 0,         /* ring buffer full: an ACK's event dropped */
-	BT_CNT_STACK,            /* kprobe/fentry entry-exit pairing failed */
+	BT_CNT_STACK,            /* kprobe/fentry entry-exit pairing failed: that ACK's sample
+				  * was not made (nested too deep, or a call in progress
+				  * at attach) */
 	BT_CNT_LOST_WRITES,      /* ring buffer full: a write's event dropped */
 	BT_CNT_LOST_CLOSES,      /* ring buffer full: a close's event dropped (the flow's state
 				  * stays in the detector until bbrtrace exits) */

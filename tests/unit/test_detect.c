@@ -1294,6 +1294,30 @@ static void test_young_flow_demand(void **state)
 	bt_detect_free(d);
 }
 
+/* lost events make the sentence say it is incomplete, and why: a full ring
+ * buffer, or ACKs whose entry and exit probes did not pair; none, no clause */
+static void test_verdict_notes_lost(void **state)
+{
+	struct bt_detect *d = bt_detect_new(NULL);
+	struct bt_verdict v;
+	(void)state;
+
+	stream_collapse(d, 1, 200 * MBIT, 10);
+	bt_verdict_build(&v, d, 0.3, 2, NULL);
+	bt_verdict_note_lost(&v, 0, 0, 0);
+	assert_null(strstr(v.text, "lost"));
+	assert_null(strstr(v.text, "no sample"));
+	bt_verdict_note_lost(&v, 0, 0, 3);
+	assert_null(strstr(v.text, "ring buffer"));
+	assert_non_null(strstr(v.text, " 3 ACKs have no sample: bbr_main's entry and exit probes could not be "
+				       "paired"));
+	bt_verdict_build(&v, d, 0.3, 2, NULL);
+	bt_verdict_note_lost(&v, 5, 2, 0);
+	assert_non_null(strstr(v.text, "lost in a full ring buffer (5 ACKs, 2 writes)"));
+	assert_null(strstr(v.text, "no sample"));
+	bt_detect_free(d);
+}
+
 /* the verdict record's stall fields: counts where writes were traced, null (not 0)
  * where no write tap ran, and the sentence says why */
 static void test_verdict_stalls_untraced(void **state)
@@ -1422,6 +1446,7 @@ int main(void)
 		cmocka_unit_test(test_max_expired),
 		cmocka_unit_test(test_sender_limited),
 		cmocka_unit_test(test_ack_jitter),
+		cmocka_unit_test(test_verdict_notes_lost),
 		cmocka_unit_test(test_verdict_stalls_untraced),
 		cmocka_unit_test(test_verdict_rate_clause_throttling_only),
 		cmocka_unit_test(test_young_flow_demand),
