@@ -44,9 +44,25 @@ kernels=${KERNELS:-6.1 6.12}
 matrix_out=build/kernels
 matrix_pid=
 
-# an interrupted run stops its guests (timeout, around each QEMU, passes TERM on)
+# PID's descendants
+descendants() {
+	local c
+	for c in $(pgrep -P "$1"); do
+		echo "$c"
+		descendants "$c"
+	done
+}
+
+# an interrupted run stops its guests: the matrix's process group, and every
+# process below it, since each `timeout` around a QEMU (or a bats file) leads
+# a process group of its own that a TERM to the matrix's group misses; a
+# timeout passes the TERM on to its QEMU
 stop_matrix() {
-	[ -z "$matrix_pid" ] || kill -TERM -- "-$matrix_pid" 2> /dev/null
+	local below
+	[ -n "$matrix_pid" ] || return 0
+	below=$(descendants "$matrix_pid")
+	# shellcheck disable=SC2086 # the PIDs are words
+	kill -TERM -- "-$matrix_pid" $below 2> /dev/null
 	matrix_pid=
 }
 # the bats files running in the background (all jobs but the matrix)

@@ -52,6 +52,10 @@ run_kernel() {
 		return
 	fi
 	io=$(mktemp -d /tmp/tk-guest-$label.XXXXXX)
+	# an interrupted run (tests/run.sh stops the matrix with a TERM) leaves no
+	# guest directory behind: each kernel runs in a subshell of its own
+	trap 'rm -rf "$io"' EXIT
+	trap 'exit 143' TERM INT
 	cat > "$io/script" <<-CMD
 		cd $(printf '%q' "$root")
 		export CI=$(printf '%q' "${CI:-}") TESTS=$(printf '%q' "${TESTS:-.}")
@@ -127,7 +131,7 @@ for label in "$@"; do
 	log=$out/$label.log
 	logs+=("$log")
 	if [ "${BBRKIT_GUESTS_PARALLEL:-1}" = 0 ]; then
-		run_kernel "$label" > "$log" 2>&1
+		(run_kernel "$label") > "$log" 2>&1
 	else
 		run_kernel "$label" > "$log" 2>&1 &
 	fi
