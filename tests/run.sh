@@ -13,6 +13,8 @@
 #                 fuzz replays, and the bats files marked "# tier: check"
 #                 (recorded traces and captures, the command lines), two
 #                 files at a time, no kernel matrix
+#   LIVE_JOBS=2   the live files in two lanes instead of one at a time (an
+#                 experiment, off by default: see run_lanes)
 #
 # The unit tests, the replays and the check tier's bats files run first, the
 # files two at a time: they are busy, not waiting; beside the guests they
@@ -65,9 +67,12 @@ stop_matrix() {
 	kill -TERM -- "-$matrix_pid" $below 2> /dev/null
 	matrix_pid=
 }
-# the bats files running in the background (all jobs but the matrix)
+# the bats files running in the background (all jobs but the matrix); a lane
+# starts no file after this (after a normal end the log directory is gone,
+# and no lane runs)
 stop_bats_files() {
 	local p files=()
+	[ ! -d "$log_dir" ] || touch "$log_dir/stop"
 	for p in $(jobs -pr); do
 		[ "$p" = "$matrix_pid" ] || files+=("$p")
 	done
@@ -201,10 +206,46 @@ report_checks() {
 	done
 }
 
+# one lane: its files one after the other, until the run is stopped
+run_lane() {
+	local f
+	for f in "$@"; do
+		[ -e "$log_dir/stop" ] && break
+		run_bats_file "$f"
+	done
+}
+
+# LIVE_JOBS=2: the files that take the bbr_traced lock (their teardown_file
+# drops it) queue behind one another anyway, so they make one lane; the
+# others, a second lane beside it. Their reports follow, in the usual order.
+# Off by default: the files of the second lane have not been shaken beside
+# the first's (they share the root namespace's loopback, udpdwell's view of
+# every socket, the machine's CPUs).
+run_lanes() {
+	local f locked=() others=() lanes
+	for f in "${lives[@]}"; do
+		if grep -q tk_unlock_bbr_traced "$f"; then locked+=("$f"); else others+=("$f"); fi
+	done
+	echo "-- the live files in two lanes: ${#locked[@]} that take the bbr_traced lock, ${#others[@]} beside them"
+	run_lane "${locked[@]}" &
+	lanes=($!)
+	run_lane "${others[@]}" &
+	lanes+=($!)
+	wait "${lanes[@]}"
+	for f in "${lives[@]}"; do
+		echo "-- $(basename "$f" .bats)"
+		report_bats_file "$f"
+	done
+}
+
 run_checks "${CHECK_JOBS:-2}"
 report_checks
 if [ "$TIER" = full ]; then
 	[ "$kernels" = none ] || [ "${BBRKIT_MATRIX_BESIDE:-1}" = 0 ] || start_matrix
+fi
+if [ "$TIER" = full ] && [ "${LIVE_JOBS:-1}" -ge 2 ]; then
+	run_lanes
+elif [ "$TIER" = full ]; then
 	# each in the background, waited for: a TERM to this script is handled at
 	# once, not after the file (bash defers a trap until a foreground job ends)
 	for f in "${lives[@]}"; do
