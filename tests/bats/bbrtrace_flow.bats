@@ -151,7 +151,7 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 	# kprobe pair an entry program with a return one: no single count.)
 	if [ "$BACKEND" = struct_ops ]; then
 		runs=$(jq -r 'select(.type=="prog_stats" and .program=="bt_main") | .run_cnt' "$out")
-		[ "$runs" = "$total" ] || { echo "# bt_main ran $runs times; $total samples"; false; }
+		expect_equal "$runs" "$total" "bt_main's bpf_stats run count (the samples)"
 	fi
 	# every field of the sample record, in order
 	keys=$(jq -c 'select(.type=="sample") | keys_unsorted' "$out" | sort -u)
