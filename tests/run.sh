@@ -18,7 +18,9 @@
 #
 # The unit tests, the replays and the check tier's bats files run first, the
 # files two at a time: they are busy, not waiting; beside the guests they
-# gained nothing (each of the two took 2 to 10 times its time alone), and
+# gained nothing (each of the two took 2 to 10 times its time alone; with the
+# guests at idle priority still 1.6 to 3 times, and the host's lane 167 s
+# longer, while the guests gained less), and
 # beside the live files, even at idle priority, they slowed those up to 1.5
 # times. Then the kernel matrix starts and runs beside the live files, its
 # guests at SCHED_IDLE (chrt --idle): those suites mostly wait on timers and
