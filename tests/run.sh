@@ -220,9 +220,13 @@ run_lane() {
 # LIVE_JOBS=2: the files that take the bbr_traced lock (their teardown_file
 # drops it) queue behind one another anyway, so they make one lane; the
 # others, a second lane beside it. Their reports follow, in the usual order.
-# Off by default: the files of the second lane have not been shaken beside
-# the first's (they share the root namespace's loopback, udpdwell's view of
-# every socket, the machine's CPUs).
+# Off by default: the second lane's files share the CPUs with the first's,
+# and some assume a receiver that keeps up. A fresh clone's full run in this
+# mode took the host's lane to 1,355 s (1,460 to 1,627 s one at a time), but
+# the guests, slowed beside it, ended 105 s later: 1,504 s in all, as one at a
+# time (ci47, 1,507 s). And 2 of the host's tests failed: udpdwell_accuracy's healthy baseline (its reader took 889
+# of 2,000 datagrams) and install's rtpsend/sfu_echo exchange (402 echoes of
+# 500), each beside the other lane's busiest files.
 run_lanes() {
 	local f locked=() others=() lanes
 	for f in "${lives[@]}"; do
