@@ -15,7 +15,7 @@ LINT=$TK_ROOT/tests/tools/batslint.py
 
 @test "the lint names a negation and an && list mid-test, which bats lets pass; not handled ones or guards" {
 	local f=$TK_ROOT/tests/fixtures/batslint/silent.bats
-	# bats itself: the first test passes although both its checks are false
+	# bats itself: the first test passes although all its checks are false
 	tk_run bats --tap "$f"
 	expect_output "ok 1 silent"
 	expect_output "ok 2 handled, guarded, or last"
@@ -23,5 +23,6 @@ LINT=$TK_ROOT/tests/tools/batslint.py
 	expect_status 1
 	expect_output "silent.bats:6: ! true"
 	expect_output "silent.bats:7: [ 1 -eq 2 ] && [ 1 -eq 1 ]"
-	expect_equal "$(grep -c . <<< "$output")" 2 "statements named"
+	expect_output "silent.bats:8: [ 1 -eq 2 ] && [ 1 -eq 1 ]"
+	expect_equal "$(grep -c . <<< "$output")" 3 "statements named"
 }

@@ -85,8 +85,8 @@ min_second_max() {
 	jq -e -s '[.[] | keys[] | select(endswith("_ms"))] | length == 0' "$BATS_TEST_TMPDIR/send.jsonl" "$BATS_TEST_TMPDIR/recv.jsonl" > /dev/null
 	# the p99 of frames each held about the 200 ms playout: at that or above
 	# (the histogram's edge, 1/32 at most), never over the maximum
-	[ "$(sum recv frame_latency_p99_us)" -ge 190000 ] &&
-		[ "$(sum recv frame_latency_p99_us)" -le "$(sum recv frame_latency_max_us)" ]
+	expect_cmp "$(sum recv frame_latency_p99_us)" -ge 190000 "the receiver's p99 frame latency (us)"
+	expect_cmp "$(sum recv frame_latency_p99_us)" -le "$(sum recv frame_latency_max_us)" "the receiver's p99 frame latency (us), against its maximum"
 	# the receiver has no stalls to report, the sender no latencies
 	[ "$(sum recv longest_stall_us)" = null ] && [ "$(sum send frame_latency_max_us)" = null ] &&
 		[ "$(sum send frame_latency_p99_us)" = null ]

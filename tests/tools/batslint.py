@@ -5,6 +5,8 @@ an `&&` list but the last: so, anywhere but at a test's or function's end,
 
     ! grep -q FAIL out            never fails the test
     [ "$w" -eq 1200 ] && [ "$h" -eq 800 ]   checks only the height
+    [ "$w" -eq 1200 ] &&
+        [ "$h" -eq 800 ]                    the same, on two lines
 
 unless an `||` handler follows (`! cmd || false`, `a && b || { ...; }`).
 It reads `&&` lists that start with a test (`[` or `[[`), the form the
@@ -41,11 +43,13 @@ def check(path):
     lines = open(path, encoding="utf-8").read().split("\n")
     found = []
     for i, line in enumerate(lines):
-        s = line.strip()
-        neg, chain = s.startswith("! "), bool(CHAIN.match(s))
+        if not line.strip().startswith(("! ", "[")):
+            continue
+        # the whole statement: a list continued after a trailing && is one
+        j, stmt = statement(lines, i)
+        neg, chain = stmt.startswith("! "), bool(CHAIN.match(stmt))
         if not (neg or chain):
             continue
-        j, stmt = statement(lines, i)
         if "||" in stmt or (chain and GUARD_END.search(stmt)):
             continue
         if next_code(lines, j).startswith("}"):  # the last command: its status is the test's
