@@ -26,6 +26,9 @@ load helpers
 
 ID=st${BATS_ROOT_PID}
 NS=stw-${BATS_ROOT_PID}
+# dip.sh's default receiver (its --id names the namespaces, not the
+# addresses) and the push's port
+RECEIVER=10.77.2.2 PORT=43192
 
 setup_file() {
 	requires root netns btf bbr struct_ops jq tcpdump
@@ -47,7 +50,7 @@ teardown() {
 # DIR/trace.jsonl
 push() {
 	tk_run "$TK_ROOT/repro/dip.sh" --fps "$1" --quickack "$2" --duration "${4:-6}" --backend struct_ops \
-		--no-plot --out "$3" --id "$ID" --port 43192 ${5:+--receiver "$5"}
+		--no-plot --out "$3" --id "$ID" --port "$PORT" ${5:+--receiver "$5"}
 	expect_status 0
 	grep -q 'stalls: the write tap runs on' "$3/bbrtrace.log" || { cat "$3/bbrtrace.log"; return 1; }
 	echo "# $1 fps, quickack $2: pushsim stalls $(jq .push.send.stalls "$3/verdict.json")," \
@@ -61,7 +64,7 @@ push() {
 stop_sender_twice() {
 	local pid= i
 	for i in $(seq 1 100); do
-		pid=$(pgrep -f "pushsim send --connect 10.77.2.2:43192") && break
+		pid=$(pgrep -f "pushsim send --connect $RECEIVER:$PORT") && break
 		sleep 0.1
 	done
 	[ -n "$pid" ] || return 0
