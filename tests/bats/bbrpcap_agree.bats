@@ -77,11 +77,11 @@ flow_lines() {
 	for f in snd rcv; do
 		n=0
 		while read -r id a b pab bab pba bba; do
-			[ "$(pc_tshark_dir "$D/$f.pcap" "${a##*:}" "${b##*:}")" = "$pab $bab" ]
-			[ "$(pc_tshark_dir "$D/$f.pcap" "${b##*:}" "${a##*:}")" = "$pba $bba" ]
+			expect_equal "$pab $bab" "$(pc_tshark_dir "$D/$f.pcap" "${a##*:}" "${b##*:}")" "packets and bytes A to B"
+			expect_equal "$pba $bba" "$(pc_tshark_dir "$D/$f.pcap" "${b##*:}" "${a##*:}")" "packets and bytes B to A"
 			n=$((n + 1))
 		done < <(flow_lines "$D/$f.pcap" flow a b pkts_ab wire_bytes_ab pkts_ba wire_bytes_ba)
-		[ "$n" -eq 4 ] # two iperf3 tests: control and data each
+		expect_cmp "$n" -eq 4 "flows bbrpcap lists" # two iperf3 tests: control and data each
 	done
 }
 
@@ -110,7 +110,7 @@ flow_lines() {
 		/actual data bytes:/ { d1[c] = $4; d2[c] = $8 }
 		/throughput:/ { t1[c] = $2; t2[c] = $5 }
 		END { for (i = 1; i <= c; i++) print port[i, 1], port[i, 2], tp1[i], tp2[i], u1[i], u2[i], d1[i], d2[i], t1[i], t2[i] }' > "$tt"
-	[ "$(wc -l < "$tt")" -eq 4 ]
+	expect_cmp "$(wc -l < "$tt")" -eq 4 "connections tcptrace lists"
 	while read -r id a b pab dab uab tab pba dba uba tba; do
 		read -r _ _ tp1 tp2 u1 u2 d1 d2 t1 t2 < <(grep "^${a##*:} ${b##*:} " "$tt")
 		[ "$pab $pba $uab $uba $dab $dba" = "$tp1 $tp2 $u1 $u2 $d1 $d2" ] ||
@@ -121,7 +121,7 @@ flow_lines() {
 		n=$((n + 1))
 	done < <(flow_lines "$D/snd.pcap" flow a b pkts_ab data_bytes_ab unique_bytes_ab throughput_ab_bps \
 		pkts_ba data_bytes_ba unique_bytes_ba throughput_ba_bps)
-	[ "$n" -eq 4 ]
+	expect_cmp "$n" -eq 4 "flows compared with tcptrace"
 }
 
 # compare bbrpcap throughput bins of one direction with tshark io,stat rows
@@ -133,7 +133,7 @@ check_bins() {
 		awk -F, -v s=":$sport" 'NR == 1 || $2 ~ s"$"' > "$ours"
 	tshark -r "$file" -q -z io,stat,"$secs","tcp.srcport==$sport&&tcp.dstport==$dport" 2>/dev/null |
 		awk -F'|' '/<>/ { gsub(/ /, "", $3); gsub(/ /, "", $4); print i++, $3, $4 }' > "$ts"
-	[ "$(wc -l < "$ours")" -gt 10 ]
+	expect_cmp "$(wc -l < "$ours")" -gt 10 "lines of bbrpcap's bins"
 	awk -v bin="$secs" '
 		NR == FNR { fr[$1] = $2; by[$1] = $3; next }
 		FNR == 1 { for (k = 1; k <= NF; k++) col[$k] = k; next }

@@ -53,7 +53,7 @@ cap_stop() {
 		"$BATS_TEST_TMPDIR/summary.json"
 	# every frame written is in the file, whole (tshark reads it to the end)
 	requires tshark
-	[ "$(tshark -r "$f" 2>/dev/null | wc -l)" -eq "$(jq .written "$BATS_TEST_TMPDIR/summary.json")" ]
+	expect_cmp "$(tshark -r "$f" 2>/dev/null | wc -l)" -eq "$(jq .written "$BATS_TEST_TMPDIR/summary.json")" "frames tshark reads, against those written"
 }
 
 @test "capture keeps only the chosen flow (the kernel filter) and only the headers (snaplen)" {
@@ -72,9 +72,9 @@ cap_stop() {
 	tk_tcpdump_stop "$PC_TCPDUMP_PID" "$w"
 	cap_stop
 	jq -e '.filter == "tcp and ((tcp and host 10.201.0.2 and port 42302))" and .snaplen == 96' "$BATS_TEST_TMPDIR/summary.json"
-	[ "$(tshark -r "$f" -Y 'tcp.port != 42302' 2>/dev/null | wc -l)" -eq 0 ]
-	[ "$(tshark -r "$w" -Y 'tcp.port == 42303' 2>/dev/null | wc -l)" -gt 10 ]
-	[ "$(tshark -r "$f" -Y 'frame.cap_len > 96' 2>/dev/null | wc -l)" -eq 0 ]
+	expect_cmp "$(tshark -r "$f" -Y 'tcp.port != 42302' 2>/dev/null | wc -l)" -eq 0 "captured frames of other flows"
+	expect_cmp "$(tshark -r "$w" -Y 'tcp.port == 42303' 2>/dev/null | wc -l)" -gt 10 "frames of port 42303 on the wire"
+	expect_cmp "$(tshark -r "$f" -Y 'frame.cap_len > 96' 2>/dev/null | wc -l)" -eq 0 "frames kept beyond the snaplen"
 	# the chosen flow is all there: frame by frame (direction, sequence,
 	# payload, full length) what tcpdump saw of it, which also shows that the
 	# frames' full lengths were kept; and most of the 2 MiB sent
@@ -91,8 +91,8 @@ cap_stop() {
 	sent=$(tshark -r "$f" -Y 'tcp.dstport == 42302' -T fields -e tcp.len 2>/dev/null |
 		awk '{ s += $1 } END { print s + 0 }')
 	echo "# payload to 42302: $sent bytes, $(wc -l < "$BATS_TEST_TMPDIR/ours.txt") frames as on the wire"
-	[ "$sent" -ge $((1024 * 1024)) ]
-	[ "$(tshark -r "$f" -Y 'frame.len > 1000' 2>/dev/null | wc -l)" -gt 10 ]
+	expect_cmp "$sent" -ge $((1024 * 1024)) "payload bytes to 42302"
+	expect_cmp "$(tshark -r "$f" -Y 'frame.len > 1000' 2>/dev/null | wc -l)" -gt 10 "frames of full length over 1000"
 }
 
 @test "capture --flow with both endpoints keeps that one flow in both directions" {
@@ -102,9 +102,9 @@ cap_stop() {
 	cap_start -i veth0 -w "$f" --flow 10.201.0.1:42305-10.201.0.2:42304
 	ip netns exec "$A" iperf3 -c 10.201.0.2 -p 42304 --cport 42305 -n 2M > /dev/null
 	cap_stop
-	[ "$(tshark -r "$f" -Y 'tcp.srcport == 42305' 2>/dev/null | wc -l)" -gt 10 ]
-	[ "$(tshark -r "$f" -Y 'tcp.srcport == 42304' 2>/dev/null | wc -l)" -gt 10 ]
-	[ "$(tshark -r "$f" -Y 'tcp.port != 42305' 2>/dev/null | wc -l)" -eq 0 ]
+	expect_cmp "$(tshark -r "$f" -Y 'tcp.srcport == 42305' 2>/dev/null | wc -l)" -gt 10 "frames from port 42305"
+	expect_cmp "$(tshark -r "$f" -Y 'tcp.srcport == 42304' 2>/dev/null | wc -l)" -gt 10 "frames from port 42304"
+	expect_cmp "$(tshark -r "$f" -Y 'tcp.port != 42305' 2>/dev/null | wc -l)" -eq 0 "captured frames of other flows"
 }
 
 @test "capture --pcapng writes pcapng that tshark reads, with nanosecond timestamps" {
@@ -114,10 +114,10 @@ cap_stop() {
 	pc_iperf_server "$B" 42306
 	ip netns exec "$A" iperf3 -c 10.201.0.2 -p 42306 -n 2M > /dev/null
 	cap_stop
-	[ "$(head -c 4 "$f" | od -An -t x4 | tr -d ' ')" = 0a0d0d0a ]
+	expect_equal "$(head -c 4 "$f" | od -An -t x4 | tr -d ' ')" 0a0d0d0a "first four bytes of the file"
 	capinfos -t -M "$f" | grep -q "pcapng"
 	capinfos -M "$f" | grep -q "nanoseconds"
-	[ "$(tshark -r "$f" 2>/dev/null | wc -l)" -eq "$(jq .written "$BATS_TEST_TMPDIR/summary.json")" ]
+	expect_cmp "$(tshark -r "$f" 2>/dev/null | wc -l)" -eq "$(jq .written "$BATS_TEST_TMPDIR/summary.json")" "frames tshark reads, against those written"
 }
 
 @test "capture --ring keeps the newest N files of at most M MB" {
@@ -131,15 +131,15 @@ cap_stop() {
 	local files
 	files=$(jq .files "$BATS_TEST_TMPDIR/summary.json")
 	echo "# $files files written"
-	[ "$files" -gt 3 ]
-	[ "$(ls "$BATS_TEST_TMPDIR"/ring-*.pcap | wc -l)" -eq 3 ]
+	expect_cmp "$files" -gt 3 "ring files written"
+	expect_cmp "$(ls "$BATS_TEST_TMPDIR"/ring-*.pcap | wc -l)" -eq 3 "ring files kept"
 	# the newest three, numbered in order, each within 1 MB and readable whole
 	local k
 	for k in $((files - 2)) $((files - 1)) "$files"; do
 		local g
 		g=$(printf '%s/ring-%06d.pcap' "$BATS_TEST_TMPDIR" "$k")
 		[ -f "$g" ]
-		[ "$(stat -c %s "$g")" -le 1048576 ]
+		expect_cmp "$(stat -c %s "$g")" -le 1048576 "bytes in a ring file"
 		tshark -r "$g" > /dev/null 2>&1
 	done
 	[ ! -e "$(printf '%s/ring-%06d.pcap' "$BATS_TEST_TMPDIR" $((files - 3)))" ]
@@ -171,7 +171,7 @@ cap_stop() {
 	wait "$CAP_PID"
 	CAP_PID=
 	jq -e '.written == 25' "$BATS_TEST_TMPDIR/summary.json"
-	[ "$(tshark -r "$f" 2>/dev/null | wc -l)" -eq 25 ]
+	expect_cmp "$(tshark -r "$f" 2>/dev/null | wc -l)" -eq 25 "frames tshark reads"
 }
 
 @test "capture on any with --linktype LINUX_SLL2 writes cooked frames" {

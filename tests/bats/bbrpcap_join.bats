@@ -88,7 +88,7 @@ all_matched() {
 	local c
 	c=$(grep -c '"type":"collapse"' "$D/trace.jsonl")
 	echo "# $c collapses traced"
-	[ "$c" -ge 1 ]
+	expect_cmp "$c" -ge 1 "collapses traced"
 	tk_run bbrpcap join "$D/trace.jsonl" "$D/snd.pcap" -o "$D/joined-snd.jsonl"
 	expect_status 0
 	all_matched "$D/joined-snd.jsonl" "$D/snd.pcap" collapse
@@ -108,12 +108,12 @@ all_matched() {
 @test "join: with two flows, each record's frame belongs to its own flow" {
 	local n
 	bbrpcap join "$D/trace.jsonl" "$D/snd.pcap" -o "$D/joined-snd.jsonl" > /dev/null
-	[ "$(jq -r 'select(.type == "sample") | .dport' "$D/joined-snd.jsonl" | sort -u | tr '\n' ' ')" = "42200 42201 " ]
+	expect_equal "$(jq -r 'select(.type == "sample") | .dport' "$D/joined-snd.jsonl" | sort -u | tr '\n' ' ')" "42200 42201 " "destination ports of the samples"
 	# tcpdump's view of each frame: "IP 10.209.21.2.42200 > 10.209.21.1.PORT"
 	tcpdump -r "$D/snd.pcap" -nn 2>/dev/null | awk '{ print NR, $3, $5 }' > "$D/ends.txt"
 	n=$(jq -r 'select(.type == "sample" or .type == "collapse") | "\(.frame) \(.daddr).\(.dport) \(.saddr).\(.sport):"' "$D/joined-snd.jsonl" |
 		awk 'FILENAME == ARGV[1] { e[$1] = $2 " " $3; next } { n++; if (e[$1] != $2 " " $3) { print "# frame " $1 ": " e[$1] " is not " $2 " " $3; bad++ } } END { exit bad > 0 || n == 0 }' "$D/ends.txt" - && echo ok)
-	[ "$n" = ok ]
+	expect_equal "$n" ok "frame endpoints check"
 }
 
 @test "join: the collapse line names the frame, its time, the ACK, the cause and the estimate" {
@@ -126,13 +126,13 @@ all_matched() {
 	[[ $line =~ ^frame\ ([0-9]+)\ \(t=([0-9]+\.[0-9]{6})\ s\):\ ACK\ [0-9]+(\ came\ [0-9.]+\ (ms|µs)\ after\ the\ data\ it\ covers)?\;\ ([a-z_]+)\;\ BBR\ bw\ [0-9.]+\ Mbit/s\ →\ [0-9.]+\ Mbit/s$ ]]
 	frame=${BASH_REMATCH[1]} t=${BASH_REMATCH[2]} cause=${BASH_REMATCH[5]}
 	# the cause is the collapse record's own, and only a delayed ACK is described as late
-	[ "$cause" = "$(jq -r 'select(.type == "collapse") | .cause' "$D/trace.jsonl" | head -1)" ]
+	expect_equal "$cause" "$(jq -r 'select(.type == "collapse") | .cause' "$D/trace.jsonl" | head -1)" "cause on the first collapse line"
 	[[ $cause == delayed_ack ]] || [[ $line != *"after the data"* ]]
 	# the time is Wireshark's: seconds since the first frame
 	requires tshark
-	[ "$(tshark -r "$D/snd.pcap" -Y "frame.number == $frame" -T fields -e frame.time_relative 2>/dev/null | cut -c1-8)" = "${t:0:8}" ]
+	expect_equal "${t:0:8}" "$(tshark -r "$D/snd.pcap" -Y "frame.number == $frame" -T fields -e frame.time_relative 2>/dev/null | cut -c1-8)" "frame time on the collapse line"
 	# the count of lines is the count of collapses
-	[ "$(printf '%s\n' "$output" | grep -c '^frame ')" -eq "$(grep -c '"type":"collapse"' "$D/trace.jsonl")" ]
+	expect_cmp "$(printf '%s\n' "$output" | grep -c '^frame ')" -eq "$(grep -c '"type":"collapse"' "$D/trace.jsonl")" "collapse lines, against collapses traced"
 }
 
 @test "join on the repro/dip.sh pair: the delayed-ACK collapse's ACK came tens of ms after its data" {
@@ -140,11 +140,11 @@ all_matched() {
 	tk_run bbrpcap join "$PC_FIX/dip-paced.jsonl" "$PC_FIX/dip-paced.pcap" -o "$j"
 	n=$(jq -r 'select(.type == "collapse" and .cause == "delayed_ack") | .ack_delay_us' "$j" |
 		awk '{ n++; if ($1 < 10000 || $1 > 250000) bad++ } END { print n + 0; exit bad > 0 }')
-	[ "$n" -ge 1 ]
+	expect_cmp "$n" -ge 1 "delayed-ACK collapses"
 	# and the line says so, in ms
 	printf '%s\n' "$output" | grep -Eq '^frame [0-9]+ \(t=[0-9.]+ s\): ACK [0-9]+ came [1-9][0-9]\.[0-9] ms after the data it covers; delayed_ack; BBR bw [0-9.]+ Mbit/s → 0\.[0-9]+ Mbit/s$'
 	# no other cause is described as a late ACK
-	[ "$(printf '%s\n' "$output" | grep 'after the data it covers' | grep -vc '; delayed_ack; ')" -eq 0 ]
+	expect_cmp "$(printf '%s\n' "$output" | grep 'after the data it covers' | grep -vc '; delayed_ack; ')" -eq 0 "late-ACK lines of other causes"
 }
 
 @test "join: frame_time_ns is the capture's time of that frame, frame_time_s the same in seconds" {
@@ -157,7 +157,7 @@ all_matched() {
 
 @test "join: records keep every field they had, in order, and gain frame fields" {
 	bbrpcap join "$D/trace.jsonl" "$D/snd.pcap" -o "$D/joined-snd.jsonl" > /dev/null
-	[ "$(wc -l < "$D/joined-snd.jsonl")" -eq "$(wc -l < "$D/trace.jsonl")" ]
+	expect_cmp "$(wc -l < "$D/joined-snd.jsonl")" -eq "$(wc -l < "$D/trace.jsonl")" "records joined, against records traced"
 	diff <(jq -c 'del(.frame, .frame_time_s, .frame_time_ns, .frame_time_rel_s, .ack_delay_us)' "$D/joined-snd.jsonl") \
 		<(jq -c . "$D/trace.jsonl")
 }
@@ -173,7 +173,7 @@ all_matched() {
 @test "join without -o writes the records to stdout and the lines to stderr" {
 	tk_run bbrpcap join "$D/trace.jsonl" "$D/snd.pcap"
 	expect_status 0
-	[ "$(printf '%s\n' "$output" | wc -l)" -eq "$(wc -l < "$D/trace.jsonl")" ]
+	expect_cmp "$(printf '%s\n' "$output" | wc -l)" -eq "$(wc -l < "$D/trace.jsonl")" "records on stdout, against records traced"
 	expect_stderr "frame "
 	expect_stderr "; BBR bw "
 }
@@ -198,12 +198,12 @@ all_matched() {
 	# count does not divide), whatever the push made on a loaded machine
 	frames=$(tcpdump -r "$D/snd.pcap" -nq 2>/dev/null | wc -l)
 	per=$((frames / 3))
-	[ "$per" -ge 100 ]
+	expect_cmp "$per" -ge 100 "frames per file"
 	editcap -c "$per" "$D/snd.pcap" "$d/part.pcap"
 	local -a parts
 	mapfile -t parts < <(ls "$d"/part_*.pcap | sort -r)
 	echo "# $frames frames in ${#parts[@]} files of $per"
-	[ "${#parts[@]}" -ge 3 ]
+	expect_cmp "${#parts[@]}" -ge 3 "files the capture is cut into"
 	bbrpcap join "$D/trace.jsonl" "$D/snd.pcap" -o "$D/joined-whole.jsonl" > "$D/lines-whole.txt"
 	tk_run bbrpcap join "$D/trace.jsonl" "${parts[@]}" -o "$D/joined-parts.jsonl"
 	expect_status 0
@@ -211,7 +211,7 @@ all_matched() {
 	diff "$D/lines-whole.txt" <(printf '%s\n' "$output")
 	all_matched "$D/joined-parts.jsonl" "$D/snd.pcap" collapse
 	# frames from the last files too: numbered past the first two files'
-	[ "$(jq -s 'map(.frame // 0) | max' "$D/joined-parts.jsonl")" -gt $((2 * per)) ]
+	expect_cmp "$(jq -s 'map(.frame // 0) | max' "$D/joined-parts.jsonl")" -gt $((2 * per)) "highest frame number joined"
 }
 
 @test "join: a malformed trace line is named; the records before it are still joined" {
@@ -220,7 +220,7 @@ all_matched() {
 	tk_run bbrpcap join "$D/bad.jsonl" "$D/snd.pcap" -o "$D/joined-bad.jsonl"
 	expect_status 5
 	expect_stderr "bad.jsonl:21: not a JSON record: expected a value at column 25; the 20 lines before it were read"
-	[ "$(wc -l < "$D/joined-bad.jsonl")" -eq 20 ]
+	expect_cmp "$(wc -l < "$D/joined-bad.jsonl")" -eq 20 "records joined before the bad line"
 }
 
 @test "join needs a trace and a capture" {
@@ -234,7 +234,7 @@ all_matched() {
 	local j=$D/dip-joined.jsonl
 	tk_run bbrpcap join "$PC_FIX/dip-paced.jsonl" "$PC_FIX/dip-paced.pcap" -o "$j"
 	expect_status 0
-	[ "$(grep -c '"type":"collapse"' "$PC_FIX/dip-paced.jsonl")" -ge 1 ]
+	expect_cmp "$(grep -c '"type":"collapse"' "$PC_FIX/dip-paced.jsonl")" -ge 1 "collapses in the dip trace"
 	all_matched "$j" "$PC_FIX/dip-paced.pcap" collapse
 	expect_output "after the data it covers"
 }
@@ -267,7 +267,7 @@ all_matched() {
 	done
 	[ "${dropped:-x}" = 0 ] || { echo "# every round's capture lost packets"; return 1; }
 	# the sequence numbers wrapped: some snd_una is below the first one
-	[ "$(jq -r 'select(.type == "sample") | .snd_una' "$t" | awk 'NR == 1 { f = $1 } $1 < f { w++ } END { print w + 0 }')" -gt 100 ]
+	expect_cmp "$(jq -r 'select(.type == "sample") | .snd_una' "$t" | awk 'NR == 1 { f = $1 } $1 < f { w++ } END { print w + 0 }')" -gt 100 "samples with snd_una below the first"
 	tk_run bbrpcap join "$t" "$D/wrap.pcap" -o "$D/wrap-joined.jsonl"
 	expect_status 0
 	all_matched "$D/wrap-joined.jsonl" "$D/wrap.pcap" sample

@@ -80,7 +80,7 @@ same_as_merged() {
 	local files
 	files=$(ls "$D"/ring-*.pcap | wc -l)
 	echo "# $files ring files"
-	[ "$files" -ge 3 ]
+	expect_cmp "$files" -ge 3 "ring files"
 	jq -e --argjson n "$files" '.files == $n and (.last_file | endswith("/ring-" + ("00000" + "\($n)")[-6:] + ".pcap"))' \
 		"$D/summary.json"
 }
@@ -93,19 +93,19 @@ same_as_merged() {
 @test "the ring's files given newest first, or shuffled, give the same records" {
 	local -a files
 	mapfile -t files < <(ls "$D"/ring-*.pcap | sort -r)
-	[ "$(records "acks --each" "${files[@]}" | md5sum)" = "$(records "acks --each" "$D"/ring-*.pcap | md5sum)" ]
+	expect_equal "$(records "acks --each" "${files[@]}" | md5sum)" "$(records "acks --each" "$D"/ring-*.pcap | md5sum)" "checksum of the records, files newest first"
 	mapfile -t files < <(ls "$D"/ring-*.pcap | shuf --random-source=<(yes))
 	echo "# shuffled: ${files[*]##*/}"
 	same_as_merged "$D/ring-merged.pcapng" "${files[@]}"
 	# and the capture record lists them in the order read: oldest first
-	[ "$(bbrpcap flows -f json "${files[@]}" | jq -r 'select(.type == "capture") | .file')" = \
-		"$(ls "$D"/ring-*.pcap | paste -sd,)" ]
+	expect_equal "$(bbrpcap flows -f json "${files[@]}" | jq -r 'select(.type == "capture") | .file')" \
+		"$(ls "$D"/ring-*.pcap | paste -sd,)" "files the capture record lists"
 }
 
 @test "tcpdump -C/-W files (an independent writer), given newest first: the records of the merged file" {
 	local -a files
 	mapfile -t files < <(time_order "$D"/td.pcap[0-9]*)
-	[ "${#files[@]}" -ge 3 ]
+	expect_cmp "${#files[@]}" -ge 3 "tcpdump files"
 	mergecap -a -w "$D/td-merged.pcapng" "${files[@]}"
 	mapfile -t files < <(printf '%s\n' "${files[@]}" | tac)
 	same_as_merged "$D/td-merged.pcapng" "${files[@]}"
@@ -122,7 +122,7 @@ same_as_merged() {
 	# the newest file's frames are numbered past all the others' (given first, read last)
 	local others
 	others=$(capinfos -T -r -c "${files[@]:1}" | awk -F'\t' '{ n += $2 } END { print n }')
-	[ "$(bbrpcap acks --each -f json "${files[@]}" | jq -s 'map(select(.type == "ack") | .frame) | max')" -gt "$others" ]
+	expect_cmp "$(bbrpcap acks --each -f json "${files[@]}" | jq -s 'map(select(.type == "ack") | .frame) | max')" -gt "$others" "highest ACK frame number, against frames of the older files"
 }
 
 @test "two files that overlap in time: one warning line naming both, and both are read" {
@@ -133,8 +133,8 @@ same_as_merged() {
 	[[ $stderr == "bbrpcap: warning: "*" starts before the last frame of "*": the files overlap in time"* ]] ||
 		{ tk_dump "no overlap warning"; false; }
 	[[ $stderr == *"$r"* && $stderr == *"$t"* ]] || { tk_dump "not both names"; false; }
-	[ "$(jq 'select(.type == "capture") | .frames' <<<"$output")" -eq \
-		$(($(capinfos -T -r -c "$r" | cut -f2) + $(capinfos -T -r -c "$t" | cut -f2))) ]
+	expect_cmp "$(jq 'select(.type == "capture") | .frames' <<<"$output")" -eq \
+		$(($(capinfos -T -r -c "$r" | cut -f2) + $(capinfos -T -r -c "$t" | cut -f2))) "frames the capture record counts"
 	# files one after the other: no warning
 	tk_run bbrpcap flows -f json "$D"/ring-00000[12].pcap
 	[ -z "$stderr" ] || { tk_dump "a warning for files that do not overlap"; false; }

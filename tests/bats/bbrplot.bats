@@ -44,8 +44,8 @@ C_SENT=9cc3ec C_ACKED=2ca02c C_BW=000000 C_DA=d62728 C_SND=1f77b4
 	/usr/bin/python3 "$TK_ROOT/tests/tools/dipsvg.py" "$svg" "rgb(214, 39, 40)" > "$BATS_TEST_TMPDIR/read"
 	cat "$BATS_TEST_TMPDIR/read" | grep -v marker
 	# the two panels' grid lines stand at the same pixels: one axis
-	[ "$(awk '$1 == "upper_grid" { $1 = ""; print }' "$BATS_TEST_TMPDIR/read")" = \
-	  "$(awk '$1 == "lower_grid" { $1 = ""; print }' "$BATS_TEST_TMPDIR/read")" ]
+	expect_equal "$(awk '$1 == "upper_grid" { $1 = ""; print }' "$BATS_TEST_TMPDIR/read")" \
+	  "$(awk '$1 == "lower_grid" { $1 = ""; print }' "$BATS_TEST_TMPDIR/read")" "upper panel's grid lines, against the lower's"
 	grep -q '^lower_ticks 0:' "$BATS_TEST_TMPDIR/read"
 	# the collapse marker in the upper panel, and the culprit's sample in the
 	# lower one, at T (half a pixel is 0.003 s here)

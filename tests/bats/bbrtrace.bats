@@ -128,7 +128,7 @@ teardown() {
 	kill -INT "$pid"
 	wait "$pid"
 	jq -e 'select(.type=="summary") | .samples == 0 and .lost == 0' "$out"
-	[ "$(ip netns exec "$NS-a" sysctl -n net.ipv4.tcp_congestion_control)" = "$DEFAULT_CC" ]
+	expect_equal "$(ip netns exec "$NS-a" sysctl -n net.ipv4.tcp_congestion_control)" "$DEFAULT_CC" "congestion control in the namespace"
 	! grep -qw bbr_traced /proc/sys/net/ipv4/tcp_available_congestion_control || false
 }
 

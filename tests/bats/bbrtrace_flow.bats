@@ -138,10 +138,10 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 	# snd_una, and bbr_main's program did not run: its run count, checked
 	# below, equals the samples). The floor allows one ACK in 100 (0.7% seen
 	# at most), and at least 2
-	[ "$n" -gt 200 ]
+	expect_cmp "$n" -gt 200 "samples on the data connection"
 	slack=$((advancing / 100 > 2 ? advancing / 100 : 2))
-	[ "$n" -ge "$((advancing - coalesced - slack))" ]
-	[ "$n" -le "$((all + 1))" ]
+	expect_cmp "$n" -ge "$((advancing - coalesced - slack))" "samples, against advancing ACKs less those merged and the slack"
+	expect_cmp "$n" -le "$((all + 1))" "samples, against all ACKs plus the SYN-ACK"
 	# the summary counts the same samples, and nothing was lost
 	total=$(jq -c 'select(.type=="sample")' "$out" | wc -l)
 	jq -e "select(.type==\"summary\") | .samples == $total and .lost == 0 and .backend == \"$BACKEND\"" "$out"
@@ -155,7 +155,7 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 	fi
 	# every field of the sample record, in order
 	keys=$(jq -c 'select(.type=="sample") | keys_unsorted' "$out" | sort -u)
-	[ "$keys" = '["type","t_ns","wall_ns","cookie","saddr","daddr","sport","dport","snd_una","snd_nxt","mss","cwnd","pacing_rate_bps","delivered","interval_us","snd_interval_us","rcv_interval_us","rtt_us","losses","acked_sacked","prior_in_flight","is_app_limited","is_retrans","is_ack_delayed","sample_bw_bps","bw_prev_bps","bw_bps","mode","pacing_gain","cwnd_gain","min_rtt_us","lt_use_bw","lt_bw_bps","write_seq","snd_wnd","nonagle"]' ]
+	expect_equal "$keys" '["type","t_ns","wall_ns","cookie","saddr","daddr","sport","dport","snd_una","snd_nxt","mss","cwnd","pacing_rate_bps","delivered","interval_us","snd_interval_us","rcv_interval_us","rtt_us","losses","acked_sacked","prior_in_flight","is_app_limited","is_retrans","is_ack_delayed","sample_bw_bps","bw_prev_bps","bw_bps","mode","pacing_gain","cwnd_gain","min_rtt_us","lt_use_bw","lt_bw_bps","write_seq","snd_wnd","nonagle"]' "sample record's fields, in order"
 	# the peer's window as the wire advertised it: the SYN-ACK's window as
 	# is, every later one shifted by the SYN-ACK's wscale (RFC 7323); the
 	# samples' snd_wnd must be one of them (a receiver slowed by an emulated
@@ -229,9 +229,9 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 	ss_cwnd=$(grep -oP '(?<= cwnd:)\d+' <<< "$ss_line")
 	ss_pacing=$(grep -oP '(?<= pacing_rate )\d+(?=bps)' <<< "$ss_line")
 	ss_minrtt=$(grep -oP '(?<= minrtt:)[0-9.]+' <<< "$ss_line")
-	[ "$(jq .mss <<< "$last")" = "$ss_mss" ]
-	[ "$(jq .cwnd <<< "$last")" = "$ss_cwnd" ]
-	[ "$(jq .pacing_rate_bps <<< "$last")" = "$ss_pacing" ]
+	expect_equal "$(jq .mss <<< "$last")" "$ss_mss" "last sample's mss, against ss"
+	expect_equal "$(jq .cwnd <<< "$last")" "$ss_cwnd" "last sample's cwnd, against ss"
+	expect_equal "$(jq .pacing_rate_bps <<< "$last")" "$ss_pacing" "last sample's pacing rate, against ss"
 	# ss prints the min RTT in ms with three decimals
 	jq -e "(.min_rtt_us / 1000 - $ss_minrtt | fabs) <= 0.001" <<< "$last"
 	if [ "$BACKEND" = struct_ops ]; then
@@ -268,15 +268,15 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 	ip netns exec "$NS-a" "$TK_ROOT/tests/tools/tcpflow.py" send fd00:201::2 5302 --bytes 5000000 --cc "$cc" > /dev/null
 	sleep 0.5
 	stop_tracer
-	[ "$(jq -r 'select(.type=="sample") | .dport' "$out" | sort -u)" = 5302 ]
-	[ "$(jq -r 'select(.type=="sample") | .daddr' "$out" | sort -u)" = fd00:201::2 ]
-	[ "$(jq -r 'select(.type=="sample") | .saddr' "$out" | sort -u)" = fd00:201::1 ]
+	expect_equal "$(jq -r 'select(.type=="sample") | .dport' "$out" | sort -u)" 5302 "destination ports sampled with --dport 5302"
+	expect_equal "$(jq -r 'select(.type=="sample") | .daddr' "$out" | sort -u)" fd00:201::2 "destination addresses sampled with --dport 5302"
+	expect_equal "$(jq -r 'select(.type=="sample") | .saddr' "$out" | sort -u)" fd00:201::1 "source addresses sampled with --dport 5302"
 	start_tracer "$out6" "$BATS_TEST_TMPDIR/err6" -f json --daddr 10.201.0.2
 	ip netns exec "$NS-a" "$TK_ROOT/tests/tools/tcpflow.py" send fd00:201::2 5302 --bytes 5000000 --cc "$cc" > /dev/null
 	ip netns exec "$NS-a" "$TK_ROOT/tests/tools/tcpflow.py" send 10.201.0.2 5301 --bytes 5000000 --cc "$cc" > /dev/null
 	sleep 0.5
 	stop_tracer
-	[ "$(jq -r 'select(.type=="sample") | .dport' "$out6" | sort -u)" = 5301 ]
+	expect_equal "$(jq -r 'select(.type=="sample") | .dport' "$out6" | sort -u)" 5301 "destination ports sampled with --daddr 10.201.0.2"
 	jq -e 'select(.type=="summary") | .samples > 10' "$out6"
 }
 
@@ -295,14 +295,14 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 	# one header for the whole file: the type, then the union of the record
 	# types' fields; a strict CSV reader loads every row under it
 	head -n 1 "$BATS_TEST_TMPDIR/t.csv" | grep -q '^type,t_ns,wall_ns,cookie,saddr,daddr,sport,dport,snd_una,'
-	[ "$(grep -c '^type,' "$BATS_TEST_TMPDIR/t.csv")" -eq 1 ]
+	expect_cmp "$(grep -c '^type,' "$BATS_TEST_TMPDIR/t.csv")" -eq 1 "CSV header rows"
 	/usr/bin/python3 "$TK_ROOT/tests/tools/csvcheck.py" "$BATS_TEST_TMPDIR/t.csv" > "$BATS_TEST_TMPDIR/csv.out"
 	cat "$BATS_TEST_TMPDIR/csv.out"
 	grep -q '^sample [1-9][0-9]' "$BATS_TEST_TMPDIR/csv.out"
 	grep -qx 'summary 1' "$BATS_TEST_TMPDIR/csv.out"
 	head -n 1 "$BATS_TEST_TMPDIR/t.table" | grep -q 'time s.*snd_una.*snd us.*rcv us.*rtt us.*bw0 Mb/s.*bw Mb/s.*mode'
-	[ "$(wc -L < "$BATS_TEST_TMPDIR/t.table")" -le 120 ]
-	[ "$(wc -l < "$BATS_TEST_TMPDIR/t.table")" -gt 10 ]
+	expect_cmp "$(wc -L < "$BATS_TEST_TMPDIR/t.table")" -le 120 "widest table line"
+	expect_cmp "$(wc -l < "$BATS_TEST_TMPDIR/t.table")" -gt 10 "table lines"
 }
 
 @test "a reader that falls behind: lost events are counted and reported, never hidden" {

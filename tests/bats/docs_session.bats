@@ -96,7 +96,7 @@ session_each_matches() {
 	doc_block "$SESSION" "${blocks[0]}"
 	routes_before=$(ip -n "$ingest" route show)
 	grep '^bbrtrace: verdict: ' "$DOC_TRANSCRIPT" >"$DOC_LOG/verdict"
-	[ "$(wc -l <"$DOC_LOG/verdict")" -eq 1 ]
+	expect_cmp "$(wc -l <"$DOC_LOG/verdict")" -eq 1 "verdict lines in the transcript"
 	doc_match "$SESSION" "${texts[0]}" "$DOC_LOG/verdict"
 	# each of join's delayed_ack lines reads as the README's
 	session_each_matches '; delayed_ack;' "$DOC_TRANSCRIPT" "${texts[1]}"

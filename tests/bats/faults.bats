@@ -144,7 +144,7 @@ whole_lines() {
 	echo "# exit $rc; stderr: $(tr '\n' ' ' < "$err")"
 	jq -e '.type == "sample"' "$first"
 	# a write error, named, not a silent death by SIGPIPE
-	[ "$rc" -eq 1 ]
+	expect_cmp "$rc" -eq 1 "bbrtrace's exit status"
 	grep -q 'Broken pipe' "$err"
 	nothing_left
 }
@@ -165,11 +165,11 @@ whole_lines() {
 	tk_wait_for "! kill -0 $TRACER 2>/dev/null" 10 || kill -INT "$TRACER"
 	wait "$TRACER" || rc=$?
 	echo "# exit $rc; stderr: $(tr '\n' ' ' < "$err")"
-	[ "$rc" -eq 1 ]
+	expect_cmp "$rc" -eq 1 "bbrtrace's exit status"
 	grep -q "No space left on device" "$err"
 	grep -qF "$out" "$err"
 	whole_lines "$out"
-	[ "$(jq -c 'select(.type=="sample")' "$out" | wc -l)" -gt 10 ]
+	expect_cmp "$(jq -c 'select(.type=="sample")' "$out" | wc -l)" -gt 10 "samples written before the disk filled"
 	nothing_left
 }
 
@@ -196,7 +196,7 @@ whole_lines() {
 	n=$(jq -c 'select(.type=="sample")' "$out" | wc -l)
 	flows=$(jq -r 'select(.type=="sample") | .cookie' "$out" | sort -u | wc -l)
 	echo "# $n samples of $flows connections"
-	[ "$flows" -ge 60 ]
+	expect_cmp "$flows" -ge 60 "connections sampled"
 	# the summary counts what was written and what was lost; the closes free
 	# the table's places: the flows tracked in all are more than it holds
 	# (a flow that found it full at its start is untracked, counted, until
@@ -224,7 +224,7 @@ whole_lines() {
 	wait "$TRACER"
 	echo "# stderr: $(tr '\n' ' ' < "$err")"
 	jq -e -s '[.[] | select(.type=="sample" and .dport==5404)] | length > 10' "$out"
-	[ "$(tail -n 1 "$out" | jq -r .type)" = summary ]
+	expect_equal "$(tail -n 1 "$out" | jq -r .type)" summary "type of the last record"
 	nothing_left
 }
 

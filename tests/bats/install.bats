@@ -124,9 +124,9 @@ complete_words() {
 		[ -f "$STAGE$PREFIX/share/bash-completion/completions/$tool" ] || { echo "# $tool: no completion"; return 1; }
 		echo "# $dir/$tool"
 	done < <(installed_tools)
-	[ "$(installed_tools | awk '$1 == "sbin" { print $2 }' | sort | tr '\n' ' ')" = "bbrtrace quickack udpdwell " ]
-	[ "$(installed_tools | wc -l)" -eq 9 ]
-	[ "$(ls "$STAGE$PREFIX/share/bbrkit/plots")" = "$(cd "$TK_ROOT/plots" && ls ./*.gp | sed 's|^\./||')" ]
+	expect_equal "$(installed_tools | awk '$1 == "sbin" { print $2 }' | sort | tr '\n' ' ')" "bbrtrace quickack udpdwell " "tools installed in sbin"
+	expect_cmp "$(installed_tools | wc -l)" -eq 9 "tools installed"
+	expect_equal "$(ls "$STAGE$PREFIX/share/bbrkit/plots")" "$(cd "$TK_ROOT/plots" && ls ./*.gp | sed 's|^\./||')" "plot templates installed"
 }
 
 @test "with the source tree out of reach, every installed tool answers --help and --version" {
@@ -152,7 +152,7 @@ complete_words() {
 	tk_run tk_installed bbrplot -v --trace dip-paced.jsonl --pcap dip-paced.pcap -o dip.png
 	expect_status 0
 	expect_stderr "bbrplot: template $PREFIX/share/bbrkit/plots/dip.gp"
-	[ "$(head -c 8 "$WORK/dip.png" | od -An -t x1 | tr -d ' \n')" = 89504e470d0a1a0a ]
+	expect_equal "$(head -c 8 "$WORK/dip.png" | od -An -t x1 | tr -d ' \n')" 89504e470d0a1a0a "first 8 bytes of dip.png (the PNG signature)"
 	rm -f "$WORK/dip.png"
 }
 
@@ -276,7 +276,7 @@ complete_words() {
 			bad=1
 		fi
 	done < <(installed_tools)
-	[ "$bad" -eq 0 ]
+	expect_cmp "$bad" -eq 0 "man pages at odds with --help"
 }
 
 @test "the completion offers every option --help lists, for each tool and each command" {
@@ -298,20 +298,20 @@ complete_words() {
 		fi
 		rm -f "$BATS_TEST_TMPDIR/all"
 	done < <(installed_tools)
-	[ "$bad" -eq 0 ]
+	expect_cmp "$bad" -eq 0 "completions missing an option"
 }
 
 @test "the completion offers the commands, and completes a prefix to the right option" {
-	[ "$(complete_words quickack "" | tr '\n' ' ')" = "congctl off on restore rto-min show status " ]
-	[ "$(complete_words bbrpcap "" | tr '\n' ' ')" = "acks capture flows gaps join throughput " ]
-	[ "$(complete_words upfbench "" | tr '\n' ' ')" = "check-identity decode floor lookup run sweep " ]
-	[ "$(complete_words pushsim "" | tr '\n' ' ')" = "recv send " ]
-	[ "$(complete_words bbrplot "" | tr '\n' ' ')" = "dip dwell sweep upf " ]
-	[ "$(complete_words bbrpcap capture --sn)" = --snaplen ]
-	[ "$(complete_words bbrpcap join --max)" = --max-skew-ms ]
-	[ "$(complete_words upfbench run --pre | tr '\n' ' ')" = "--prefetch --preset " ]
-	[ "$(complete_words bbrtrace --set-def | tr '\n' ' ')" = "--set-default --set-default-in " ]
-	[ "$(complete_words udpdwell --bpf | tr '\n' ' ')" = "--bpf-reference --bpf-stats " ]
+	expect_equal "$(complete_words quickack "" | tr '\n' ' ')" "congctl off on restore rto-min show status " "commands offered for quickack"
+	expect_equal "$(complete_words bbrpcap "" | tr '\n' ' ')" "acks capture flows gaps join throughput " "commands offered for bbrpcap"
+	expect_equal "$(complete_words upfbench "" | tr '\n' ' ')" "check-identity decode floor lookup run sweep " "commands offered for upfbench"
+	expect_equal "$(complete_words pushsim "" | tr '\n' ' ')" "recv send " "commands offered for pushsim"
+	expect_equal "$(complete_words bbrplot "" | tr '\n' ' ')" "dip dwell sweep upf " "commands offered for bbrplot"
+	expect_equal "$(complete_words bbrpcap capture --sn)" --snaplen "completion of bbrpcap capture --sn"
+	expect_equal "$(complete_words bbrpcap join --max)" --max-skew-ms "completion of bbrpcap join --max"
+	expect_equal "$(complete_words upfbench run --pre | tr '\n' ' ')" "--prefetch --preset " "completions of upfbench run --pre"
+	expect_equal "$(complete_words bbrtrace --set-def | tr '\n' ' ')" "--set-default --set-default-in " "completions of bbrtrace --set-def"
+	expect_equal "$(complete_words udpdwell --bpf | tr '\n' ' ')" "--bpf-reference --bpf-stats " "completions of udpdwell --bpf"
 }
 
 @test "make uninstall removes exactly what make install put there" {

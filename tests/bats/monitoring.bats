@@ -107,13 +107,13 @@ prom_query() {
 		n=$((n + 1))
 	done < <("$NAMES" exprs "$MON/bbrkit-dashboard.json")
 	echo "# $n dashboard expressions evaluated" >&3
-	[ "$n" -ge 10 ]
+	expect_cmp "$n" -ge 10 "dashboard expressions evaluated"
 	# the dwell panels show the socket the traffic went to
 	prom_query "127.0.0.1:$web" "$("$NAMES" exprs "$MON/bbrkit-dashboard.json" | grep -m1 histogram_quantile | sed 's/\$__rate_interval/10s/g; s/\$instance/.*/g')" > "$dir/p99"
 	jq -e '[.data.result[] | select(.metric.port == "41451")] | length == 1' "$dir/p99"
 	# every rule evaluated on real series, healthy
 	curl -sf "http://127.0.0.1:$web/api/v1/rules" > "$dir/rules"
-	[ "$(jq '[.data.groups[].rules[]] | length' "$dir/rules")" = 7 ]
+	expect_equal "$(jq '[.data.groups[].rules[]] | length' "$dir/rules")" 7 "rules prometheus loaded"
 	jq -e '[.data.groups[].rules[] | select(.health != "ok")] | length == 0' "$dir/rules" || { cat "$dir/rules"; return 1; }
 	ud_stop
 }

@@ -53,15 +53,15 @@ min_second_max() {
 	tk_netns_pair "$NS"
 	push 3 prompt 43201
 	expect_equal "$SEND_RC $RECV_RC" "0 0" "the sender's and receiver's exit statuses"
-	[ "$(sum send frames)" -eq 90 ]
-	[ "$(sum recv frames)" -eq 90 ]
-	[ "$(sum send bytes)" -eq "$(sum recv bytes)" ]
+	expect_cmp "$(sum send frames)" -eq 90 "frames sent"
+	expect_cmp "$(sum recv frames)" -eq 90 "frames received"
+	expect_cmp "$(sum send bytes)" -eq "$(sum recv bytes)" "bytes sent, against bytes received"
 	# 4 Mbit/s for 3 s: 1.5 MB, within the jitter
 	b=$(sum recv bytes)
 	expect_cmp "$b" -gt 1300000 "bytes received"
 	expect_cmp "$b" -lt 1700000 "bytes received"
-	[ "$(jq -s '[.[] | select(.type=="second")] | length' "$BATS_TEST_TMPDIR/send.jsonl")" -ge 3 ]
-	[ "$(sum recv mode)" = '"prompt"' ]
+	expect_cmp "$(jq -s '[.[] | select(.type=="second")] | length' "$BATS_TEST_TMPDIR/send.jsonl")" -ge 3 "the sender's per-second records"
+	expect_equal "$(sum recv mode)" '"prompt"' "receiver mode"
 	# one record per second, each with the time it began: 0, 1, 2, ...
 	jq -e -s '[.[] | select(.type=="second") | .t_s] | . == [range(length)]' "$BATS_TEST_TMPDIR/send.jsonl"
 }
@@ -78,9 +78,9 @@ min_second_max() {
 			{ echo "# $f: $keys"; return 1; }
 	done
 	# the latencies in us: a 200 ms playout buffer is 200000 and more
-	[ "$(sum recv frame_latency_max_us)" -ge 200000 ]
+	expect_cmp "$(sum recv frame_latency_max_us)" -ge 200000 "largest frame latency at the receiver (us)"
 	# and in each second that read a frame
-	[ "$(min_second_max)" -ge 190000 ]
+	expect_cmp "$(min_second_max)" -ge 190000 "smallest per-second latency maximum (us)"
 	# every duration's key says its unit: no _ms key beside the _us ones
 	jq -e -s '[.[] | keys[] | select(endswith("_ms"))] | length == 0' "$BATS_TEST_TMPDIR/send.jsonl" "$BATS_TEST_TMPDIR/recv.jsonl" > /dev/null
 	# the p99 of frames each held about the 200 ms playout: at that or above
@@ -110,7 +110,7 @@ min_second_max() {
 	first=$(min_second_max)
 	echo "# mean latency $lat us, smallest per-second maximum $first us" >&3
 	[ "$first" -ge 190000 ] && [ "$lat" -ge 190000 ] && [ "$lat" -le 400000 ] || return 1
-	[ "$(sum recv frames)" -eq 90 ]
+	expect_cmp "$(sum recv frames)" -eq 90 "frames received"
 }
 
 @test "app-ack receiver: one 16-byte application ACK per --ack-bytes, counted at both ends" {
@@ -119,8 +119,8 @@ min_second_max() {
 	push 2 app-ack 43203 --ack-bytes 10000
 	expect_equal "$SEND_RC $RECV_RC" "0 0" "the sender's and receiver's exit statuses"
 	b=$(sum recv bytes)
-	[ "$(sum recv app_acks)" -eq $((b / 10000)) ]
-	[ "$(sum send app_acks)" -eq "$(sum recv app_acks)" ]
+	expect_cmp "$(sum recv app_acks)" -eq $((b / 10000)) "application ACKs the receiver counted"
+	expect_cmp "$(sum send app_acks)" -eq "$(sum recv app_acks)" "application ACKs the sender counted, against the receiver's"
 }
 
 @test "frame sizes are never a multiple of the MSS, and vary with the jitter" {
@@ -145,8 +145,8 @@ min_second_max() {
 	[ "$n" -ge 50 ] || { echo "# $n frame sizes"; return 1; }
 	expect_equal "$(awk -v m="$mss" '$1 % m == 0' "$BATS_TEST_TMPDIR/sizes" | wc -l)" 0 "frame sizes a multiple of the MSS ($mss)"
 	# +-50% around 16.7 kB: the sizes spread
-	[ "$(sort -n "$BATS_TEST_TMPDIR/sizes" | head -1)" -lt 12000 ]
-	[ "$(sort -n "$BATS_TEST_TMPDIR/sizes" | tail -1)" -gt 21000 ]
+	expect_cmp "$(sort -n "$BATS_TEST_TMPDIR/sizes" | head -1)" -lt 12000 "smallest frame size"
+	expect_cmp "$(sort -n "$BATS_TEST_TMPDIR/sizes" | tail -1)" -gt 21000 "largest frame size"
 }
 
 @test "pushsim -o FILE -f csv, -d with decimals, -v: the records in the file, one CSV header, the connection on stderr" {
@@ -167,13 +167,13 @@ min_second_max() {
 	[ ! -s "$d/recv.out" ]
 	grep -q "pushsim: recv: 10.201.0.2:43207 -> 10.201.0.1:" "$d/recv.err"
 	# 1.5 s at 30 fps: 45 frames, and a summary of 1.5 s
-	[ "$(jq -s '[.[] | select(.type=="summary")][0].frames' "$d/send.jsonl")" -eq 45 ]
+	expect_cmp "$(jq -s '[.[] | select(.type=="summary")][0].frames' "$d/send.jsonl")" -eq 45 "frames in the sender's summary"
 	jq -e -s '[.[] | select(.type=="summary")][0].duration_s | . >= 1.5 and . < 1.7' "$d/send.jsonl"
 	# CSV: one header, a type column first, then both record types' rows
 	[ "$(head -1 "$d/recv.csv" | cut -d, -f1-3)" = "type,role,t_s" ] || { head -3 "$d/recv.csv" | sed 's/^/# /'; return 1; }
-	[ "$(grep -c '^type,' "$d/recv.csv")" -eq 1 ]
-	[ "$(grep -c '^second,recv,' "$d/recv.csv")" -ge 1 ]
-	[ "$(grep -c '^summary,recv,' "$d/recv.csv")" -eq 1 ]
+	expect_cmp "$(grep -c '^type,' "$d/recv.csv")" -eq 1 "CSV header rows"
+	expect_cmp "$(grep -c '^second,recv,' "$d/recv.csv")" -ge 1 "per-second receiver rows"
+	expect_cmp "$(grep -c '^summary,recv,' "$d/recv.csv")" -eq 1 "receiver summary rows"
 	# every row has the header's columns
 	awk -F, 'NR == 1 { n = NF } NF != n { exit 1 }' "$d/recv.csv"
 }
@@ -189,9 +189,9 @@ min_second_max() {
 	expect_status 0
 	wait $rpid
 	[ "$(printf '%s\n' "$output" | head -1 | cut -d, -f1)" = role ] || { tk_dump "header"; return 1; }
-	[ "$(printf '%s\n' "$output" | wc -l)" -eq 2 ]
-	[ "$(printf '%s\n' "$output" | sed -n 2p | cut -d, -f1-2)" = send,push ]
-	[ "$(wc -l <"$BATS_TEST_TMPDIR/recv.csv")" -eq 2 ]
+	expect_cmp "$(printf '%s\n' "$output" | wc -l)" -eq 2 "CSV lines on stdout"
+	expect_equal "$(printf '%s\n' "$output" | sed -n 2p | cut -d, -f1-2)" send,push "the row's role and mode"
+	expect_cmp "$(wc -l <"$BATS_TEST_TMPDIR/recv.csv")" -eq 2 "lines in the receiver's CSV"
 }
 
 @test "pushsim -o into a directory that does not exist fails before connecting, exit 1" {

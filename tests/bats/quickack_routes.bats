@@ -119,7 +119,7 @@ expect_same() {
 	b=$(jdump)
 	# the kernel's own answer: 10.0.1.0/24 through d0 in main (metric 0 beats 100)
 	want=$(ip -n "$NS" route get fibmatch 10.0.1.77 | awk '{print $1}')
-	[ "$want" = 10.0.1.0/24 ]
+	expect_equal "$want" 10.0.1.0/24 "fibmatch route for 10.0.1.77"
 	tk_run quickack on --to 10.0.1.77 --netns "$NS" --journal "$J"
 	expect_status 0
 	a=$(jdump)
@@ -138,7 +138,7 @@ expect_same() {
 	ip -n "$NS" route add default via 10.9.0.254 dev d0
 	ip -n "$NS" route add 10.0.7.7/32 dev d0
 	# the kernel's own answer: an address no other route holds goes by default
-	[ "$(ip -n "$NS" route get fibmatch 198.51.100.7 | awk '{print $1}')" = default ]
+	expect_equal "$(ip -n "$NS" route get fibmatch 198.51.100.7 | awk '{print $1}')" default "fibmatch route for 198.51.100.7"
 	tk_run quickack on --to 198.51.100.7 --dry-run --netns "$NS"
 	expect_status 0
 	expect_stderr "$w 198.51.100.7: the route to it is the default route (0.0.0.0/0, table main): the change reaches every peer without a narrower route, not only 198.51.100.7 (--host changes a host route for it alone)"
@@ -169,10 +169,10 @@ expect_same() {
 		($new[0] | .dst == "198.51.100.7" and .gateway == "10.9.0.254" and .dev == "d0" and .metric == 50 and
 		 .protocol == "static" and .metrics[0].mtu == 1400 and .metrics[0].quickack == 1)' ||
 		{ echo "# before: $b"; echo "# after: $a"; false; }
-	[ "$(ip -n "$NS" route get fibmatch 198.51.100.7 | awk '{print $1}')" = 198.51.100.7 ]
-	[ "$(ip -n "$NS" route get fibmatch 198.51.100.8 | awk '{print $1}')" = default ]
+	expect_equal "$(ip -n "$NS" route get fibmatch 198.51.100.7 | awk '{print $1}')" 198.51.100.7 "fibmatch route for 198.51.100.7"
+	expect_equal "$(ip -n "$NS" route get fibmatch 198.51.100.8 | awk '{print $1}')" default "fibmatch route for 198.51.100.8"
 	head -1 "$J" | grep -q '^bbrkit-quickack-journal 3 '
-	[ "$(sed -n '2s/ .*//p' "$J")" = added ]
+	expect_equal "$(sed -n '2s/ .*//p' "$J")" added "first journal record's kind"
 	# again: the host route is the route to ADDR now, already as asked
 	cp "$J" "$BATS_TEST_TMPDIR/j1"
 	tk_run quickack on --to 198.51.100.7 --host --netns "$NS" --journal "$J"
@@ -211,7 +211,7 @@ expect_same() {
 	tk_run quickack on --to 10.0.7.7 --host --netns "$NS" --journal "$J"
 	expect_status 0
 	expect_change "$b" "$(jdump)" '.dst=="10.0.7.7"' quickack 1
-	[ "$(sed -n '2s/ .*//p' "$J")" = route ]
+	expect_equal "$(sed -n '2s/ .*//p' "$J")" route "first journal record's kind"
 	tk_run quickack restore --netns "$NS" --journal "$J"
 	expect_status 0
 	expect_same "the dump after restore" "$b" "$(jdump)"
@@ -339,10 +339,10 @@ expect_same() {
 	a=$(jdump 200 "$NS-f")
 	expect_change "$b" "$a" '.dst=="10.0.6.0/24"' quickack 1
 	# no route was deleted or lost its metrics
-	[ "$(jq length <<<"$a")" -eq "$(jq length <<<"$b")" ]
+	expect_cmp "$(jq length <<<"$a")" -eq "$(jq length <<<"$b")" "routes in table 200, against those before"
 	# the journal holds every route it was about to change; the refused ones are voided
-	[ "$(grep -c '^route ' "$J")" -eq 3 ]
-	[ "$(grep -c '^void ' "$J")" -eq 2 ]
+	expect_cmp "$(grep -c '^route ' "$J")" -eq 3 "route records in the journal"
+	expect_cmp "$(grep -c '^void ' "$J")" -eq 2 "void records in the journal"
 	tk_run quickack status --netns "$NS-f" --journal "$J" --json
 	expect_status 0
 	[ "$(jq -r .dst <<<"$output")" = 10.0.6.0/24 ] || { tk_dump "status"; false; }
@@ -413,7 +413,7 @@ expect_same() {
 		rto_min_ms: (.metrics // [{}])[0].rto_min, congctl: (.metrics // [{}])[0].congestion})
 		| sort_by(.table, .dst, .metric)')
 	[ "$ours" = "$theirs" ] || { diff <(jq . <<<"$ours") <(jq . <<<"$theirs") | head -40 | sed 's/^/#   /'; false; }
-	[ "$(jq length <<<"$ours")" -gt 20 ]
+	expect_cmp "$(jq length <<<"$ours")" -gt 20 "routes show --json lists"
 }
 
 @test "a second on changes nothing and says so; the journal is not touched" {
@@ -444,8 +444,8 @@ expect_same() {
 	quickack on 10.0.1.0/24 --netns "$NS" --journal "$J" 2>/dev/null & local p1=$!
 	quickack on fd00:1::/64 --table all --netns "$NS" --journal "$J" 2>/dev/null & local p2=$!
 	wait "$p1"; wait "$p2"
-	[ "$(grep -c '^route ' "$J")" -eq 4 ]
-	[ "$(grep -c '^bbrkit-quickack-journal ' "$J")" -eq 1 ]
+	expect_cmp "$(grep -c '^route ' "$J")" -eq 4 "route records in the journal"
+	expect_cmp "$(grep -c '^bbrkit-quickack-journal ' "$J")" -eq 1 "journal header lines"
 	tk_run quickack restore --netns "$NS" --journal "$J"
 	expect_status 0
 	expect_same "ip -d route show table all" "$bt" "$(tdump)"

@@ -101,17 +101,17 @@ same_routes() {
 	expect_stderr "quickack: restore: 1 saved record(s) describe another boot, network namespace or device; the first, 10.0.1.0/24 table main metric 0: another network namespace, or this one deleted and made again"
 	expect_stderr "nothing was applied ('quickack status --netns $NS --journal $J' lists them, 'quickack restore --discard-stale --netns $NS --journal $J' sets them aside in a kept file)"
 	same_routes "after a refused restore" "$before"
-	[ "$(sha256sum < "$J")" = "$sum" ]
+	expect_equal "$(sha256sum < "$J")" "$sum" "journal checksum"
 	# --dry-run: said, nothing moved
 	tk_run quickack restore --discard-stale --dry-run --netns "$NS" --journal "$J"
 	expect_status 0
 	expect_stderr "dry run: --discard-stale would set aside 1 saved record(s)"
-	[ "$(sha256sum < "$J")" = "$sum" ]
+	expect_equal "$(sha256sum < "$J")" "$sum" "journal checksum"
 	[ -z "$(ls "$J".stale-* 2>/dev/null)" ]
 	tk_run quickack restore --discard-stale --netns "$NS" --journal "$J"
 	expect_status 0
 	side=$(ls "$J".stale-*)
-	[ "$(wc -l <<<"$side")" = 1 ]
+	expect_equal "$(wc -l <<<"$side")" 1 "kept stale files"
 	expect_stderr "restore --discard-stale: 1 journal record(s) that do not fit this boot, network namespace and devices set aside in $side; the first, 10.0.1.0/24 table main metric 0: another network namespace"
 	same_routes "after --discard-stale" "$before"
 	[ ! -e "$J" ]
@@ -119,7 +119,7 @@ same_routes() {
 	cmp "$side" "$BATS_TEST_TMPDIR/journal.before"
 	tk_run quickack status --netns "$NS" --journal "$side" -f json
 	expect_status 0
-	[ "$(jq -r .identity <<<"$output")" = stale ]
+	expect_equal "$(jq -r .identity <<<"$output")" stale "kept record's identity"
 }
 
 # The kernel gives a deleted namespace's inode number to the next one it
@@ -135,7 +135,7 @@ same_routes() {
 	expect_status 0
 	after_on=$(routes)
 	cookie=$(grep -o ' netns_cookie=[0-9]*' "$J" | cut -d= -f2)
-	[ "$cookie" -gt 0 ]
+	expect_cmp "$cookie" -gt 0 "journal's netns cookie"
 	grep -q " netns_ino=$ino " "$J"
 	/usr/bin/python3 "$QAJ" "$J" 1 netns_cookie $((cookie + 1))
 	tk_run quickack status --netns "$NS" --journal "$J" -f json
@@ -237,7 +237,7 @@ same_routes() {
 	expect_status 19; expect_one_line_stderr
 	expect_stderr "the first, 10.0.1.0/24 table main metric 0: another boot (saved in boot 00000000-0000-4000-8000-000000000000, this is boot $here)"
 	same_routes "after a refused restore" "$after_on"
-	[ "$(sha256sum < "$J")" = "$sum" ]
+	expect_equal "$(sha256sum < "$J")" "$sum" "journal checksum"
 	tk_run quickack restore --discard-stale --netns "$NS" --journal "$J"
 	expect_status 0
 	side=$(ls "$J".stale-*)

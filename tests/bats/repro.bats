@@ -74,7 +74,7 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 	requires root jq
 	[ -s "$RP_OUT/off/trace.jsonl" ] || { echo "# the first test's run is missing"; return 1; }
 	n=$(dack_count "$RP_OUT/off")
-	[ "$n" -gt 0 ]
+	expect_cmp "$n" -gt 0 "delayed_ack collapse records"
 	bad=$(jq -s '[.[] | select(.type=="collapse" and .cause=="delayed_ack") |
 		select(.is_app_limited != false or .rcv_interval_us < 5 * .snd_interval_us)] | length' \
 		"$RP_OUT/off/trace.jsonl")
@@ -88,7 +88,7 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 	[ -s "$RP_OUT/off/trace.jsonl" ] || { echo "# the first test's run is missing"; return 1; }
 	for c in delayed_ack rate_drop loss_policer other; do
 		rec=$(jq -s "[.[] | select(.type==\"collapse\" and .cause==\"$c\")] | length" "$RP_OUT/off/trace.jsonl")
-		[ "$(summary_field "$RP_OUT/off/trace.jsonl" "collapses_by_cause.$c")" -eq "$rec" ]
+		expect_cmp "$(summary_field "$RP_OUT/off/trace.jsonl" "collapses_by_cause.$c")" -eq "$rec" "summary's $c collapses, against the records"
 		jq -e ".collapses_by_cause.$c == $rec" "$RP_OUT/off/verdict.json"
 	done
 	grep -q 'caused by delayed ACKs (rcv_interval ≈ ' "$RP_OUT/off/verdict.txt"
@@ -117,7 +117,7 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 	d=$RP_OUT/off
 	[ -s "$d/trace.jsonl" ] || { echo "# the first test's run is missing"; return 1; }
 	pkts=$(tcpdump -r "$d/capture.pcap" -nn 2>/dev/null | wc -l)
-	[ "$pkts" -gt 1000 ]
+	expect_cmp "$pkts" -gt 1000 "packets in the capture"
 	jq -e -s '[.[] | select(.type=="summary")] | map(.role) | sort == ["recv","send"]' "$d/pushsim.json"
 	# the receiver got every byte the sender's peer ACKed
 	jq -e -s '([.[] | select(.type=="summary" and .role=="send")][0].bytes) == ([.[] | select(.type=="summary" and .role=="recv")][0].bytes)' "$d/pushsim.json"
@@ -228,17 +228,17 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 	for c in delayed_ack rate_drop loss_policer other; do
 		scraped=$(sed -nE "s/^bbrtrace_collapses_total\\{cause=\"$c\"\\} ([0-9]+)\$/\\1/p" "$d.metrics")
 		[ -n "$scraped" ] || { echo "# no counter for cause $c"; return 1; }
-		[ "$scraped" -le "$(summary_field "$d/trace.jsonl" "collapses_by_cause.$c")" ]
+		expect_cmp "$scraped" -le "$(summary_field "$d/trace.jsonl" "collapses_by_cause.$c")" "scraped $c collapses, against the summary's"
 	done
 	echo "# page: $(grep -E '^bbrtrace_(collapses_total|peer_)' "$d.metrics" | tr '\n' ' ')" >&3
 	# bounded series: the peer and "other", no label per connection
 	! grep -qE 'sport=|cookie=' "$d.metrics" || { grep -E 'sport=|cookie=' "$d.metrics"; return 1; }
-	[ "$(grep -c '^bbrtrace_peer_active_seconds{' "$d.metrics")" -le 2 ]
+	expect_cmp "$(grep -c '^bbrtrace_peer_active_seconds{' "$d.metrics")" -le 2 "peer active-time series on the page"
 	# /verdict: the window's verdict record, JSON
 	jq -e '.type == "window_verdict" and .window_s == 300 and (.text | startswith("In the last 5 min"))' "$d.verdict"
 	# the trace kept its samples, and a final verdict that is the last of its kind
-	[ "$(jq -c 'select(.type=="sample")' "$d/trace.jsonl" | wc -l)" -gt 100 ]
-	[ "$(jq -c 'select(.type=="verdict")' "$d/trace.jsonl" | wc -l)" -eq 1 ]
+	expect_cmp "$(jq -c 'select(.type=="sample")' "$d/trace.jsonl" | wc -l)" -gt 100 "sample records in the trace"
+	expect_cmp "$(jq -c 'select(.type=="verdict")' "$d/trace.jsonl" | wc -l)" -eq 1 "verdict records in the trace"
 }
 
 @test "dip.sh --rtt 200us: netem where the kernel has it, else one line and the native RTT" {
@@ -396,7 +396,7 @@ gro_held_on_wire() {
 		skip_reason="netem exists here: the native-only behaviour cannot be shown"
 		tk_run "$TK_ROOT/repro/sweep.sh" --rtts "native 1ms" --duration 2 --receiver prompt --out "$RP_OUT/sweep"
 		expect_status 0
-		[ "$(tail -n +2 "$RP_OUT/sweep/sweep.csv" | wc -l)" -eq 4 ]
+		expect_cmp "$(tail -n +2 "$RP_OUT/sweep/sweep.csv" | wc -l)" -eq 4 "rows in sweep.csv"
 		return 0
 	fi
 	ip netns del "rp-nq-$$"
@@ -405,7 +405,7 @@ gro_held_on_wire() {
 	expect_output "sweep.sh: sch_netem is missing in this kernel: the RTT axis collapses to native"
 	grep -q '^note: sch_netem is missing in this kernel: the RTT axis collapses to native' "$RP_OUT/sweep/sweep.txt"
 	head -1 "$RP_OUT/sweep/sweep.csv" | grep -qx 'rtt,rtt_effective,quickack,receiver,duration_s,collapses,delayed_ack_per_min,rate_drop_per_min,loss_policer_per_min,other_per_min,lone_segment_per_min,max_expired_per_min,sender_limited_per_min,ack_jitter_per_min,burst_max_per_min,stalls,late_frames,goodput_bps,receiver_delayed_acks,dir'
-	[ "$(tail -n +2 "$RP_OUT/sweep/sweep.csv" | wc -l)" -eq 2 ]
+	expect_cmp "$(tail -n +2 "$RP_OUT/sweep/sweep.csv" | wc -l)" -eq 2 "rows in sweep.csv"
 	tail -n +2 "$RP_OUT/sweep/sweep.csv" | cut -d, -f1-3 | sort | tr '\n' ' ' | grep -qx 'native,native,off native,native,on '
 }
 

@@ -97,7 +97,7 @@ help_keys() {
 		'["type","packets","lost","reordered","jitter_ms","wait_avg_us","wait_max_us","kwait_avg_us","kwait_max_us","kwait_max_seq","kwait_pre_avg_us","kwait_pre_max_us","kwait_pre_max_seq","stalls","reads","bad","cpu_user_s","cpu_sys_s"]' ] ||
 		{ echo "# $rx"; false; }
 	# without --kernel-ts there is no kernel wait: null, not 0
-	[ "$(jq .kwait_avg_us <<< "$rx")" = null ]
+	expect_equal "$(jq .kwait_avg_us <<< "$rx")" null "kwait_avg_us without --kernel-ts"
 	# --help lists the keys each record carries, in order
 	for t in rtpsend:"$tx" sfu_echo:"$rx"; do
 		[ "$(help_keys "${t%%:*}")" = "$(jq -r 'keys_unsorted[1:] | join(" ")' <<< "${t#*:}")" ] ||
@@ -118,12 +118,12 @@ help_keys() {
 		wait $! && exit $s'
 	expect_status 0
 	[ -z "$output" ] || { tk_dump "stdout must be empty"; false; }
-	[ "$(head -1 "$BATS_TEST_TMPDIR/tx.csv")" = \
-		sent,emulated_loss,echoes,duration_s,rate_pps,send_avg_us,send_max_us,send_max_seq,cpu_user_s,cpu_sys_s ]
-	[ "$(wc -l < "$BATS_TEST_TMPDIR/tx.csv")" -eq 2 ]
-	[ "$(sed -n 2p "$BATS_TEST_TMPDIR/tx.csv" | cut -d, -f1)" = 50 ]
-	[ "$(head -1 "$BATS_TEST_TMPDIR/rx.csv" | cut -d, -f1-4)" = packets,lost,reordered,jitter_ms ]
-	[ "$(sed -n 2p "$BATS_TEST_TMPDIR/rx.csv" | cut -d, -f1)" = 50 ]
+	expect_equal "$(head -1 "$BATS_TEST_TMPDIR/tx.csv")" \
+		sent,emulated_loss,echoes,duration_s,rate_pps,send_avg_us,send_max_us,send_max_seq,cpu_user_s,cpu_sys_s "header of tx.csv"
+	expect_cmp "$(wc -l < "$BATS_TEST_TMPDIR/tx.csv")" -eq 2 "lines in tx.csv"
+	expect_equal "$(sed -n 2p "$BATS_TEST_TMPDIR/tx.csv" | cut -d, -f1)" 50 "datagrams sent, in tx.csv"
+	expect_equal "$(head -1 "$BATS_TEST_TMPDIR/rx.csv" | cut -d, -f1-4)" packets,lost,reordered,jitter_ms "first columns of the rx.csv header"
+	expect_equal "$(sed -n 2p "$BATS_TEST_TMPDIR/rx.csv" | cut -d, -f1)" 50 "datagrams the receiver read, in rx.csv"
 	# --kernel-ts: a kernel wait in the seventh column
 	[ -n "$(sed -n 2p "$BATS_TEST_TMPDIR/rx.csv" | cut -d, -f7)" ]
 	rm -f "$BATS_TEST_TMPDIR"/*.csv
@@ -137,10 +137,10 @@ help_keys() {
 		timeout 20 rtpsend --to 127.0.0.1:40102 -c 20 -r 1000 -f json; s=$?
 		wait $! && exit $s'
 	expect_status 0
-	[ "$(jq -r .type <<< "$output")" = sender ]
+	expect_equal "$(jq -r .type <<< "$output")" sender "type of the record on stdout"
 	head -1 "$BATS_TEST_TMPDIR/rx.out" | grep -q "packets    lost   reord jitter ms wait avg us wait max us" ||
 		{ cat "$BATS_TEST_TMPDIR/rx.out"; false; }
-	[ "$(sed -n 2p "$BATS_TEST_TMPDIR/rx.out" | awk '{ print $1 }')" = 20 ]
+	expect_equal "$(sed -n 2p "$BATS_TEST_TMPDIR/rx.out" | awk '{ print $1 }')" 20 "packets in sfu_echo's table"
 }
 
 @test "-d takes decimals: rtpsend sends rate x duration, sfu_echo stops on time with nothing read" {
@@ -152,7 +152,7 @@ help_keys() {
 		timeout 20 rtpsend --to 127.0.0.1:40103 -d 0.25 -r 200'
 	expect_status 0
 	[ "$(jq .sent <<< "$output")" -eq 50 ] || { tk_dump "50 datagrams in 0.25 s at 200/s"; false; }
-	[ "$(jq .packets "$BATS_TEST_TMPDIR/rx.out")" -eq 0 ]
+	expect_cmp "$(jq .packets "$BATS_TEST_TMPDIR/rx.out")" -eq 0 "datagrams sfu_echo read"
 	ms=$(sed -n 's/^sfu_echo ran \([0-9]*\) ms$/\1/p' <<< "$stderr")
 	[ "$ms" -ge 300 ] && [ "$ms" -lt 3000 ] || { tk_dump "sfu_echo -d 0.3 ran $ms ms"; false; }
 }

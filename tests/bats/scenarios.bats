@@ -108,7 +108,7 @@ assert_rate_drop_story() {
 	other=$(count "$t" other)
 	echo "# $label: $all collapses: rate_drop $rate ($rate_thr throttling), delayed_ack $dack, other $other;" \
 		"$(jq -r 'select(.type=="verdict") | .text' "$t" | head -c 400)" >&3
-	[ "$all" -ge 1 ]
+	expect_cmp "$all" -ge 1 "collapses"
 	# other at most 5% (one in a run of fewer than 20)
 	[ "$other" -le "$(( all / 20 > 1 ? all / 20 : 1 ))" ] || { jq -c 'select(.type=="collapse" and .cause=="other") | .evidence' "$t" | head -3; return 1; }
 	[ "$dack" -eq 0 ] || { echo "# $dack delayed_ack collapses in a bulk flow: $(jq -c 'select(.type=="collapse" and .cause=="delayed_ack")' "$t" | head -3)"; return 1; }
@@ -147,9 +147,9 @@ assert_rate_drop_story() {
 	dack=$(jq .collapses_by_cause.delayed_ack "$d/verdict.json")
 	other=$(jq .collapses_by_cause.other "$d/verdict.json")
 	echo "# policer: $all collapses, loss_policer $pol throttling, delayed_ack $dack, other $other; $(jq -r .text "$d/verdict.json" | head -c 400)" >&3
-	[ "$pol" -ge 1 ]
-	[ "$dack" -eq 0 ]
-	[ "$other" -le "$(( all / 20 > 1 ? all / 20 : 1 ))" ]
+	expect_cmp "$pol" -ge 1 "loss_policer throttling collapses"
+	expect_cmp "$dack" -eq 0 "delayed_ack collapses"
+	expect_cmp "$other" -le "$(( all / 20 > 1 ? all / 20 : 1 ))" "collapses of cause other"
 	jq -e '.text | test("Fix: find the policer on the path")' "$d/verdict.json" > /dev/null
 }
 
@@ -170,7 +170,7 @@ assert_rate_drop_story() {
 			other=$(jq .collapses_by_cause.other "$d/verdict.json")
 			echo "# $r, quickack $q: $all collapses, throttling $(jq -c .throttling_by_cause "$d/verdict.json"), other $other; stalls $(jq -c .stalls_by_cause "$d/verdict.json")" >&3
 			jq -e --arg r "$r" --arg q "$q" '.scenario.receiver == $r and .scenario.quickack == $q' "$d/verdict.json" > /dev/null
-			[ "$other" -le "$(( all / 20 > 1 ? all / 20 : 1 ))" ]
+			expect_cmp "$other" -le "$(( all / 20 > 1 ? all / 20 : 1 ))" "collapses of cause other ($r, quickack $q)"
 			if [ "$q" = on ]; then
 				jq -e '.throttling_by_cause.delayed_ack == 0 and .stalls_by_cause.nagle == 0' "$d/verdict.json" ||
 					{ jq -r .text "$d/verdict.json"; return 1; }

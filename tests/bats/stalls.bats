@@ -97,9 +97,9 @@ pushsim_stalls() {
 	done
 	ours=$(jq .stalls_by_cause.nagle "$d/verdict.json")
 	echo "# push $k: nagle stalls $ours, pushsim's stalled intervals $theirs" >&3
-	[ "$theirs" -ge 5 ]
+	expect_cmp "$theirs" -ge 5 "pushsim's stalled frame intervals (the premise)"
 	# the sender was behind its clock: 6 frames late per stop of 200 ms at 30 fps
-	jq -e '.push.send.late_frames >= 2' "$d/verdict.json"
+	expect_cmp "$(jq .push.send.late_frames "$d/verdict.json")" -ge 2 "frames the stopped sender wrote late"
 	# one stall per stalled interval, within a fifth (a stall that spans two
 	# ticks is one stall and two intervals)
 	expect_cmp "$ours" -ge $((theirs * 4 / 5)) "stalls (the wire's stalled intervals: $theirs)"
@@ -124,7 +124,7 @@ pushsim_stalls() {
 @test "30 fps, quickack on: no stall, by bbrtrace or by pushsim, and no stall fix" {
 	local d=$BATS_TEST_TMPDIR/f30on
 	push 30 on "$d"
-	[ "$(pushsim_stalls "$d")" -eq 0 ]
+	expect_cmp "$(pushsim_stalls "$d")" -eq 0 "pushsim's stalled frame intervals"
 	jq -e '.stalls_by_cause.nagle == 0 and .stall_fix == null' "$d/verdict.json"
 	! jq -e '.text | test("stalled")' "$d/verdict.json" > /dev/null
 }
@@ -150,8 +150,8 @@ pushsim_stalls() {
 		echo "# push $k: nagle stalls ended by the late ACK: $by_ack; the receiver's timer sent $timer ACKs" >&3
 		[ "$by_ack" -lt 1 ] || break
 	done
-	[ "$by_ack" -ge 1 ]
-	[ "$by_ack" -le "$timer" ]
+	expect_cmp "$by_ack" -ge 1 "Nagle stalls ended by the late ACK"
+	expect_cmp "$by_ack" -le "$timer" "Nagle stalls ended by the late ACK (the receiver's timer sent $timer ACKs)"
 	# each hold ends within the timer's longest (TCP_DELACK_MAX, 200 ms), and
 	# they last the timer's 40 ms (TCP_DELACK_MIN) in the median, within a
 	# quarter: a hold that began after earlier data had armed the timer ends
@@ -195,8 +195,8 @@ pushsim_stalls() {
 	# ends (no tap sees one) ends at the first event that shows the data
 	# gone, a little after the kernel's chrono stopped; the chrono counts
 	# holds under 10 ms too (here: 1256 ms of stalls against 1304 ms, 5 stalls)
-	[ "$ours" -le $((chrono * 11 / 10 + 20)) ]
-	[ "$ours" -ge $((chrono / 2)) ]
+	expect_cmp "$ours" -le $((chrono * 11 / 10 + 20)) "rwnd_limited stalls, ms (tcp_info's: $chrono ms)"
+	expect_cmp "$ours" -ge $((chrono / 2)) "rwnd_limited stalls, ms (tcp_info's: $chrono ms)"
 	jq -e -s 'map(select(.type=="summary"))[0] | .stalls_by_cause.nagle == 0 and .stalls_by_cause.rwnd_limited >= 1' "$out.jsonl"
 	jq -e -s '[.[] | select(.type=="stall" and .cause=="rwnd_limited")] | all(.evidence | test("window"))' "$out.jsonl"
 }

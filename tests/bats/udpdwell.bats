@@ -105,8 +105,8 @@ send_one() { ip netns exec "$NS" bash -c "printf 'x' > /dev/udp/127.0.0.1/$1"; }
 			{ tk_dump "auto picks tracepoint"; false; }
 	fi
 	# and the interval record names it
-	[ "$(jq -r 'select(.type=="interval") | .backend' <<< "$output")" = \
-		"$(sed -E 's/^udpdwell: backend ([a-z]+).*/\1/' <<< "$stderr")" ]
+	expect_equal "$(jq -r 'select(.type=="interval") | .backend' <<< "$output")" \
+		"$(sed -E 's/^udpdwell: backend ([a-z]+).*/\1/' <<< "$stderr")" "backend the interval record names, against stderr's"
 }
 
 @test "tracepoint backend: runs where the kernel has the sock tracepoints (6.3+), else names the missing one, exit 4" {
@@ -131,10 +131,10 @@ send_one() { ip netns exec "$NS" bash -c "printf 'x' > /dev/udp/127.0.0.1/$1"; }
 	[ "$(jq -c keys_unsorted <<< "$sock")" = \
 		'["type","port","addr","pid","comm","packets","avg_us","p50_us","p99_us","max_us","queue_len","buckets","drops","state"]' ] ||
 		{ echo "# $sock"; false; }
-	[ "$(jq '.buckets | length' <<< "$sock")" -eq 9 ]
-	[ "$(jq '.buckets | add' <<< "$sock")" -eq "$(jq .packets <<< "$sock")" ]
-	[ "$(jq -r .comm <<< "$sock")" = sfu_echo ]
-	[ "$(jq -c .drops <<< "$sock")" = '{}' ]
+	expect_cmp "$(jq '.buckets | length' <<< "$sock")" -eq 9 "histogram buckets"
+	expect_cmp "$(jq '.buckets | add' <<< "$sock")" -eq "$(jq .packets <<< "$sock")" "datagrams in the buckets, against packets"
+	expect_equal "$(jq -r .comm <<< "$sock")" sfu_echo "the owner's comm"
+	expect_equal "$(jq -c .drops <<< "$sock")" '{}' "drops by reason"
 }
 
 # bats test_tags=userspace
@@ -207,9 +207,9 @@ time.sleep(50)' &
 	pypid=$(ip netns pids "$NS" | while read -r p; do
 		[ "$(cat /proc/$p/comm 2>/dev/null)" = python3 ] && echo "$p"; done | head -1)
 	[ "$(jq .pid <<< "$sock")" = "$pypid" ] || { echo "# $sock vs pid $pypid"; false; }
-	[ "$(jq -r .comm <<< "$sock")" = python3 ]
-	[ "$(jq .packets <<< "$sock")" -eq 0 ]
-	[ "$(jq -r .state <<< "$sock")" = ALERT ]
+	expect_equal "$(jq -r .comm <<< "$sock")" python3 "the owner's comm"
+	expect_cmp "$(jq .packets <<< "$sock")" -eq 0 "datagrams read from the socket"
+	expect_equal "$(jq -r .state <<< "$sock")" ALERT "state of the unread socket"
 	kill "$holder"
 }
 

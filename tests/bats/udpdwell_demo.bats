@@ -47,11 +47,11 @@ agrees_with_kernel_ts() {
 	net=$(jq -c 'select(.scenario=="network")' <<< "$output")
 
 	agrees_with_kernel_ts "$healthy"
-	[ "$(jq .app.lost <<< "$healthy")" -eq 0 ]
+	expect_cmp "$(jq .app.lost <<< "$healthy")" -eq 0 "packets the healthy server lost"
 
 	[ "$(jq -r .udpdwell.state <<< "$load")" = ALERT ] || { echo "# $load"; false; }
-	[ "$(jq -r .verdict <<< "$load")" = "the server holds packets" ]
-	[ "$(jq .app.lost <<< "$load")" -eq 0 ]
+	expect_equal "$(jq -r .verdict <<< "$load")" "the server holds packets" "verdict on the slow server"
+	expect_cmp "$(jq .app.lost <<< "$load")" -eq 0 "packets the slow server lost"
 	jq -e '.udpdwell.max_us > 20000' <<< "$load" > /dev/null
 	agrees_with_kernel_ts "$load"
 
@@ -60,11 +60,11 @@ agrees_with_kernel_ts() {
 		<<< "$net" > /dev/null || { echo "# $net"; false; }
 	jq -e '.udpdwell.drops == 0' <<< "$net" > /dev/null
 	if [ "$(jq -r .udpdwell.state <<< "$net")" = OK ]; then
-		[ "$(jq -r .verdict <<< "$net")" = "the network: the server is cleared" ]
+		expect_equal "$(jq -r .verdict <<< "$net")" "the network: the server is cleared" "verdict on the bad network"
 	fi
 
 	# nothing left behind
-	[ "$(ip netns list | grep -c "^ud-sfu-t$BATS_ROOT_PID-" || true)" -eq 0 ]
+	expect_cmp "$(ip netns list | grep -c "^ud-sfu-t$BATS_ROOT_PID-" || true)" -eq 0 "demo namespaces left behind"
 }
 
 @test "bad arguments: one line, exit 2" {

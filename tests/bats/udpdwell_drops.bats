@@ -69,7 +69,7 @@ check_rcvbuff() {
 	[ "$kernel" -gt 100 ] || { echo "# the burst did not overflow the buffer"; return 1; }
 	[ "$ud" -eq "$kernel" ] || { echo "# udpdwell $ud vs kernel $kernel: $sock"; return 1; }
 	[ $((read + ud)) -eq "$sent" ] || { echo "# read $read + dropped $ud != sent $sent"; return 1; }
-	[ "$(jq -r .state <<< "$sock")" = ALERT ]
+	expect_equal "$(jq -r .state <<< "$sock")" ALERT "state of the overflowed socket"
 }
 
 @test "a tiny SO_RCVBUF and a burst: SOCKET_RCVBUFF drops equal the growth of RcvbufErrors" {
@@ -112,5 +112,5 @@ time.sleep(0.3)'
 	fi
 	[ "$(jq -c .drops <<< "$sock")" = '{"SOCKET_FILTER":25}' ] || { echo "# $sock"; false; }
 	# a filter drop is not a full buffer: the state stays OK
-	[ "$(jq -r .state <<< "$sock")" = OK ]
+	expect_equal "$(jq -r .state <<< "$sock")" OK "state of the filtered socket"
 }

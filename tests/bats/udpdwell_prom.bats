@@ -45,7 +45,7 @@ teardown() {
 	grep -q '^# TYPE udp_socket_drops_total counter$' "$BATS_TEST_TMPDIR/metrics"
 	grep -q '^udp_socket_state{port="41330",' "$BATS_TEST_TMPDIR/metrics"
 	tk_run curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/"
-	[ "$output" = 404 ]
+	expect_equal "$output" 404 "HTTP status of a path other than /metrics"
 	ud_stop
 }
 
@@ -83,7 +83,7 @@ teardown() {
 	curl -sf --get "http://127.0.0.1:$web/api/v1/query" \
 		--data-urlencode 'query=histogram_quantile(0.99, sum by (le) (udp_socket_dwell_seconds_bucket{port="41341"}))' \
 		> "$dir/p99"
-	[ "$(jq -r .status "$dir/p99")" = success ]
-	[ "$(jq '.data.result | length' "$dir/p99")" = 1 ]
+	expect_equal "$(jq -r .status "$dir/p99")" success "status of the p99 query"
+	expect_equal "$(jq '.data.result | length' "$dir/p99")" 1 "series in the p99 result"
 	ud_stop
 }
