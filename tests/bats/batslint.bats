@@ -24,5 +24,7 @@ LINT=$TK_ROOT/tests/tools/batslint.py
 	expect_output "silent.bats:6: ! true"
 	expect_output "silent.bats:7: [ 1 -eq 2 ] && [ 1 -eq 1 ]"
 	expect_output "silent.bats:8: [ 1 -eq 2 ] && [ 1 -eq 1 ]"
-	expect_equal "$(grep -c . <<< "$output")" 3 "statements named"
+	expect_output "silent.bats:10: [ 1 -eq 2 ] && [ 1 -eq 2 ] && [ 1 -eq 1 ]"
+	# each statement once: its continuation lines are not read again
+	expect_equal "$(grep -c . <<< "$output")" 4 "statements named"
 }

@@ -21,13 +21,14 @@ import re
 import sys
 
 CHAIN = re.compile(r"^(?:\[\[? .*? \]\]?) && (?:\[\[? |! )")
+CONTINUED = ("&&", "|", "\\", "||")  # a line ending so goes on in the next
 GUARD_END = re.compile(r"&& (?:break|continue|return 0|kill\b|shift\b|echo\b|\{? ?\w+=)")
 
 
 def statement(lines, i):
     """line i and its continuation lines (ending in && | \\ or ||), joined"""
     j = i
-    while j < len(lines) - 1 and lines[j].rstrip().endswith(("&&", "|", "\\", "||")):
+    while j < len(lines) - 1 and lines[j].rstrip().endswith(CONTINUED):
         j += 1
     return j, " ".join(x.strip() for x in lines[i:j + 1])
 
@@ -44,6 +45,9 @@ def check(path):
     found = []
     for i, line in enumerate(lines):
         if not line.strip().startswith(("! ", "[")):
+            continue
+        # a continuation line is part of the statement above, read with it
+        if i > 0 and lines[i - 1].rstrip().endswith(CONTINUED):
             continue
         # the whole statement: a list continued after a trailing && is one
         j, stmt = statement(lines, i)
