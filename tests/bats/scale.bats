@@ -58,6 +58,8 @@ teardown_file() {
 	ip netns exec "$NS-a" "$BIN/pushsim" send --connect "$BAD:5400" --duration 30 --fps 20 --bitrate-kbps 4000 \
 		--cc bbr_traced --json > "$d/send.jsonl" 2> "$d/send.err"
 	wait "${pids[@]}"
+	# the pushes done, so is the trace (its -d 40 only bounds it): Ctrl-C
+	kill -INT "$bt"
 	wait "$bt"
 	jq -c 'select(.type=="summary") | {samples, lost, samples_untracked}' "$d/trace.jsonl" | sed 's/^/# /'
 	jq -c 'select(.type=="verdict") | {flows, peers, peers_harmed, worst_peers}' "$d/trace.jsonl" | sed 's/^/# /'
