@@ -16,16 +16,14 @@ filter=${TESTS:-.}
 suite_timeout=${BBRKIT_SUITE_TIMEOUT:-900}
 runs=${BBRKIT_SUITE_RUNS:-1}
 mkdir -p "$out"
+. tests/kernels/snapshot.bash
 
-# what a clean system looks like; compared after every suite
-snapshot() {
-	echo "netns: $(ip netns list 2>/dev/null | awk '{print $1}' | sort | tr '\n' ' ')"
-	echo "default cc: $(sysctl -n net.ipv4.tcp_congestion_control)"
-	echo "available cc: $(tr ' ' '\n' < /proc/sys/net/ipv4/tcp_available_congestion_control | grep -v '^$' | sort | tr '\n' ' ')"
-	echo "bpf programs: $(bpftool prog show 2>/dev/null | awk '$2 ~ /^(tracing|kprobe|struct_ops|tracepoint|raw_tracepoint|sched_cls|perf_event)$/ && $3 == "name" {print $4}' | sort | tr '\n' ' ')"
-	echo "struct_ops: $(bpftool struct_ops show 2>/dev/null | awk '{print $2}' | sort | tr '\n' ' ')"
-	echo "qdiscs on lo: $(tc qdisc show dev lo | awk '{print $2}' | tr '\n' ' ')"
-	echo "processes: $(ps -eo comm= | grep -xE 'bbrtrace|bbrtrace-guard|udpdwell|iperf3|tcpdump|pushsim|sfu_echo|rtpsend|upfbench|bbrpcap|qa-.*|nginx|ffmpeg' | sort | tr '\n' ' ')"
+# seconds since START (an EPOCHREALTIME reading), one decimal: bash's own
+# clock, as a date or an awk costs 60 to 250 ms in an emulated guest
+since() {
+	local now=$EPOCHREALTIME us
+	us=$((${now//[.,]/} - ${1//[.,]/} + 50000))
+	printf '%d.%d' $((us / 1000000)) $((us / 100000 % 10))
 }
 
 # one bats run of a suite into FILE (TAP, each test named PREFIX...), only
@@ -35,12 +33,12 @@ run_suite() {
 	local suite=$1 path=$2 file=$3 prefix=$4 tags=$5 before after start rc secs last i select=()
 	shift 5
 	[ "$tags" = - ] || select=(--filter-tags "$tags")
-	before=$(snapshot)
-	start=$(date +%s.%N)
+	before=$(tk_snapshot)
+	start=$EPOCHREALTIME
 	env "$@" timeout --kill-after=30 "$suite_timeout" bats --tap --timing "${select[@]}" "$path" 2>&1 < /dev/null |
 		awk -v times="$out/test-times" -v suite="$(basename "$file" .tap)" -f tests/taptime.awk > "$file.raw"
 	rc=${PIPESTATUS[0]}
-	secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
+	secs=$(since "$start")
 	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 		echo "not ok 999 $suite timed out after ${suite_timeout}s" >> "$file.raw"
 	elif [ $rc -ne 0 ] && ! grep -qE '^not ok' "$file.raw"; then
@@ -51,7 +49,7 @@ run_suite() {
 	fi
 	# the clean-up check: killed processes take a moment to go (up to 5 s)
 	for ((i = 0; i < 25; i++)); do
-		after=$(snapshot)
+		after=$(tk_snapshot)
 		[ "$before" = "$after" ] && break
 		sleep 0.2
 	done
