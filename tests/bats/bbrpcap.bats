@@ -208,15 +208,11 @@ teardown() {
 
 # for each flow bbrpcap lists: packets and wire bytes both ways equal tshark's
 check_against_tshark() {
-	local f=$PC_FIX/$1 out=$BATS_TEST_TMPDIR/flows.jsonl n=0
+	local f=$PC_FIX/$1 out=$BATS_TEST_TMPDIR/flows.jsonl flows
 	bbrpcap flows -f json "$f" > "$out"
-	while read -r id a b pab bab pba bba; do
-		local pa=${a##*:} pb=${b##*:}
-		[ "$(pc_tshark_dir "$f" "$pa" "$pb")" = "$pab $bab" ] || { echo "# flow $id A>B: tshark $(pc_tshark_dir "$f" "$pa" "$pb"), bbrpcap $pab $bab"; return 1; }
-		[ "$(pc_tshark_dir "$f" "$pb" "$pa")" = "$pba $bba" ] || { echo "# flow $id B>A: tshark $(pc_tshark_dir "$f" "$pb" "$pa"), bbrpcap $pba $bba"; return 1; }
-		n=$((n + 1))
-	done < <(jq -r 'select(.type == "flow") | "\(.flow) \(.a) \(.b) \(.pkts_ab) \(.wire_bytes_ab) \(.pkts_ba) \(.wire_bytes_ba)"' "$out")
-	[ "$n" -ge 2 ] || { echo "# only $n flows in $1"; return 1; }
+	mapfile -t flows < <(jq -r 'select(.type == "flow") | "\(.flow) \(.a) \(.b) \(.pkts_ab) \(.wire_bytes_ab) \(.pkts_ba) \(.wire_bytes_ba)"' "$out")
+	[ ${#flows[@]} -ge 2 ] || { echo "# only ${#flows[@]} flows in $1"; return 1; }
+	pc_flows_agree "$f" "${flows[@]}"
 	# and every frame was TCP, none cut or malformed
 	jq -e 'select(.type == "capture") | .frames == .tcp_frames and .other_frames == 0 and
 		.truncated_frames == 0 and .malformed_frames == 0' "$out" > /dev/null ||
