@@ -26,9 +26,9 @@ load helpers
 
 ID=st${BATS_ROOT_PID}
 NS=stw-${BATS_ROOT_PID}
-# dip.sh's default receiver (its --id names the namespaces, not the
-# addresses) and the push's port
-RECEIVER=10.77.2.2 PORT=43192
+# dip.sh's default pusher and receiver (its --id names the namespaces, not
+# the addresses) and the push's port
+SENDER=10.77.1.2 RECEIVER=10.77.2.2 PORT=43192
 
 setup_file() {
 	requires root netns btf bbr struct_ops jq tcpdump
@@ -114,7 +114,8 @@ pushsim_stalls() {
 		(.fix | test("TCP_NODELAY")))' "$d/trace.jsonl"
 	# the frames are 33 ms apart: the next write ends each hold
 	jq -e '.nagle_stalls_ended_by.write >= .stalls_by_cause.nagle * 0.8' "$d/verdict.json"
-	jq -e '.text | test("The sender stalled [0-9]+ times") and test("Fix: TCP_NODELAY on the sender 10.77.1.2 \\(ffmpeg: -tcp_nodelay 1\\), or on the receiver 10.77.2.2 `quickack on --to 10.77.1.2 --host`, whose prompt ACKs end each hold after a round trip")' \
+	jq -e --arg snd "$SENDER" --arg rcv "$RECEIVER" '.text | test("The sender stalled [0-9]+ times") and
+		test("Fix: TCP_NODELAY on the sender \($snd) \\(ffmpeg: -tcp_nodelay 1\\), or on the receiver \($rcv) `quickack on --to \($snd) --host`, whose prompt ACKs end each hold after a round trip")' \
 		"$d/verdict.json"
 	jq -e '.stall_fix | test("TCP_NODELAY")' "$d/verdict.json"
 	# the records' time is the stall's start, inside the push
