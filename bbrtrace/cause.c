@@ -13,7 +13,7 @@
 
 static double ms(uint64_t us)
 {
-	return (double)us / 1000.0;
+	return (double)us / TK_USEC_PER_MSEC_F;
 }
 
 /* ", against the X Mbit/s the flow delivered" into buf when that is known */

@@ -507,8 +507,8 @@ static void stall_step(struct bt_detect *d, struct flow *f, const struct bt_samp
 		return;
 	d->stall_pending = true;
 	d->st.stalls[x->cause]++;
-	d->st.stalled_ns[x->cause] += x->duration_us * 1000;
-	HARM(d, f, s->t_ns, (h->stalls[x->cause]++, h->stalled_ns[x->cause] += x->duration_us * 1000,
+	d->st.stalled_ns[x->cause] += x->duration_us * TK_NSEC_PER_USEC;
+	HARM(d, f, s->t_ns, (h->stalls[x->cause]++, h->stalled_ns[x->cause] += x->duration_us * TK_NSEC_PER_USEC,
 			     h->nagle_ended[x->ended_by] += x->cause == BT_STALL_NAGLE));
 	if (x->cause == BT_STALL_NAGLE) {
 		flow_ends(&x->at, &d->st.nagle_ends);

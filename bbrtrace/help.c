@@ -9,6 +9,7 @@
 
 #include "bbrtrace/help.h"
 #include "bbrtrace/rules.h"
+#include "common.h"
 #include "trace.h"
 
 const char bt_help_synopsis[] =
@@ -118,8 +119,9 @@ void bt_help_detect(FILE *f)
 		"receiver (none when they held the data for under %u ms in all). Without a\n"
 		"write tap those fields are null, not 0, and the verdict says why.\n",
 		bt_cause_names[BT_CAUSE_LOSS_POLICER], bt_cause_names[BT_CAUSE_DELAYED_ACK],
-		BT_DELACK_RATIO, BT_DELACK_FLOOR_US / 1000, BT_DELACK_CEIL_US / 1000, BT_DELACK_MAX_SEGS,
-		BT_DELACK_FLOOR_US / 1000, bt_cause_names[BT_CAUSE_RATE_DROP], bt_cause_names[BT_CAUSE_BURST_MAX],
+		BT_DELACK_RATIO, (unsigned)(BT_DELACK_FLOOR_US / TK_USEC_PER_MSEC),
+		(unsigned)(BT_DELACK_CEIL_US / TK_USEC_PER_MSEC), BT_DELACK_MAX_SEGS,
+		(unsigned)(BT_DELACK_FLOOR_US / TK_USEC_PER_MSEC), bt_cause_names[BT_CAUSE_RATE_DROP], bt_cause_names[BT_CAUSE_BURST_MAX],
 		BT_BURST_RATIO, bt_cause_names[BT_CAUSE_RATE_DROP], BT_AGREE_RATIO, BT_NOISE_FLOOR_US,
 		bt_cause_names[BT_CAUSE_LONE_SEGMENT], BT_DELACK_MAX_SEGS, bt_cause_names[BT_CAUSE_MAX_EXPIRED],
 		bt_cause_names[BT_CAUSE_SENDER_LIMITED], BT_AGREE_RATIO, bt_cause_names[BT_CAUSE_ACK_JITTER],
@@ -130,7 +132,8 @@ void bt_help_detect(FILE *f)
 		bt_cause_names[BT_CAUSE_RATE_DROP], bt_cause_names[BT_CAUSE_LOSS_POLICER],
 		bt_cause_names[BT_CAUSE_BURST_MAX], BT_THROTTLE_HEADROOM,
 		bt_cause_names[BT_CAUSE_RATE_DROP], bt_cause_names[BT_CAUSE_LOSS_POLICER],
-		BT_FIX_MIN_THROTTLED_MS, BT_FIX_MIN_LATE_BYTES, BT_FIX_DELACK_RECURS, BT_STALL_MIN_US / 1000,
+		BT_FIX_MIN_THROTTLED_MS, BT_FIX_MIN_LATE_BYTES, BT_FIX_DELACK_RECURS,
+		(unsigned)(BT_STALL_MIN_US / TK_USEC_PER_MSEC),
 		bt_stall_cause_names[BT_STALL_NAGLE], bt_stall_cause_names[BT_STALL_RWND],
 		bt_stall_cause_names[BT_STALL_CWND], bt_stall_cause_names[BT_STALL_PACING],
 		bt_stall_cause_names[BT_STALL_OTHER], BT_STALL_FIX_MIN_MS);

@@ -59,9 +59,9 @@ static int64_t mono_to_wall_offset(void)
 		clock_gettime(CLOCK_MONOTONIC, &m1);
 		clock_gettime(CLOCK_REALTIME, &r);
 		clock_gettime(CLOCK_MONOTONIC, &m2);
-		int64_t a = m1.tv_sec * 1000000000LL + m1.tv_nsec;
-		int64_t b = m2.tv_sec * 1000000000LL + m2.tv_nsec;
-		int64_t rt = r.tv_sec * 1000000000LL + r.tv_nsec;
+		int64_t a = m1.tv_sec * (int64_t)TK_NSEC_PER_SEC + m1.tv_nsec;
+		int64_t b = m2.tv_sec * (int64_t)TK_NSEC_PER_SEC + m2.tv_nsec;
+		int64_t rt = r.tv_sec * (int64_t)TK_NSEC_PER_SEC + r.tv_nsec;
 
 		if (b - a < best_gap) {
 			best_gap = b - a;

@@ -7,11 +7,12 @@
 #include <string.h>
 
 #include "bbrtrace/sample.h"
+#include "common.h"
 
 uint64_t bt_bw_to_bps(uint32_t bw, uint32_t mss)
 {
 	/* bw * mss * 8 * 10^6 >> 24 overflows 64 bits for large bw * mss */
-	unsigned __int128 v = (unsigned __int128)bw * mss * 8 * 1000000;
+	unsigned __int128 v = (unsigned __int128)bw * mss * 8 * TK_USEC_PER_SEC;
 
 	return (uint64_t)(v >> BT_BW_SCALE);
 }
@@ -47,7 +48,7 @@ void bt_sample_decode(struct bt_sample *s, const struct bt_event *e, int64_t mon
 	/* the same validity rule as bbr_update_bw() */
 	s->sample_valid = e->delivered >= 0 && e->interval_us > 0;
 	s->sample_bw_bps = s->sample_valid ? (uint64_t)((unsigned __int128)e->delivered * e->mss * 8 *
-							 1000000 / (uint64_t)e->interval_us)
+							 TK_USEC_PER_SEC / (uint64_t)e->interval_us)
 					   : 0;
 	s->bw_prev_bps = bt_bw_to_bps(e->bw_prev, e->mss);
 	s->bw_bps = bt_bw_to_bps(e->bw, e->mss);

@@ -11,6 +11,7 @@
 #include "bbrtrace/rules.h"
 #include "bbrtrace/stall.h"
 #include "bpf/contract/bbrtrace.h"
+#include "common.h"
 
 /* tp->nonagle's bits (include/net/tcp.h) */
 #define NAGLE_OFF 1
@@ -87,7 +88,7 @@ static void evidence(const struct bt_stall_state *st, struct bt_stall *out)
 static bool close_stall(struct bt_stall_state *st, uint64_t end_ns, enum bt_stall_end by,
 			struct bt_stall *out)
 {
-	uint64_t us = end_ns > st->cur.at.t_ns ? (end_ns - st->cur.at.t_ns) / 1000 : 0;
+	uint64_t us = end_ns > st->cur.at.t_ns ? (end_ns - st->cur.at.t_ns) / TK_NSEC_PER_USEC : 0;
 
 	st->open = false;
 	if (us < BT_STALL_MIN_US)
@@ -182,7 +183,7 @@ static uint64_t pacing_end_ns(const struct bt_stall_state *st)
 {
 	const struct bt_sample *at = &st->cur.at;
 
-	return st->cur.cause == BT_STALL_PACING && at->rtt_us > 0 ? at->t_ns + (uint64_t)at->rtt_us * 1000
+	return st->cur.cause == BT_STALL_PACING && at->rtt_us > 0 ? at->t_ns + (uint64_t)at->rtt_us * TK_NSEC_PER_USEC
 								  : UINT64_MAX;
 }
 
@@ -204,7 +205,7 @@ static bool nagle_outgrown(const struct bt_stall_state *st, const struct bt_samp
  */
 static uint64_t sent_ns(const struct bt_stall_state *st, const struct bt_sample *e)
 {
-	uint64_t ago = (uint64_t)e->sent_ago_us * 1000, t = e->t_ns > ago ? e->t_ns - ago : 0;
+	uint64_t ago = (uint64_t)e->sent_ago_us * TK_NSEC_PER_USEC, t = e->t_ns > ago ? e->t_ns - ago : 0;
 
 	return t > st->last.t_ns ? t : st->last.t_ns;
 }

@@ -76,7 +76,7 @@ static void headline(struct bt_verdict *v, uint64_t throttling)
 		return;
 	}
 	vt_bytes(late, sizeof(late), st->late_bytes);
-	vt_us(held, sizeof(held), st->throttled_ns / 1000);
+	vt_us(held, sizeof(held), st->throttled_ns / TK_NSEC_PER_USEC);
 	vt_cat(v->text, sizeof(v->text),
 	    "; %llu of them throttled the stream (the pacing BBR allowed fell under ",
 	    (unsigned long long)throttling);
@@ -195,7 +195,7 @@ static void harmless_clause(struct bt_verdict *v, uint64_t throttling)
 bool bt_throttle_negligible(const struct bt_detect_stats *st)
 {
 	return !st->throttles_open && st->late_bytes < BT_FIX_MIN_LATE_BYTES &&
-	       st->throttled_ns < (uint64_t)BT_FIX_MIN_THROTTLED_MS * 1000000 &&
+	       st->throttled_ns < BT_FIX_MIN_THROTTLED_MS * TK_NSEC_PER_MSEC &&
 	       st->throttling[BT_CAUSE_DELAYED_ACK] < BT_FIX_DELACK_RECURS;
 }
 
@@ -213,7 +213,7 @@ static void fix_of(struct bt_verdict *v, uint64_t throttling)
 		vt_cat(v->text, sizeof(v->text),
 		    " That is too little to act on (under %u ms and %u kB in all): no action is "
 		    "needed%s.",
-		    BT_FIX_MIN_THROTTLED_MS, BT_FIX_MIN_LATE_BYTES / 1000,
+		    BT_FIX_MIN_THROTTLED_MS, (unsigned)(BT_FIX_MIN_LATE_BYTES / TK_BYTES_PER_KB),
 		    v->stalls ? " for the collapses" : "");
 		return;
 	}
@@ -243,10 +243,10 @@ static void stall_sentence(struct bt_verdict *v)
 
 	if (!n)
 		return;
-	vt_us(held, sizeof(held), v->stalled_ns / 1000);
+	vt_us(held, sizeof(held), v->stalled_ns / TK_NSEC_PER_USEC);
 	vt_cat(v->text, sizeof(v->text), " The sender stalled %llu %s with data waiting (%u ms or more "
 	    "each, %s in all): ", (unsigned long long)n, vt_plural(n, "time", "times"),
-	    BT_STALL_MIN_US / 1000, held);
+	    (unsigned)(BT_STALL_MIN_US / TK_USEC_PER_MSEC), held);
 	for (int i = 0; i < BT_NSTALL_CAUSES; i++) {
 		if (!st->stalls[i])
 			continue;
@@ -264,7 +264,7 @@ static void stall_sentence(struct bt_verdict *v)
 	vt_cat(v->text, sizeof(v->text), ".");
 	if (nagle * 2 < n || v->peers.harmed >= 2)
 		return;
-	if (v->stalled_ns < (uint64_t)BT_STALL_FIX_MIN_MS * 1000000) {
+	if (v->stalled_ns < BT_STALL_FIX_MIN_MS * TK_NSEC_PER_MSEC) {
 		vt_cat(v->text, sizeof(v->text), " That is too little to act on (under %u ms in all): no "
 		    "action is needed for the stalls.", BT_STALL_FIX_MIN_MS);
 		return;

@@ -43,10 +43,10 @@ void vt_bps(char *buf, size_t cap, uint64_t bps)
 
 void vt_bytes(char *buf, size_t cap, double bytes)
 {
-	if (bytes >= 1e6)
-		snprintf(buf, cap, "%.1f MB", bytes / 1e6);
+	if (bytes >= TK_BYTES_PER_MB_F)
+		snprintf(buf, cap, "%.1f MB", bytes / TK_BYTES_PER_MB_F);
 	else
-		snprintf(buf, cap, "%.0f kB", bytes / 1e3);
+		snprintf(buf, cap, "%.0f kB", bytes / TK_BYTES_PER_KB_F);
 }
 
 const char *vt_plural(uint64_t n, const char *one, const char *many)

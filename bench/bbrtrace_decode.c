@@ -81,7 +81,7 @@ int main(int argc, char **argv)
 				for (int k = 0; k < 16; k++) {
 					struct bt_event e = ev[(i + (uint64_t)k) & 63];
 
-					e.t_ns = t + (uint64_t)(2 * k + cpu) * 1000;
+					e.t_ns = t + (uint64_t)(2 * k + cpu) * TK_NSEC_PER_USEC;
 					bt_reorder_push(&ro, &e);
 				}
 			}

@@ -128,7 +128,7 @@ int main(int argc, char **argv)
 	struct gen_flow *gf = calloc(flows ? flows : 1, sizeof(*gf));
 	struct ctx c = { 0 };
 	struct bt_reorder ro = { 0 };
-	uint64_t t = 1000000000ULL, t0, t1;
+	uint64_t t = TK_NSEC_PER_SEC, t0, t1;
 	long rss0 = rss_kib();
 	uint32_t seed = 1;
 
@@ -143,7 +143,7 @@ int main(int argc, char **argv)
 				uint64_t id = (i + (uint64_t)(2 * k + cpu)) % flows;
 				struct bt_event e;
 
-				gen_event(&e, &gf[id], id, t + (uint64_t)(2 * k + cpu) * 1000, &seed);
+				gen_event(&e, &gf[id], id, t + (uint64_t)(2 * k + cpu) * TK_NSEC_PER_USEC, &seed);
 				bt_reorder_push(&ro, &e);
 			}
 		}

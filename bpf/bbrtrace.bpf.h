@@ -207,7 +207,7 @@ static __always_inline void bt_fill_rs(const struct rate_sample *rs, struct bt_e
  * clock, tp->tcp_wstamp_ns, then moves it on by the packet's pacing time */
 static __always_inline __u16 bt_sent_ago_us(__u64 wstamp, __u64 t)
 {
-	__u64 us = wstamp < t ? (t - wstamp) / 1000 : 0;
+	__u64 us = wstamp < t ? (t - wstamp) / NSEC_PER_USEC : 0;
 
 	return us > 65535 ? 65535 : (__u16)us;
 }
@@ -480,7 +480,7 @@ static __always_inline void bt_emit_write(struct sock *sk, int ret)
 	 * recovery packets_out alone fills the window while TCP still sends */
 	e->prior_in_flight = BT_RD(tp, packets_out) - BT_RD(tp, sacked_out) - BT_RD(tp, lost_out) +
 			     BT_RD(tp, retrans_out);
-	e->rtt_us = wstamp > e->t_ns ? (__s64)((wstamp - e->t_ns) / 1000) : 0;
+	e->rtt_us = wstamp > e->t_ns ? (__s64)((wstamp - e->t_ns) / NSEC_PER_USEC) : 0;
 	bt_event_end(st, e);
 }
 

@@ -35,7 +35,7 @@ static void iso_time(char *buf, size_t len)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, len, "%s.%03dZ", base, (int)(ts.tv_nsec / 1000000) % 1000);
+	snprintf(buf, len, "%s.%03dZ", base, (int)(ts.tv_nsec / TK_NSEC_PER_MSEC % TK_MSEC_PER_SEC));
 }
 
 /* one socket's row r as its record, its drops named */

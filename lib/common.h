@@ -78,6 +78,18 @@ enum tk_exit {
 #define TK_BPS_PER_KBPS_F 1e3
 #define TK_MBPS_PER_BPS_F 1e-6
 
+/* sizes in decimal units, as the verdicts print them: bytes in a kB and an MB */
+#define TK_BYTES_PER_KB 1000ULL
+#define TK_BYTES_PER_KB_F 1e3
+#define TK_BYTES_PER_MB_F 1e6
+
+/* SI prefixes, for rates in other units than bits and time (Mpps, cycles
+ * per second in GHz) and for the k, M and G of a count */
+#define TK_KILO_F 1e3
+#define TK_MEGA_F 1e6
+#define TK_GIGA_F 1e9
+#define TK_NANO_F 1e-9
+
 /* CLOCK_MONOTONIC in nanoseconds: the time base of every tool and of the
  * BPF programs' bpf_ktime_get_ns() */
 static inline uint64_t tk_mono_ns(void)

@@ -43,7 +43,7 @@
 #define BT_DEMAND_MIN_SPAN_MS 20u
 #define BT_DEMAND_APP_SHARE 0.5
 
-#define BT_DEMAND_STEP_NS (10ull * 1000 * 1000)
+#define BT_DEMAND_STEP_NS (10 * TK_NSEC_PER_MSEC)
 /* checkpoints that span the window at one per step (101), with room to
  * spare; a power of two, so that the ring's index is a mask */
 #define BT_DEMAND_SLOTS 128

@@ -333,7 +333,7 @@ struct prom_server {
 
 static int64_t mono_ms(void)
 {
-	return (int64_t)(tk_mono_ns() / 1000000);
+	return (int64_t)(tk_mono_ns() / TK_NSEC_PER_MSEC);
 }
 
 /* wait for fd (POLLIN or POLLOUT) or the wake pipe, until deadline; 1 ready, 0 not */

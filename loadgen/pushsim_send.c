@@ -58,7 +58,7 @@ static uint64_t rng_next(uint64_t *s)
 static size_t frame_size(const struct opts *o, uint64_t seq, uint64_t *rng, uint32_t mss)
 {
 	/* the mean over a GOP is bitrate / fps: (k + gop - 1) * p = gop * mean */
-	double mean = (double)o->bitrate_kbps * 1000 / 8 / o->fps;
+	double mean = (double)o->bitrate_kbps * TK_BPS_PER_KBPS_F / 8 / o->fps;
 	double p = mean * o->gop / (o->key_factor + o->gop - 1);
 	double base = seq % o->gop == 0 ? p * o->key_factor : p;
 	double u = (double)(rng_next(rng) >> 11) / 0x1p53; /* 53 random bits: [0,1) */

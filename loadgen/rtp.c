@@ -105,5 +105,5 @@ uint64_t rtp_lost(const struct rtp_stats *s)
 
 double rtp_jitter_ms(const struct rtp_stats *s)
 {
-	return s->jitter_ts * 1000.0 / RTP_CLOCK_HZ;
+	return s->jitter_ts * TK_MSEC_PER_SEC_F / RTP_CLOCK_HZ;
 }

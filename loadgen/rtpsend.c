@@ -38,8 +38,8 @@ _Static_assert(MIN_SIZE == RTP_MIN_LEN, "rtpsend's --help names the smallest dat
 #define MAX_SIZE 65000
 #define DEFAULT_SSRC 24301       /* 0x5eed, written as --ssrc parses it: decimal */
 #define MAX_EMULATED_MS 10000
-#define STAMP_SLACK_NS 1000000   /* a packet made later than this is stamped when made */
-#define DRAIN_EVERY_NS 1000000   /* echoes are read once a millisecond, not per packet */
+#define STAMP_SLACK_NS TK_NSEC_PER_MSEC /* a packet made later than this is stamped when made */
+#define DRAIN_EVERY_NS TK_NSEC_PER_MSEC /* echoes are read once a millisecond, not per packet */
 /*
  * At the end, the sender waits for the last echoes until every datagram sent
  * has come back, or none has for LAST_ECHO_QUIET_NS (the rest are lost), and

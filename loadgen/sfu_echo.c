@@ -218,7 +218,8 @@ static void maybe_stall(void)
 	}
 	pthread_mutex_unlock(&lock);
 	if (ms) {
-		struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+		struct timespec ts = { (time_t)(ms / TK_MSEC_PER_SEC),
+					(long)(ms % TK_MSEC_PER_SEC * TK_NSEC_PER_MSEC) };
 
 		nanosleep(&ts, NULL);
 	}
@@ -227,7 +228,7 @@ static void maybe_stall(void)
 static void kwait_add(struct kwait *k, const struct timespec *ts, const struct timespec *now,
 		      long seq)
 {
-	int64_t w = (int64_t)(now->tv_sec - ts->tv_sec) * 1000000000LL + (now->tv_nsec - ts->tv_nsec);
+	int64_t w = (int64_t)(now->tv_sec - ts->tv_sec) * (int64_t)TK_NSEC_PER_SEC + (now->tv_nsec - ts->tv_nsec);
 
 	if (w < 0)
 		w = 0;

@@ -221,7 +221,7 @@ static struct an_bin *bin_at(struct an *a, struct an_dir *d, int64_t ts)
 	if (d->nbins && rel >= d->last_bin_lo_ns && rel < d->last_bin_hi_ns)
 		return &d->bins[d->nbins - 1];
 	/* microsecond resolution, rounded, as tshark's io,stat bins */
-	idx = (uint64_t)((rel + 500) / 1000) / (uint64_t)(a->cfg.bin_ns / 1000);
+	idx = (uint64_t)((rel + TK_NSEC_PER_USEC / 2) / TK_NSEC_PER_USEC) / (uint64_t)(a->cfg.bin_ns / TK_NSEC_PER_USEC);
 	if (d->nbins && d->bins[d->nbins - 1].idx == idx)
 		return &d->bins[d->nbins - 1];
 	if (!d->nbins || idx > d->bins[d->nbins - 1].idx) {

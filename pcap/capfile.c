@@ -139,7 +139,7 @@ static int pcap_next_frame(struct cap_file *c, struct cap_frame *f)
 		return -1;
 	}
 	f->no = no;
-	f->ts_ns = (int64_t)sec * 1000000000 + (int64_t)frac * (c->nsec ? 1 : 1000);
+	f->ts_ns = (int64_t)sec * (int64_t)TK_NSEC_PER_SEC + (int64_t)frac * (c->nsec ? 1 : (int64_t)TK_NSEC_PER_USEC);
 	f->caplen = caplen;
 	f->origlen = origlen;
 	f->linktype = c->linktype;
@@ -181,26 +181,26 @@ static void idb_option(struct cap_file *c, uint16_t code, uint16_t len, const ui
 
 			if (n > 40)
 				return; /* finer than a picosecond: keep the default */
-			ifc->tsres_num = 1000000000;
+			ifc->tsres_num = TK_NSEC_PER_SEC;
 			ifc->tsres_den = 1ull << n;
 		} else {
 			if (r > 18)
 				return;
 			for (unsigned int k = 0; k < r; k++)
 				den *= 10;
-			if (den <= 1000000000) {
-				ifc->tsres_num = 1000000000 / den;
+			if (den <= TK_NSEC_PER_SEC) {
+				ifc->tsres_num = TK_NSEC_PER_SEC / den;
 				ifc->tsres_den = 1;
 			} else {
 				ifc->tsres_num = 1;
-				ifc->tsres_den = den / 1000000000;
+				ifc->tsres_den = den / TK_NSEC_PER_SEC;
 			}
 		}
 	} else if (code == 14 && len == 8) { /* if_tsoffset, seconds */
 		int64_t s = (int64_t)rd64(c, v);
 
 		if (s > -9000000000ll && s < 9000000000ll)
-			ifc->tsoffset_ns = s * 1000000000;
+			ifc->tsoffset_ns = s * (int64_t)TK_NSEC_PER_SEC;
 	}
 }
 
@@ -260,7 +260,7 @@ static int ng_idb(struct cap_file *c, size_t blen)
 	ifc = &c->ifs[c->nifs++];
 	ifc->linktype = rd16(c, p + 8);
 	ifc->snaplen = rd32(c, p + 12);
-	ifc->tsres_num = 1000; /* default: microseconds */
+	ifc->tsres_num = TK_NSEC_PER_USEC; /* default: microseconds */
 	ifc->tsres_den = 1;
 	ifc->tsoffset_ns = 0;
 	ng_options(c, p + 16, blen - 20, idb_option, ifc);
@@ -568,7 +568,7 @@ static int libpcap_next(struct cap_file *c, struct cap_frame *f)
 
 	if (rc == 1) {
 		f->no = ++c->frames;
-		f->ts_ns = (int64_t)h->ts.tv_sec * 1000000000 + h->ts.tv_usec; /* nano precision */
+		f->ts_ns = (int64_t)h->ts.tv_sec * (int64_t)TK_NSEC_PER_SEC + h->ts.tv_usec; /* nano precision */
 		f->caplen = h->caplen;
 		f->origlen = h->len;
 		f->linktype = c->linktype;

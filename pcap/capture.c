@@ -114,7 +114,7 @@ static void ng_packet(struct writer *w, const struct pcap_pkthdr *h, const u_cha
 {
 	uint32_t pad = (4 - (h->caplen & 3)) & 3;
 	uint32_t blen = 32 + h->caplen + pad;
-	uint64_t ts = (uint64_t)h->ts.tv_sec * 1000000000 + (uint64_t)h->ts.tv_usec; /* nano precision */
+	uint64_t ts = (uint64_t)h->ts.tv_sec * TK_NSEC_PER_SEC + (uint64_t)h->ts.tv_usec; /* nano precision */
 	static const uint8_t zero[4];
 	uint32_t hdr[7] = { 6, blen, 0, (uint32_t)(ts >> 32), (uint32_t)ts, h->caplen, h->len };
 
@@ -387,7 +387,7 @@ static void parse_args(int argc, char **argv, struct cap_opts *o, char *filter, 
 /* --- the capture ------------------------------------------------------------------- */
 
 #define READ_TIMEOUT_MS 100     /* the kernel hands over a partly filled block at least this often */
-#define DRAIN_WAIT_NS (2 * READ_TIMEOUT_MS * 1000000L) /* at the end: two such periods */
+#define DRAIN_WAIT_NS (2 * READ_TIMEOUT_MS * TK_NSEC_PER_MSEC) /* at the end: two such periods */
 #define DRAIN_READS 64          /* then at most this many non-blocking reads */
 #define DISPATCH_MAX 1000000    /* packets handed over by one pcap_dispatch */
 

@@ -33,7 +33,7 @@ struct an_cmd {
 #define DIP_FRAC_DEFAULT 0.5
 #define DIP_WINDOW_DEFAULT 21
 #define DELACK_MS_DEFAULT 10    /* the trace's delayed-ACK floor */
-_Static_assert(DELACK_MS_DEFAULT * 1000 == BT_DELACK_FLOOR_US, "--delack-ms's default is the trace's floor");
+_Static_assert(DELACK_MS_DEFAULT * TK_USEC_PER_MSEC == BT_DELACK_FLOOR_US, "--delack-ms's default is the trace's floor");
 /* a silence a viewer can see: a live player keeps about this much buffered
  * (pushsim recv's and dip.sh's --playout-ms) */
 #define GAP_MS_DEFAULT 100
@@ -547,7 +547,7 @@ static const char *const cmd_names[] = { [CMD_FLOWS] = "flows", [CMD_THROUGHPUT]
 /* what the options say together */
 static void check_args(enum cmd cmd, const struct an_cmd *cfg)
 {
-	if (cmd == CMD_THROUGHPUT && llround(cfg->bin_ms * TK_NSEC_PER_MSEC_F) % 1000)
+	if (cmd == CMD_THROUGHPUT && llround(cfg->bin_ms * TK_NSEC_PER_MSEC_F) % (long long)TK_NSEC_PER_USEC)
 		cli_usage_die("--bin-ms: %g is not a whole number of microseconds", cfg->bin_ms);
 	if (cmd == CMD_THROUGHPUT && cfg->dip_window % 2 == 0)
 		cli_usage_die("--dip-window: %u is even; the window is centred, so it needs an odd count",

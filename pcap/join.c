@@ -233,7 +233,7 @@ static bool flows_absent(const struct join *j, const struct join_opts *op, const
 /* the analysis of the trace's flows only */
 static struct an *trace_analysis(struct join *j, struct an_sel **sel)
 {
-	struct an_config cfg = { .acks = true, .delack_ns = BT_DELACK_FLOOR_US * 1000LL };
+	struct an_config cfg = { .acks = true, .delack_ns = BT_DELACK_FLOOR_US * TK_NSEC_PER_USEC };
 	struct an *a;
 
 	*sel = calloc(j->nflows, sizeof(**sel));

@@ -163,7 +163,7 @@ static void collapse_line(FILE *out, const struct join *j, const struct jm_rec *
 	fprintf(out, "frame %llu (t=%.6f s): ACK %u", (unsigned long long)e->frame,
 		((double)e->ts_ns - (double)j->t0_ns) * TK_SEC_PER_NSEC_F, r->snd_una);
 	if (bt_has(&fs, BT_C_CAUSE) && c.cause == BT_CAUSE_DELAYED_ACK) {
-		if (e->delay_ns >= 1000000)
+		if (e->delay_ns >= (int64_t)TK_NSEC_PER_MSEC)
 			fprintf(out, " came %.1f ms after the data it covers", (double)e->delay_ns * TK_MSEC_PER_NSEC_F);
 		else if (e->delay_ns >= 0)
 			fprintf(out, " came %.0f \u00b5s after the data it covers", (double)e->delay_ns * TK_USEC_PER_NSEC_F);

@@ -158,8 +158,8 @@ static const struct bt_sample *stall_key(struct bt_stall *x, const struct jl_obj
 {
 	bt_stall_read(o, x, fs);
 	x->at.snd_una = x->at.snd_nxt;
-	x->at.t_ns += x->duration_us * 1000;
-	x->at.wall_ns += x->duration_us * 1000;
+	x->at.t_ns += x->duration_us * TK_NSEC_PER_USEC;
+	x->at.wall_ns += x->duration_us * TK_NSEC_PER_USEC;
 	return &x->at;
 }
 

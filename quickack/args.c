@@ -46,7 +46,7 @@ int qa_parse_rto_min(const char *opt, const char *s, uint32_t *ms)
 		n -= 2;
 	else if (n > 1 && s[n - 1] == 's') {
 		n -= 1;
-		mult = 1000;
+		mult = TK_MSEC_PER_SEC;
 	}
 	if (!n || n >= sizeof(num)) {
 		elog("%s: '%s' is not a time (N, Nms or Ns; or off)", opt, s ? s : "");
@@ -60,7 +60,7 @@ int qa_parse_rto_min(const char *opt, const char *s, uint32_t *ms)
 			return -1;
 		}
 	}
-	if (cli_parse_u32(opt, num, 1, QA_RTO_MIN_MAX_S * 1000 / mult, &v))
+	if (cli_parse_u32(opt, num, 1, QA_RTO_MIN_MAX_S * TK_MSEC_PER_SEC / mult, &v))
 		return -1;
 	*ms = v * mult;
 	return 0;

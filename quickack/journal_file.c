@@ -73,7 +73,7 @@ static int sync_dir(const char *path)
 
 static int lock_wait(int fd, int op, int timeout_ms)
 {
-	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	struct timespec ts = { 0, 10 * TK_NSEC_PER_MSEC };
 
 	for (int waited = 0;; waited += 10) {
 		if (!flock(fd, op | LOCK_NB))

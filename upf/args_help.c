@@ -157,7 +157,7 @@ static void identity_footer(FILE *f)
 
 		fprintf(f, "  %s: %llu x %.1fe9 / %.0f = %.1f Mpps, not %.1f\n", x->label,
 			(unsigned long long)x->workers, x->ghz, x->cycles,
-			(double)x->workers * x->ghz * 1e3 / x->cycles, x->mpps);
+			(double)x->workers * x->ghz * (TK_GIGA_F / TK_MEGA_F) / x->cycles, x->mpps);
 	}
 	fprintf(f, "The identity holds within %.0f%%.\n", UP_IDENTITY_TOLERANCE * 100);
 }

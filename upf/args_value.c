@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "common.h"
 #include "log.h"
 
 #include "args.h"
@@ -30,9 +31,9 @@ int up_parse_count(const char *opt, const char *s, uint64_t min, uint64_t max, u
 	}
 	memcpy(num, s, n + 1);
 	switch (num[n - 1]) {
-	case 'k': case 'K': mult = 1e3; num[--n] = '\0'; break;
-	case 'M': mult = 1e6; num[--n] = '\0'; break;
-	case 'G': mult = 1e9; num[--n] = '\0'; break;
+	case 'k': case 'K': mult = TK_KILO_F; num[--n] = '\0'; break;
+	case 'M': mult = TK_MEGA_F; num[--n] = '\0'; break;
+	case 'G': mult = TK_GIGA_F; num[--n] = '\0'; break;
 	}
 	if (mult == 1) {
 		if (strspn(s, "0123456789") != n) {

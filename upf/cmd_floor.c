@@ -22,7 +22,7 @@
 	X("floor_cycles", REC_F64, 2, REC_COL("MLP cyc", 7, 0, 1), rv_f64(f.mlp_cycles))      \
 	X("floor_chains", REC_U64, 0, REC_COL("chains", 6, 0, 0), rv_u64(f.mlp_chains))       \
 	X("hugepages_kib", REC_U64, 0, REC_COL("THP MiB", 7, 1.0 / 1024, 0), rv_u64(f.huge_kib)) \
-	X("tsc_hz", REC_F64, 0, REC_COL("TSC GHz", 7, 1e-9, 3), rv_f64(f.tsc_hz))
+	X("tsc_hz", REC_F64, 0, REC_COL("TSC GHz", 7, TK_NANO_F, 3), rv_f64(f.tsc_hz))
 
 static const struct rec_field floor_fields[] = { FLOOR_FIELDS(REC_FIELD) };
 static const struct rec_schema floor_schema = { "memory_floor", floor_fields, ARRAY_SIZE(floor_fields) };

@@ -17,7 +17,7 @@
 	X("mpps", REC_F64, 3, REC_COL("Mpps", 7, 0, 2), rv_f64(x->mpps))                    \
 	X("cycles_per_pkt", REC_F64, 1, REC_COL("cyc/pkt", 8, 0, 0), rv_f64(x->cycles))     \
 	X("workers", REC_U64, 0, REC_COL("workers", 7, 0, 0), rv_u64(x->workers))           \
-	X("hz", REC_F64, 0, REC_COL("GHz", 5, 1e-9, 2), rv_f64(x->ghz * 1e9))               \
+	X("hz", REC_F64, 0, REC_COL("GHz", 5, TK_NANO_F, 2), rv_f64(x->ghz * TK_GIGA_F))    \
 	X("implied_mpps", REC_F64, 3, REC_COL("implied Mpps", 12, 0, 2), rv_f64(implied))   \
 	X("ratio", REC_F64, 3, REC_COL("ratio", 6, 0, 3), rv_f64(x->mpps / implied))        \
 	X("holds", REC_BOOL, 0, REC_COL("holds", 5, 0, 0), rv_bool(up_identity_holds(x->mpps / implied)))
@@ -28,7 +28,7 @@ static const struct rec_schema identity_schema = { "identity", identity_fields, 
 /* the rate that workers x Hz / cycles allows, Mpps */
 static double implied_mpps(const struct up_figures *x)
 {
-	return (double)x->workers * x->ghz * 1e9 / x->cycles / 1e6;
+	return (double)x->workers * x->ghz * TK_GIGA_F / x->cycles / TK_MEGA_F;
 }
 
 static int write_identity(struct rec_writer *w, const struct up_figures *x)

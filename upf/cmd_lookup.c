@@ -21,7 +21,7 @@
 	X("cycles_per_lookup", REC_F64, 2, REC_COL("cyc/lookup", 10, 0, 1),                      \
 	  rv_f64(r->cycles_per_lookup))                                                          \
 	X("mlookups_per_s", REC_F64, 2, REC_COL("Mlookup/s", 9, 0, 1),                           \
-	  rv_f64(r->tsc_hz / r->cycles_per_lookup / 1e6))                                        \
+	  rv_f64(r->tsc_hz / r->cycles_per_lookup / TK_MEGA_F))                                  \
 	X("tsc_hz", REC_F64, 0, REC_NOCOL, rv_f64(r->tsc_hz))                                    \
 	X("table_bytes", REC_U64, 0, REC_COL("table MiB", 9, 1.0 / (1 << 20), 1),                \
 	  rv_u64(r->table_bytes))                                                                \

@@ -102,12 +102,12 @@ int up_write_run(struct rec_writer *w, const struct run_rec *x)
 void up_run_notes(const struct run_rec *x)
 {
 	const struct up_result *r = &x->r;
-	double lhs = r->mpps * 1e6 * r->cycles_per_pkt, rhs = r->threads * r->tsc_hz;
+	double lhs = r->mpps * TK_MEGA_F * r->cycles_per_pkt, rhs = r->threads * r->tsc_hz;
 	char thp[32];
 
 	note("%s: identity: %.3f Mpps x %.1f cycles/packet = %.1fM cycles/s; %u thread%s x %.3f GHz = %.1fM cycles/s; ratio %.3f: %s",
-	     x->label, r->mpps, r->cycles_per_pkt, lhs / 1e6, r->threads, r->threads == 1 ? "" : "s",
-	     r->tsc_hz / 1e9, rhs / 1e6, r->identity_ratio,
+	     x->label, r->mpps, r->cycles_per_pkt, lhs / TK_MEGA_F, r->threads, r->threads == 1 ? "" : "s",
+	     r->tsc_hz / TK_GIGA_F, rhs / TK_MEGA_F, r->identity_ratio,
 	     up_identity_holds(r->identity_ratio) ? "holds"
 					       : "FAILS (threads idle or descheduled for part of the run)");
 	if (x->floor)

@@ -18,7 +18,7 @@
 #include "cmd.h"
 
 #define PCAP_OUT_T0_NS 1700000000000000000ull /* --pcap-out's first timestamp */
-#define PCAP_OUT_GAP_NS 1000                  /* and the gap between frames */
+#define PCAP_OUT_GAP_NS TK_NSEC_PER_USEC      /* and the gap between frames */
 
 static int write_pcap_out(const struct up_args *a, const struct up_traffic *t,
 			  const struct up_run_cfg *c)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common.h"
 #include "hw.h"
 #include "path_run.h"
 #include "path_worker.h"
@@ -144,14 +145,14 @@ static void results_sum(const struct run_state *s)
 			dtlb += w->dtlb;
 		}
 	}
-	r->mpps = (double)c->packets / r->wall_s / 1e6;
+	r->mpps = (double)c->packets / r->wall_s / TK_MEGA_F;
 	r->cycles_per_pkt = (double)cyc / (double)c->packets;
 	for (int k = 0; k < UP_NSTAGES; k++) {
 		r->stage_cycles[k] = stp[k] ? (double)st[k] / (double)stp[k] : 0;
 		stsum += r->stage_cycles[k];
 	}
 	r->other_cycles = r->cycles_per_pkt - stsum;
-	r->identity_ratio = r->mpps * 1e6 * r->cycles_per_pkt / ((double)e->nthreads * hz);
+	r->identity_ratio = r->mpps * TK_MEGA_F * r->cycles_per_pkt / ((double)e->nthreads * hz);
 	r->cpu_share = elapsed_s > 0 ? cpu_s / elapsed_s : 0;
 	r->cpu_cycles_per_pkt = cpu_s * hz / (double)c->packets;
 	if (hw) {

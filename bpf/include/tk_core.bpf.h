@@ -239,6 +239,9 @@ struct tcp_congestion_ops {
 #define TCP_CLOSE 7
 #define TCP_LAST_ACK 9
 #define TCP_CLOSING 11
+/* include/vdso/time64.h: the BPF programs cannot include lib/common.h (user
+ * space's headers), so they take the kernel's own unit, by its name */
+#define NSEC_PER_USEC 1000L
 
 #ifndef AF_INET
 #define AF_INET 2
