@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Naming flows: the --flow selector parsed from its text and matched
- * against a flow, endpoints formatted for output, and the names of the
- * capture's sides and of what decided them.
+ * against a flow, and endpoints formatted for output.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -146,18 +145,4 @@ int an_sel_parse(const char *s, struct an_sel *out, char *err, size_t errlen)
 	if (parse_endpoint(s, (size_t)(sep - s), &out->end[0], err, errlen))
 		return -1;
 	return parse_endpoint(sep + 1, strlen(sep + 1), &out->end[1], err, errlen);
-}
-
-const char *const an_side_choices[] = { "auto", "sender", "receiver", NULL };
-
-const char *an_side_name(enum an_side s)
-{
-	return s == AN_SIDE_UNKNOWN ? "unknown" : an_side_choices[s];
-}
-
-const char *an_basis_name(enum an_side_basis b)
-{
-	static const char *const n[] = { "none", "handshake", "option", "packet_type", "ttl" };
-
-	return n[b];
 }

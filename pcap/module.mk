@@ -1,6 +1,6 @@
 # bbrpcap: flows, throughput, ACKs and the trace join from captures
 TOOLS += bbrpcap
-BBRPCAP_CORE := pcap/capfile.c pcap/decode.c pcap/analysis.c pcap/flowsel.c pcap/ackdelay.c
+BBRPCAP_CORE := pcap/capfile.c pcap/decode.c pcap/analysis.c pcap/side.c pcap/flowsel.c pcap/ackdelay.c
 bbrpcap_SRCS := pcap/bbrpcap.c pcap/commands.c pcap/join.c pcap/jointrace.c pcap/joinout.c pcap/capture.c pcap/shared.c pcap/joinmatch.c \
 	$(BBRPCAP_CORE)
 bbrpcap_LIBS := -lpcap
