@@ -6,7 +6,7 @@
  * are the two layouts.
  */
 #include "lookup.h"
-#include "path_loop.h"
+#include "lookup_pool.h"
 
 /*
  * The lookup and then the session, a step apart: step 1 looks the burst
@@ -48,29 +48,6 @@ lookup_finish(struct up_worker *w, struct burst *x, const int var, const bool pr
 		if (prefetch && x->idx[i] != UPT_MISS)
 			prefetch_session(w->pool, x->idx[i], fat);
 	}
-}
-
-/* nothing is left: lookup_finish() found every session */
-static inline __attribute__((always_inline)) void
-lookup_settle(struct up_worker *w, struct burst *x, const int var)
-{
-	(void)w;
-	(void)x;
-	(void)var;
-}
-
-static inline __attribute__((always_inline)) unsigned int
-session_verdict(const struct up_pool *pool, const struct gtpu_pkt *p, uint32_t idx,
-		uint64_t now_tick, const int var, const bool shared)
-{
-	return verdict_at(pool, p, idx, now_tick, var == UP_LAYOUT_FAT, shared);
-}
-
-static inline __attribute__((always_inline)) void
-session_count(const struct up_pool *pool, uint32_t idx, uint32_t len, uint32_t drop,
-	      const int var, const bool shared)
-{
-	count_session(counters_at(pool, idx, var == UP_LAYOUT_FAT), len, drop, shared);
 }
 
 UP_LOOPS(rte_fat, UP_LAYOUT_FAT)

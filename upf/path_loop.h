@@ -6,7 +6,8 @@
  * with prefetching every lookup of a burst is in flight at once.
  *
  * Each lookup method's file (lookup_*.c) includes this header, defines the
- * steps declared below, and instantiates its loops with UP_LOOPS(): one
+ * steps declared below (those that the own table and rte_hash share are in
+ * lookup_pool.h), and instantiates its loops with UP_LOOPS(): one
  * function per variant, design and prefetching, each with the method's
  * steps inlined, so that every inner loop is straight code with no call
  * and no branch on the method, the design or prefetching.
