@@ -435,8 +435,12 @@ static void test_bad_frames(void **state)
 			if (teids == UP_TEIDS_SLOT) {
 				uint32_t i = up_teid_index(t.plan.slot_mask, p.teid);
 
-				assert_true(kind == UP_BAD_SLOT_RANGE ? i >= t.n_sess
-								      : i < t.n_sess && t.slot_teid[i] != p.teid);
+				if (kind == UP_BAD_SLOT_RANGE) {
+					tk_assert_cmp(i, >=, t.n_sess);
+				} else {
+					tk_assert_cmp(i, <, t.n_sess);
+					assert_int_not_equal(t.slot_teid[i], p.teid);
+				}
 			} else {
 				for (uint32_t s = 0; s < t.n_sess; s++)
 					assert_int_not_equal(p.teid, t.sess[s].teid);
