@@ -124,9 +124,12 @@ $report && print_table
 
 # the busy loops: plain spinning processes at normal priority, stopped with
 # this script (and bounded by a day in case it is killed)
-busy=() file_pid=
+busy=() file_pid= guest_pid=
 stop_busy() { [ ${#busy[@]} -eq 0 ] || kill "${busy[@]}" 2> /dev/null; busy=(); }
-trap 'stop_busy; [ -z "$file_pid" ] || bats_files_stop "$file_pid"' EXIT
+# an interrupted shake stops its guests too: run.sh keeps the TAP of the
+# suites they finished, for a later --report
+stop_guests() { [ -z "$guest_pid" ] || { kill -TERM "$guest_pid" 2> /dev/null; wait "$guest_pid"; }; }
+trap 'stop_busy; [ -z "$file_pid" ] || bats_files_stop "$file_pid"; stop_guests' EXIT
 trap 'exit 130' INT TERM
 for ((i = 0; i < load; i++)); do
 	timeout 86400 bash -c 'while :; do :; done' &
@@ -151,10 +154,14 @@ done
 
 if [ -n "$suites" ]; then
 	echo "shake: booting $kernels for the guest suites"
+	# in the background, waited for, as the host's files
 	# shellcheck disable=SC2086 # the labels are words
 	TESTS=$filter BBRKIT_SUITE_RUNS=$runs BBRKIT_CLONE_KERNEL=none \
 		BBRKIT_GUEST_TIMEOUT=$((runs * ${BBRKIT_SHAKE_GUEST_RUN_S:-1500})) \
-		tests/kernels/run.sh "$out/guests" $kernels | grep -vE '^   (ok|not ok|#)'
+		tests/kernels/run.sh "$out/guests" $kernels > >(grep -vE '^   (ok|not ok|#)') &
+	guest_pid=$!
+	wait "$guest_pid"
+	guest_pid=
 fi
 echo "shake: done in $(( $(date +%s) - t0 )) s"
 stop_busy

@@ -17,6 +17,12 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 timeout_s=1800 cpus=2 mem=3072
+# A TERM (or INT) ends this script only once QEMU has ended: bash runs a
+# trap after the foreground command, and timeout passes the signal on to
+# QEMU and waits for it. A caller that waits for this script (run.sh) then
+# finds no QEMU left.
+trap 'exit 143' TERM
+trap 'exit 130' INT
 keep=()
 usage="usage: boot.sh [--timeout S] [--cpus N] [--mem MB] [--keep PATH]... DIR IODIR SCRIPT"
 while [ $# -gt 3 ]; do
@@ -46,8 +52,11 @@ cp "$here/guest.sh" "$io/guest.sh"
 printf '%s\n' "$(cd "$dir/lib/modules" && pwd)" > "$io/modules"
 printf '%s\n' "${keep[@]}" > "$io/keep"
 # KVM does not work on these machines (no vmx/svm): TCG, a CPU with every
-# feature QEMU emulates, and nothing on the network
-timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
+# feature QEMU emulates, and nothing on the network. --foreground keeps QEMU
+# in this script's process group (timeout would give it one of its own), so
+# that a caller that stops the group (tests/kernels/run.sh) stops QEMU too;
+# QEMU starts no process of its own for the timeout to reach.
+timeout --foreground --kill-after=10 "$timeout_s" qemu-system-x86_64 \
 	-accel tcg,thread=multi -cpu max -smp "$cpus" -m "$mem" \
 	-kernel "$dir/vmlinuz" -initrd "$initrd" \
 	-append "console=ttyS0 panic=-1 loglevel=4" \

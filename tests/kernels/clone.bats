@@ -1,9 +1,12 @@
 #!/usr/bin/env bats
-# The kernel matrix from a clone under /tmp whose path holds a space: users
-# clone anywhere, and the guest mounts a tmpfs of its own on /tmp, /run and
-# /dev/shm. tests/kernels/run.sh runs this file on the host, once, after the
-# suites of the kernel TK_CLONE_KERNEL; it boots that kernel again from the
-# clone and runs the guest suite `checkout` there.
+# The kernel matrix's own harness, on the host. tests/kernels/run.sh runs
+# this file once, after the suites of the kernel TK_CLONE_KERNEL, which it
+# boots again:
+# - from a clone under /tmp whose path holds a space: users clone anywhere,
+#   and the guest mounts a tmpfs of its own on /tmp, /run and /dev/shm; the
+#   clone's guest runs the suite `checkout`;
+# - and stopped with a TERM while it boots, as tests/run.sh and the shake
+#   stop it: no QEMU and no guest directory may be left behind.
 
 load ../bats/helpers
 
@@ -12,6 +15,7 @@ setup() {
 }
 
 teardown() {
+	[ -z "${RUN:-}" ] || { kill -TERM "$RUN" 2> /dev/null; wait "$RUN"; }
 	rm -rf "$TK_CLONE_PARENT"
 }
 
@@ -41,4 +45,56 @@ clone_checkout() {
 		sed 's/^/#   /' "$TK_CLONE_PARENT/run.log"
 		return 1
 	fi
+}
+
+# the QEMU that the process $1 started, by descent: another guest of the same
+# kernel may run beside it (a shake's)
+qemu_of() {
+	local c
+	for c in $(pgrep -P "$1"); do
+		if [ "$(cat "/proc/$c/comm" 2> /dev/null)" = qemu-system-x86 ]; then echo "$c"; else qemu_of "$c"; fi
+	done
+}
+
+# a TERM to $RUN, then its exit status in $status once it has ended; fails
+# when its QEMU, $1, outlives it. QEMU ends on a TERM at once; boot.sh's
+# timeout would kill it 10 s on, so 20 s bound the wait.
+stop_run() {
+	local i
+	kill -TERM "$RUN"
+	for ((i = 0; i < 200; i++)); do kill -0 "$RUN" 2> /dev/null || break; sleep 0.1; done
+	status=0
+	wait "$RUN" || status=$?
+	RUN=
+	! kill -0 "$1" 2> /dev/null || { echo "# QEMU ($1) still runs"; return 1; }
+}
+
+@test "a TERM stops the matrix at once: its QEMU ends, its guest directory goes, and its TAP says why" {
+	requires root qemu
+	[ -n "${TK_CLONE_KERNEL:-}" ] || { echo "# TK_CLONE_KERNEL is unset: tests/kernels/run.sh sets it"; return 1; }
+	local out=$TK_CLONE_PARENT/out qemu io
+	TESTS='^checkout$' BBRKIT_CLONE_KERNEL=none "$TK_ROOT/tests/kernels/run.sh" "$out" "$TK_CLONE_KERNEL" \
+		> "$TK_CLONE_PARENT/run.log" 2>&1 &
+	RUN=$!
+	# the kernel is fetched already (its suites ran): QEMU starts in seconds
+	tk_wait_for 'qemu=$(qemu_of "$RUN") && [ -n "$qemu" ]' 60
+	io=$(tr '\0' '\n' < "/proc/$qemu/cmdline" | sed -n 's|^local,path=\(/tmp/tk-guest-[^,]*\),mount_tag=tkio.*|\1|p')
+	[[ $io == /tmp/tk-guest-$TK_CLONE_KERNEL.* ]] || { echo "# the guest's directory, from QEMU's command line: '$io'"; return 1; }
+	stop_run "$qemu"
+	expect_status 143
+	[ ! -e "$io" ] || { echo "# $io is left behind"; return 1; }
+	grep -q '^# stopped by a signal before the guest finished' "$out/$TK_CLONE_KERNEL/99-guest.tap" ||
+		{ cat "$out/$TK_CLONE_KERNEL/99-guest.tap" "$TK_CLONE_PARENT/run.log"; return 1; }
+}
+
+@test "a TERM stops a shake's guests too, with the shake" {
+	requires root qemu
+	[ -n "${TK_CLONE_KERNEL:-}" ] || { echo "# TK_CLONE_KERNEL is unset: tests/kernels/run.sh sets it"; return 1; }
+	local qemu
+	"$TK_ROOT/tests/shake.sh" --runs 1 --kernels "$TK_CLONE_KERNEL" --out "$TK_CLONE_PARENT/shake" '^checkout$' \
+		> "$TK_CLONE_PARENT/shake.log" 2>&1 &
+	RUN=$!
+	tk_wait_for 'qemu=$(qemu_of "$RUN") && [ -n "$qemu" ]' 60
+	stop_run "$qemu" || { cat "$TK_CLONE_PARENT/shake.log"; return 1; }
+	expect_status 130
 }

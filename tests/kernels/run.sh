@@ -7,8 +7,10 @@
 #   tests/kernels/run.sh OUT LABEL...
 #
 # TESTS=REGEX selects suites. After the first kernel's suites,
-# tests/kernels/clone.bats boots it again from a clone under /tmp
-# (BBRKIT_CLONE_KERNEL=LABEL after another kernel, =none for no clone test).
+# tests/kernels/clone.bats boots it again from a clone under /tmp, and
+# stops it with a TERM (BBRKIT_CLONE_KERNEL=LABEL after another kernel,
+# =none for no clone test). A TERM or an INT stops every guest at once,
+# keeps the TAP of the suites they finished, and exits 143.
 # A kernel that cannot be fetched or booted gives
 # one TAP result, "not ok" under CI=true, a skip naming what is missing
 # otherwise. OUT/LABEL/times holds the boot time and each suite's time.
@@ -55,7 +57,7 @@ run_kernel() {
 	# an interrupted run (tests/run.sh stops the matrix with a TERM) leaves no
 	# guest directory behind: each kernel runs in a subshell of its own
 	trap 'rm -rf "$io"' EXIT
-	trap 'exit 143' TERM INT
+	trap stop_guest TERM
 	cat > "$io/script" <<-CMD
 		cd $(printf '%q' "$root")
 		export CI=$(printf '%q' "${CI:-}") TESTS=$(printf '%q' "${TESTS:-.}")
@@ -70,7 +72,7 @@ run_kernel() {
 	CMD
 	echo "-- [$label] booting $(cat "$tree/package") under QEMU (TCG)"
 	start=$(date +%s.%N)
-	"$here/boot.sh" --timeout "$guest_timeout" --keep "$root" "$tree" "$io" "$io/script"
+	boot_guest "$tree" "$io"
 	rc=$?
 	secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
 	sed 's/^/   /' "$io/out.log" 2>/dev/null | grep -vE '^   (ok|not ok|#)' || true
@@ -90,7 +92,9 @@ run_kernel() {
 	if [ $rc -ne 0 ]; then
 		{
 			printf 'not ok 1 [%s] the guest finished its suites\n' "$label"
-			if [ $rc -eq 125 ]; then
+			if $stopped; then
+				echo "# stopped by a signal before the guest finished; the console's last lines:"
+			elif [ $rc -eq 125 ]; then
 				echo "# the guest did not finish in ${guest_timeout} s or did not boot; the console's last lines:"
 			else
 				echo "# the guest's script exited $rc; the console's last lines:"
@@ -101,11 +105,36 @@ run_kernel() {
 	fi
 	echo "-- [$label] done in $secs s (boot $(awk '$1 == "boot" {print $2}' "$dir/times") s)"
 	rm -rf "$io"
+	! $stopped || exit 143
 	[ "$label" != "$clone_label" ] || ! [[ clone =~ ${TESTS:-.} ]] || run_clone_test "$label" "$dir"
 }
 
+# boot.sh in a process group of its own, in the background, waited for, so
+# that a TERM to the kernel's subshell (stop_kernels) stops the guest at
+# once: boot.sh, its timeout and QEMU; then the TAP of the suites the guest
+# finished is kept, as after a timeout. Status: boot.sh's.
+boot=
+stop_guest() {
+	stopped=true
+	[ -z "$boot" ] || kill -TERM -- "-$boot" 2> /dev/null
+}
+boot_guest() {
+	local tree=$1 io=$2 i rc=143
+	$stopped && return "$rc"
+	setsid "$here/boot.sh" --timeout "$guest_timeout" --keep "$root" "$tree" "$io" "$io/script" &
+	boot=$!
+	! $stopped || stop_guest # a TERM that came before $boot was known
+	# a trapped signal ends a wait early: wait again, once a signal
+	for ((i = 0; i < 10; i++)); do
+		wait "$boot"
+		rc=$?
+		kill -0 "$boot" 2> /dev/null || break
+	done
+	return "$rc"
+}
+
 # tests/kernels/clone.bats on the host: this kernel booted again from a clone
-# under /tmp at a path with a space
+# under /tmp at a path with a space, and stopped with a TERM
 run_clone_test() {
 	local label=$1 dir=$2 start secs
 	echo "-- [$label] the matrix from a clone under /tmp"
@@ -125,18 +154,37 @@ clone_label=${BBRKIT_CLONE_KERNEL:-$1}
 for label in "$@"; do
 	"$here/fetch.sh" "$label" > /dev/null 2>&1 || true
 done
+# Each kernel runs in a background subshell, waited for, so that a TERM or
+# an INT here is handled at once: it is passed on to the subshells as a TERM
+# (a background job ignores INT), each stops its guest and keeps its TAP,
+# and this script prints their lines and exits 143.
+stopped=false kernels=()
+stop_kernels() {
+	stopped=true
+	[ ${#kernels[@]} -eq 0 ] || kill -TERM "${kernels[@]}" 2> /dev/null
+}
+# the kernels started so far; a trapped signal ends a wait early: wait
+# again, once a signal
+wait_kernels() {
+	local i
+	for ((i = 0; i < 10; i++)); do
+		wait
+		[ -n "$(jobs -pr)" ] || return 0
+	done
+}
+trap stop_kernels TERM INT
 logs=()
 for label in "$@"; do
+	$stopped && break
 	mkdir -p "$out"
 	log=$out/$label.log
 	logs+=("$log")
-	if [ "${BBRKIT_GUESTS_PARALLEL:-1}" = 0 ]; then
-		(run_kernel "$label") > "$log" 2>&1
-	else
-		run_kernel "$label" > "$log" 2>&1 &
-	fi
+	run_kernel "$label" > "$log" 2>&1 &
+	kernels+=($!)
+	[ "${BBRKIT_GUESTS_PARALLEL:-1}" != 0 ] || wait_kernels
 done
-wait
+wait_kernels
 cat "${logs[@]}"
+! $stopped || exit 143
 rm -f "${logs[@]}"
 exit 0
