@@ -81,7 +81,7 @@ pushsim_stalls() {
 }
 
 @test "30 fps, quickack off, the sender late twice: Nagle stalls, as many as pushsim's tcp_info sees, explained and fixed" {
-	local d ours theirs k
+	local d ours theirs k late excused write
 	# Whether a tail waits on a delayed ACK depends on the ACKs' timing
 	# (Nagle holds it only while a small segment is unACKed): idle, 3 of 17
 	# pushes stalled fewer than 5 times, one of them never, the others 6 to
@@ -112,8 +112,16 @@ pushsim_stalls() {
 		.held_bytes > 0 and .held_bytes < .mss and .in_flight_bytes > 0 and
 		.nonagle == 0 and .duration_us >= 10000 and (.evidence | test("under one MSS")) and
 		(.fix | test("TCP_NODELAY")))' "$d/trace.jsonl"
-	# the frames are 33 ms apart: the next write ends each hold
-	jq -e '.nagle_stalls_ended_by.write >= .stalls_by_cause.nagle * 0.8' "$d/verdict.json"
+	# the frames are 33 ms apart: the next write ends each hold. A frame
+	# written late cannot end its hold before the delayed ACK does: each
+	# frame late beyond the two stops' 12 (6 a stop of 200 ms at 30 fps;
+	# under three cores of demand on two a push had 37 late, and 4 of its
+	# 16 holds ended by the ACK) excuses one hold
+	late=$(jq .push.send.late_frames "$d/verdict.json")
+	excused=$((late > 12 ? late - 12 : 0))
+	write=$(jq .nagle_stalls_ended_by.write "$d/verdict.json")
+	expect_cmp $((write + excused)) -ge $(((ours * 4 + 4) / 5)) \
+		"Nagle holds ended by the next write ($write) or excused by a frame late beyond the stops' ($excused), against 80% of the $ours"
 	jq -e --arg snd "$SENDER" --arg rcv "$RECEIVER" '.text | test("The sender stalled [0-9]+ times") and
 		test("Fix: TCP_NODELAY on the sender \($snd) \\(ffmpeg: -tcp_nodelay 1\\), or on the receiver \($rcv) `quickack on --to \($snd) --host`, whose prompt ACKs end each hold after a round trip")' \
 		"$d/verdict.json"
