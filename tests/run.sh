@@ -30,6 +30,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 . tests/bats_file.bash
+. tests/clock.bash
 
 TIER=${TIER:-full}
 case $TIER in full | check) ;; *) echo "tests/run.sh: TIER=$TIER is not full or check" >&2; exit 2 ;; esac
@@ -40,9 +41,7 @@ BATS_TIMEOUT=${BATS_TIMEOUT:-1200}
 passed=0 failed=0 skipped=0
 failures=()
 log_dir=$(mktemp -d "${TMPDIR:-/tmp}/tk-test-log.XXXXXX")
-# seconds since $1 (a date +%s.%N reading), one decimal
-since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}'; }
-t_host=$(date +%s.%N)
+t_host=$EPOCHREALTIME
 kernels=${KERNELS:-6.1 6.12}
 [ "$TIER" = full ] || kernels=none
 matrix_out=build/kernels
@@ -161,7 +160,7 @@ echo "kernel $(uname -r)" > "$host_out/times"
 run_bats_file() {
 	local f=$1 name t0
 	name=$(basename "$f" .bats)
-	t0=$(date +%s.%N)
+	t0=$EPOCHREALTIME
 	bats_file_run "$f" "$log_dir/$name.tap" "$host_out/test-times" "$BATS_TIMEOUT"
 	echo "$name $(since "$t0")" >> "$host_out/times"
 }
@@ -266,7 +265,7 @@ echo "total $(since "$t_host")" >> "$host_out/times"
 echo "== kernel matrix (QEMU)"
 if [ "$kernels" != none ]; then
 	if [ -n "$matrix_pid" ]; then
-		t0=$(date +%s.%N)
+		t0=$EPOCHREALTIME
 		wait "$matrix_pid"
 		matrix_pid=
 		echo "(the host's tests done, the guests took $(since "$t0") s more)"

@@ -23,6 +23,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+. "$root/tests/clock.bash"
 out=${1:?usage: run.sh OUT LABEL...}
 shift
 guest_timeout=${BBRKIT_GUEST_TIMEOUT:-3000}
@@ -71,10 +72,10 @@ run_kernel() {
 		tests/kernels/suites.sh '$label' /tk-io/tap
 	CMD
 	echo "-- [$label] booting $(cat "$tree/package") under QEMU (TCG)"
-	start=$(date +%s.%N)
+	start=$EPOCHREALTIME
 	boot_guest "$tree" "$io"
 	rc=$?
-	secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
+	secs=$(since "$start")
 	sed 's/^/   /' "$io/out.log" 2>/dev/null | grep -vE '^   (ok|not ok|#)' || true
 	cp "$io"/tap/*.tap "$io"/tap/test-times "$dir/" 2>/dev/null
 	{
@@ -138,10 +139,10 @@ boot_guest() {
 run_clone_test() {
 	local label=$1 dir=$2 start secs
 	echo "-- [$label] the matrix from a clone under /tmp"
-	start=$(date +%s.%N)
+	start=$EPOCHREALTIME
 	TK_CLONE_KERNEL=$label timeout --kill-after=30 900 bats --tap "$here/clone.bats" 2>&1 |
 		sed -E "s/^(not )?ok ([0-9]+) /\\1ok \\2 [$label] clone: /" > "$dir/98-clone.tap"
-	secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
+	secs=$(since "$start")
 	echo "clone $secs" >> "$dir/times"
 }
 

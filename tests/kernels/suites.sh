@@ -17,14 +17,7 @@ suite_timeout=${BBRKIT_SUITE_TIMEOUT:-900}
 runs=${BBRKIT_SUITE_RUNS:-1}
 mkdir -p "$out"
 . tests/kernels/snapshot.bash
-
-# seconds since START (an EPOCHREALTIME reading), one decimal: bash's own
-# clock, as a date or an awk costs 60 to 250 ms in an emulated guest
-since() {
-	local now=$EPOCHREALTIME us
-	us=$((${now//[.,]/} - ${1//[.,]/} + 50000))
-	printf '%d.%d' $((us / 1000000)) $((us / 100000 % 10))
-}
+. tests/clock.bash
 
 # one bats run of a suite into FILE (TAP, each test named PREFIX...), only
 # its tests tagged TAGS unless TAGS is "-", then the clean-up check as a test
