@@ -313,8 +313,8 @@ low_in_window() {
 	done
 	[ "$low" -le 10 ] || { echo "# 3 rounds kept the wire low around the cut for over 1 s: the machine is too slow for this test"; false; }
 	# Outside the cut the flow runs free, and on a loaded machine the wire
-	# itself can dip there (a CI run: 15 to 72 Mbit/s bins in the flow's
-	# first 0.7 s, beside the kernel matrix): a bin there must be marked
+	# itself can dip there (beside the kernel matrix: 15 to 72 Mbit/s bins in
+	# the flow's first 0.7 s): a bin there must be marked
 	# exactly when its data bytes are under half the centred 21-bin median
 	# of the bins (the dip's definition, recomputed here from the per-bin
 	# bytes that the tshark tests above check).

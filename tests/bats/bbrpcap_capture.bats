@@ -20,7 +20,7 @@ teardown() {
 
 # bbrpcap capture in A with ARGS, in the background; waits until it captures:
 # -v says "capturing on" once the kernel holds its filter, for at most 30 s
-# (after a fixed 0.5 s, a CI run's capture missed 66 kB of a 2 MiB flow, most
+# (after a fixed 0.5 s under load, a capture missed 66 kB of a 2 MiB flow, most
 # likely its start; a short payload now prints the summary's drop counts too)
 cap_start() {
 	local err=$BATS_TEST_TMPDIR/capture.err
@@ -62,7 +62,7 @@ cap_stop() {
 	# tcpdump beside it on the same device, unfiltered: the witness of what
 	# went by (not iperf3's 2 MiB: its server resets the flow once the client
 	# says it is done, and the sender's last 48 kB then never leave; one run in
-	# five here, and two CI runs, lost them on the wire, not in the capture)
+	# five lost them on the wire, not in the capture)
 	pc_tcpdump_start "$A" "$w" -i veth0 -s 96
 	cap_start -i veth0 -w "$f" --flow 10.201.0.2:42302 -s 96
 	pc_iperf_server "$B" 42302

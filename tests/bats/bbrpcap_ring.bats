@@ -25,8 +25,8 @@ setup_file() {
 	ip netns exec "$r" tc qdisc add dev rb root tbf rate 100mbit burst 20kb limit 20000
 	pc_iperf_server "$B" 42040
 	# tcpdump first: it may take seconds to listen, and the ring's -d runs
-	# from its own start (a CI run beside booting guests: the ring's 2.5 s
-	# were over before the transfer began, and it held 1 file)
+	# from its own start (beside booting guests, the ring's 2.5 s were
+	# over before the transfer began, and it held 1 file)
 	pc_tcpdump_start "$A" "$D/td.pcap" -i veth0 -s 128 -C 1 -W 100 tcp
 	local td=$PC_TCPDUMP_PID
 	# the ring stops in the middle of the transfer (-d 4 s of the 6 s), so

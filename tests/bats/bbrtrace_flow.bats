@@ -132,8 +132,8 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 	# on one CPU (setup_file), samples - (advancing - merged) was -1..+63 in
 	# 9 runs of 540-920 ACKs in a 6.1 guest under TCG (the excess: the
 	# duplicate ACKs), and -5..0 in 42 runs on this machine's kernel beside
-	# three busy loops (-8 in 1,100 in a CI run beside a busy loop and the
-	# guests): there TCP takes an ACK now and then without calling the
+	# three busy loops (-8 in 1,100 beside a busy loop and the guests):
+	# there TCP takes an ACK now and then without calling the
 	# congestion control at all (tcp:tcp_probe saw such ACKs advance
 	# snd_una, and bbr_main's program did not run: its run count, checked
 	# below, equals the samples). The floor allows one ACK in 100 (0.7% seen

@@ -72,8 +72,8 @@ sig_in_hand() { [ $# -eq 2 ] && ((((0x$1 | 0x$2) & 0x4001) == 0x4001)); }
 # the moment the background process $1 runs the tool $2 (its exec done) and
 # has SIGTERM and SIGHUP in hand, caught (/proc's SigCgt) or blocked for a
 # signalfd (SigBlk, udpdwell): a signal before that would stop the shell, ip
-# or the dynamic loader, not the tool (a CI run's bbrpcap took SIGTERM 1 ms
-# after its exec, before main had set its handlers: status 143) (bounded: 5 s)
+# or the dynamic loader, not the tool (a bbrpcap sent SIGTERM 1 ms after its
+# exec, before main had set its handlers, ended by it: status 143) (bounded: 5 s)
 exec_done() {
 	local i st
 	for i in $(seq 500); do

@@ -41,8 +41,8 @@ sum() { jq -s "[.[] | select(.type==\"summary\")][0].$2" "$BATS_TEST_TMPDIR/$1.j
 
 # the receiver's smallest per-second latency maximum, in us, over the seconds
 # that read a frame: a second that read none has no maximum (null), which
-# jq's min would take as the least (a CI run beside a busy core: one of a 2 s
-# push's per-second records had null); 0 when no second read one
+# jq's min would take as the least (beside a busy core, one of a 2 s push's
+# per-second records had null); 0 when no second read one
 min_second_max() {
 	jq -s '[.[] | select(.type=="second" and .frame_latency_max_us != null) | .frame_latency_max_us] | min // 0' \
 		"$BATS_TEST_TMPDIR/recv.jsonl"
@@ -131,7 +131,7 @@ min_second_max() {
 	# (--chunk-size 0); a short or refused send leaves the rest for the
 	# next. (A capture cannot tell the frames apart under load: a burst
 	# split by a descheduled sender, or two bursts run together, read as
-	# frames of other sizes, a multiple of the MSS among them, in one CI run.)
+	# frames of other sizes, a multiple of the MSS among them.)
 	PUSH_SEND_WRAP=(strace -f -qq -e trace=sendto -e signal=none -s 0 -o "$BATS_TEST_TMPDIR/send.strace")
 	push 2 prompt 43204 --- --keyframe-factor 1 --jitter 0.5 --chunk-size 0 --nodelay
 	[ "$SEND_RC" -eq 0 ] || { cat "$BATS_TEST_TMPDIR/send.err"; return 1; }

@@ -66,7 +66,7 @@ netns_ino() { ip netns exec "$1" stat -L -c %i /proc/self/ns/net; }
 # here. Sorted, because the order of routes to the same prefix through
 # different devices is the order the kernel added them in: a veth made again
 # gets its fe80::/64 and ff00::/8 routes when addrconf's work runs for each
-# end, in either order (a CI run: pd1's before d1's, then after). The
+# end, in either order (both seen: pd1's before d1's, and after). The
 # kernel's own local routes of link-local addresses are left out: their
 # addresses come from each device's MAC address, so a veth made again has
 # new ones.

@@ -286,7 +286,7 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 	jq -e '.push.send.tool == "iperf3" and .push.send.flows == 1 and .scenario.htb_burst_bytes == "65536"' "$d/verdict.json"
 	# the witness: iperf3's receiver counted at most the htb's rate (2% over:
 	# its count and htb's rate tables round). At least 90% of it idle; beside a
-	# busy core the sender itself falls short (176 Mbit/s in ci20, never
+	# busy core the sender itself falls short (176 Mbit/s once, never
 	# throttled), so the floor is only that it moved
 	jq -e '.push.send.goodput_bps <= 204e6 and .push.send.goodput_bps > 0' "$d/verdict.json"
 	grep -q '1 iperf3 flow(s), bulk, 4 s, htb 200 Mbit/s (burst 65536 bytes)' "$d/verdict.txt"
@@ -329,7 +329,7 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 	jq -e '.collapses_by_cause.loss_policer == 0' "$d/verdict.json"
 	# a bulk flow that delivered at least 90% of the htb's rate is never
 	# called throttled. Idle, it delivers 95%; beside a busy core
-	# it may not (TSO off costs CPU: 80% in ci17), and then this says nothing
+	# it may not (TSO off costs CPU: 80% once), and then this says nothing
 	jq -e '.push.send.goodput_bps < 180e6 or ([.throttling_by_cause[]] | add == 0)' "$d/verdict.json"
 }
 
@@ -344,7 +344,7 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 	wait "$pid" || { cat "$BATS_TEST_TMPDIR/dip.out"; return 1; }
 	cat "$d/verdict.txt"
 	jq -e '.scenario.gro == "on" and .push.send.goodput_bps > 0' "$d/verdict.json"
-	# a veth's path is the machine's CPU: beside a busy core it does fall (ci17:
+	# a veth's path is the machine's CPU: beside a busy core it does fall (once
 	# 5.6 Gbit/s to 130 Mbit/s for 4 ms), but a rate drop is told from what
 	# the flow delivered, never from a maximum a burst of compressed ACKs set
 	# (the count, not the words: "No fix is proposed: neither ... nor a rate

@@ -96,8 +96,8 @@ rt_common() {
 
 # whatever throttled the push was too little to act on: the verdict says so
 # and proposes no fix for its collapses (a lone segment ACKed a few ms late
-# can throttle a 12 Mbit/s push for a few ms: one CI run, 3.24 ms, 0.29 of
-# the demand for an instant)
+# can throttle a 12 Mbit/s push for a few ms: once 3.24 ms, 0.29 of the
+# demand for an instant)
 rt_expect_negligible() {
 	local d=$1
 	jq -e '([.throttling_by_cause[]] | add) == 0 or (.text | test("too little to act on"))' "$d/verdict.json" ||
@@ -108,7 +108,7 @@ rt_expect_negligible() {
 
 # quickack on: nothing held, nothing worth a fix, no Nagle stall (what quick
 # ACKs remove), the verdict says so; a stall of another cause may come, too
-# short to act on (under load nginx closed its window for 12.9 ms in a CI run:
+# short to act on (under load nginx closed its window for 12.9 ms once:
 # rwnd_limited, the peer's window 0, true on the wire)
 rt_expect_clean() {
 	local d=$1
@@ -136,8 +136,8 @@ rt_expect_handshake_only() {
 	# fix is the receiver's quickack, for that held ACK alone. A collapse
 	# while its throttle holds throttles too (the detector's rule: a
 	# throttle lasts until the pacing is back over the need), so any other
-	# throttling collapse came after it, within the throttled time (a CI run
-	# under load: a lone late segment 60 ms into a 60 ms throttle)
+	# throttling collapse came after it, within the throttled time (under
+	# load, a lone late segment came 60 ms into a 60 ms throttle)
 	# (the floor's edges are test_detect's; here, the verdict's own word)
 	if jq -e '([.throttling_by_cause[]] | add) > 0 and (.text | test("too little to act on") | not)' \
 		"$d/verdict.json" > /dev/null; then

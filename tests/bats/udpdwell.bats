@@ -286,8 +286,8 @@ time.sleep(0.5)' &
 	expect_status 0
 	# intervals end on the grid 0.4 s, 0.8 s, then at the end (1 s): the i-th
 	# end lies at or after min(0.4 i, 1) s. A process that wakes late (a
-	# starved vCPU under emulation; CI runs saw 0.403 + 0.600, and 0.561 +
-	# 0.241 + 0.199) ends an interval late and the next one early, or skips a
+	# starved vCPU under emulation: 0.403 + 0.600, and 0.561 + 0.241 +
+	# 0.199, were seen) ends an interval late and the next one early, or skips a
 	# tick: 2 or 3 intervals, and together they tile the second. 0.005 s of
 	# slack is the printed values' rounding (3 decimals, at most 3 of them);
 	# 1.4 s bounds a late last wakeup so that a run which overshoots fails

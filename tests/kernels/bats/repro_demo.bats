@@ -46,7 +46,7 @@ teardown_file() {
 	delayed_ack_records_ok "$out/quickack-off/trace.jsonl"
 	# and names the fix, or says why not: how much the held ACKs throttled
 	# depends on the emulated clock (idle, 6 to 9 delayed_ack collapses
-	# throttled 132 to 218 ms; in a CI run beside the other guest, 1 for 5
+	# throttled 132 to 218 ms; beside the other guest, once 1 for 5
 	# ms, its other 9 collapses lone segments ACKed under the 10 ms floor).
 	# No fix under all the floors of bbrtrace's contract (its --help: 100
 	# ms, 4000 bytes, 2 delayed-ACK throttles), and the text says so.
@@ -62,7 +62,7 @@ teardown_file() {
 	# ground truth). Under emulation a starved vCPU can send an immediate ACK
 	# 10 ms and more late, which no sender can tell from a held one, and
 	# which bbrtrace then blames on a held ACK (and, past its floors, proposes
-	# the fix for): a CI run beside a busy core had 2 such collapses, of 11.1
+	# the fix for): beside a busy core a push had 2 such collapses, of 11.1
 	# and 14.8 ms, with the receiver's timer silent. A held ACK waits at
 	# least the receiver's shortest delayed-ACK timeout, TCP_DELACK_MIN
 	# (HZ/25: 40 ms), less one jiffy of timer granularity (4 ms at Debian's
@@ -81,7 +81,7 @@ teardown_file() {
 	# at 1 ms under TCG, BBR's pacing after a delayed-ACK collapse as often as
 	# Nagle. pushsim's count is of frame ticks with bytes unsent (tcp_info),
 	# not of holds of 10 ms or more, so the two counts only agree in sign
-	# (one CI run: 10 stalls against 5 stalled ticks). bbrpcap join finds,
+	# (once 10 stalls against 5 stalled ticks). bbrpcap join finds,
 	# on the wire, the ACK that each Nagle stall an ACK ended waited for,
 	# at the stall's end (tk_acks_end_stalls).
 	# What depends on the emulated clock is asserted on the host, at native

@@ -68,7 +68,7 @@ teardown() {
 		# the ground truth), and at most one collapse in five of quickack off's
 		# (and one at least) is blamed on one: under emulation a starved vCPU
 		# can send an immediate ACK 10 ms late, which no sender can tell from a
-		# held one (one CI run: 1 delayed_ack, the receiver's timer silent)
+		# held one (seen once: 1 delayed_ack, the receiver's timer silent)
 		jq -e --argjson off "$(jq .collapses_by_cause.delayed_ack "$off")" \
 			'.receiver_delayed_acks == 0 and .collapses_by_cause.delayed_ack <= ([$off / 5 | floor, 1] | max)' \
 			"$on" > /dev/null ||
