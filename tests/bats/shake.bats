@@ -41,6 +41,22 @@ tap() {
 	[[ $output == *"3      3      alpha: steady"$'\n'* ]]
 }
 
+@test "shake --report: a guest stopped by a signal is no result; one that timed out is a failure" {
+	local g=$BATS_TEST_TMPDIR/out/guests/6.1
+	mkdir -p "$g"
+	printf '%s\n' '1..1' 'ok 1 [6.1] steady' > "$g/01-gamma.r1.tap"
+	printf '%s\n' 'not ok 1 [6.1] the guest finished its suites' \
+		'# stopped by a signal before the guest finished; the console'"'"'s last lines:' > "$g/99-guest.tap"
+	tk_run "$SHAKE" --report --out "$BATS_TEST_TMPDIR/out"
+	expect_status 0
+	[[ $output == *"1      1      6.1/gamma: [6.1] steady"$'\n'* ]]
+	[[ $output != *"guest finished"* ]]
+	sed -i 's/^# stopped by a signal before the guest finished/# the guest did not finish in 3000 s or did not boot/' "$g/99-guest.tap"
+	tk_run "$SHAKE" --report --out "$BATS_TEST_TMPDIR/out"
+	expect_status 1
+	[[ $output == *"6.1/guest: [6.1] the guest finished its suites   <-- flaky"* ]]
+}
+
 @test "shake: bad usage exits 2 and says what is wrong" {
 	tk_run "$SHAKE" --report
 	expect_status 2
