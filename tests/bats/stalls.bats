@@ -99,7 +99,8 @@ pushsim_stalls() {
 	echo "# push $k: nagle stalls $ours, pushsim's stalled intervals $theirs" >&3
 	expect_cmp "$theirs" -ge 5 "pushsim's stalled frame intervals (the premise)"
 	# the sender was behind its clock: 6 frames late per stop of 200 ms at 30 fps
-	expect_cmp "$(jq .push.send.late_frames "$d/verdict.json")" -ge 2 "frames the stopped sender wrote late"
+	late=$(jq .push.send.late_frames "$d/verdict.json")
+	expect_cmp "$late" -ge 2 "frames the stopped sender wrote late"
 	# one stall per stalled interval, within a fifth (a stall that spans two
 	# ticks is one stall and two intervals)
 	expect_cmp "$ours" -ge $((theirs * 4 / 5)) "stalls (the wire's stalled intervals: $theirs)"
@@ -117,7 +118,6 @@ pushsim_stalls() {
 	# frame late beyond the two stops' 12 (6 a stop of 200 ms at 30 fps;
 	# under three cores of demand on two a push had 37 late, and 4 of its
 	# 16 holds ended by the ACK) excuses one hold
-	late=$(jq .push.send.late_frames "$d/verdict.json")
 	excused=$((late > 12 ? late - 12 : 0))
 	write=$(jq .nagle_stalls_ended_by.write "$d/verdict.json")
 	expect_cmp $((write + excused)) -ge $(((ours * 4 + 4) / 5)) \
