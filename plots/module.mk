@@ -20,4 +20,5 @@ $(OBJ)/plots/template.o $(OBJ)/plots/options.o: $(BUILD)/datadir
 # its readers (trace, udpdwell records, upfbench and sweep CSV, bbrpcap's CSV)
 # on arbitrary input
 FUZZ_TARGETS += fuzz_plotdata
-fuzz_plotdata_SRCS := $(PLOTDATA_SRCS) lib/trace.c lib/jsonl.c lib/jlines.c lib/record.c lib/rectable.c lib/cli.c lib/log.c lib/dwellrec.c
+fuzz_plotdata_SRCS := $(PLOTDATA_SRCS) lib/trace.c lib/jsonl.c lib/jlines.c lib/record.c lib/rectable.c lib/cli.c lib/log.c lib/dwellrec.c \
+                      lib/demand.c
