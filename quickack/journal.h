@@ -13,6 +13,7 @@
  *   bbrkit-quickack-journal 2 netns=NAME created=UNIXTIME boot=BOOT_ID netns_ino=N netns_cookie=N crc=...
  *   route seq=N time=UNIXTIME op=OP family=inet|inet6 table=ID dst=PREFIX metric=PRIO devs=DEVS state=HEX crc=...
  *   added seq=N time=UNIXTIME op=OP family=inet|inet6 table=ID dst=PREFIX metric=PRIO devs=DEVS state=HEX crc=...
+ *   scope seq=N time=UNIXTIME op=on side=recv|send ports=P[,P...] cgroup=PATH cgroup_id=N pin=PATH crc=...
  *   void seq=N crc=...
  *
  * - The first line names the format and its version. netns is the network
@@ -35,17 +36,26 @@
  *   (`on --to ADDR --host`): it did not exist before, so its saved state is
  *   "absent", and state holds the route as it was asked for. Its fields
  *   are a route record's.
- * - A void record says that the change of route (or added) record seq was
- *   never applied (the kernel refused it), so restore leaves that route
- *   alone.
+ * - A scope record (version 4) is a socket scope (sockscope.h) that
+ *   quickack attached to the cgroup v2 directory cgroup (its id cgroup_id,
+ *   0 for the whole hierarchy) and pinned at pin, written and synced
+ *   before the attach: side recv sets the delayed-ACK maximum of the
+ *   connections accepted on the local ports, side send TCP_NODELAY on those
+ *   made to the remote ports, in the header's namespace. op is on. cgroup
+ *   and pin are written like netns. restore unpins it (a pin that is gone
+ *   was never made, or the boot is another: nothing to undo).
+ * - A void record says that the change of route (or added, or scope) record
+ *   seq was never applied (the kernel refused it), so restore leaves that
+ *   route alone.
  * - restore returns every route to the state of its oldest record: it
  *   deletes a route whose oldest record is an added one.
  * - Every record of one file belongs to the header's boot and namespace:
  *   records of another world are set aside in another file, never mixed.
  *
- * Version 2 is version 3 without added records; it is still read, and a
+ * Version 3 is version 4 without scope records, and version 2 is version 3
+ * without added records; it is still read, and a
  * version 2 journal is rewritten with a version 3 header (the same fields)
- * before anything is appended to it. Version 1 (quickack before the
+ * before anything is appended to it (so is a version 3 journal). Version 1 (quickack before the
  * identity records) is still read: its header has no boot, netns_ino or
  * netns_cookie and its route records no devs; what it lacks is unknown
  * (has_ident, has_devs false).
@@ -64,11 +74,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bpf/contract/quickack_sock.h"
 #include "route.h"
 
 #define QAJ_MAGIC "bbrkit-quickack-journal"
-#define QAJ_VERSION 3            /* what this quickack writes */
+#define QAJ_VERSION 4            /* what this quickack writes */
 #define QAJ_VERSION_ADDED 3      /* the first with added records */
+#define QAJ_VERSION_SCOPE 4      /* the first with scope records */
 #define QAJ_VERSION_NO_IDENT 1   /* the oldest it reads: no boot, namespace or devices */
 #define QAJ_NETNS_SELF "-"
 #define QAJ_UNKNOWN "-"          /* boot: not known */
@@ -104,6 +116,26 @@ struct qaj_entry {
 	uint32_t void_len;
 };
 
+/* a socket scope's record (version 4) */
+struct qaj_scope {
+	uint64_t seq;
+	uint64_t time_s;
+	char op[16];
+	uint8_t side;           /* enum qs_side */
+	uint16_t ports[QS_PORTS_MAX];
+	unsigned int nports;
+	char cgroup[PATH_MAX];
+	uint64_t cgroup_id;
+	char pin[PATH_MAX];
+	bool voided;
+	bool keep;              /* qaj_rewrite() and qaj_set_aside() keep its lines in the
+				 * journal: true as parsed, cleared by whoever undid it */
+	size_t line_off;
+	uint32_t line_len;
+	size_t void_off;
+	uint32_t void_len;
+};
+
 struct qaj {
 	bool has_header;
 	unsigned int version;
@@ -114,6 +146,8 @@ struct qaj {
 	size_t header_len;      /* the header line, with its newline */
 	struct qaj_entry *e;
 	size_t n, cap;
+	struct qaj_scope *sc;   /* the scope records, in journal order */
+	size_t nsc, sccap;
 	uint64_t last_seq;
 	size_t valid_len;       /* bytes in complete lines */
 	bool torn_tail;         /* an unfinished last line was ignored */
@@ -141,6 +175,9 @@ int qaj_format_void(char *buf, size_t cap, uint64_t seq);
 int qaj_format_route(char *buf, size_t cap, uint64_t seq, uint64_t time_s, const char *op, bool added,
 		     const struct qa_route *route, const struct qaj_dev *devs, size_t ndevs);
 size_t qaj_route_line_max(const struct qa_route *route, size_t ndevs);
+/* a scope record; needs QAJ_SCOPE_LINE_MAX bytes */
+#define QAJ_SCOPE_LINE_MAX (6 * PATH_MAX + 512)
+int qaj_format_scope(char *buf, size_t cap, const struct qaj_scope *sc);
 /* the distinct ifindexes of route's nexthops, in order, into devs (names
  * empty); at most route->nexthops + 1 */
 size_t qaj_route_devs(const struct qa_route *route, struct qaj_dev *devs, size_t max);
@@ -176,9 +213,9 @@ int qaj_open(struct qaj_file *f, const char *path, bool write, bool create, int 
 int qaj_append(struct qaj_file *f, const char *netns, const struct qaj_ident *ident, const char *lines,
 	       size_t len, char *msg, size_t msglen);
 /*
- * Replace the journal with only the given entries, their lines and the
- * header copied as they are (atomically: temporary file, fsync, rename,
- * fsync of the directory), or remove it when n is 0.
+ * Replace the journal with only the given entries and the scope records
+ * still marked keep, their lines and the header copied as they are (atomically: temporary file, fsync, rename,
+ * fsync of the directory), or remove it when none is left.
  */
 int qaj_rewrite(struct qaj_file *f, const struct qaj_entry *const *keep, size_t n, char *msg,
 		size_t msglen);
@@ -187,7 +224,8 @@ int qaj_rewrite(struct qaj_file *f, const struct qaj_entry *const *keep, size_t 
  * journal's path + ".stale-YYYYMMDDTHHMMSSZ" (then "-2", "-3", ... when
  * taken), into side. It holds the header and those records' lines as they
  * were, so it is a journal of the same world that status and restore read
- * with --journal. Then the journal keeps only the others: rewritten and
+ * with --journal. Then the journal keeps only the others (and its scope
+ * records marked keep): rewritten and
  * read again under the same lock, or emptied (its next append writes a new
  * header) when none is left. The side file is synced before the journal
  * changes, so no record is ever lost. With no record marked, no side file

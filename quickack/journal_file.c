@@ -251,36 +251,79 @@ int qaj_append(struct qaj_file *f, const char *netns, const struct qaj_ident *id
 	return QAJ_OK;
 }
 
-/* the header and the lines of the entries marked want in mark[], as they are
- * in the file (each route record with its void record); NULL when out of memory */
-static char *copy_lines(const struct qaj_file *f, const bool *mark, bool want, size_t *len)
+/* a scope record's bytes in the file, with its void record's */
+static size_t scope_lines(const struct qaj_scope *sc)
+{
+	return sc->line_len + (sc->voided ? sc->void_len : 0);
+}
+
+/* which scope records copy_lines() copies: those the journal keeps, or
+ * those set aside (keep cleared) */
+enum sc_copy { SC_KEPT, SC_ASIDE };
+
+static bool scope_copied(const struct qaj_scope *sc, enum sc_copy which)
+{
+	return which == SC_KEPT ? sc->keep : which == SC_ASIDE && !sc->keep;
+}
+
+/* the header, the route records whose mark[] is want, and the scope records
+ * `which` says, each with its void record, as they are in the file and in
+ * its order; NULL when out of memory */
+static char *copy_lines(const struct qaj_file *f, const bool *mark, bool want, enum sc_copy which, size_t *len)
 {
 	const struct qaj *j = &f->j;
-	size_t n = j->header_len;
+	size_t n = j->header_len, i = 0, k = 0;
 	char *out;
 
-	for (size_t i = 0; i < j->n; i++)
+	for (i = 0; i < j->n; i++)
 		if (mark[i] == want)
 			n += j->e[i].line_len + j->e[i].void_len;
+	for (k = 0; k < j->nsc; k++)
+		if (scope_copied(&j->sc[k], which))
+			n += scope_lines(&j->sc[k]);
 	out = malloc(n ? n : 1);
 	if (!out)
 		return NULL;
 	memcpy(out, f->buf, j->header_len);
 	n = j->header_len;
-	for (size_t i = 0; i < j->n; i++) {
-		const struct qaj_entry *e = &j->e[i];
+	for (i = 0, k = 0; i < j->n || k < j->nsc;) {
+		if (k < j->nsc && (i == j->n || j->sc[k].seq < j->e[i].seq)) {
+			const struct qaj_scope *sc = &j->sc[k++];
 
-		if (mark[i] != want)
+			if (!scope_copied(sc, which))
+				continue;
+			memcpy(out + n, f->buf + sc->line_off, sc->line_len);
+			n += sc->line_len;
+			if (sc->voided) {
+				memcpy(out + n, f->buf + sc->void_off, sc->void_len);
+				n += sc->void_len;
+			}
 			continue;
-		memcpy(out + n, f->buf + e->line_off, e->line_len);
-		n += e->line_len;
-		if (e->voided) {
-			memcpy(out + n, f->buf + e->void_off, e->void_len);
-			n += e->void_len;
 		}
+		if (mark[i] == want) {
+			const struct qaj_entry *e = &j->e[i];
+
+			memcpy(out + n, f->buf + e->line_off, e->line_len);
+			n += e->line_len;
+			if (e->voided) {
+				memcpy(out + n, f->buf + e->void_off, e->void_len);
+				n += e->void_len;
+			}
+		}
+		i++;
 	}
 	*len = n;
 	return out;
+}
+
+/* scope records the journal keeps */
+static size_t scopes_kept(const struct qaj *j)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < j->nsc; k++)
+		n += j->sc[k].keep;
+	return n;
 }
 
 /* a new file at path holding data, synced; its descriptor, or -1 (errno set) */
@@ -328,7 +371,7 @@ int qaj_rewrite(struct qaj_file *f, const struct qaj_entry *const *keep, size_t 
 	size_t len;
 	int fd;
 
-	if (!n) {
+	if (!n && !scopes_kept(&f->j)) {
 		if (unlink(f->path) && errno != ENOENT) {
 			log_fmt(msg, msglen, "cannot remove the journal %s: %s", f->path, strerror(errno));
 			return QAJ_EIO;
@@ -336,14 +379,14 @@ int qaj_rewrite(struct qaj_file *f, const struct qaj_entry *const *keep, size_t 
 		sync_dir(f->path);
 		return QAJ_OK;
 	}
-	mark = calloc(f->j.n, sizeof(*mark));
+	mark = calloc(f->j.n ? f->j.n : 1, sizeof(*mark));
 	if (!mark) {
 		log_fmt(msg, msglen, "cannot rewrite the journal %s: out of memory", f->path);
 		return QAJ_EIO;
 	}
 	for (size_t i = 0; i < n; i++)
 		mark[keep[i] - f->j.e] = true;
-	data = copy_lines(f, mark, true, &len);
+	data = copy_lines(f, mark, true, SC_KEPT, &len);
 	free(mark);
 	if (!data) {
 		log_fmt(msg, msglen, "cannot rewrite the journal %s: out of memory", f->path);
@@ -367,7 +410,7 @@ static int write_side(const struct qaj_file *f, const bool *aside, char *side, s
 	time_t now = time(NULL);
 	struct tm tm;
 	size_t len;
-	char *data = copy_lines(f, aside, true, &len);
+	char *data = copy_lines(f, aside, true, SC_ASIDE, &len);
 	int fd = -1;
 
 	if (!data) {
@@ -449,7 +492,7 @@ static int install(struct qaj_file *f, char *data, size_t len, char *msg, size_t
 static int keep_rest(struct qaj_file *f, const bool *aside, char *msg, size_t msglen)
 {
 	size_t len;
-	char *data = copy_lines(f, aside, false, &len);
+	char *data = copy_lines(f, aside, false, SC_KEPT, &len);
 
 	return install(f, data, len, msg, msglen);
 }
@@ -498,9 +541,9 @@ int qaj_set_aside(struct qaj_file *f, const bool *aside, char *side, size_t side
 	for (size_t i = 0; i < f->j.n; i++)
 		rest += !aside[i];
 	/* no record marked (a header alone, say): no side file */
-	if (rest < f->j.n && write_side(f, aside, side, sidelen, msg, msglen))
+	if ((rest < f->j.n || scopes_kept(&f->j) < f->j.nsc) && write_side(f, aside, side, sidelen, msg, msglen))
 		return QAJ_EIO;
-	if (!rest)
+	if (!rest && !scopes_kept(&f->j))
 		return empty_journal(f, msg, msglen); /* failing, it may be emptied: side stays */
 	if (!keep_rest(f, aside, msg, msglen))
 		return QAJ_OK;

@@ -185,3 +185,21 @@ int qaj_format_route(char *buf, size_t cap, uint64_t seq, uint64_t time_s, const
 	*p = '\0';
 	return (int)(p - buf);
 }
+
+int qaj_format_scope(char *buf, size_t cap, const struct qaj_scope *sc)
+{
+	char cg[3 * PATH_MAX + 1], pin[3 * PATH_MAX + 1], ports[QS_PORTS_MAX * 6 + 1];
+	size_t np = 0;
+
+	ports[0] = '\0';
+	for (unsigned int i = 0; i < sc->nports && i < QS_PORTS_MAX; i++)
+		np += (size_t)snprintf(ports + np, sizeof(ports) - np, "%s%u", i ? "," : "", sc->ports[i]);
+	encode_name(sc->cgroup, cg, sizeof(cg));
+	encode_name(sc->pin, pin, sizeof(pin));
+	return finish_line(buf, cap,
+			   snprintf(buf, cap,
+				    "scope seq=%" PRIu64 " time=%" PRIu64 " op=%s side=%s ports=%s cgroup=%s cgroup_id=%" PRIu64
+				    " pin=%s",
+				    sc->seq, sc->time_s, sc->op, sc->side == QS_SIDE_SEND ? "send" : "recv", ports, cg,
+				    sc->cgroup_id, pin));
+}

@@ -436,22 +436,134 @@ bad:
 	return -1;
 }
 
+static struct qaj_scope *find_scope(struct qaj *j, uint64_t seq)
+{
+	for (size_t i = 0; i < j->nsc; i++)
+		if (j->sc[i].seq == seq)
+			return &j->sc[i];
+	return NULL;
+}
+
 static int parse_void(struct cursor *c, struct qaj *j)
 {
 	uint64_t seq;
 	size_t at = c->pos;
 	struct qaj_entry *e;
+	struct qaj_scope *sc;
+	bool *voided;
 
 	if (field_u64(c, "seq", UINT64_MAX, &seq) || field_end(c))
 		return -1;
 	e = find_entry(j, seq);
-	if (!e)
-		return fail(c, at, "void names seq %" PRIu64 ", which no route record has", seq);
-	if (e->voided)
+	sc = e ? NULL : find_scope(j, seq);
+	if (!e && !sc)
+		return fail(c, at, "void names seq %" PRIu64 ", which no route or scope record has", seq);
+	voided = e ? &e->voided : &sc->voided;
+	if (*voided)
 		return fail(c, at, "seq %" PRIu64 " is voided twice", seq);
-	e->voided = true;
-	e->void_off = c->l->off;
-	e->void_len = (uint32_t)(c->l->len + CRC_FIELD_LEN + 1);
+	*voided = true;
+	if (e) {
+		e->void_off = c->l->off;
+		e->void_len = (uint32_t)(c->l->len + CRC_FIELD_LEN + 1);
+	} else {
+		sc->void_off = c->l->off;
+		sc->void_len = (uint32_t)(c->l->len + CRC_FIELD_LEN + 1);
+	}
+	return 0;
+}
+
+/* ports=P[,P...]: 1 to QS_PORTS_MAX ports, each 1..65535 */
+static int scope_ports(struct cursor *c, struct qaj_scope *sc)
+{
+	const char *v;
+	size_t n, at = c->pos;
+
+	if (field(c, "ports", &v, &n))
+		return -1;
+	for (size_t i = 0; i < n; sc->nports++) {
+		uint32_t p = 0;
+		size_t d = 0;
+
+		if (sc->nports == QS_PORTS_MAX)
+			return fail(c, at, "field 'ports' names more than %d ports", QS_PORTS_MAX);
+		for (; i < n && v[i] >= '0' && v[i] <= '9' && d < 6; i++, d++)
+			p = p * 10 + (uint32_t)(v[i] - '0');
+		if (!d || p < 1 || p > 65535 || (i < n && v[i] != ',') || (i < n && i + 1 == n))
+			return fail(c, at, "field 'ports' is not a list of ports 1 to 65535");
+		sc->ports[sc->nports] = (uint16_t)p;
+		i += i < n;
+	}
+	if (!sc->nports)
+		return fail(c, at, "field 'ports' is empty");
+	return 0;
+}
+
+/* a path field written by encode_name(), not empty */
+static int scope_path(struct cursor *c, const char *key, char *out, size_t cap)
+{
+	const char *v;
+	size_t n, at = c->pos;
+
+	if (field(c, key, &v, &n))
+		return -1;
+	if (!n)
+		return fail(c, at, "field '%s' is empty", key);
+	return decode_name(c, key, at, v, n, out, cap);
+}
+
+static int scope_fields(struct cursor *c, const struct qaj *j, struct qaj_scope *sc)
+{
+	const char *v;
+	size_t n, at = c->pos;
+
+	if (field_u64(c, "seq", UINT64_MAX, &sc->seq))
+		return -1;
+	if (sc->seq <= j->last_seq)
+		return fail(c, at, "seq %" PRIu64 " does not follow %" PRIu64, sc->seq, j->last_seq);
+	if (field_u64(c, "time", UINT64_MAX, &sc->time_s))
+		return -1;
+	at = c->pos;
+	if (field(c, "op", &v, &n))
+		return -1;
+	if (n != 2 || memcmp(v, "on", 2))
+		return fail(c, at, "unknown op '%.*s' for a scope", (int)(n > 20 ? 20 : n), v);
+	memcpy(sc->op, "on", 3);
+	at = c->pos;
+	if (field(c, "side", &v, &n))
+		return -1;
+	if (n == 4 && (!memcmp(v, "recv", 4) || !memcmp(v, "send", 4)))
+		sc->side = v[0] == 'r' ? QS_SIDE_RECV : QS_SIDE_SEND;
+	else
+		return fail(c, at, "field 'side' is neither recv nor send");
+	return scope_ports(c, sc) || scope_path(c, "cgroup", sc->cgroup, sizeof(sc->cgroup)) ||
+	       field_u64(c, "cgroup_id", UINT64_MAX, &sc->cgroup_id) ||
+	       scope_path(c, "pin", sc->pin, sizeof(sc->pin)) || field_end(c);
+}
+
+static int parse_scope(struct cursor *c, struct qaj *j)
+{
+	struct qaj_scope sc;
+
+	if (j->version < QAJ_VERSION_SCOPE)
+		return fail(c, 0, "a scope record in a version %u journal (scope records came with version %d)",
+			    j->version, QAJ_VERSION_SCOPE);
+	memset(&sc, 0, sizeof(sc));
+	if (scope_fields(c, j, &sc))
+		return -1;
+	sc.keep = true;
+	sc.line_off = c->l->off;
+	sc.line_len = (uint32_t)(c->l->len + CRC_FIELD_LEN + 1);
+	if (j->nsc == j->sccap) {
+		size_t cap = j->sccap ? j->sccap * 2 : 4;
+		struct qaj_scope *v = realloc(j->sc, cap * sizeof(*v));
+
+		if (!v)
+			return fail(c, 0, "out of memory");
+		j->sc = v;
+		j->sccap = cap;
+	}
+	j->sc[j->nsc++] = sc;
+	j->last_seq = sc.seq;
 	return 0;
 }
 
@@ -469,6 +581,10 @@ static int parse_record(struct cursor *c, struct qaj *j)
 	if (blen > 6 && (!memcmp(body.p, "route ", 6) || !memcmp(body.p, "added ", 6))) {
 		c->pos = 6;
 		return parse_route(c, j, body.p[0] == 'a');
+	}
+	if (blen > 6 && !memcmp(body.p, "scope ", 6)) {
+		c->pos = 6;
+		return parse_scope(c, j);
 	}
 	if (blen > 5 && !memcmp(body.p, "void ", 5)) {
 		c->pos = 5;
@@ -520,4 +636,7 @@ void qaj_free(struct qaj *j)
 	free(j->e);
 	j->e = NULL;
 	j->n = j->cap = 0;
+	free(j->sc);
+	j->sc = NULL;
+	j->nsc = j->sccap = 0;
 }

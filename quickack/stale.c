@@ -189,6 +189,12 @@ int qa_set_aside(struct qaj_file *jf, const bool *aside, const struct qa_fit_of 
 			snprintf(why, sizeof(why), "%s", fit[i].why);
 		}
 	}
+	for (size_t k = 0; k < jf->j.nsc; k++) {
+		if (jf->j.sc[k].keep || n++)
+			continue;
+		snprintf(name, sizeof(name), "socket scope seq %" PRIu64, jf->j.sc[k].seq);
+		snprintf(why, sizeof(why), "the journal is of another boot or network namespace");
+	}
 	if (qaj_set_aside(jf, aside, side, sizeof(side), msg, sizeof(msg))) {
 		elog("%s; nothing was applied", msg);
 		return TK_EXIT_JOURNAL;
@@ -201,7 +207,7 @@ int qa_set_aside(struct qaj_file *jf, const bool *aside, const struct qa_fit_of 
 
 int qa_set_aside_unfit(struct ctx *c, struct qaj_file *jf, const char *what)
 {
-	const struct qaj *j = &jf->j;
+	struct qaj *j = &jf->j;
 	struct qa_fit_of *fit;
 	bool *aside, any = false;
 	char why[QA_WHY_MAX];
@@ -218,8 +224,15 @@ int qa_set_aside_unfit(struct ctx *c, struct qaj_file *jf, const char *what)
 	qa_journal_fit(c, j, fit);
 	for (size_t i = 0; i < j->n; i++)
 		any |= aside[i] = fit[i].fit != QA_FIT_CURRENT;
-	/* a header alone, of another world: the journal starts anew under this one */
-	if (any || world_fit(j, &c->here, why, sizeof(why)) != QA_FIT_CURRENT)
+	/* a header alone, of another world: the journal starts anew under this
+	 * one; its socket scopes go aside with it (a pin of another boot is
+	 * gone; restore --journal on the kept file unpins one that is not) */
+	if (world_fit(j, &c->here, why, sizeof(why)) != QA_FIT_CURRENT) {
+		for (size_t k = 0; k < j->nsc; k++)
+			j->sc[k].keep = false;
+		any = true;
+	}
+	if (any)
 		rc = qa_set_aside(jf, aside, fit, what);
 out:
 	free(fit);

@@ -171,7 +171,7 @@ expect_same() {
 		{ echo "# before: $b"; echo "# after: $a"; false; }
 	expect_equal "$(ip -n "$NS" route get fibmatch 198.51.100.7 | awk '{print $1}')" 198.51.100.7 "fibmatch route for 198.51.100.7"
 	expect_equal "$(ip -n "$NS" route get fibmatch 198.51.100.8 | awk '{print $1}')" default "fibmatch route for 198.51.100.8"
-	head -1 "$J" | grep -q '^bbrkit-quickack-journal 3 '
+	head -1 "$J" | grep -q '^bbrkit-quickack-journal 4 '
 	expect_equal "$(sed -n '2s/ .*//p' "$J")" added "first journal record's kind"
 	# again: the host route is the route to ADDR now, already as asked
 	cp "$J" "$BATS_TEST_TMPDIR/j1"

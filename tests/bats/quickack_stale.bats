@@ -226,7 +226,7 @@ same_routes() {
 	expect_status 0
 	after_on=$(routes)
 	/usr/bin/python3 "$QAJ" "$J" 1 boot 00000000-0000-4000-8000-000000000000
-	grep -q '^bbrkit-quickack-journal 3 .* boot=00000000-0000-4000-8000-000000000000 ' "$J"
+	grep -q '^bbrkit-quickack-journal 4 .* boot=00000000-0000-4000-8000-000000000000 ' "$J"
 	sum=$(sha256sum < "$J")
 	tk_run quickack status --netns "$NS" --journal "$J" -f json
 	expect_status 0
@@ -294,7 +294,7 @@ same_routes() {
 	expect_status 0
 	side=$(ls "$J".stale-*)
 	expect_stderr "set aside in $side; the first, 10.0.1.0/24 table main metric 0: a format 1 journal (an older quickack's) records no boot, network namespace or device names to check it by"
-	head -1 "$J" | grep -q '^bbrkit-quickack-journal 3 '
+	head -1 "$J" | grep -q '^bbrkit-quickack-journal 4 '
 	head -1 "$side" | grep -q '^bbrkit-quickack-journal 1 '
 	tk_run quickack restore --netns "$NS" --journal "$J"
 	expect_status 0

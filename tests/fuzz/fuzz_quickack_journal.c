@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * quickack's journal parser on arbitrary bytes. Beyond not crashing: every
- * journal it accepts (version 1 or 2) must format back into a version 2
- * journal it accepts again, with the same records, identity and devices,
+ * journal it accepts (version 1 to 4) must format back into a journal of
+ * this version that it accepts again, with the same records (socket scopes
+ * among them, in their places), identity and devices,
  * and every saved route must turn into a request and, through its devices
  * renumbered, into a route with the same devices in the same places.
  */
@@ -46,15 +47,29 @@ static void check_remap(const struct qaj_entry *e, const struct qaj_dev *devs, s
 	free(after);
 }
 
+/* a scope record, and its void record */
+static size_t format_scope(const struct qaj_scope *sc, char *out, size_t cap)
+{
+	int n = qaj_format_scope(out, cap, sc), m = 0;
+
+	if (n < 0 || (sc->voided && (m = qaj_format_void(out + n, cap - (size_t)n, sc->seq)) < 0))
+		abort();
+	return (size_t)(n + m);
+}
+
 static size_t format_all(const struct qaj *j, char *out, size_t cap)
 {
-	size_t len = 0;
+	size_t len = 0, k = 0;
 	int n = qaj_format_header(out, cap, j->netns, j->created_s, &j->ident);
 
 	if (n < 0)
 		abort();
 	len += (size_t)n;
-	for (size_t i = 0; i < j->n; i++) {
+	for (size_t i = 0; i < j->n || k < j->nsc; i++) {
+		for (; k < j->nsc && (i == j->n || j->sc[k].seq < j->e[i].seq); k++)
+			len += format_scope(&j->sc[k], out + len, cap - len);
+		if (i == j->n)
+			break;
 		const struct qaj_entry *e = &j->e[i];
 		struct qaj_dev *devs = calloc(e->route.nexthops + 1, sizeof(*devs));
 		size_t nd;
@@ -83,6 +98,16 @@ static void check_same(const struct qaj *j, const struct qaj *k)
 	if (k->n != j->n || k->version != QAJ_VERSION || !k->has_ident ||
 	    memcmp(&k->ident, &j->ident, sizeof(k->ident)) || strcmp(k->netns, j->netns))
 		abort();
+	if (k->nsc != j->nsc)
+		abort();
+	for (size_t i = 0; i < j->nsc; i++) {
+		const struct qaj_scope *a = &j->sc[i], *b = &k->sc[i];
+
+		if (b->seq != a->seq || b->voided != a->voided || b->side != a->side || b->nports != a->nports ||
+		    memcmp(b->ports, a->ports, sizeof(a->ports)) || strcmp(b->cgroup, a->cgroup) ||
+		    b->cgroup_id != a->cgroup_id || strcmp(b->pin, a->pin))
+			abort();
+	}
 	for (size_t i = 0; i < j->n; i++) {
 		const struct qaj_entry *a = &j->e[i], *b = &k->e[i];
 
@@ -110,6 +135,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (qa_route_request(&j.e[i].route, NULL, req, sizeof(req)) < 0 && j.e[i].route.len < QA_MSG_MAX - 64)
 			abort();
 	}
+	cap += j.nsc * (QAJ_SCOPE_LINE_MAX + 64);
 	if (j.has_header) {
 		out = malloc(cap);
 		if (!out)

@@ -2,6 +2,7 @@
 /* quickack's journal: encoding, decoding, every kind of corruption, the
  * identity of the world it was written in (boot, namespace, devices), the
  * format 1 journals before it, records set aside, and the file's life */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -93,7 +94,7 @@ static void test_roundtrip(void **state)
 
 	assert_int_equal(qaj_parse(buf, len, &j, &e), 0);
 	assert_true(j.has_header);
-	assert_int_equal(j.version, 3);
+	assert_int_equal(j.version, QAJ_VERSION);
 	assert_string_equal(j.netns, "rp-recv");
 	assert_int_equal(j.created_s, 1700000000);
 	assert_true(j.has_ident);
@@ -126,8 +127,8 @@ static void test_roundtrip(void **state)
 	qa_route_free(&a);
 	qaj_free(&j);
 
-	/* the line format itself is stable: version 3 as documented */
-	assert_non_null(strstr(buf, "bbrkit-quickack-journal 3 netns=rp-recv created=1700000000 "
+	/* the line format itself is stable: version 4 as documented */
+	assert_non_null(strstr(buf, "bbrkit-quickack-journal 4 netns=rp-recv created=1700000000 "
 				    "boot=83782c3f-14f6-4696-a14a-0d668e54621d netns_ino=4026532384 netns_cookie=25700 crc="));
 	assert_non_null(strstr(buf, "\nroute seq=1 time=1700000001 op=on family=inet table=254 dst=10.0.1.0/24 metric=0 devs=2:d0 state="));
 }
@@ -208,6 +209,8 @@ static void expect_corrupt(const char *buf, size_t len, unsigned long line, cons
 	/* nothing survives a failed parse: there is nothing to apply */
 	assert_int_equal(j.n, 0);
 	assert_null(j.e);
+	assert_int_equal(j.nsc, 0);
+	assert_null(j.sc);
 }
 
 static void test_corrupt(void **state)
@@ -227,11 +230,11 @@ static void test_corrupt(void **state)
 	assert_int_equal(e.offset, (size_t)(l2 - base)); /* the line's first byte */
 
 	len = FRESH();
-	len = edit(buf, len, "bbrkit-quickack-journal 3", "bbrkit-quickack-journal 4", false);
-	expect_corrupt(buf, len, 1, "journal version 4 is not supported (this quickack reads versions 1 to 3)");
+	len = edit(buf, len, "bbrkit-quickack-journal 4", "bbrkit-quickack-journal 5", false);
+	expect_corrupt(buf, len, 1, "journal version 5 is not supported (this quickack reads versions 1 to 4)");
 
 	len = FRESH();
-	len = edit(buf, len, "bbrkit-quickack-journal 3", "bbrkit-quickack-journal 0", false);
+	len = edit(buf, len, "bbrkit-quickack-journal 4", "bbrkit-quickack-journal 0", false);
 	expect_corrupt(buf, len, 1, "journal version 0 is not supported");
 
 	/* the identity: versions 2 and 3 have it, whole and well formed */
@@ -319,7 +322,7 @@ static void test_corrupt(void **state)
 	len = FRESH();
 	strcat(buf, "void seq=7 crc=00000000\n");
 	len = edit(buf, strlen(buf), "void seq=7", "void seq=7", true);
-	expect_corrupt(buf, len, 4, "void names seq 7, which no route record has");
+	expect_corrupt(buf, len, 4, "void names seq 7, which no route or scope record has");
 
 	len = FRESH();
 	strcat(buf, "void seq=1 crc=0\nvoid seq=1 crc=0\n");
@@ -465,7 +468,7 @@ static size_t sample_v1(char *buf, size_t cap)
 {
 	size_t len = sample(buf, cap, "ns1");
 
-	len = edit(buf, len, "bbrkit-quickack-journal 3", "bbrkit-quickack-journal 1", true);
+	len = edit(buf, len, "bbrkit-quickack-journal 4", "bbrkit-quickack-journal 1", true);
 	len = edit(buf, len, " boot=83782c3f-14f6-4696-a14a-0d668e54621d netns_ino=4026532384 netns_cookie=25700", "", true);
 	len = edit(buf, len, " devs=2:d0", "", true);
 	return edit(buf, len, " devs=2:d0", "", true);
@@ -713,8 +716,8 @@ static void test_rewrite_keeps_lines(void **state)
 
 /*
  * An added record (a host route quickack made) reads back as one, only in
- * a version 3 journal; a version 2 journal takes one only after its header
- * is made version 3, its records kept byte for byte.
+ * a version 3 journal or later; a version 2 journal takes one only after its
+ * header is made this version's, its records kept byte for byte.
  */
 static void test_added_records(void **state)
 {
@@ -742,12 +745,12 @@ static void test_added_records(void **state)
 	qaj_free(&j);
 
 	/* the same lines under a version 2 header: the added record is refused */
-	v2len = edit(buf, len + (size_t)k, "bbrkit-quickack-journal 3", "bbrkit-quickack-journal 2", true);
+	v2len = edit(buf, len + (size_t)k, "bbrkit-quickack-journal 4", "bbrkit-quickack-journal 2", true);
 	expect_corrupt(buf, v2len, 4, "an added record in a version 2 journal (added records came with version 3)");
 
-	/* a version 2 journal of route records, appended to: version 3, records as they were */
+	/* a version 2 journal of route records, appended to: version 4, records as they were */
 	len = sample(buf, sizeof(buf), "ns1");
-	v2len = edit(buf, len, "bbrkit-quickack-journal 3", "bbrkit-quickack-journal 2", true);
+	v2len = edit(buf, len, "bbrkit-quickack-journal 4", "bbrkit-quickack-journal 2", true);
 	memcpy(v2, buf, v2len + 1);
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/j", dir);
@@ -759,18 +762,127 @@ static void test_added_records(void **state)
 	assert_int_equal(qaj_append(&f, "ns1", &IDENT, line, (size_t)k, msg, sizeof(msg)), QAJ_OK);
 	qaj_close(&f);
 	file_bytes(path, got, sizeof(got));
-	assert_int_equal(strncmp(got, "bbrkit-quickack-journal 3 netns=ns1 created=1700000000 ", 55), 0);
+	assert_int_equal(strncmp(got, "bbrkit-quickack-journal 4 netns=ns1 created=1700000000 ", 55), 0);
 	/* after the header: the old records, byte for byte, then the new one */
 	hlen = (size_t)(strchr(v2, '\n') + 1 - v2);
 	assert_int_equal(strncmp(strchr(got, '\n') + 1, v2 + hlen, v2len - hlen), 0);
 	assert_string_equal(strchr(got, '\n') + 1 + (v2len - hlen), line);
 	assert_int_equal(qaj_open(&f, path, false, false, 100, msg, sizeof(msg)), QAJ_OK);
-	assert_int_equal(f.j.version, 3);
+	assert_int_equal(f.j.version, QAJ_VERSION);
 	assert_int_equal(f.j.n, 3);
 	assert_true(f.j.e[2].added);
 	qaj_close(&f);
 	qa_route_free(&h);
 	unlink(path);
+	rmdir(dir);
+}
+
+/* a socket scope's record, as scope.c writes it */
+static int fmt_scope(char *buf, size_t cap, uint64_t seq)
+{
+	struct qaj_scope sc = { .seq = seq, .time_s = 1700000003, .op = "on", .side = QS_SIDE_RECV,
+				.ports = { 1935, 8080 }, .nports = 2, .cgroup_id = 42 };
+
+	snprintf(sc.cgroup, sizeof(sc.cgroup), "/sys/fs/cgroup/ingest");
+	snprintf(sc.pin, sizeof(sc.pin), "/sys/fs/bpf/bbrkit/quickack/25700-%" PRIu64, seq);
+	return qaj_format_scope(buf, cap, &sc);
+}
+
+/*
+ * A scope record reads back whole, only in a version 4 journal; each field
+ * is checked; a void record can name it; rewrite and set_aside keep its
+ * line until whoever undid it clears keep.
+ */
+static void test_scope_records(void **state)
+{
+	char dir[] = "/tmp/qa-unit-XXXXXX", path[256], base[8192], buf[8192], got[8192], line[QAJ_SCOPE_LINE_MAX], msg[512];
+	size_t blen = sample(base, sizeof(base), "ns1"), len;
+	int k = fmt_scope(line, sizeof(line), 3);
+	const struct qaj_entry *keep[1];
+	bool aside[2] = { true, false };
+	char side[PATH_MAX + 64];
+	struct qaj_file f;
+	struct qaj j;
+	struct qaj_error e;
+	FILE *fp;
+	(void)state;
+
+	tk_assert_cmp(k, >, 0);
+	assert_int_equal(strncmp(line, "scope seq=3 time=1700000003 op=on side=recv ports=1935,8080 "
+			       "cgroup=%2Fsys%2Ffs%2Fcgroup%2Fingest cgroup_id=42 "
+			       "pin=%2Fsys%2Ffs%2Fbpf%2Fbbrkit%2Fquickack%2F25700-3 crc=", 154), 0);
+	memcpy(base + blen, line, (size_t)k + 1);
+	blen += (size_t)k;
+	assert_int_equal(qaj_parse(base, blen, &j, &e), 0);
+	assert_int_equal(j.n, 2);
+	assert_int_equal(j.nsc, 1);
+	assert_int_equal(j.last_seq, 3);
+	assert_int_equal(j.sc[0].seq, 3);
+	assert_int_equal(j.sc[0].side, QS_SIDE_RECV);
+	assert_int_equal(j.sc[0].nports, 2);
+	assert_int_equal(j.sc[0].ports[0], 1935);
+	assert_int_equal(j.sc[0].ports[1], 8080);
+	assert_string_equal(j.sc[0].cgroup, "/sys/fs/cgroup/ingest");
+	assert_int_equal(j.sc[0].cgroup_id, 42);
+	assert_string_equal(j.sc[0].pin, "/sys/fs/bpf/bbrkit/quickack/25700-3");
+	assert_true(j.sc[0].keep);
+	assert_false(j.sc[0].voided);
+	qaj_free(&j);
+
+	/* its void record */
+	len = blen + (size_t)qaj_format_void(base + blen, sizeof(base) - blen, 3);
+	assert_int_equal(qaj_parse(base, len, &j, &e), 0);
+	assert_true(j.sc[0].voided);
+	qaj_free(&j);
+
+	/* under an older header, and each field wrong in turn (crcs made right) */
+#define SCOPE_BAD(from, to, want)                                        \
+	do {                                                             \
+		memcpy(buf, base, blen + 1);                             \
+		len = edit(buf, blen, from, to, true);                   \
+		expect_corrupt(buf, len, 4, want);                       \
+	} while (0)
+	memcpy(buf, base, blen + 1);
+	len = edit(buf, blen, "bbrkit-quickack-journal 4", "bbrkit-quickack-journal 3", true);
+	expect_corrupt(buf, len, 4, "a scope record in a version 3 journal (scope records came with version 4)");
+	SCOPE_BAD("scope seq=3", "scope seq=2", "seq 2 does not follow 2");
+	SCOPE_BAD("op=on side", "op=off side", "unknown op 'off' for a scope");
+	SCOPE_BAD("side=recv", "side=both", "field 'side' is neither recv nor send");
+	SCOPE_BAD("ports=1935,8080", "ports=0", "field 'ports' is not a list of ports 1 to 65535");
+	SCOPE_BAD("ports=1935,8080", "ports=70000", "field 'ports' is not a list of ports 1 to 65535");
+	SCOPE_BAD("ports=1935,8080", "ports=1935,", "field 'ports' is not a list of ports 1 to 65535");
+	SCOPE_BAD("ports=1935,8080", "ports=1,2,3,4,5,6,7,8,9", "field 'ports' names more than 8 ports");
+	SCOPE_BAD("ports=1935,8080", "ports=", "field 'ports' is empty");
+	SCOPE_BAD("cgroup=%2Fsys", "cgroup=/sys", "field 'cgroup' has a character that must be escaped");
+	SCOPE_BAD("cgroup_id=42", "cgroup_id=x", "field 'cgroup_id' is not a decimal number");
+	SCOPE_BAD("25700-3 crc=", "25700-3 extra=1 crc=", "unexpected text after the last field");
+#undef SCOPE_BAD
+
+	/* a file: rewrite with no route kept keeps the scope; set aside, it stays */
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/j", dir);
+	fp = fopen(path, "w");
+	fwrite(base, 1, blen, fp);
+	fclose(fp);
+	assert_int_equal(qaj_open(&f, path, true, false, 100, msg, sizeof(msg)), QAJ_OK);
+	assert_int_equal(qaj_set_aside(&f, aside, side, sizeof(side), msg, sizeof(msg)), QAJ_OK);
+	assert_int_equal(f.j.n, 1);
+	assert_int_equal(f.j.nsc, 1);
+	file_bytes(side, got, sizeof(got));
+	assert_null(strstr(got, "\nscope "));
+	unlink(side);
+	keep[0] = &f.j.e[0];
+	assert_int_equal(qaj_rewrite(&f, keep, 0, msg, sizeof(msg)), QAJ_OK);
+	qaj_close(&f);
+	file_bytes(path, got, sizeof(got));
+	assert_int_equal(strncmp(got, base, (size_t)(strchr(base, '\n') - base + 1)), 0);
+	assert_string_equal(strchr(got, '\n') + 1, line);
+	/* undone: the journal goes */
+	assert_int_equal(qaj_open(&f, path, true, false, 100, msg, sizeof(msg)), QAJ_OK);
+	f.j.sc[0].keep = false;
+	assert_int_equal(qaj_rewrite(&f, keep, 0, msg, sizeof(msg)), QAJ_OK);
+	qaj_close(&f);
+	assert_int_equal(access(path, F_OK), -1);
 	rmdir(dir);
 }
 
@@ -799,6 +911,7 @@ int main(void)
 		cmocka_unit_test(test_set_aside),
 		cmocka_unit_test(test_rewrite_keeps_lines),
 		cmocka_unit_test(test_added_records),
+		cmocka_unit_test(test_scope_records),
 		cmocka_unit_test(test_default_path),
 	};
 
