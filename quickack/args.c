@@ -4,6 +4,7 @@
  * the command's operands, and what the options say together.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "log.h"
 #include "netns.h"
 #include "opt.h"
+#include "sockscope.h"
 #include "quickack.h"
 
 /* the kernel's TCP_RTO_MAX (include/net/tcp.h): the largest rto_min it accepts */
@@ -21,7 +23,7 @@
 #define QA_STR_(x) #x
 #define QA_STR(x) QA_STR_(x)
 
-static const char *const cmd_names[] = { "show", "on", "off", "rto-min", "congctl", "restore", "status",
+static const char *const cmd_names[] = { "show", "on", "off", "rto-min", "congctl", "nodelay", "restore", "status",
 					  NULL };
 
 const char *qa_cmd_name(enum qa_cmd c)
@@ -89,6 +91,45 @@ int qa_parse_congctl(const char *opt, const char *s, char out[QA_CC_NAME_MAX])
 }
 
 /* what the kernel accepts as an interface name (dev_valid_name) */
+int qa_parse_ports(const char *opt, const char *s, uint16_t *ports, unsigned int *n)
+{
+	const char *p = s;
+
+	*n = 0;
+	do {
+		char *end;
+		long v;
+
+		if (*p < '0' || *p > '9')
+			goto bad;
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (errno || v < 1 || v > 65535) {
+			elog("%s: port '%.*s' is out of range (1 to 65535)", opt, (int)strcspn(p, ","), p);
+			return -1;
+		}
+		if (*end && *end != ',')
+			goto bad;
+		for (unsigned int i = 0; i < *n; i++)
+			if (ports[i] == v) {
+				elog("%s: port %ld is named twice", opt, v);
+				return -1;
+			}
+		if (*n == QS_PORTS_MAX) {
+			elog("%s: at most %d ports", opt, QS_PORTS_MAX);
+			return -1;
+		}
+		ports[(*n)++] = (uint16_t)v;
+		p = *end ? end + 1 : end;
+		if (*end && !*p)
+			goto bad;
+	} while (*p);
+	return 0;
+bad:
+	elog("%s: '%s' is not a port or a list of ports (1935, or 1935,8080)", opt, s);
+	return -1;
+}
+
 static int parse_dev(const char *opt, const char *s)
 {
 	size_t n = strlen(s);
@@ -200,6 +241,26 @@ static int set_journal(void *cfg, const char *opt, const char *val)
 	return 0;
 }
 
+/* --port (on) and --dport (nodelay): the socket scope's ports */
+static int set_ports(void *cfg, const char *opt, const char *val)
+{
+	struct qa_args *a = cfg;
+
+	if (qa_parse_ports(opt, val, a->ports, &a->nports))
+		return -1;
+	a->scope = true;
+	return 0;
+}
+
+static int set_cgroup(void *cfg, const char *opt, const char *val)
+{
+	struct qa_args *a = cfg;
+
+	(void)opt;
+	a->cgroup = val;
+	return 0;
+}
+
 /* --json: an alias of -f json, kept for the scripts that use it */
 static int set_json(void *cfg, const char *opt, const char *val)
 {
@@ -244,6 +305,16 @@ static int set_json(void *cfg, const char *opt, const char *val)
 				  "path + .stale-TIME), and restore the others")
 #define O_LOCK OPT_E_FLAG("lock", 0, lock, "also set the metric's lock bit, so that sockets\n" \
 					   "cannot choose another congestion control")
+#define O_PORT OPT_E_CALL("port", 0, "PORTS", set_ports,                               \
+			  "a socket scope instead of routes: the connections\n"      \
+			  "accepted on these local ports (1935, or 1935,8080)\n"      \
+			  "ACK within 2 jiffies (8 ms at HZ 250)")
+#define O_DPORT OPT_E_CALL("dport", 0, "PORTS", set_ports,                              \
+			   "the connections made to these remote ports (1935,\n"     \
+			   "or 1935,443)")
+#define O_CGROUP OPT_E_CALL("cgroup", 0, "PATH", set_cgroup,                             \
+			    "with a socket scope: only the sockets of this cgroup\n" \
+			    "v2 directory and those nested in it (default: all)")
 #define O_RECORDS                                                         \
 	OPT_E_FORMAT(fmt, fmt_set),                                       \
 	OPT_E_CALL("json", 0, NULL, set_json, "the same as -f json"),     \
@@ -253,6 +324,10 @@ static const struct opt tool_opts[] = { OPT_E_STANDARD, OPT_E_END };
 static const struct opt show_opts[] = { O_SELECT, O_NETNS, O_RECORDS, OPT_E_STANDARD, OPT_E_END };
 static const struct opt change_opts[] = { O_SELECT, O_ALL_DEV, O_TO, O_HOST, O_NETNS, O_JOURNAL, O_DRY_RUN, O_RECORDS,
 					  OPT_E_STANDARD, OPT_E_END };
+static const struct opt on_opts[] = { O_SELECT, O_ALL_DEV, O_TO, O_HOST, O_PORT, O_CGROUP, O_NETNS, O_JOURNAL, O_DRY_RUN,
+				      O_RECORDS, OPT_E_STANDARD, OPT_E_END };
+static const struct opt nodelay_opts[] = { O_DPORT, O_CGROUP, O_NETNS, O_JOURNAL, O_DRY_RUN, O_RECORDS, OPT_E_STANDARD,
+					   OPT_E_END };
 static const struct opt congctl_opts[] = { O_SELECT, O_ALL_DEV, O_TO, O_HOST, O_LOCK, O_NETNS, O_JOURNAL, O_DRY_RUN,
 					   O_RECORDS, OPT_E_STANDARD, OPT_E_END };
 static const struct opt restore_opts[] = { O_NETNS, O_JOURNAL, O_DISCARD_STALE, O_DRY_RUN, O_RECORDS, OPT_E_STANDARD,
@@ -267,11 +342,16 @@ static const int change_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_
 				    TK_EXIT_NODEV, TK_EXIT_NOTABLE, TK_EXIT_NONETNS, TK_EXIT_NOROUTE,
 				    TK_EXIT_REFUSED, TK_EXIT_PARTIAL, TK_EXIT_VERIFY, TK_EXIT_JOURNAL,
 				    TK_EXIT_UNSAFE, -1 };
+static const int scope_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NOPERM, TK_EXIT_NOTSUP,
+				   TK_EXIT_DATA, TK_EXIT_NONETNS, TK_EXIT_JOURNAL, -1 };
+static const int on_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NOPERM, TK_EXIT_NOTSUP, TK_EXIT_DATA,
+				TK_EXIT_NODEV, TK_EXIT_NOTABLE, TK_EXIT_NONETNS, TK_EXIT_NOROUTE, TK_EXIT_REFUSED,
+				TK_EXIT_PARTIAL, TK_EXIT_VERIFY, TK_EXIT_JOURNAL, TK_EXIT_UNSAFE, -1 };
 static const int restore_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NOPERM, TK_EXIT_DATA,
 				     TK_EXIT_NONETNS, TK_EXIT_NOROUTE, TK_EXIT_REFUSED, TK_EXIT_PARTIAL,
 				     TK_EXIT_JOURNAL, TK_EXIT_STALE, -1 };
 /* the tool's --help: every code a command can end with */
-static const int tool_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NOPERM, TK_EXIT_DATA,
+static const int tool_exits[] = { TK_EXIT_OK, TK_EXIT_FAIL, TK_EXIT_USAGE, TK_EXIT_NOPERM, TK_EXIT_NOTSUP, TK_EXIT_DATA,
 				  TK_EXIT_NODEV, TK_EXIT_NOTABLE, TK_EXIT_NONETNS, TK_EXIT_NOROUTE,
 				  TK_EXIT_REFUSED, TK_EXIT_PARTIAL, TK_EXIT_VERIFY, TK_EXIT_JOURNAL,
 				  TK_EXIT_UNSAFE, TK_EXIT_STALE, -1 };
@@ -320,11 +400,17 @@ static const char tool_synopsis[] =
 "  rto-min PREFIX VALUE        set the route's rto_min, locked; it also caps the\n"
 "                              delayed-ACK timer on kernels since about 6.6\n"
 "  congctl PREFIX NAME         set the route's congestion control\n"
+"  on --port PORTS             a socket scope: connections accepted on these\n"
+"                              local ports ACK within 2 jiffies (8 ms at HZ\n"
+"                              250), whatever their route; pinned in bpffs\n"
+"  nodelay --dport PORTS       a socket scope: connections made to these\n"
+"                              remote ports send with TCP_NODELAY\n"
 "  restore                     put every route in the journal back\n"
 "                              as it was before its first recorded\n"
-"                              change, then empty the journal\n"
-"  status                      list the routes the journal holds and whether\n"
-"                              restore would change them\n"
+"                              change, detach every socket scope, then\n"
+"                              empty the journal\n"
+"  status                      list the routes and socket scopes the journal\n"
+"                              holds, and whether restore would change them\n"
 "  rto-min and congctl also take --all-dev DEV instead of PREFIX.\n"
 "\n"
 "Each command has its own options: quickack COMMAND --help lists them.\n"
@@ -359,13 +445,46 @@ static const char show_footer[] =
 "\nOutput: one 'route' record per route (rto_min_ms in milliseconds; mtu and\n"
 "advmss in bytes; initcwnd and initrwnd in segments).\n";
 
+#define SCOPE_HELP                                                                     \
+	"A socket scope is a cgroup sock_ops BPF program that sets one option on\n"    \
+	"exactly the connections it matches, as they are established, in this\n"      \
+	"network namespace (or --netns NS) and in the cgroup v2 directory --cgroup\n"  \
+	"names (default: every cgroup). The connections that existed already are\n"   \
+	"set too (a TCP socket iterator), each listed. Its BPF link is pinned in\n"    \
+	"bpffs (" QS_PIN_ROOT "), so that it stays in force after quickack\n"  \
+	"exits and across the service's restarts, until quickack restore unpins\n"   \
+	"it; the journal records it before it is attached. A second identical\n"     \
+	"scope changes nothing. No route changes. Needs cgroup v2, bpffs (mounted\n"  \
+	"when missing) and Linux 5.14 or later.\n"
+
 static const char on_synopsis[] =
 "Usage: quickack on PREFIX [OPTIONS]\n"
 "       quickack on --to ADDR [--host] [OPTIONS]\n"
 "       quickack on --all-dev DEV [OPTIONS]\n"
+"       quickack on --port PORTS [--cgroup PATH] [OPTIONS]\n"
 "\n"
 "Set quickack 1 on the routes to PREFIX, or on every unicast route through\n"
-"DEV: the receiver ACKs every segment at once.\n" CHANGE_HELP;
+"DEV: the receiver ACKs every segment at once.\n"
+"\n"
+"With --port, on the receiver's sockets instead: the connections accepted on\n"
+"those local ports (an ingest's 1935) have their delayed-ACK timer capped at\n"
+"the kernel's shortest, 2 jiffies (TCP_BPF_DELACK_MAX: 8 ms at HZ 250), so\n"
+"that no ACK is held 40 ms or more; they still delay an ACK, by at most that.\n"
+"Other connections and every route stay as they are.\n\n" SCOPE_HELP CHANGE_HELP;
+
+static const char nodelay_synopsis[] =
+"Usage: quickack nodelay --dport PORTS [--cgroup PATH] [OPTIONS]\n"
+"\n"
+"A socket scope on the sender: the connections made to those remote ports\n"
+"(a pusher's to 1935) get TCP_NODELAY, so that Nagle never holds a frame's\n"
+"tail until the previous segment is ACKed; the pushing program is not\n"
+"changed (ffmpeg's own way is -tcp_nodelay 1).\n"
+"\n" SCOPE_HELP "\n";
+
+#define SCOPE_OUTPUT                                                                     \
+	"\nOutput: one summary line on stderr; 'scope_conn' records (each connection\n"  \
+	"that existed before, and whether it was set) when -f, --json or -o is\n"       \
+	"given. With --dry-run, the scope in one line, and nothing is attached.\n"
 
 static const char off_synopsis[] =
 "Usage: quickack off PREFIX [OPTIONS]\n"
@@ -421,22 +540,26 @@ static const char status_synopsis[] =
 "Usage: quickack status [OPTIONS]\n"
 "\n"
 "List the routes the journal holds, whether restore would change them, and\n"
-"whether they belong to this boot, network namespace and devices.\n"
+"whether they belong to this boot, network namespace and devices; and the\n"
+"socket scopes, whether each is in force and how many sockets it has set.\n"
 "\n";
 
 static const char status_footer[] =
 "\nOutput: one 'saved_route' record per route (dev: as the journal names it;\n"
 "live: same, differs or gone; identity: current, stale (another boot or\n"
 "namespace, or a device made again or gone) or unknown (a format 1\n"
-"journal), with why in words).\n";
+"journal), with why in words); one 'scope' record per socket scope (side,\n"
+"ports, cgroup, in_force, sockets set as they were established and before,\n"
+"refused, and the delayed-ACK maximum set, in us).\n";
 
 static const struct opt_cli tool_cli = { tool_synopsis, tool_opts, tool_footer, NULL, tool_exits };
 static const struct opt_cli cmd_clis[QA_NCMDS] = {
 	[QA_SHOW] = { show_synopsis, show_opts, show_footer, NULL, show_exits },
-	[QA_ON] = { on_synopsis, change_opts, CHANGE_OUTPUT, NULL, change_exits },
+	[QA_ON] = { on_synopsis, on_opts, CHANGE_OUTPUT SCOPE_OUTPUT, NULL, on_exits },
 	[QA_OFF] = { off_synopsis, change_opts, CHANGE_OUTPUT, NULL, change_exits },
 	[QA_RTO_MIN] = { rto_min_synopsis, change_opts, CHANGE_OUTPUT, NULL, change_exits },
 	[QA_CONGCTL] = { congctl_synopsis, congctl_opts, CHANGE_OUTPUT, NULL, change_exits },
+	[QA_NODELAY] = { nodelay_synopsis, nodelay_opts, SCOPE_OUTPUT, NULL, scope_exits },
 	[QA_RESTORE] = { restore_synopsis, restore_opts, restore_footer, NULL, restore_exits },
 	[QA_STATUS] = { status_synopsis, status_opts, status_footer, NULL, status_exits },
 };
@@ -485,7 +608,7 @@ static void operand_counts(const struct qa_args *a, int given, int *want_prefix,
 	switch (a->cmd) {
 	case QA_SHOW: *want_prefix = given >= 1; break;
 	case QA_ON:
-	case QA_OFF: *want_prefix = !a->all_dev && !a->has_to; break;
+	case QA_OFF: *want_prefix = !a->all_dev && !a->has_to && !a->scope; break;
 	case QA_RTO_MIN:
 	case QA_CONGCTL:
 		*want_prefix = !a->all_dev && !a->has_to;
@@ -505,6 +628,9 @@ static void check_operand_count(const struct qa_args *a, int n, char **pos, int 
 			cli_usage_die("%s: a PREFIX ('%s') and --all-dev exclude each other", cmd, pos[0]);
 		if (a->has_to && (a->cmd == QA_ON || a->cmd == QA_OFF || n > 1))
 			cli_usage_die("%s: a PREFIX ('%s') and --to exclude each other", cmd, pos[0]);
+		if (a->scope && a->cmd == QA_ON)
+			cli_usage_die("on: a PREFIX ('%s') and --port exclude each other: --port is a socket scope, not a route",
+				      pos[0]);
 		cli_usage_die("%s: unexpected argument '%s'", cmd, pos[want_prefix + want_value]);
 	}
 	if (n == want_prefix + want_value)
@@ -557,6 +683,20 @@ static void take_operands(struct qa_args *a, int n, char **pos)
 	take_change(a, want_value ? pos[want_prefix] : NULL);
 }
 
+/* a socket scope (on --port, nodelay --dport) selects sockets: no route option */
+static void check_scope(const struct qa_args *a)
+{
+	const char *route_opt = a->all_dev ? "--all-dev" : a->has_to ? "--to" : a->dev ? a->dev_opt :
+				a->table ? "--table" : a->has_via ? "--via" : a->ipv4 ? "-4" : a->ipv6 ? "-6" : NULL;
+
+	if (a->cmd == QA_NODELAY && !a->scope)
+		cli_usage_die("nodelay: missing --dport PORTS (the remote ports of the connections to set)");
+	if (a->cgroup && !a->scope)
+		cli_usage_die("--cgroup needs a socket scope (on --port PORTS, or nodelay --dport PORTS)");
+	if (a->scope && route_opt)
+		cli_usage_die("%s selects routes; --port is a socket scope, which changes no route", route_opt);
+}
+
 /* what the options say together */
 static void check_args(struct qa_args *a)
 {
@@ -572,6 +712,7 @@ static void check_args(struct qa_args *a)
 	if (a->has_to && a->family && a->family != a->to.family)
 		cli_usage_die("--to: '%s' is not %s", a->to_text, a->family == AF_INET ? "IPv4 (-4)" : "IPv6 (-6)");
 	a->change_records = a->fmt_set || a->output;
+	check_scope(a);
 }
 
 /* --via after the prefix: the gateway must be of its family */

@@ -13,6 +13,7 @@
 #include "netns.h"
 #include "output.h"
 #include "run.h"
+#include "scope.h"
 
 static int enter_netns(const struct qa_args *a)
 {
@@ -107,7 +108,8 @@ static int run(struct ctx *c)
 	case QA_SHOW: return cmd_show(c);
 	case QA_RESTORE: return qa_cmd_restore(c, false);
 	case QA_STATUS: return qa_cmd_restore(c, true);
-	default: return qa_cmd_change(c);
+	case QA_NODELAY: return qa_cmd_scope(c);
+	default: return c->a->scope ? qa_cmd_scope(c) : qa_cmd_change(c);
 	}
 }
 

@@ -5,8 +5,9 @@ QUICKACK_CORE := quickack/route_parse.c quickack/route_change.c quickack/route_r
                  quickack/journal_format.c quickack/journal_parse.c quickack/journal_file.c
 TOOLS += quickack
 SBIN_TOOLS += quickack  # route changes: CAP_NET_ADMIN
-quickack_SRCS := quickack/main.c quickack/args.c quickack/run.c quickack/onoff.c quickack/restore.c quickack/stale.c quickack/nl.c quickack/output.c $(QUICKACK_CORE)
-quickack_LIBS := -lnl-route-3 -lnl-3 -lz
+quickack_SRCS := quickack/main.c quickack/args.c quickack/run.c quickack/onoff.c quickack/restore.c quickack/stale.c quickack/nl.c quickack/output.c $(QUICKACK_CORE) quickack/sockscope.c quickack/scope.c quickack/output_scope.c
+quickack_BPF  := quickack_sock
+quickack_LIBS := -lnl-route-3 -lnl-3 -lz $(BPF_LIBS)
 
 UNIT_TESTS += test_quickack_args test_quickack_route test_quickack_journal test_quickack_netns
 test_quickack_args_SRCS := quickack/args.c $(QUICKACK_CORE)

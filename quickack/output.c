@@ -415,7 +415,7 @@ int qa_out_saved(struct rec_writer *w, struct qa_nl *nl, const struct qaj_entry 
 	return rec_write(w, &saved_schema, v);
 }
 
-void qa_out_declare(struct rec_writer *w, enum qa_cmd cmd)
+void qa_out_declare(struct rec_writer *w, enum qa_cmd cmd, bool scopes)
 {
 	if (cmd == QA_SHOW) {
 		rec_writer_declare(w, &route_schema);
@@ -427,4 +427,6 @@ void qa_out_declare(struct rec_writer *w, enum qa_cmd cmd)
 		rec_writer_declare(w, &change_schema);
 		rec_writer_declare(w, &request_schema);
 	}
+	if (scopes)
+		qa_out_declare_scopes(w, cmd);
 }

@@ -9,13 +9,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "bpf/contract/quickack_sock.h"
 #include "cli.h"
 #include "common.h"
 #include "record.h"
 #include "route.h"
 
 /* the commands, in the order --help lists them */
-enum qa_cmd { QA_SHOW, QA_ON, QA_OFF, QA_RTO_MIN, QA_CONGCTL, QA_RESTORE, QA_STATUS, QA_NCMDS };
+enum qa_cmd { QA_SHOW, QA_ON, QA_OFF, QA_RTO_MIN, QA_CONGCTL, QA_NODELAY, QA_RESTORE, QA_STATUS, QA_NCMDS };
 
 /* a device option as it was spelled ("-i", "--dev"), for its messages */
 #define QA_OPT_NAME_MAX 24
@@ -46,6 +47,11 @@ struct qa_args {
 	enum rec_format fmt;
 	const char *output;         /* -o FILE; NULL: stdout */
 	bool change_records;        /* on/off/rto-min/congctl/restore: -f, --json or -o asks for them */
+	/* a socket scope (on --port, nodelay --dport) instead of routes */
+	bool scope;
+	uint16_t ports[QS_PORTS_MAX];
+	unsigned int nports;
+	const char *cgroup;         /* --cgroup; NULL: the whole cgroup v2 hierarchy */
 	struct qa_change change;    /* on/off/rto-min/congctl */
 };
 
@@ -59,6 +65,8 @@ void qa_args_parse(int argc, char **argv, struct qa_args *a);
 const char *qa_cmd_name(enum qa_cmd c);
 /* "5ms", "5", "1s", "off" -> milliseconds (0 for off); -1 with one line of error */
 int qa_parse_rto_min(const char *opt, const char *s, uint32_t *ms);
+/* "1935" or "1935,8080": 1 to QS_PORTS_MAX ports 1..65535, each once; -1 with one line of error */
+int qa_parse_ports(const char *opt, const char *s, uint16_t *ports, unsigned int *n);
 /* a congestion control name, or "off" (-> "") */
 int qa_parse_congctl(const char *opt, const char *s, char out[QA_CC_NAME_MAX]);
 

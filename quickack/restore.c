@@ -18,6 +18,7 @@
 #include "log.h"
 #include "output.h"
 #include "run.h"
+#include "scope.h"
 #include "stale.h"
 
 struct restore_run {
@@ -130,6 +131,7 @@ static int restore_open(struct ctx *c, struct restore_run *run, bool write, bool
 		return rc;
 	run->t_read = qa_now_s() - t;
 	*none = run->jf.fd < 0 || !run->jf.j.has_header;
+	c->journal_scopes = run->jf.j.nsc > 0;
 	return 0;
 }
 
@@ -416,6 +418,16 @@ static void report_gone(const struct restore_run *run)
 	}
 }
 
+/* socket scopes the journal keeps: those restore could not unpin */
+static size_t scopes_left(const struct qaj *j)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < j->nsc; i++)
+		n += j->sc[i].keep;
+	return n;
+}
+
 /* the exit code, and one line that says what happened */
 static int restore_verdict(struct ctx *c, const struct restore_run *run, const struct tally *n)
 {
@@ -429,8 +441,8 @@ static int restore_verdict(struct ctx *c, const struct restore_run *run, const s
 		     run->already, run->gone);
 		return TK_EXIT_NOROUTE;
 	}
-	ilog("restore: %zu route(s) restored and verified, %zu already as saved; journal %s removed", n->restored,
-	     run->already, c->journal_path);
+	ilog("restore: %zu route(s) restored and verified, %zu already as saved; journal %s %s", n->restored,
+	     run->already, c->journal_path, scopes_left(&run->jf.j) ? "keeps the socket scopes not unpinned" : "removed");
 	return TK_EXIT_OK;
 }
 
@@ -464,7 +476,7 @@ int qa_cmd_restore(struct ctx *c, bool status_only)
 {
 	struct restore_run run = { .jf = { .fd = -1 }, .t_start = qa_now_s() };
 	bool dry_run = c->a->dry_run, none, skip_stale = false;
-	int rc;
+	int rc, scope_rc = 0;
 
 	if ((rc = restore_open(c, &run, !status_only && !dry_run, &none)))
 		goto out;
@@ -475,6 +487,9 @@ int qa_cmd_restore(struct ctx *c, bool status_only)
 	if ((rc = restore_dump(c, &run)) || (rc = restore_fit(c, &run)) ||
 	    (!status_only && (rc = restore_vet(c, &run, &skip_stale))) || (rc = restore_load(c, &run, skip_stale)))
 		goto out;
+	/* the socket scopes first: unpinned, or kept in the journal when that fails */
+	if (!status_only)
+		scope_rc = qa_scopes_restore(c, &run.jf.j);
 	if (!status_only && run.moved)
 		say_moved(&run);
 	restore_plan(c, &run, status_only);
@@ -484,13 +499,16 @@ int qa_cmd_restore(struct ctx *c, bool status_only)
 		rc = TK_EXIT_FAIL;
 		goto out;
 	}
-	if (status_only)
-		status_summary(c, &run);
-	else if (dry_run)
+	if (status_only) {
+		/* a journal of socket scopes alone has no routes to speak of */
+		if (run.npick || !run.jf.j.nsc)
+			status_summary(c, &run);
+		qa_scopes_status(c, &run.jf.j);
+	} else if (dry_run)
 		rc = print_dry_run(c, &run);
 	else if (!run.nplan || !(rc = qa_apply_and_verify(c, run.plan, run.nplan, &run.bt)))
 		rc = settle_restores(c, &run);
 out:
 	restore_free(&run);
-	return qa_finish_output(c, rc);
+	return qa_finish_output(c, rc ? rc : scope_rc);
 }

@@ -290,7 +290,7 @@ struct rec_writer *qa_writer(struct ctx *c)
 	if (!c->out) {
 		c->out = rec_writer_new(c->a->fmt_set ? c->a->fmt : rec_format_default(c->out_file), c->out_file);
 		if (c->out)
-			qa_out_declare(c->out, c->a->cmd);
+			qa_out_declare(c->out, c->a->cmd, c->a->scope || c->journal_scopes);
 	}
 	return c->out;
 }

@@ -34,6 +34,7 @@ struct ctx {
 	struct qa_route_key to_key;
 	FILE *out_file;            /* stdout, or -o FILE */
 	struct rec_writer *out;    /* opened at the first record */
+	bool journal_scopes;       /* the journal holds socket scopes: their records may be written */
 };
 
 /* each returns 0 or the exit code, after one line on stderr */

@@ -197,7 +197,7 @@ doc_substitute() {
 # test's directory, the test's journal directory; "exec" as $2 makes the
 # command the process itself (a watcher, to be signalled)
 doc_argv() {
-	if doc_builds_machine "$1"; then
+	if doc_builds_machine "$1" || [ -n "${DOC_HOST_MOUNTS:-}" ]; then
 		DOC_ARGV=(bash -c 'cd "$0" && eval "$1 $2"' "$DOC_CWD" "${2:-}" "$1")
 		return
 	fi
@@ -210,6 +210,8 @@ doc_argv() {
 # namespaces, as `ip netns exec` gives each command a mount namespace of its
 # own, and a network namespace added there is gone from /run/netns with it
 doc_builds_machine() { [[ $(doc_program "$1") == lab.sh ]]; }
+# (DOC_HOST_MOUNTS set: every command runs there, as a block of quickack's
+# socket scopes must: its cgroup v2 hierarchy and bpffs are the host's)
 
 doc_show() {
 	echo "# $1"

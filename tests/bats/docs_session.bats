@@ -9,9 +9,15 @@ load docs_helpers
 
 # the lock for the whole file: taken per test, each test queued again
 # behind the other runs of the machine
-setup_file() { doc_lock; }
+setup_file() {
+	doc_lock
+	tk_bpffs_note
+}
 
-teardown_file() { tk_unlock_bbr_traced; }
+teardown_file() {
+	tk_bpffs_restore
+	tk_unlock_bbr_traced
+}
 
 setup() {
 	requires root netns bbr struct_ops btf jq tc
@@ -86,8 +92,8 @@ session_each_matches() {
 	ingest=$(doc_ns ingest)
 	mapfile -t blocks < <(session_blocks)
 	mapfile -t texts < <(session_texts "${blocks[0]}")
-	[ ${#blocks[@]} -eq 3 ] && [ ${#texts[@]} -eq 2 ] ||
-		{ echo "# expected the sender's block with two text blocks (verdict, join), the receiver's, the lab's end"; return 1; }
+	[ ${#blocks[@]} -eq 4 ] && [ ${#texts[@]} -eq 2 ] ||
+		{ echo "# expected the sender's block with two text blocks (verdict, join), the receiver's, the socket scopes', the lab's end"; return 1; }
 
 	# 0, 1 and 2 on the sender's host: the lab's namespaces; trace and
 	# capture a push until Ctrl-C, then join and plot; what they print
@@ -140,8 +146,15 @@ session_each_matches() {
 	routes_after=$(ip -n "$ingest" route show)
 	[ "$routes_after" = "$routes_before" ] || { diff <(echo "$routes_before") <(echo "$routes_after"); return 1; }
 
+	# the socket scopes, as written, from the host's mounts: no route
+	# changes, and after the block's restores nothing of them is left pinned
+	DOC_HOST_MOUNTS=1 doc_block "$SESSION" "${blocks[2]}"
+	grep -q 'now hold an ACK' "$DOC_TRANSCRIPT" || { echo "# the scope on port 1935 was not attached"; return 1; }
+	[ "$(ip -n "$ingest" route show)" = "$routes_before" ] || { ip -n "$ingest" route show; return 1; }
+	[ -z "$(ls -A /sys/fs/bpf/bbrkit/quickack 2> /dev/null)" ] || { ls /sys/fs/bpf/bbrkit/quickack; return 1; }
+
 	# the lab's end: its three namespaces gone
-	doc_block "$SESSION" "${blocks[2]}"
+	doc_block "$SESSION" "${blocks[3]}"
 	if ip netns list | grep -E "^$(doc_ns)(pusher|rtr|ingest)( |$)"; then
 		echo "# repro/lab.sh down left the namespaces above"
 		return 1

@@ -302,7 +302,7 @@ complete_words() {
 }
 
 @test "the completion offers the commands, and completes a prefix to the right option" {
-	expect_equal "$(complete_words quickack "" | tr '\n' ' ')" "congctl off on restore rto-min show status " "commands offered for quickack"
+	expect_equal "$(complete_words quickack "" | tr '\n' ' ')" "congctl nodelay off on restore rto-min show status " "commands offered for quickack"
 	expect_equal "$(complete_words bbrpcap "" | tr '\n' ' ')" "acks capture flows gaps join throughput " "commands offered for bbrpcap"
 	expect_equal "$(complete_words upfbench "" | tr '\n' ' ')" "check-identity decode floor lookup run sweep " "commands offered for upfbench"
 	expect_equal "$(complete_words pushsim "" | tr '\n' ' ')" "recv send " "commands offered for pushsim"

@@ -76,10 +76,15 @@ help_options() {
 	local want cmd
 	want=$(echo $select --netns $std | tr ' ' '\n' | sort | tr '\n' ' ')
 	[ "$(help_options show)" = "$want" ] || { echo "# show: $(help_options show)"; false; }
-	for cmd in on off rto-min; do
+	for cmd in off rto-min; do
 		want=$(echo $select --all-dev --to --host --netns --journal --dry-run $std | tr ' ' '\n' | sort | tr '\n' ' ')
 		[ "$(help_options $cmd)" = "$want" ] || { echo "# $cmd: $(help_options $cmd)"; false; }
 	done
+	# on: the routes', and a socket scope's
+	want=$(echo $select --all-dev --to --host --port --cgroup --netns --journal --dry-run $std | tr ' ' '\n' | sort | tr '\n' ' ')
+	[ "$(help_options on)" = "$want" ] || { echo "# on: $(help_options on)"; false; }
+	want=$(echo --dport --cgroup --netns --journal --dry-run $std | tr ' ' '\n' | sort | tr '\n' ' ')
+	[ "$(help_options nodelay)" = "$want" ] || { echo "# nodelay: $(help_options nodelay)"; false; }
 	want=$(echo $select --all-dev --to --host --lock --netns --journal --dry-run $std | tr ' ' '\n' | sort | tr '\n' ' ')
 	[ "$(help_options congctl)" = "$want" ] || { echo "# congctl: $(help_options congctl)"; false; }
 	want=$(echo --netns --journal --discard-stale --dry-run $std | tr ' ' '\n' | sort | tr '\n' ' ')
@@ -154,10 +159,10 @@ help_options() {
 @test "other bad arguments: one line each, exit 2" {
 	tk_run quickack
 	expect_status 2; expect_one_line_stderr
-	expect_stderr "quickack: missing command: show, on, off, rto-min, congctl, restore or status (see --help)"
+	expect_stderr "quickack: missing command: show, on, off, rto-min, congctl, nodelay, restore or status (see --help)"
 	tk_run quickack frob
 	expect_status 2; expect_one_line_stderr
-	expect_stderr "quickack: command: 'frob' is not one of show|on|off|rto-min|congctl|restore|status"
+	expect_stderr "quickack: command: 'frob' is not one of show|on|off|rto-min|congctl|nodelay|restore|status"
 	tk_run quickack on 10.0.1.0/24 --bogus
 	expect_status 2; expect_one_line_stderr
 	expect_stderr "quickack: unknown option '--bogus' (see --help)"
@@ -334,8 +339,8 @@ help_options() {
 	expect_status 0
 	expect_stderr "journal $def"
 	[ -s "$def" ]
-	# format 2: the boot, the namespace's inode (as stat shows it) and cookie
-	head -1 "$def" | grep -q "^bbrkit-quickack-journal 3 netns=$NS created=[0-9]* boot=$(cat /proc/sys/kernel/random/boot_id) netns_ino=$(ip netns exec "$NS" stat -L -c %i /proc/self/ns/net) netns_cookie=[1-9][0-9]* crc=" ||
+	# since format 2: the boot, the namespace's inode (as stat shows it) and cookie
+	head -1 "$def" | grep -q "^bbrkit-quickack-journal 4 netns=$NS created=[0-9]* boot=$(cat /proc/sys/kernel/random/boot_id) netns_ino=$(ip netns exec "$NS" stat -L -c %i /proc/self/ns/net) netns_cookie=[1-9][0-9]* crc=" ||
 		{ head -1 "$def"; false; }
 	sed -n 2p "$def" | grep -q "^route seq=1 .* metric=0 devs=$(ip -n "$NS" -j link show d0 | jq '.[0].ifindex'):d0 state="
 	tk_run quickack restore --netns "$NS"

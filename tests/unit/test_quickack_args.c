@@ -308,9 +308,9 @@ static void test_values(void **state)
 static void test_operands_refused(void **state)
 {
 	(void)state;
-	refused("", "missing command: show, on, off, rto-min, congctl, restore or status (see --help)");
-	refused("-v", "missing command: show, on, off, rto-min, congctl, restore or status (see --help)");
-	refused("frob", "command: 'frob' is not one of show|on|off|rto-min|congctl|restore|status");
+	refused("", "missing command: show, on, off, rto-min, congctl, nodelay, restore or status (see --help)");
+	refused("-v", "missing command: show, on, off, rto-min, congctl, nodelay, restore or status (see --help)");
+	refused("frob", "command: 'frob' is not one of show|on|off|rto-min|congctl|nodelay|restore|status");
 	refused("on", "on: missing PREFIX (or --to ADDR, or --all-dev DEV)");
 	refused("on 10.0.1.0/24 10.0.2.0/24", "on: unexpected argument '10.0.2.0/24'");
 	refused("on 10.0.1.0/24 --all-dev d0", "on: a PREFIX ('10.0.1.0/24') and --all-dev exclude each other");
@@ -349,6 +349,45 @@ static void test_options_refused(void **state)
 	refused("restore --journal=", "--journal: the path is empty");
 }
 
+/* the socket scopes' command lines: what they hold, and what they refuse */
+static void test_scopes(void **state)
+{
+	(void)state;
+	parse("on --port 1935");
+	assert_int_equal(a.cmd, QA_ON);
+	assert_true(a.scope);
+	assert_false(a.has_prefix);
+	assert_int_equal(a.nports, 1);
+	assert_int_equal(a.ports[0], 1935);
+	assert_null(a.cgroup);
+	parse("nodelay --dport 1935,443,8080 --cgroup /sys/fs/cgroup/x --netns ns1");
+	assert_int_equal(a.cmd, QA_NODELAY);
+	assert_int_equal(a.nports, 3);
+	assert_int_equal(a.ports[2], 8080);
+	assert_string_equal(a.cgroup, "/sys/fs/cgroup/x");
+	parse("on --port 65535,1");
+	assert_int_equal(a.ports[0], 65535);
+	refused("nodelay", "nodelay: missing --dport PORTS (the remote ports of the connections to set)");
+	refused("on --port 0", "--port: port '0' is out of range (1 to 65535)");
+	refused("on --port 65536", "--port: port '65536' is out of range (1 to 65535)");
+	refused("on --port 99999999999999999999", "--port: port '99999999999999999999' is out of range (1 to 65535)");
+	refused("on --port 1935,1935", "--port: port 1935 is named twice");
+	refused("on --port 1,2,3,4,5,6,7,8,9", "--port: at most 8 ports");
+	refused("on --port 1935,", "--port: '1935,' is not a port or a list of ports (1935, or 1935,8080)");
+	refused("on --port ,1935", "--port: ',1935' is not a port or a list of ports (1935, or 1935,8080)");
+	refused("on --port x", "--port: 'x' is not a port or a list of ports (1935, or 1935,8080)");
+	refused("on --port 19x5", "--port: '19x5' is not a port or a list of ports (1935, or 1935,8080)");
+	refused("on --port 1935 10.0.1.0/24",
+		"on: a PREFIX ('10.0.1.0/24') and --port exclude each other: --port is a socket scope, not a route");
+	refused("on --port 1935 --to 10.0.1.2", "--to selects routes; --port is a socket scope, which changes no route");
+	refused("on --port 1935 -i d0", "-i selects routes; --port is a socket scope, which changes no route");
+	refused("on --port 1935 --table 100", "--table selects routes; --port is a socket scope, which changes no route");
+	refused("on 10.0.1.0/24 --cgroup /x", "--cgroup needs a socket scope (on --port PORTS, or nodelay --dport PORTS)");
+	refused("off --port 1935", "unknown option '--port' (see --help)");
+	refused("nodelay --port 1935", "unknown option '--port' (see --help)");
+	refused("on --dport 1935", "unknown option '--dport' (see --help)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -359,6 +398,7 @@ int main(void)
 		cmocka_unit_test_setup(test_values, setup),
 		cmocka_unit_test_setup(test_operands_refused, setup),
 		cmocka_unit_test_setup(test_options_refused, setup),
+		cmocka_unit_test_setup(test_scopes, setup),
 	};
 
 	log_init("quickack");
