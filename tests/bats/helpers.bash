@@ -383,6 +383,29 @@ tk_wait_local6() {
 	return 1
 }
 
+# quickack's socket scopes pin in bpffs, which quickack mounts where it is
+# missing. A file that attaches scopes notes in setup_file what was there
+# (tk_bpffs_note); in teardown_file, tk_bpffs_restore unpins what its tests
+# left (one that failed half-way) and unmounts what quickack mounted. (Live
+# files run one at a time, so no other file's pins come and go meanwhile.)
+tk_bpffs_note() {
+	[ "$(stat -f -c %T /sys/fs/bpf 2> /dev/null)" = bpf_fs ] || touch "$TK_STATE_DIR/bpffs-mounted-here"
+	ls /sys/fs/bpf/bbrkit/quickack > "$TK_STATE_DIR/pins-before" 2> /dev/null || true
+	return 0
+}
+
+tk_bpffs_restore() {
+	local d
+	for d in $(ls /sys/fs/bpf/bbrkit/quickack 2> /dev/null); do
+		grep -qx "$d" "$TK_STATE_DIR/pins-before" 2> /dev/null || rm -rf "/sys/fs/bpf/bbrkit/quickack/$d"
+	done
+	if [ -e "$TK_STATE_DIR/bpffs-mounted-here" ] && [ -z "$(ls -A /sys/fs/bpf/bbrkit/quickack 2> /dev/null)" ]; then
+		rm -rf /sys/fs/bpf/bbrkit
+		umount /sys/fs/bpf 2> /dev/null
+	fi
+	return 0
+}
+
 # tk_tcpdump_start NS FILE ARGS...: tcpdump in namespace NS writing FILE packet
 # by packet (-U --immediate-mode), with ARGS (interface, snaplen, filter);
 # returns once it listens, with its first count marked for
