@@ -5,7 +5,9 @@
 # checks that the suite left nothing behind (namespaces, bbr_traced, BPF
 # programs, the default congestion control, processes).
 #
-#   tests/kernels/suites.sh LABEL OUT      TESTS=REGEX selects suites by name
+#   tests/kernels/suites.sh LABEL OUT      TESTS=REGEX selects suites by name,
+#                                          or one line by name-tag
+#                                          (bbrtrace_flow-kprobe)
 #
 # BBRKIT_SUITE_RUNS=N runs each suite N times in turn (tests/shake.sh), each
 # run's TAP in a file of its own (NN-NAME.rK.tap).
@@ -64,11 +66,11 @@ n=0
 while read -r kernels suite tag tests env; do
 	case $kernels in '' | '#'*) continue ;; esac
 	[ "$kernels" = all ] || [[ ",$kernels," == *",$label,"* ]] || continue
-	[[ $suite =~ $filter ]] || continue
-	n=$((n + 1))
 	name=$suite
 	prefix="[$label] "
 	[ "$tag" = - ] || { name=$suite-$tag; prefix="[$label] $tag: "; }
+	[[ $suite =~ $filter || $name =~ $filter ]] || continue
+	n=$((n + 1))
 	vars=()
 	[ "$env" = - ] || read -ra vars <<< "$env"
 	path=tests/bats/$suite.bats
