@@ -455,7 +455,7 @@ static const char show_footer[] =
 	"exits and across the service's restarts, until quickack restore unpins\n"   \
 	"it; the journal records it before it is attached. A second identical\n"     \
 	"scope changes nothing. No route changes. Needs cgroup v2, bpffs (mounted\n"  \
-	"when missing) and Linux 5.14 or later.\n"
+	"when missing) and Linux 5.15 or later.\n"
 
 static const char on_synopsis[] =
 "Usage: quickack on PREFIX [OPTIONS]\n"

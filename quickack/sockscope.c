@@ -204,7 +204,7 @@ static int load(struct quickack_sock_bpf **skp, const struct qs_scope *s, char *
 	sk->rodata->targ_cgroup_id = s->cgroup_id;
 	err = quickack_sock_bpf__load(sk);
 	if (err) {
-		log_fmt(msg, len, "this kernel refused the socket scope's programs (cgroup sock_ops with bpf_setsockopt, and a TCP socket iterator: Linux 5.14 and later): %s; run with -v for the verifier's words",
+		log_fmt(msg, len, "this kernel refused the socket scope's programs (cgroup sock_ops with bpf_setsockopt, and a TCP socket iterator: Linux 5.15 and later): %s; run with -v for the verifier's words",
 			bpfu_strerror(err, ebuf, sizeof(ebuf)));
 		quickack_sock_bpf__destroy(sk);
 		return err == -EPERM ? TK_EXIT_NOPERM : TK_EXIT_NOTSUP;
