@@ -234,6 +234,8 @@ int qaj_rewrite(struct qaj_file *f, const struct qaj_entry *const *keep, size_t 
 int qaj_set_aside(struct qaj_file *f, const bool *aside, char *side, size_t sidelen, char *msg,
 		  size_t msglen);
 void qaj_close(struct qaj_file *f);
+/* the scope records marked keep: those the journal keeps at a rewrite */
+size_t qaj_scopes_kept(const struct qaj *j);
 
 /* the default path: /var/lib/bbrkit/quickack.journal, or quickack-NETNS.journal */
 void qaj_default_path(const char *netns, char *buf, size_t cap);

@@ -316,8 +316,7 @@ static char *copy_lines(const struct qaj_file *f, const bool *mark, bool want, e
 	return out;
 }
 
-/* scope records the journal keeps */
-static size_t scopes_kept(const struct qaj *j)
+size_t qaj_scopes_kept(const struct qaj *j)
 {
 	size_t n = 0;
 
@@ -371,7 +370,7 @@ int qaj_rewrite(struct qaj_file *f, const struct qaj_entry *const *keep, size_t 
 	size_t len;
 	int fd;
 
-	if (!n && !scopes_kept(&f->j)) {
+	if (!n && !qaj_scopes_kept(&f->j)) {
 		if (unlink(f->path) && errno != ENOENT) {
 			log_fmt(msg, msglen, "cannot remove the journal %s: %s", f->path, strerror(errno));
 			return QAJ_EIO;
@@ -541,9 +540,9 @@ int qaj_set_aside(struct qaj_file *f, const bool *aside, char *side, size_t side
 	for (size_t i = 0; i < f->j.n; i++)
 		rest += !aside[i];
 	/* no record marked (a header alone, say): no side file */
-	if ((rest < f->j.n || scopes_kept(&f->j) < f->j.nsc) && write_side(f, aside, side, sidelen, msg, msglen))
+	if ((rest < f->j.n || qaj_scopes_kept(&f->j) < f->j.nsc) && write_side(f, aside, side, sidelen, msg, msglen))
 		return QAJ_EIO;
-	if (!rest && !scopes_kept(&f->j))
+	if (!rest && !qaj_scopes_kept(&f->j))
 		return empty_journal(f, msg, msglen); /* failing, it may be emptied: side stays */
 	if (!keep_rest(f, aside, msg, msglen))
 		return QAJ_OK;

@@ -65,11 +65,9 @@ static const struct rec_schema scope_schema = { "scope", scope_fields, ARRAY_SIZ
 
 int qa_out_scope(struct rec_writer *w, const struct qaj_scope *sc, bool in_force, const struct qs_counts *k)
 {
-	struct qs_scope s = { .nports = sc->nports };
 	char ports[QS_PORTS_MAX * 6 + 1];
 
-	memcpy(s.ports, sc->ports, sizeof(s.ports));
-	qs_ports_text(&s, ports, sizeof(ports));
+	qs_ports_text(sc->ports, sc->nports, ports, sizeof(ports));
 	struct rec_value v[] = { SCOPE_FIELDS(REC_VALUE) };
 	_Static_assert(ARRAY_SIZE(v) == ARRAY_SIZE(scope_fields), "a value per field");
 	return rec_write(w, &scope_schema, v);

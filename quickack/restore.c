@@ -418,16 +418,6 @@ static void report_gone(const struct restore_run *run)
 	}
 }
 
-/* socket scopes the journal keeps: those restore could not unpin */
-static size_t scopes_left(const struct qaj *j)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < j->nsc; i++)
-		n += j->sc[i].keep;
-	return n;
-}
-
 /* the exit code, and one line that says what happened */
 static int restore_verdict(struct ctx *c, const struct restore_run *run, const struct tally *n)
 {
@@ -442,7 +432,7 @@ static int restore_verdict(struct ctx *c, const struct restore_run *run, const s
 		return TK_EXIT_NOROUTE;
 	}
 	ilog("restore: %zu route(s) restored and verified, %zu already as saved; journal %s %s", n->restored,
-	     run->already, c->journal_path, scopes_left(&run->jf.j) ? "keeps the socket scopes not unpinned" : "removed");
+	     run->already, c->journal_path, qaj_scopes_kept(&run->jf.j) ? "keeps the socket scopes not unpinned" : "removed");
 	return TK_EXIT_OK;
 }
 

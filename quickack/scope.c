@@ -137,7 +137,7 @@ static const char *scope_words(const struct qs_scope *s, char *buf, size_t len)
 {
 	char ports[QS_PORTS_MAX * 6 + 1], cg[PATH_MAX + 16];
 
-	qs_ports_text(s, ports, sizeof(ports));
+	qs_ports_text(s->ports, s->nports, ports, sizeof(ports));
 	if (s->cgroup_id)
 		snprintf(cg, sizeof(cg), "cgroup %s", s->cgroup);
 	else

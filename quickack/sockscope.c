@@ -34,13 +34,13 @@ const char *qs_side_name(enum qs_side side)
 	return side == QS_SIDE_SEND ? "send" : "recv";
 }
 
-void qs_ports_text(const struct qs_scope *s, char *buf, size_t len)
+void qs_ports_text(const uint16_t *ports, unsigned int nports, char *buf, size_t len)
 {
 	size_t n = 0;
 
 	buf[0] = '\0';
-	for (unsigned int i = 0; i < s->nports && n < len; i++)
-		n += (size_t)snprintf(buf + n, len - n, "%s%u", i ? "," : "", s->ports[i]);
+	for (unsigned int i = 0; i < nports && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%u", i ? "," : "", ports[i]);
 }
 
 /* whether this process shares the mounts of PID 1 (the host's): false under

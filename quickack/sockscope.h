@@ -69,7 +69,7 @@ bool qs_in_force(const char *pin_dir, struct qs_counts *counts);
 int qs_detach(const char *pin_dir, char *msg, size_t len);
 
 /* "1935,8080" */
-void qs_ports_text(const struct qs_scope *s, char *buf, size_t len);
+void qs_ports_text(const uint16_t *ports, unsigned int nports, char *buf, size_t len);
 /* "recv" / "send" */
 const char *qs_side_name(enum qs_side side);
 
