@@ -16,7 +16,8 @@
 #
 # Run `repro/dip.sh --help` for the options. Everything it creates is removed
 # on exit, on Ctrl-C and on SIGTERM: processes, namespaces (with their qdiscs),
-# and the quickack change (restored from its journal first).
+# the quickack changes (restored from their journals first), and a bpffs
+# mount a socket scope needed.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,7 +33,7 @@ Usage: repro/dip.sh [OPTIONS] --out DIR
 Runs one live-stream push between network namespaces and explains what BBR
 did: bbrtrace (with --detect) traces the pusher's flow, tcpdump captures it,
 pushsim (or ffmpeg into nginx-rtmp) pushes and receives, and quickack sets
-the receiver's route.
+the receiver's route, or its port's sockets.
 
 Options:
   --push TOOL          pushsim (default), ffmpeg or iperf3. ffmpeg: a real
@@ -46,8 +47,17 @@ Options:
   --rtt RTT            native, or a delay added on the router with netem:
                        60us, 200us, 1ms, ... (default native). Where the kernel
                        has no sch_netem, one line says so and the run is native.
-  --quickack on|off    quick ACKs on the receiver's route to the pusher
-                       (default off: the kernel's delayed ACKs)
+  --quickack on|off|port
+                       on: quick ACKs on the receiver's route to the pusher;
+                       off (default): the kernel's delayed ACKs, set on that
+                       route; port: a socket scope instead, no route touched
+                       (quickack on --port, Linux 5.15+, cgroup v2): the
+                       receiver runs in a cgroup of its own (bbrkit-dip-ID)
+                       and the connections it accepts on --port ACK within 2
+                       jiffies
+  --nodelay            TCP_NODELAY on the pusher's connections to --port,
+                       through a socket scope (quickack nodelay --dport), the
+                       pusher unchanged (default: Nagle on, ffmpeg's default)
   --receiver MODE      prompt | paced | app-ack (default app-ack), see pushsim;
                        with --push ffmpeg the receiver is nginx-rtmp
   --duration S         seconds of pushing, 1..3600 (default 20)
@@ -118,8 +128,12 @@ Outputs in DIR:
                   longest_s) (one JSON object)
   dip.png         capture throughput, BBR's estimate and each collapse
   plot            dip.png's data files and plot.sh, which redraws it
-  *.log           each tool's stderr (the quickack journal is emptied
-                  when the route is restored at the end)
+  routes.before   the receiver's routes (ip -d route show table all, both
+                  families) before quickack changed anything
+  routes.after    the same once the push ended, before quickack's restore
+  *.log           each tool's stderr (the quickack journals, quickack.journal
+                  and with --nodelay nodelay.journal, are emptied when their
+                  changes are restored at the end)
 
 With --push ffmpeg, instead of send.jsonl, recv.jsonl and pushsim.json:
   ffmpeg.progress ffmpeg's -progress records (frame, total_size, speed, ...)
@@ -151,7 +165,7 @@ need_value() { [ $# -ge 2 ] && [ -n "$2" ] || die_usage "$1 needs a value"; }
 rtt=native quickack=off receiver=app-ack duration=20 out="" fps=20 bitrate_kbps=4000
 ack_bytes=65536 playout_ms=100 rate="" rate_change="" policer="" collapse_ratio=0.30 queue=""
 backend=auto port=43100 id=$$ prometheus="" plot_wanted=true plot_axes="" push=pushsim receiver_set=false
-flows=1 flows_set=false burst="" bitrate_set=false loss="" gro=off
+flows=1 flows_set=false burst="" bitrate_set=false loss="" gro=off nodelay=false
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rtt) need_value "$@"; rtt=$2; shift ;;
@@ -178,6 +192,7 @@ while [ $# -gt 0 ]; do
 	--port) need_value "$@"; port=$2; shift ;;
 	--id) need_value "$@"; id=$2; shift ;;
 	--no-plot) plot_wanted=false ;;
+	--nodelay) nodelay=true ;;
 	--plot-axes) need_value "$@"; plot_axes=$2; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) die_usage "unknown option '$1' (see --help)" ;;
@@ -191,7 +206,7 @@ is_uint() { [[ $1 =~ ^[0-9]+$ ]] && [ ${#1} -le 9 ]; }
 if [ "$rtt" != native ] && ! [[ $rtt =~ ^[1-9][0-9]{0,5}(us|ms)$ ]]; then
 	die_usage "--rtt: '$rtt' is not native or a delay such as 60us, 200us, 1ms"
 fi
-case $quickack in on | off) ;; *) die_usage "--quickack: '$quickack' is not on or off" ;; esac
+case $quickack in on | off | port) ;; *) die_usage "--quickack: '$quickack' is not on, off or port" ;; esac
 case $receiver in prompt | paced | app-ack) ;; *) die_usage "--receiver: '$receiver' is not one of prompt|paced|app-ack" ;; esac
 case $push in pushsim | ffmpeg | iperf3) ;; *) die_usage "--push: '$push' is not one of pushsim|ffmpeg|iperf3" ;; esac
 case $push in
@@ -295,7 +310,8 @@ PUSH=rp-push-$id RTR=rp-rtr-$id RECV=rp-recv-$id
 PUSHER_NET=$TOPO_PUSHER_NET
 pids=()
 made_ns=()
-quickack_applied=false
+quickack_applied=false nodelay_applied=false
+recv_cgroup=""
 cleanup_failed=false
 
 cleanup() {
@@ -316,9 +332,35 @@ cleanup() {
 		"$BIN/quickack" restore --netns "$RECV" --journal "$out/quickack.journal" -q ||
 			echo "$PROG: quickack restore failed (journal $out/quickack.journal)" >&2
 	fi
+	if $nodelay_applied; then
+		"$BIN/quickack" restore --netns "$PUSH" --journal "$out/nodelay.journal" -q ||
+			echo "$PROG: quickack restore failed (journal $out/nodelay.journal)" >&2
+	fi
 	for ns in "${made_ns[@]}"; do
 		delete_ns "$ns"
 	done
+	[ -z "$recv_cgroup" ] || delete_cgroup "$recv_cgroup"
+	unmount_bpffs
+}
+# quickack mounts bpffs for a scope's pins where none is mounted: unmounted
+# again when this run's scopes mounted it and no other pin is left in it
+bpffs_before=$(stat -f -c %T /sys/fs/bpf 2>/dev/null)
+unmount_bpffs() {
+	[ "$bpffs_before" != bpf_fs ] && [ "$(stat -f -c %T /sys/fs/bpf 2>/dev/null)" = bpf_fs ] || return 0
+	[ -z "$(ls -A /sys/fs/bpf/bbrkit/quickack 2>/dev/null)" ] || return 0
+	rm -rf /sys/fs/bpf/bbrkit && umount /sys/fs/bpf ||
+		echo "$PROG: cannot unmount the bpffs quickack mounted at /sys/fs/bpf" >&2
+}
+# a cgroup goes once its last process has: bounded retries (a killed
+# process leaves its cgroup a moment after it is reaped)
+delete_cgroup() {
+	for _ in $(seq 25); do
+		rmdir "$1" 2>/dev/null && return 0
+		[ -d "$1" ] || return 0
+		sleep 0.2
+	done
+	echo "$PROG: cannot remove the cgroup $1: $(tr '\n' ' ' <"$1/cgroup.procs") still in it" >&2
+	cleanup_failed=true
 }
 # ip netns del fails (EBUSY) while another mount namespace still holds the
 # namespace's file mounted: bounded retries, then the holders are named
@@ -351,7 +393,7 @@ fail() {
 
 mkdir -p "$out" || fail "cannot create $out"
 out=$(cd "$out" && pwd)
-rm -f "$out"/{trace.jsonl,capture.pcap,gaps.jsonl,send.jsonl,recv.jsonl,pushsim.json,verdict.txt,verdict.json,quickack.journal,dip.png,ffmpeg.progress,ffmpeg.json}
+rm -f "$out"/{trace.jsonl,capture.pcap,gaps.jsonl,send.jsonl,recv.jsonl,pushsim.json,verdict.txt,verdict.json,quickack.journal,nodelay.journal,routes.before,routes.after,dip.png,ffmpeg.progress,ffmpeg.json}
 rm -rf "$out/plot"
 rm -rf "$out/nginx"
 
@@ -419,10 +461,39 @@ if [ -n "$queue" ] && [ "$rtt_effective" = native ]; then
 		fail "cannot set the bottleneck's queue to $queue packets"
 fi
 
-# --- quickack on the receiver's route to the pusher ------------------------------
-"$BIN/quickack" "$quickack" "$PUSHER_NET" --netns "$RECV" --journal "$out/quickack.journal" -q ||
-	fail "quickack $quickack $PUSHER_NET failed in $RECV"
-quickack_applied=true
+# --- quickack on the receiver's route to the pusher, or on its port's sockets ---
+# the receiver's routes, every table, both families: what quickack may
+# change; not the link-local ones, which the kernel adds on its own when an
+# address's duplicate detection ends, at its own pace
+recv_routes() {
+	{ ip -n "$RECV" -d route show table all && ip -n "$RECV" -6 -d route show table all; } | awk '!/fe80::/'
+}
+# --quickack port: the receiver's own cgroup v2 directory, as a service's (a
+# systemd unit's) would be, which the socket scope names: the connections a
+# process outside it accepts keep their delayed ACKs
+make_recv_cgroup() {
+	local root
+	root=$(findmnt -n -t cgroup2 -o TARGET | head -1)
+	[ -n "$root" ] || fail "--quickack port: no cgroup v2 hierarchy is mounted (mount -t cgroup2 none /sys/fs/cgroup)"
+	mkdir "$root/bbrkit-dip-$id" || fail "cannot create the receiver's cgroup $root/bbrkit-dip-$id"
+	recv_cgroup=$root/bbrkit-dip-$id
+}
+recv_routes >"$out/routes.before" || fail "cannot list the routes of $RECV"
+if [ "$quickack" = port ]; then
+	make_recv_cgroup
+	quickack_applied=true # a scope half made is in the journal: restore undoes it
+	"$BIN/quickack" on --port "$port" --cgroup "$recv_cgroup" --netns "$RECV" --journal "$out/quickack.journal" -q ||
+		fail "quickack on --port $port failed in $RECV (see above)"
+else
+	"$BIN/quickack" "$quickack" "$PUSHER_NET" --netns "$RECV" --journal "$out/quickack.journal" -q ||
+		fail "quickack $quickack $PUSHER_NET failed in $RECV"
+	quickack_applied=true
+fi
+if $nodelay; then
+	nodelay_applied=true
+	"$BIN/quickack" nodelay --dport "$port" --netns "$PUSH" --journal "$out/nodelay.journal" -q ||
+		fail "quickack nodelay --dport $port failed in $PUSH (see above)"
+fi
 
 # --- bbrtrace: fentry or kprobe on bbr_main, or bbr_traced in the pusher's namespace
 # struct_ops (also when auto comes to it) makes bbr_traced the pusher's
@@ -488,8 +559,19 @@ wait_listen() {
 	return 1
 }
 
+# runs its arguments in the receiver's namespace, and in its cgroup when it
+# has one: joined before ip netns exec, whose fresh /sys has no cgroup
+# mount (sh and ip netns exec exec it: the PID is the receiver's own)
+recv_exec() {
+	if [ -n "$recv_cgroup" ]; then
+		sh -c 'ns=$1; shift; echo $$ >"$0/cgroup.procs" && exec ip netns exec "$ns" "$@"' "$recv_cgroup" "$RECV" "$@"
+	else
+		ip netns exec "$RECV" "$@"
+	fi
+}
+
 start_pushsim_recv() {
-	ip netns exec "$RECV" "$BIN/pushsim" recv --listen "10.77.2.2:$port" --mode "$receiver" \
+	recv_exec "$BIN/pushsim" recv --listen "10.77.2.2:$port" --mode "$receiver" \
 		--fps "$fps" --playout-ms "$playout_ms" --ack-bytes "$ack_bytes" --json \
 		>"$out/recv.jsonl" 2>"$out/recv.log" &
 	recv_pid=$!
@@ -519,7 +601,7 @@ start_nginx() {
 			}
 		}
 	EOF
-	ip netns exec "$RECV" nginx -p "$d" -c "$d/nginx.conf" -e "$d/error.log" 2>"$out/nginx.log" &
+	recv_exec nginx -p "$d" -c "$d/nginx.conf" -e "$d/error.log" 2>"$out/nginx.log" &
 	recv_pid=$!
 	pids+=("$recv_pid")
 	wait_listen || fail "nginx-rtmp does not listen on 10.77.2.2:$port: $(tail -1 "$d/error.log" "$out/nginx.log" 2>/dev/null | grep . | tail -1)"
@@ -541,7 +623,7 @@ start_rate_change() {
 
 # iperf3 -s for one test, on the push's port
 start_iperf3_recv() {
-	ip netns exec "$RECV" iperf3 -s -1 -B 10.77.2.2 -p "$port" >"$out/iperf3-server.log" 2>&1 &
+	recv_exec iperf3 -s -1 -B 10.77.2.2 -p "$port" >"$out/iperf3-server.log" 2>&1 &
 	recv_pid=$!
 	pids+=("$recv_pid")
 	wait_listen || fail "iperf3 -s does not listen on 10.77.2.2:$port: $(tail -1 "$out/iperf3-server.log")"
@@ -638,7 +720,12 @@ iperf3) start_iperf3_recv ;;
 *) start_pushsim_recv ;;
 esac
 start_rate_change
-echo "$PROG: pushing for $duration s: $push, receiver $receiver, quickack $quickack, RTT $rtt_effective${rate:+, htb ${rate} Mbit/s}${burst:+ (burst $burst bytes)}${rate_change:+ then ${change_to} Mbit/s at ${change_at} s}${queue:+, a ${queue}-packet queue}${loss:+, ${loss}% loss}${policer:+, policer ${policer} Mbit/s}, GRO $gro"
+case $quickack in
+port) qa_words="quickack on port $port only (a socket scope)" ;;
+*) qa_words="quickack $quickack" ;;
+esac
+$nodelay && qa_words+=", TCP_NODELAY on the pusher (a socket scope)"
+echo "$PROG: pushing for $duration s: $push, receiver $receiver, $qa_words, RTT $rtt_effective${rate:+, htb ${rate} Mbit/s}${burst:+ (burst $burst bytes)}${rate_change:+ then ${change_to} Mbit/s at ${change_at} s}${queue:+, a ${queue}-packet queue}${loss:+, ${loss}% loss}${policer:+, policer ${policer} Mbit/s}, GRO $gro"
 case $push in
 ffmpeg) run_ffmpeg_send ;;
 iperf3) run_iperf3_send ;;
@@ -686,6 +773,7 @@ wait "$bt_pid"
 bt_rc=$?
 reaped "$bt_pid"
 [ $bt_rc -eq 0 ] || fail "bbrtrace failed ($bt_rc): $(tail -1 "$out/bbrtrace.log")"
+recv_routes >"$out/routes.after" || fail "cannot list the routes of $RECV"
 cleanup
 trap - INT TERM
 $cleanup_failed && exit 1
@@ -703,7 +791,7 @@ gaps_file=$out/gaps.jsonl gap_ms=100
 "$BIN/bbrpcap" gaps -f json --min-ms "$gap_ms" --flow ":$port" "$out/capture.pcap" >"$gaps_file" 2>>"$out/bbrpcap-gaps.log" ||
 	fail "bbrpcap gaps failed on $out/capture.pcap: $(tail -1 "$out/bbrpcap-gaps.log")"
 # one jq per output (each costs about 0.4 s on an emulated CPU)
-jq -c -n --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" \
+jq -c -n --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" --argjson nodelay "$nodelay" \
 	--arg recv "$receiver" --argjson dur "$duration" --argjson fps "$fps" \
 	--arg push "$push" --argjson kbps "$bitrate_kbps" \
 	--arg rate "$rate" --arg rc "$rate_change" --arg pol "$policer" --arg queue "$queue" \
@@ -711,7 +799,7 @@ jq -c -n --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" \
 	--slurpfile gaps "$gaps_file" --argjson gap_ms "$gap_ms" --arg pusher "$TOPO_PUSHER_ADDR:" \
 	'[inputs | select(.type == "verdict" or .type == "summary")] as $r
 	| ($r | map(select(.type == "verdict")) | first) + {scenario: {rtt: $rtt,
-	  rtt_effective: $rtt_eff, quickack: $qa, push: $push, receiver: $recv, duration_s: $dur, fps: $fps,
+	  rtt_effective: $rtt_eff, quickack: $qa, nodelay: $nodelay, push: $push, receiver: $recv, duration_s: $dur, fps: $fps,
 	  bitrate_kbps: $kbps, flows: $flows,
 	  htb_mbit: $rate, htb_burst_bytes: $burst, rate_change: $rc, queue_packets: $queue, policer_mbit: $pol,
 	  loss_pct: $loss, loss_dropped_packets: $drops, gro: $gro,
@@ -727,7 +815,7 @@ jq -c -n --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" \
 	"$out/trace.jsonl" >"$out/verdict.json" || fail "no verdict in $out/trace.jsonl"
 [ -s "$out/verdict.json" ] || fail "bbrtrace wrote no verdict record (see $out/bbrtrace.log)"
 read -r samples bt_used push_cc < <(jq -r '"\(.samples) \(.scenario.backend) \(.push.send.cc)"' "$out/verdict.json")
-jq -r --arg sc "scenario: receiver $receiver, quickack $quickack, RTT $rtt_effective$netem_note, $load, $duration s${rate:+, htb $rate Mbit/s}${burst:+ (burst $burst bytes)}${rate_change:+ then $change_to Mbit/s at $change_at s}${queue:+, a $queue-packet queue}${loss:+, $loss% loss}${policer:+, policer $policer Mbit/s}, GRO $gro, $push_cc traced by $bt_used" \
+jq -r --arg sc "scenario: receiver $receiver, $qa_words, RTT $rtt_effective$netem_note, $load, $duration s${rate:+, htb $rate Mbit/s}${burst:+ (burst $burst bytes)}${rate_change:+ then $change_to Mbit/s at $change_at s}${queue:+, a $queue-packet queue}${loss:+, $loss% loss}${policer:+, policer $policer Mbit/s}, GRO $gro, $push_cc traced by $bt_used" \
 	'.text, $sc,
 	(.push.send | if .tool == "ffmpeg" then
 	  "push: ffmpeg, \(.frames) frames in \(.out_s * 10 | round / 10) s (speed \(.speed)), mean goodput \(.goodput_bps/1e6*100|round/100) Mbit/s"

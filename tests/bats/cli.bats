@@ -401,7 +401,7 @@ unprivileged() {
 	expect_stderr "dip.sh: --receiver: 'lazy' is not one of prompt|paced|app-ack"
 	tk_run "$TK_ROOT/repro/dip.sh" --quickack maybe --out /tmp/x
 	expect_status 2
-	expect_stderr "dip.sh: --quickack: 'maybe' is not on or off"
+	expect_stderr "dip.sh: --quickack: 'maybe' is not on, off or port"
 	tk_run "$TK_ROOT/repro/dip.sh" --duration 1.5 --out /tmp/x
 	expect_status 2
 	expect_stderr "dip.sh: --duration: '1.5' is not an integer in 1..3600"
