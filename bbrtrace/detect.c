@@ -301,7 +301,7 @@ static struct flow *flow_get(struct bt_detect *d, const struct bt_sample *s, boo
 	f->key = key;
 	if (*fresh) {
 		d->st.flows++;
-		f->peer = bt_peers_flow_begins(&d->peers, s->daddr, s->saddr, s->t_ns);
+		f->peer = bt_peers_flow_begins(&d->peers, s->daddr, s->dport, s->saddr, s->t_ns);
 	}
 	return f;
 }

@@ -4,29 +4,33 @@
 
 #include "bbrtrace/fixtext.h"
 
-void bt_fix_quickack_cmd(char *buf, size_t cap, const char *snd)
+void bt_fix_delack(char *buf, size_t cap, const char *rcv, const char *snd, uint16_t port)
 {
-	snprintf(buf, cap, "`quickack on --to %s --host`", snd);
-}
-
-void bt_fix_delack(char *buf, size_t cap, const char *rcv, const char *snd)
-{
-	char cmd[128];
-
-	bt_fix_quickack_cmd(cmd, sizeof(cmd), snd);
-	snprintf(buf, cap, "on the receiver %s, %s (a host route to this sender alone), so that it ACKs at once",
-		 rcv, cmd);
-}
-
-void bt_fix_nagle(char *buf, size_t cap, const char *snd, const char *rcv)
-{
-	char cmd[128];
-
-	bt_fix_quickack_cmd(cmd, sizeof(cmd), snd);
 	snprintf(buf, cap,
-		 "TCP_NODELAY on the sender %s (ffmpeg: -tcp_nodelay 1), or on the receiver %s %s, whose "
-		 "prompt ACKs end each hold after a round trip",
-		 snd, rcv, cmd);
+		 "on the receiver %s, `quickack on --to %s --host` (a host route to this sender alone), so "
+		 "that it ACKs at once; a socket scope on its port, `quickack on --port %u`, touches no route "
+		 "but is no fix here: it caps each hold at 2 jiffies (8 ms at HZ 250) at best, and holds that "
+		 "long still collapse the estimate",
+		 rcv, snd, port);
+}
+
+bool bt_nagle_ack_ended(const uint64_t ended[BT_NSTALL_ENDS])
+{
+	return ended[BT_STALL_END_ACK] && ended[BT_STALL_END_ACK] >= ended[BT_STALL_END_WRITE];
+}
+
+void bt_fix_nagle(char *buf, size_t cap, const char *snd, const char *rcv, uint16_t port, bool ack_ended)
+{
+	int n = snprintf(buf, cap,
+			 "TCP_NODELAY on the sender %s, with `quickack nodelay --dport %u` there or the pusher's "
+			 "own option (ffmpeg: -tcp_nodelay 1)",
+			 snd, port);
+
+	if (ack_ended && n >= 0 && (size_t)n < cap)
+		snprintf(buf + n, cap - (size_t)n,
+			 "; and on the receiver %s, `quickack on --port %u`, whose ACKs within 2 jiffies end "
+			 "each hold sooner",
+			 rcv, port);
 }
 
 void bt_fix_policer(char *buf, size_t cap, const char *peer)

@@ -115,8 +115,10 @@ void bt_help_detect(FILE *f)
 		"ended_by: ack, write (the application's next write took it along) or unseen (a\n"
 		"timer: pacing, a tail loss probe; its duration then is a bound). The summary\n"
 		"and the verdict count them (stalls_by_cause, stalled_s); when most were\n"
-		"Nagle's, the verdict's fix is TCP_NODELAY on the sender or quickack on the\n"
-		"receiver (none when they held the data for under %u ms in all). Without a\n"
+		"Nagle's, the verdict's fix is TCP_NODELAY on the sender (quickack nodelay\n"
+		"--dport PORT, or the pusher's own option), and, when the receiver's late ACK\n"
+		"ended at least as many as the next write did, also quickack on --port PORT on\n"
+		"the receiver (none when they held the data for under %u ms in all). Without a\n"
 		"write tap those fields are null, not 0, and the verdict says why.\n",
 		bt_cause_names[BT_CAUSE_LOSS_POLICER], bt_cause_names[BT_CAUSE_DELAYED_ACK],
 		BT_DELACK_RATIO, (unsigned)(BT_DELACK_FLOOR_US / TK_USEC_PER_MSEC),

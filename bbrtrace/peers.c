@@ -46,8 +46,8 @@ static struct bt_peer *lookup(const struct bt_peers *p, const uint8_t addr[16], 
 	return *clash ? NULL : peer;
 }
 
-struct bt_peer *bt_peers_flow_begins(struct bt_peers *p, const uint8_t addr[16], const uint8_t local[16],
-				     uint64_t t_ns)
+struct bt_peer *bt_peers_flow_begins(struct bt_peers *p, const uint8_t addr[16], uint16_t port,
+				     const uint8_t local[16], uint64_t t_ns)
 {
 	struct bt_harm *h[4];
 	uint64_t key;
@@ -68,6 +68,7 @@ struct bt_peer *bt_peers_flow_begins(struct bt_peers *p, const uint8_t addr[16],
 	}
 	if (peer) {
 		memcpy(peer->local, local, 16);
+		peer->port = port;
 		peer->live_flows++;
 	}
 	for (unsigned int i = 0, n = bt_peers_targets(p, peer, t_ns, h); i < n; i++)

@@ -47,6 +47,7 @@ struct bt_harm_minute {
 struct bt_peer {
 	uint8_t addr[16];                  /* the peer, IPv4 as ::ffff:a.b.c.d */
 	uint8_t local[16];                 /* this host's address on its latest flow */
+	uint16_t port;                     /* its port on its latest flow (the fixes' --port) */
 	uint64_t live_flows;               /* its flows open now */
 	uint64_t last_ns;                  /* its latest event */
 	struct bt_harm total;              /* since the trace began */
@@ -62,10 +63,10 @@ struct bt_peers {
 
 void bt_peers_init(struct bt_peers *p, uint64_t max);
 void bt_peers_free(struct bt_peers *p);
-/* a flow to addr (from local) began at t_ns: its peer, or NULL when the table
- * is full (its harm then counts for the host only) */
-struct bt_peer *bt_peers_flow_begins(struct bt_peers *p, const uint8_t addr[16], const uint8_t local[16],
-				     uint64_t t_ns);
+/* a flow to addr's port (from local) began at t_ns: its peer, or NULL when
+ * the table is full (its harm then counts for the host only) */
+struct bt_peer *bt_peers_flow_begins(struct bt_peers *p, const uint8_t addr[16], uint16_t port,
+				     const uint8_t local[16], uint64_t t_ns);
 /* a flow of peer (may be NULL) ended */
 void bt_peers_flow_ends(struct bt_peers *p, struct bt_peer *peer);
 /* where harm at t_ns adds up: the host's total and minute, and the peer's

@@ -63,9 +63,9 @@ static void fix_of(struct bt_peer_rank *r)
 	cli_fmt_v6mapped(r->local, local, sizeof(local));
 	r->fix[0] = '\0';
 	if (throttling_matters(h) && h->throttling[BT_CAUSE_DELAYED_ACK])
-		bt_fix_delack(r->fix, sizeof(r->fix), peer, local);
+		bt_fix_delack(r->fix, sizeof(r->fix), peer, local, r->port);
 	else if (stalls_matter(h) && h->stalled_ns[BT_STALL_NAGLE] >= h->stalled_ns[BT_STALL_RWND])
-		bt_fix_nagle(r->fix, sizeof(r->fix), local, peer);
+		bt_fix_nagle(r->fix, sizeof(r->fix), local, peer, r->port, bt_nagle_ack_ended(h->nagle_ended));
 	else if (stalls_matter(h))
 		snprintf(r->fix, sizeof(r->fix), "the receiver %s reads faster, or a larger receive buffer",
 			 peer);
@@ -146,6 +146,7 @@ static void rank_one(const struct bt_peer *peer, void *ctx)
 	pv->harmed++;
 	memcpy(r.addr, peer->addr, 16);
 	memcpy(r.local, peer->local, 16);
+	r.port = peer->port;
 	for (i = 0; i < pv->ntop && worse(&pv->top[i], &r.h); i++)
 		;
 	if (i == BT_VERDICT_TOP_PEERS) {
@@ -203,10 +204,10 @@ void bt_peer_verdict_json(const struct bt_peer_verdict *pv, char *buf, size_t ca
 		cli_fmt_v6mapped(r->local, local, sizeof(local));
 		rec_json_escape(fix, sizeof(fix), r->fix);
 		vt_cat(buf, cap,
-		       "%s{\"peer\":\"%s\",\"local\":\"%s\",\"held_s\":%.3f,\"throttled_s\":%.3f,"
+		       "%s{\"peer\":\"%s\",\"port\":%u,\"local\":\"%s\",\"held_s\":%.3f,\"throttled_s\":%.3f,"
 		       "\"late_bytes\":%.0f,\"throttling\":%llu,\"delayed_ack\":%llu,\"nagle_stalls\":%llu,"
 		       "\"nagle_stalled_s\":%.3f,\"fix\":%s%s%s}",
-		       i ? "," : "", peer, local, (double)bt_harm_ns(&r->h) / TK_NSEC_PER_SEC_F, (double)r->h.throttled_ns / TK_NSEC_PER_SEC_F,
+		       i ? "," : "", peer, r->port, local, (double)bt_harm_ns(&r->h) / TK_NSEC_PER_SEC_F, (double)r->h.throttled_ns / TK_NSEC_PER_SEC_F,
 		       r->h.late_bytes, (unsigned long long)sum(r->h.throttling, BT_NCAUSES),
 		       (unsigned long long)r->h.throttling[BT_CAUSE_DELAYED_ACK],
 		       (unsigned long long)r->h.stalls[BT_STALL_NAGLE], (double)r->h.stalled_ns[BT_STALL_NAGLE] / TK_NSEC_PER_SEC_F,

@@ -26,6 +26,7 @@
 
 struct bt_peer_rank {
 	uint8_t addr[16], local[16];
+	uint16_t port;                 /* the peer's, on its latest flow */
 	struct bt_harm h;
 	char fix[BT_FIX_STR];          /* what to do for it, or empty */
 };
@@ -37,7 +38,8 @@ struct bt_peer_verdict {
 	unsigned int ntop;             /* the worst of those, in top[] */
 	struct bt_peer_rank top[BT_VERDICT_TOP_PEERS];
 	struct bt_harm rest;           /* the other peers that need a fix, together */
-	char text[2048];               /* "By peer, worst first: ..." (empty when none is harmed) */
+	char text[3072];               /* "By peer, worst first: ..." (empty when none is harmed):
+					* three clauses with a fix each, and the rest */
 };
 
 /* ranks the peers: over the window that ends at now_ns, or the whole trace

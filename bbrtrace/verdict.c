@@ -219,7 +219,7 @@ static void fix_of(struct bt_verdict *v, uint64_t throttling)
 	}
 	if (dack) {
 		fmt_ends(&st->delack_ends, snd, rcv);
-		bt_fix_delack(v->fix, sizeof(v->fix), rcv, snd);
+		bt_fix_delack(v->fix, sizeof(v->fix), rcv, snd, st->delack_ends.dport);
 		vt_cat(v->text, sizeof(v->text), " Fix: %s.", v->fix);
 	} else if (pol && pol * 2 >= throttling) {
 		bt_fix_policer(v->fix, sizeof(v->fix), NULL);
@@ -270,7 +270,8 @@ static void stall_sentence(struct bt_verdict *v)
 		return;
 	}
 	fmt_ends(&st->nagle_ends, snd, rcv);
-	bt_fix_nagle(v->stall_fix, sizeof(v->stall_fix), snd, rcv);
+	bt_fix_nagle(v->stall_fix, sizeof(v->stall_fix), snd, rcv, st->nagle_ends.dport,
+		     bt_nagle_ack_ended(st->nagle_ended));
 	vt_cat(v->text, sizeof(v->text), " Nagle's algorithm held each frame's tail until the data in "
 	    "flight was ACKed. Fix: %s.", v->stall_fix);
 }
@@ -504,7 +505,7 @@ int bt_verdict_write(struct rec_writer *w, const struct bt_verdict *v)
 	char sender[BT_ADDR_STR], receiver[BT_ADDR_STR];
 	struct rec_kv kv[BT_NCAUSES], tkv[BT_NCAUSES], skv[BT_NSTALL_CAUSES], ekv[BT_NSTALL_ENDS];
 	double stalled_s = (double)v->stalled_ns / TK_NSEC_PER_SEC_F;
-	char peers_json[2048];
+	char peers_json[4096]; /* three peers with their fixes, escaped */
 
 	bt_peer_verdict_json(&v->peers, peers_json, sizeof(peers_json));
 	bt_verdict_by_cause(v, kv);

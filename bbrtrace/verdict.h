@@ -24,7 +24,7 @@ struct bt_verdict {
 	bool stalls_untraced;     /* no write tap ran: the stall fields are null */
 	uint64_t stalls;          /* the sender's stalls, all causes */
 	uint64_t stalled_ns;      /* their time, all causes */
-	char text[2048];         /* the longest verdict measured is under 1000 bytes */
+	char text[4096];         /* the longest verdict measured is under 2000 bytes */
 	char fix[BT_FIX_STR];     /* empty when no fix applies */
 	char stall_fix[BT_FIX_STR]; /* the sender's stalls' fix, when most were Nagle's */
 	struct bt_peer_verdict peers; /* the peers that need a fix, worst first */

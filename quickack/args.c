@@ -470,7 +470,10 @@ static const char on_synopsis[] =
 "those local ports (an ingest's 1935) have their delayed-ACK timer capped at\n"
 "the kernel's shortest, 2 jiffies (TCP_BPF_DELACK_MAX: 8 ms at HZ 250), so\n"
 "that no ACK is held 40 ms or more; they still delay an ACK, by at most that.\n"
-"Other connections and every route stay as they are.\n\n" SCOPE_HELP CHANGE_HELP;
+"Other connections and every route stay as they are. A cap is not quick ACKs:\n"
+"holds that long still collapse BBR's estimate of a stream sent in bursts\n"
+"(bbrtrace's delayed_ack collapses), which only the route's quickack removes\n"
+"(on --to ADDR --host for one sender).\n\n" SCOPE_HELP CHANGE_HELP;
 
 static const char nodelay_synopsis[] =
 "Usage: quickack nodelay --dport PORTS [--cgroup PATH] [OPTIONS]\n"

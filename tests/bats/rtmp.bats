@@ -22,8 +22,9 @@
 #   receiver delays. At 60 fps the next frame (17 ms on) comes first and
 #   takes the tail along: the sender stalls a frame interval on many frames
 #   (Nagle stalls ended by the next write). At 20 fps a few tails wait for
-#   the timer itself. The verdict says so, with the fix (TCP_NODELAY, or
-#   quickack on the receiver), while the collapses need no action.
+#   the timer itself. The verdict says so, with the fix (TCP_NODELAY; and
+#   quickack on the receiver's port only when its late ACK ended as many
+#   holds as the next write did), while the collapses need no action.
 # - With quickack on the receiver ACKs at once: no delayed_ack collapse, the
 #   stream is never throttled, nothing stalls, and the verdict says "No
 #   action is needed".
@@ -141,7 +142,8 @@ rt_expect_handshake_only() {
 	# (the floor's edges are test_detect's; here, the verdict's own word)
 	if jq -e '([.throttling_by_cause[]] | add) > 0 and (.text | test("too little to act on") | not)' \
 		"$d/verdict.json" > /dev/null; then
-		jq -e '.throttling_by_cause.delayed_ack == 1 and (.fix | test("`quickack on --to 10.77.1.2 --host`"))' \
+		jq -e '.throttling_by_cause.delayed_ack == 1 and
+			(.fix | test("`quickack on --to 10.77.1.2 --host` .*; a socket scope on its port, `quickack on --port [0-9]+`"))' \
 			"$d/verdict.json" || { jq -r .text "$d/verdict.json"; return 1; }
 		jq -e -s --argjson s "$(jq .throttled_s "$d/verdict.json")" \
 			'[.[] | select(.type == "collapse" and .impact == "throttling")] | sort_by(.t_ns)
@@ -156,9 +158,11 @@ rt_expect_handshake_only() {
 # timing: 5 to 557 in a 12 to 20 s push here, 99 in an 8 s one), each with
 # its evidence and each as the wire shows it (tk_stalls_vs_wire: the data
 # before the held tail all sent by its start, nothing new until its end), and
-# the verdict's fix when they held the data long enough to act on
+# the verdict's fix when they held the data long enough to act on, for the
+# push's port: TCP_NODELAY, and the receiver's port scope too only when its
+# late ACK ended at least as many holds as the next write did
 rt_expect_nagle() {
-	local d=$1 bad n
+	local d=$1 port=$2 bad n
 	jq -e '.stalls_by_cause.nagle >= 1' "$d/verdict.json" ||
 		{ jq -c '{stalls_by_cause, nagle_stalls_ended_by}' "$d/verdict.json"; return 1; }
 	jq -e -s '[.[] | select(.type=="stall" and .cause=="nagle")] | all(.nonagle == 0 and .held_bytes < .mss)' \
@@ -172,8 +176,13 @@ rt_expect_nagle() {
 		"$d/verdict.json" > /dev/null; then
 		jq -e '.stall_fix == null' "$d/verdict.json"
 	else
-		jq -e '(.stall_fix | test("TCP_NODELAY on the sender 10.77.1.2 \\(ffmpeg: -tcp_nodelay 1\\), or on the receiver 10.77.2.2 `quickack on --to 10.77.1.2 --host`, whose prompt ACKs end each hold after a round trip"))
+		jq -e --argjson port "$port" '(.stall_fix | startswith("TCP_NODELAY on the sender 10.77.1.2, with `quickack nodelay --dport \($port)` there or the pusher\u0027s own option (ffmpeg: -tcp_nodelay 1)"))
 			and (.text | test("Nagle"))' "$d/verdict.json"
+		if jq -e '.nagle_stalls_ended_by | .ack > 0 and .ack >= .write' "$d/verdict.json" > /dev/null; then
+			jq -e --argjson port "$port" '.stall_fix | endswith("; and on the receiver 10.77.2.2, `quickack on --port \($port)`, whose ACKs within 2 jiffies end each hold sooner")' "$d/verdict.json"
+		else
+			jq -e '.stall_fix | test("receiver") | not' "$d/verdict.json"
+		fi
 	fi
 }
 
@@ -194,7 +203,7 @@ rt_expect_nagle() {
 	rt_push f60b4off 60 4000 off 43603
 	rt_expect_handshake_only "$RT_OUT/f60b4off"
 	# a frame's tail held until the next frame, or the receiver's late ACK
-	rt_expect_nagle "$RT_OUT/f60b4off"
+	rt_expect_nagle "$RT_OUT/f60b4off" 43603
 }
 
 @test "ffmpeg into nginx-rtmp, 20 fps, 12 Mbit/s, quickack off: three times the demand, still harmless" {

@@ -617,8 +617,9 @@ static void test_culprit_ways_agree(void **state)
 	bt_detect_free(d);
 }
 
-/* flow `cookie` to 10.0.0.LAST (from 10.0.0.1): a held ACK's sample, then
- * `throttles` collapses to its bandwidth, each throttling the flow */
+/* flow `cookie` to 10.0.0.LAST port 1930 + LAST (from 10.0.0.1): a held
+ * ACK's sample, then `throttles` collapses to its bandwidth, each throttling
+ * the flow */
 static void peer_flow(struct bt_detect *d, uint64_t cookie, uint8_t last, int throttles, uint64_t t)
 {
 	uint64_t delack_bw = bt_bw_to_bps((uint32_t)((1ull << 24) / 40000), 1448);
@@ -629,6 +630,7 @@ static void peer_flow(struct bt_detect *d, uint64_t cookie, uint8_t last, int th
 	memcpy(s.saddr, "\0\0\0\0\0\0\0\0\0\0\xff\xff\x0a\0\0\x01", 16);
 	memcpy(s.daddr, "\0\0\0\0\0\0\0\0\0\0\xff\xff\x0a\0\0\x01", 16);
 	s.daddr[15] = last;
+	s.dport = (uint16_t)(1930 + last);
 	bt_detect_feed(d, &s, &c);
 	for (int i = 0; i < throttles; i++) {
 		struct bt_sample x = s;
@@ -636,6 +638,7 @@ static void peer_flow(struct bt_detect *d, uint64_t cookie, uint8_t last, int th
 		x = mk(t + 1000000 * (uint64_t)(i + 1), 1000000000, delack_bw, 10, 5000, 5000, false);
 		memcpy(x.saddr, s.saddr, 16);
 		memcpy(x.daddr, s.daddr, 16);
+		x.dport = s.dport;
 		x.cookie = cookie;
 		assert_true(bt_detect_feed(d, &x, &c));
 		assert_int_equal(c.cause, BT_CAUSE_DELAYED_ACK);
@@ -644,20 +647,22 @@ static void peer_flow(struct bt_detect *d, uint64_t cookie, uint8_t last, int th
 }
 
 /* two receivers whose delayed ACKs throttle, and a healthy one: the verdict
- * names the two, each with the quickack command for itself, worst first;
- * with one alone, it is the host's verdict as before */
+ * names the two, each with the quickack commands for itself (a host route,
+ * then its port's scope with its limit), worst first; with one alone, it
+ * is the host's verdict as before */
 static void test_verdict_by_peer(void **state)
 {
 	struct bt_detect *d = bt_detect_new(NULL);
 	struct bt_verdict v;
-	char *five, *six;
+	char *five, *six, json[4096];
 	(void)state;
 
 	peer_flow(d, 1, 5, 3, 1000000000);
 	bt_verdict_build(&v, d, 0.3, 10, NULL);
 	assert_int_equal(v.peers.harmed, 1);
 	assert_null(strstr(v.text, "By peer"));
-	assert_non_null(strstr(v.text, "`quickack on --to 10.0.0.1 --host`"));
+	assert_non_null(strstr(v.text, "`quickack on --to 10.0.0.1 --host` (a host route to this sender alone), so "
+					"that it ACKs at once; a socket scope on its port, `quickack on --port 1935`"));
 	peer_flow(d, 2, 6, 2, 2000000000);
 	peer_flow(d, 3, 7, 0, 3000000000);
 	bt_verdict_build(&v, d, 0.3, 10, NULL);
@@ -671,10 +676,19 @@ static void test_verdict_by_peer(void **state)
 	assert_non_null(six);
 	/* 10.0.0.5 before 10.0.0.6: their offsets in the text */
 	assert_in_range((uintmax_t)(five - v.text), 0, (uintmax_t)(six - v.text) - 1);
-	assert_non_null(strstr(five, "fix: on the receiver 10.0.0.5, `quickack on --to 10.0.0.1 --host` (a host route to this sender alone)"));
-	assert_non_null(strstr(six, "fix: on the receiver 10.0.0.6, `quickack on --to 10.0.0.1 --host` (a host route to this sender alone)"));
+	assert_non_null(strstr(five, "fix: on the receiver 10.0.0.5, `quickack on --to 10.0.0.1 --host` (a host route to "
+				     "this sender alone), so that it ACKs at once; a socket scope on its port, `quickack "
+				     "on --port 1935`"));
+	assert_non_null(strstr(six, "fix: on the receiver 10.0.0.6, `quickack on --to 10.0.0.1 --host` (a host route to "
+				    "this sender alone), so that it ACKs at once; a socket scope on its port, `quickack "
+				    "on --port 1936`"));
 	assert_null(strstr(v.text, "10.0.0.7"));
-	assert_string_equal(v.fix, "on the receiver 10.0.0.5, `quickack on --to 10.0.0.1 --host` (a host route to this sender alone), so that it ACKs at once");
+	assert_string_equal(v.fix, "on the receiver 10.0.0.5, `quickack on --to 10.0.0.1 --host` (a host route to this "
+				   "sender alone), so that it ACKs at once; a socket scope on its port, `quickack on "
+				   "--port 1935`, touches no route but is no fix here: it caps each hold at 2 jiffies (8 "
+				   "ms at HZ 250) at best, and holds that long still collapse the estimate");
+	bt_peer_verdict_json(&v.peers, json, sizeof(json));
+	assert_non_null(strstr(json, "{\"peer\":\"10.0.0.5\",\"port\":1935,\"local\":\"10.0.0.1\","));
 	/* the window's verdict, while the trace runs: the same two peers */
 	bt_verdict_build_window(&v, d, 3000000000);
 	print_message("# %s\n", v.text);
@@ -828,7 +842,9 @@ static void test_verdict_text(void **state)
 	bt_verdict_build(&v, r.d, 0.30, 20, NULL);
 	assert_non_null(strstr(v.text, "The bandwidth estimate collapsed"));
 	assert_non_null(strstr(v.text, "caused by delayed ACKs (rcv_interval ≈ 4"));
-	assert_non_null(strstr(v.text, "Fix: on the receiver 10.77.2.2, `quickack on --to 10.77.1.2 --host` (a host route to this sender alone), so that it ACKs at once"));
+	assert_non_null(strstr(v.text, "Fix: on the receiver 10.77.2.2, `quickack on --to 10.77.1.2 --host` (a host route "
+				       "to this sender alone), so that it ACKs at once; a socket scope on its port, "
+				       "`quickack on --port 43100`, touches no route but is no fix here"));
 	/* a paced push, app-limited: it needed 1.25 x its demand */
 	assert_non_null(strstr(v.text, "(the pacing BBR allowed fell under 1.25 x its demand)"));
 	bt_detect_free(r.d);
@@ -1358,6 +1374,24 @@ static void test_verdict_stalls_untraced(void **state)
 	bt_detect_free(d);
 }
 
+/* a frame's write at t on flow `cookie` to port 1935: three full segments in
+ * flight from una, and its 500-byte tail, which Nagle holds behind them */
+static struct bt_sample tail_write(uint64_t cookie, uint64_t t, uint32_t una)
+{
+	struct bt_sample w = mk(t, 0, 0, 0, 0, 0, true);
+
+	w.cookie = cookie;
+	w.dport = 1935;
+	w.kind = BT_KIND_WRITE;
+	w.snd_una = una;
+	w.snd_nxt = una + 3 * 1448;
+	w.write_seq = w.snd_nxt + 500;
+	w.snd_wnd = 1 << 20;
+	w.cwnd = 100;
+	w.prior_in_flight = 3;
+	return w;
+}
+
 /* N Nagle stalls of `ms` each on flow 3: a frame's 500-byte tail held after its
  * write until the late ACK of all in flight, then sent (the tail's own ACK) */
 static void nagle_stalls(struct bt_detect *d, unsigned int n, unsigned int ms)
@@ -1367,16 +1401,8 @@ static void nagle_stalls(struct bt_detect *d, unsigned int n, unsigned int ms)
 
 	for (unsigned int i = 0; i < n; i++, una += 3 * 1448 + 500) {
 		uint64_t t = (uint64_t)(i + 1) * 1000 * MS;
-		struct bt_sample w = mk(t, 0, 0, 0, 0, 0, true), a, b;
+		struct bt_sample w = tail_write(3, t, una), a, b;
 
-		w.cookie = 3;
-		w.kind = BT_KIND_WRITE;
-		w.snd_una = una;
-		w.snd_nxt = una + 3 * 1448;
-		w.write_seq = w.snd_nxt + 500;
-		w.snd_wnd = 1 << 20;
-		w.cwnd = 100;
-		w.prior_in_flight = 3;
 		a = w;
 		a.kind = BT_KIND_ACK;
 		a.t_ns = t + (uint64_t)ms * MS;
@@ -1391,6 +1417,67 @@ static void nagle_stalls(struct bt_detect *d, unsigned int n, unsigned int ms)
 		assert_true(bt_detect_take_stall(d, &x));
 		assert_int_equal(x.cause, BT_STALL_NAGLE);
 	}
+}
+
+/* N Nagle stalls of `ms` each on flow 4 to port 1935: a frame's 500-byte
+ * tail held after its write until the next frame's write outgrew a segment
+ * (ffmpeg at 60 fps, ACKs delayed past the frame interval), then all ACKed */
+static void nagle_stalls_written(struct bt_detect *d, unsigned int n, unsigned int ms)
+{
+	struct bt_stall x;
+	uint32_t una = 5000;
+
+	for (unsigned int i = 0; i < n; i++, una += 4 * 1448 + 500) {
+		uint64_t t = (uint64_t)(i + 1) * 1000 * MS;
+		struct bt_sample w = tail_write(4, t, una), w2, a;
+
+		w2 = w;
+		w2.t_ns = t + (uint64_t)ms * MS;
+		w2.write_seq += 1448;
+		a = w2;
+		a.kind = BT_KIND_ACK;
+		a.t_ns = w2.t_ns + MS / 10;
+		a.snd_una = a.snd_nxt = w2.write_seq;
+		a.delivered = 5;
+		bt_detect_write(d, &w);
+		bt_detect_write(d, &w2);
+		bt_detect_feed(d, &a, &(struct bt_collapse){ 0 });
+		assert_true(bt_detect_take_stall(d, &x));
+		assert_int_equal(x.cause, BT_STALL_NAGLE);
+		assert_int_equal(x.ended_by, BT_STALL_END_WRITE);
+	}
+}
+
+/* Nagle's fix by what ended the holds: the next write (quick ACKs would
+ * not shorten those), TCP_NODELAY alone; the receiver's late ACK, also the
+ * receiver's port scope; each command with the stream's port */
+static void test_verdict_nagle_fix_by_end(void **state)
+{
+	struct bt_detect *d = bt_detect_new(NULL);
+	struct bt_verdict v;
+	(void)state;
+
+	nagle_stalls_written(d, 8, 16);
+	bt_verdict_build(&v, d, 0.3, 60, NULL);
+	print_message("# %s\n", v.stall_fix);
+	assert_int_equal(v.st.nagle_ended[BT_STALL_END_WRITE], 8);
+	assert_string_equal(v.stall_fix, "TCP_NODELAY on the sender ::, with `quickack nodelay --dport 1935` there or the "
+					 "pusher's own option (ffmpeg: -tcp_nodelay 1)");
+	bt_detect_free(d);
+
+	d = bt_detect_new(NULL);
+	nagle_stalls(d, 8, 40);
+	bt_verdict_build(&v, d, 0.3, 60, NULL);
+	print_message("# %s\n", v.stall_fix);
+	assert_int_equal(v.st.nagle_ended[BT_STALL_END_ACK], 8);
+	assert_string_equal(v.stall_fix, "TCP_NODELAY on the sender ::, with `quickack nodelay --dport 1935` there or the "
+					 "pusher's own option (ffmpeg: -tcp_nodelay 1); and on the receiver ::, "
+					 "`quickack on --port 1935`, whose ACKs within 2 jiffies end each hold sooner");
+	/* as many of each: the receiver's ACK ended half, and both fixes stand */
+	nagle_stalls_written(d, 8, 16);
+	bt_verdict_build(&v, d, 0.3, 60, NULL);
+	assert_non_null(strstr(v.stall_fix, "; and on the receiver"));
+	bt_detect_free(d);
 }
 
 /* the stalls' fix: proposed when most were Nagle's and they held data for
@@ -1444,6 +1531,7 @@ int main(void)
 		cmocka_unit_test(test_queue_is_no_delayed_ack),
 		cmocka_unit_test(test_queue_between_the_ratios),
 		cmocka_unit_test(test_verdict_stall_fix_floor),
+		cmocka_unit_test(test_verdict_nagle_fix_by_end),
 		cmocka_unit_test(test_max_expired),
 		cmocka_unit_test(test_sender_limited),
 		cmocka_unit_test(test_ack_jitter),
