@@ -43,6 +43,9 @@ requires() {
 		case $w in
 		root)
 			[ "$EUID" -eq 0 ] || { _tk_missing "root (run the tests as root)"; return; } ;;
+		cgroup2)
+			grep -qw cgroup2 /proc/self/mountinfo ||
+				{ _tk_missing "a cgroup v2 hierarchy (mount -t cgroup2 none /sys/fs/cgroup)"; return; } ;;
 		btf)
 			[ -r /sys/kernel/btf/vmlinux ] || { _tk_missing "kernel BTF (/sys/kernel/btf/vmlinux; CONFIG_DEBUG_INFO_BTF=y)"; return; } ;;
 		netns)

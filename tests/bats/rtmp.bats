@@ -28,6 +28,14 @@
 # - With quickack on the receiver ACKs at once: no delayed_ack collapse, the
 #   stream is never throttled, nothing stalls, and the verdict says "No
 #   action is needed".
+# - Socket scopes (quickack on --port, quickack nodelay --dport) fix one
+#   port's connections and touch no route: with TCP_NODELAY on the pusher's
+#   connections to nginx, no Nagle stall, and the wire shows tails Nagle
+#   would have held (nagle_wire.awk); with the receiver's port scope, nginx
+#   in a cgroup of its own, no ACK of the push is held past the scope's cap
+#   while a control flow on another port of the same hosts and route still
+#   has its ACKs held by the delayed-ACK timer, and the routes are
+#   byte-identical before and after (ack_holds.awk on both captures).
 # - A named cause explains the collapses: `other` is at most 5% of them, or
 #   one collapse in a push that made fewer than 20 (a 60 fps push makes a
 #   handful, and one spurious retransmit after reordering is `other`: no cause
@@ -37,11 +45,15 @@ load helpers
 
 # seconds per push: 8 s hold 160 frames at 20 fps, 480 at 60
 RT_SECS=8
+TRICKLE=$BATS_TEST_DIRNAME/../fixtures/quickack/tcp_trickle.py
+HOLDS=$BATS_TEST_DIRNAME/../fixtures/quickack/ack_holds.awk
+NAGLE_WIRE=$BATS_TEST_DIRNAME/../fixtures/quickack/nagle_wire.awk
 # `other` may be at most this share of a push's collapses
 RT_OTHER_MAX_SHARE=0.05
 
 setup_file() {
 	tk_lock_bbr_traced
+	tk_bpffs_note
 	export RT_OUT=$BATS_FILE_TMPDIR/runs
 	export RT_ID=r${BATS_ROOT_PID}
 	mkdir -p "$RT_OUT"
@@ -49,25 +61,71 @@ setup_file() {
 
 teardown_file() {
 	tk_del_dip_netns "$RT_ID"
+	tk_bpffs_restore
 	tk_unlock_bbr_traced
 }
 
 teardown() {
+	local cg
+	# a push still running (a test failed beside it): TERM, and dip.sh
+	# restores its quickack journals and deletes what it made
+	if [ -n "${RT_DIP_PID:-}" ] && kill -0 "$RT_DIP_PID" 2> /dev/null; then
+		kill -TERM "$RT_DIP_PID"
+		wait "$RT_DIP_PID" 2> /dev/null
+	fi
 	# a push that failed half-way: nginx and ffmpeg die with their namespaces
 	tk_del_dip_netns "$RT_ID"
+	for cg in $(findmnt -n -t cgroup2 -o TARGET | head -1)/bbrkit-dip-"$RT_ID"*; do
+		[ -d "$cg" ] && rmdir "$cg" 2> /dev/null
+	done
 	tk_cleanup
 }
 
-# one push: NAME FPS KBIT/S QUICKACK PORT
-rt_push() {
+# one push in the background (RT_DIP_PID): NAME FPS KBIT/S QUICKACK PORT
+# [dip.sh's options]; rt_push_end waits for it
+rt_push_start() {
 	local name=$1 fps=$2 kbps=$3 qa=$4 port=$5
-	tk_run "$TK_ROOT/repro/dip.sh" --push ffmpeg --fps "$fps" --bitrate-kbps "$kbps" --quickack "$qa" \
-		--duration $RT_SECS --out "$RT_OUT/$name" --id "${RT_ID}${name:0:4}" --port "$port" --no-plot
-	expect_status 0 || return
+	shift 5
+	"$TK_ROOT/repro/dip.sh" --push ffmpeg --fps "$fps" --bitrate-kbps "$kbps" --quickack "$qa" \
+		--duration $RT_SECS --out "$RT_OUT/$name" --id "${RT_ID}${name:0:4}" --port "$port" --no-plot "$@" \
+		> "$BATS_TEST_TMPDIR/$name.out" 2>&1 &
+	RT_DIP_PID=$!
+}
+
+# the push started as NAME FPS KBIT/S QUICKACK PORT: its end, and what every
+# push must show
+rt_push_end() {
+	local name=$1 fps=$2 kbps=$3 qa=$4 port=$5 rc=0
+	wait "$RT_DIP_PID" || rc=$?
+	RT_DIP_PID=
+	[ $rc -eq 0 ] || { echo "# dip.sh exited with $rc:"; tail -5 "$BATS_TEST_TMPDIR/$name.out"; return 1; }
 	# the verdict, verbatim, for the log (make test keeps it with RT_FIGURES=FILE)
 	sed "s/^/# $name: /" "$RT_OUT/$name/verdict.txt" >&3
 	[ -z "${RT_FIGURES:-}" ] || sed "s/^/$(date -u +%FT%TZ) $name: /" "$RT_OUT/$name/verdict.txt" >>"$RT_FIGURES"
 	rt_common "$RT_OUT/$name" "$fps" "$kbps" "$qa" "$port"
+}
+
+# one push: NAME FPS KBIT/S QUICKACK PORT [dip.sh's options]
+rt_push() {
+	rt_push_start "$@"
+	rt_push_end "$@"
+}
+
+# "TAILS n EARLY k" of push NAME to PORT: the tails its pusher sent, and
+# those sent while an earlier tail was unACKed, which Nagle forbids
+rt_wire_tails() {
+	local d=$RT_OUT/$1 mss
+	mss=$(jq -s '[.[] | select(.type == "sample") | .mss] | max' "$d/trace.jsonl")
+	tshark -r "$d/capture.pcap" -T fields -E separator=, -e frame.time_relative -e tcp.srcport -e tcp.dstport \
+		-e tcp.len -e tcp.seq -e tcp.ack 2> /dev/null | awk -v port="$2" -v mss="$mss" -f "$NAGLE_WIRE"
+}
+
+# "ACKS OVER MAX" of the ACKs the receiver sent on PORT in capture PCAP: how
+# many, how many it held over CUT ms (ack_holds.awk), and the longest hold, ms
+rt_holds() {
+	tshark -r "$1" -T fields -E separator=, -e frame.time_relative -e tcp.srcport -e tcp.dstport \
+		-e tcp.len -e tcp.nxtseq -e tcp.ack 2> /dev/null | awk -v port="$2" -f "$HOLDS" |
+		awk -v cut="$3" '{ n++; if ($1 > cut) over++; if ($1 > max) max = $1 } END { printf "%d %d %.2f\n", n, over, max }'
 }
 
 # what every push must show: the scenario, ffmpeg's push, the receiver's
@@ -218,15 +276,90 @@ rt_expect_nagle() {
 	rt_expect_clean "$RT_OUT/f20b12on"
 }
 
+@test "ffmpeg into nginx-rtmp, 60 fps, 4 Mbit/s, TCP_NODELAY by a socket scope on the pusher: no Nagle stall, and the wire shows Nagle off" {
+	requires root netns bbr struct_ops btf tcpdump tshark jq tc ffmpeg nginx-rtmp cgroup2
+	local ton eon toff eoff
+	[ -s "$RT_OUT/f60b4off/capture.pcap" ] || { echo "# the push f60b4off (Nagle on) is missing"; return 1; }
+	rt_push f60b4nd 60 4000 off 43606 --nodelay
+	jq -e '.scenario.nodelay == true and .stalls_by_cause.nagle == 0 and .stall_fix == null' "$RT_OUT/f60b4nd/verdict.json" ||
+		{ jq -c '{stalls_by_cause, stall_fix}' "$RT_OUT/f60b4nd/verdict.json"; return 1; }
+	rt_expect_handshake_only "$RT_OUT/f60b4nd"
+	read -r _ ton _ eon <<< "$(rt_wire_tails f60b4nd 43606)"
+	read -r _ toff _ eoff <<< "$(rt_wire_tails f60b4off 43603)"
+	echo "# tails sent while an earlier one was unACKed: $eon of $ton with the scope, $eoff of $toff with Nagle on" >&3
+	# TCP_NODELAY: ffmpeg writes each RTMP chunk on its own (a 1-byte header,
+	# then up to 4 kB) and each leaves at once, the last one's tail unACKed:
+	# 1,615 of 2,766 measured, 1,730 of 2,760; a tenth is far under that.
+	# Nagle on, none but a timer's: a tail loss probe sends the held tail
+	# with Nagle off when no ACK came for its timeout (one 72-byte tail 12.7
+	# ms after the last send, its ACK 49 us later), more often under load:
+	# 2 of 2,343, 4 of 1,640, 12 of 1,447 measured. The scope's share of
+	# such tails is at least ten times Nagle's (76 to 260 times measured)
+	expect_cmp $((eon * 10)) -ge "$ton" "tails sent early with TCP_NODELAY (x10), against all its tails"
+	expect_cmp $((eon * toff)) -ge $((10 * eoff * ton)) \
+		"early tails with the scope against Nagle's, each over its tails (x10: $eon/$ton against $eoff/$toff)"
+}
+
+@test "ffmpeg into nginx-rtmp, 20 fps, 4 Mbit/s, quick ACKs on nginx's port alone (a socket scope, nginx in its cgroup): no ACK of the push held, a control port's held, no route changed" {
+	requires root netns bbr struct_ops btf tcpdump tshark jq tc ffmpeg nginx-rtmp cgroup2
+	local name=f20b4port port=43607 ctl=43697 id d pcap td rx delack cut n over max set
+	id=${RT_ID}${name:0:4} d=$RT_OUT/$name pcap=$BATS_TEST_TMPDIR/control.pcap
+	[ -s "$RT_OUT/f20b4off/capture.pcap" ] || { echo "# the push f20b4off (no fix) is missing"; return 1; }
+	rt_push_start $name 20 4000 port $port
+	# nginx listens: the namespaces are up, the scope attached before it
+	tk_wait_for "ip netns exec rp-recv-$id ss -Hltn 'sport = :$port' 2> /dev/null | grep -q ." 120 ||
+		{ tail -5 "$BATS_TEST_TMPDIR/$name.out"; return 1; }
+	# the control: from the pusher to the receiver on another port, through
+	# the same route, to a receiver outside nginx's cgroup that reads nothing
+	# until all has come (tcp_trickle.py: only the kernel decides its ACKs)
+	tk_tcpdump_start "rp-push-$id" "$pcap" -s 128 -i eth0 "tcp port $ctl" || return 1
+	td=$TK_TCPDUMP_PID
+	ip netns exec "rp-recv-$id" timeout 30 /usr/bin/python3 "$TRICKLE" recv 10.77.2.2 $ctl 30000 20 \
+		> "$BATS_TEST_TMPDIR/rx.out" &
+	rx=$!
+	tk_wait_listen $ctl 10 "rp-recv-$id" || return 1
+	ip netns exec "rp-push-$id" timeout 30 /usr/bin/python3 "$TRICKLE" send 10.77.2.2 $ctl 300 100 2 20 || return 1
+	wait $rx
+	[ "$(cat "$BATS_TEST_TMPDIR/rx.out")" = 30000 ] || { echo "# the control got $(cat "$BATS_TEST_TMPDIR/rx.out") bytes"; return 1; }
+	tk_tcpdump_stop "$td" "$pcap" || return 1
+	# the scope set nginx's connection from ffmpeg, and not the control's
+	tk_wait_for "quickack status --netns rp-recv-$id --journal $d/quickack.journal -f json 2> /dev/null |
+		jq -e 'select(.type == \"scope\") | .set_new >= 1' > /dev/null" 60 || return 1
+	read -r set delack <<< "$(quickack status --netns "rp-recv-$id" --journal "$d/quickack.journal" -f json |
+		jq -r 'select(.type == "scope") | "\(.set_new) \(.delack_max_us)"')"
+	rt_push_end $name 20 4000 port $port
+	[ "$set" = 1 ] || { echo "# the scope set $set connections, not nginx's one"; return 1; }
+	# held over halfway from the scope's cap (2 jiffies) to the kernel's
+	# shortest delayed ACK without it (TCP_DELACK_MIN, 40 ms): at HZ 250, 24
+	# ms. Scoped holds measured up to 15.7 ms (two caps: the timer wheel's
+	# jiffy, a busy softirq; three test lanes on two cores beside it), the
+	# push's unscoped ones 37 to 48 ms around its handshake, the control's
+	# up to 32 ms
+	cut=$(((delack / 1000 + 40) / 2))
+	read -r n over max <<< "$(rt_holds "$d/capture.pcap" $port $cut)"
+	echo "# the push with the scope: $n ACKs, $over held over $cut ms, the longest $max ms; TcpExtDelayedACKs $(jq .receiver_delayed_acks "$d/verdict.json") (the timer fires, 2 jiffies on)" >&3
+	[ "$n" -gt 0 ] && [ "$over" = 0 ] || { echo "# $over of the push's $n ACKs held over $cut ms"; return 1; }
+	read -r n over max <<< "$(rt_holds "$pcap" $ctl $cut)"
+	echo "# the control beside it: $n ACKs, $over held over $cut ms, the longest $max ms" >&3
+	[ "$over" -gt 0 ] || { echo "# none of the control's $n ACKs held over $cut ms (longest $max)"; return 1; }
+	read -r n over max <<< "$(rt_holds "$RT_OUT/f20b4off/capture.pcap" 43601 $cut)"
+	echo "# the same push without a fix (f20b4off): $n ACKs, $over held over $cut ms, the longest $max ms" >&3
+	[ "$over" -gt 0 ] || { echo "# none of f20b4off's $n ACKs held over $cut ms (longest $max)"; return 1; }
+	# no route changed: the receiver's routes, byte for byte
+	[ -s "$d/routes.before" ] && cmp "$d/routes.before" "$d/routes.after" ||
+		{ diff "$d/routes.before" "$d/routes.after"; return 1; }
+	[ ! -e "$(findmnt -n -t cgroup2 -o TARGET | head -1)/bbrkit-dip-$id" ] || { echo "# nginx's cgroup is left"; return 1; }
+}
+
 @test "the pushes: the bitrate asked for is the bitrate pushed; nothing left behind" {
 	requires root jq
 	local r
-	for r in f20b4off f20b4on f60b4off f20b12off f20b12on; do
+	for r in f20b4off f20b4on f60b4off f20b12off f20b12on f60b4nd f20b4port; do
 		[ -s "$RT_OUT/$r/verdict.json" ] || { echo "# the push $r is missing"; return 1; }
 	done
 	# CBR (nal-hrd=cbr): each push's mean within 25% of its --bitrate-kbps,
 	# so the 12 Mbit/s pushes carry about three times the 4 Mbit/s ones' bytes
-	for r in f20b4off f20b4on f60b4off f20b12off f20b12on; do
+	for r in f20b4off f20b4on f60b4off f20b12off f20b12on f60b4nd f20b4port; do
 		jq -e '(.push.send.goodput_bps / (.scenario.bitrate_kbps * 1000) - 1) | fabs < 0.25' "$RT_OUT/$r/verdict.json" ||
 			{ echo "# $r: $(jq .push.send "$RT_OUT/$r/verdict.json")"; return 1; }
 	done
@@ -234,5 +367,7 @@ rt_expect_nagle() {
 	[ -z "$output" ] || { echo "# left: $output"; return 1; }
 	! pgrep -f -- "$RT_OUT/" >/dev/null || { pgrep -af -- "$RT_OUT/"; return 1; }
 	! grep -qw bbr_traced /proc/sys/net/ipv4/tcp_available_congestion_control || false
+	# the scopes are detached: no sock_ops program of quickack's is loaded
+	! bpftool prog show 2> /dev/null | grep -q qs_sockops || { bpftool prog show | grep -A2 qs_sockops; return 1; }
 }
 
