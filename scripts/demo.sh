@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # make demo: the live-stream push incident, reproduced between
-# network namespaces, twice: with the receiver's delayed ACKs (quickack off),
-# then with quickack on its route to the pusher. Prints the two verdicts side
-# by side with the paths of every output. Leaves nothing running and no
-# namespace, qdisc or route change behind (repro/dip.sh cleans up, also on
-# Ctrl-C); the outputs stay in $DEMO_OUT (default build/demo). DEMO_DURATION
+# network namespaces, three times: with the receiver's delayed ACKs
+# (quickack off), with a socket scope on the receiver's port (quickack on
+# --port: no route touched, each hold capped at 2 jiffies), then with
+# quickack on its route to the pusher. Prints the first and last verdicts
+# side by side, the scope's below, with the paths of every output. Leaves
+# nothing running and no namespace, qdisc, route change, socket scope or
+# bpffs mount behind (repro/dip.sh cleans up, also on Ctrl-C);
+# the outputs stay in $DEMO_OUT (default build/demo). DEMO_DURATION
 # sets each run's seconds (30), DEMO_RTT a delay netem adds on the router
 # (default native: the veth RTT), as repro/dip.sh --rtt takes it.
 set -uo pipefail
@@ -27,8 +30,10 @@ demo: a live push (pushsim: 4 Mbit/s, 20 fps, Nagle on, 4 KB RTMP-like chunks)
       to a receiver that sends application ACKs (ping-pong mode, as RTMP),
       over pusher -- router -- receiver namespaces $where.
       bbrtrace --detect watches BBR on the pusher; tcpdump captures the push.
-      Run 1: quickack off (the kernel's delayed ACKs). Run 2: quickack on the
-      receiver's route to the pusher. $DUR s each.
+      Run 1: quickack off (the kernel's delayed ACKs). Run 2: a socket scope
+      on the receiver's port (quickack on --port: no route touched, each
+      hold capped at 2 jiffies). Run 3: quickack on the receiver's route to
+      the pusher. $DUR s each.
 
 EOF
 status=0
@@ -36,7 +41,13 @@ status=0
 # 0.01 Mbit/s (bbrplot's floor) to 100 Gbit/s (above a veth's estimates), and
 # the run's seconds with one to spare for the trace's last ACKs
 axes=0.01:100000:$((DUR + 1))
-for qa in off on; do
+runs=(off on) port_run=false
+if grep -qw cgroup2 /proc/self/mountinfo; then
+	runs=(off port on) port_run=true
+else
+	echo "== the socket scope's run is left out: no cgroup v2 hierarchy is mounted (mount -t cgroup2 none /sys/fs/cgroup)"
+fi
+for qa in "${runs[@]}"; do
 	echo "== quickack $qa"
 	if ! repro/dip.sh --receiver app-ack --quickack "$qa" --duration "$DUR" --rtt "$RTT" \
 		--plot-axes "$axes" --out "$OUT/quickack-$qa" --id "demo$qa" >"$OUT.quickack-$qa.log" 2>&1; then
@@ -51,7 +62,10 @@ done
 col() {
 	local d=$OUT/quickack-$1
 	{
-		echo "QUICKACK $(echo "$1" | tr a-z A-Z)"
+		case $1 in
+		port) echo "QUICKACK ON --PORT (a socket scope, no route touched)" ;;
+		*) echo "QUICKACK $(echo "$1" | tr a-z A-Z)" ;;
+		esac
 		echo
 		jq -r '"collapses: \(.collapses) in \(.elapsed_s|round) s (\(.collapses_per_min*10|round/10)/min)",
 			(.throttling_by_cause as $t | .collapses_by_cause | to_entries
@@ -88,15 +102,23 @@ side_by_side() {
 	done
 }
 side_by_side
+if $port_run; then
+	echo
+	col port
+fi
 echo
 # the gain in one line: what a viewer feels, off against on
-jq -rn --slurpfile a "$OUT/quickack-off/verdict.json" --slurpfile b "$OUT/quickack-on/verdict.json" '
-	def ms(k): (k / 100 | round / 10 | tostring) + " ms";
-	def pair(k): "\($a[0].push.recv[k] | ms(.)) -> \($b[0].push.recv[k] | ms(.))";
-	select($a[0].push.recv.frame_latency_mean_us != null and $b[0].push.recv.frame_latency_mean_us != null)
-	| "quickack off -> on, frame latency at the receiver: mean \(pair("frame_latency_mean_us")), p99 \(pair("frame_latency_p99_us")), max \(pair("frame_latency_max_us"))"'
+gain() {
+	jq -rn --arg to "$1" --slurpfile a "$OUT/quickack-off/verdict.json" --slurpfile b "$OUT/quickack-$1/verdict.json" '
+		def ms(k): (k / 100 | round / 10 | tostring) + " ms";
+		def pair(k): "\($a[0].push.recv[k] | ms(.)) -> \($b[0].push.recv[k] | ms(.))";
+		select($a[0].push.recv.frame_latency_mean_us != null and $b[0].push.recv.frame_latency_mean_us != null)
+		| "quickack off -> \($to), frame latency at the receiver: mean \(pair("frame_latency_mean_us")), p99 \(pair("frame_latency_p99_us")), max \(pair("frame_latency_max_us"))"'
+}
+gain on
+! $port_run || gain port
 echo
-for qa in off on; do
+for qa in "${runs[@]}"; do
 	d=$OUT/quickack-$qa
 	echo "quickack $qa: $d/{trace.jsonl,capture.pcap,gaps.jsonl,pushsim.json,verdict.txt,verdict.json}"
 	[ -f "$d/dip.png" ] && echo "               plot: $d/dip.png"
