@@ -414,10 +414,15 @@ tk_bpffs_restore() {
 # returns once it listens, with its first count marked for
 # scripts/tcpdump-drain.sh. Its pid is TK_TCPDUMP_PID, its stderr FILE.err.
 # (A tcpdump that starts slowly is waited for, 30 s at most: one took over 5 s
-# once; a SIGUSR1 before it listens would kill it.)
+# once; a SIGUSR1 before it listens would kill it. So FILE.err is emptied
+# first, here: a capture before to the same FILE left its "listening on" in
+# it, and the redirection below empties it only when the child runs, which
+# under load came after the wait had read the old line, and the mark's
+# SIGUSR1 killed a tcpdump not yet listening.)
 tk_tcpdump_start() {
 	local ns=$1 file=$2
 	shift 2
+	: > "$file.err"
 	ip netns exec "$ns" tcpdump -U --immediate-mode -w "$file" "$@" 2> "$file.err" &
 	TK_TCPDUMP_PID=$!
 	tk_wait_for "grep -q 'listening on' '$file.err' 2> /dev/null" 30 || { cat "$file.err"; return 1; }
