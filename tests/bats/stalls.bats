@@ -60,14 +60,19 @@ push() {
 
 # stop_sender_twice: 2 s into the push, stop its sender for 200 ms, twice,
 # 1 s apart: a sender descheduled under load, then catching up, writes its
-# late frames back to back, after their intervals have ended
+# late frames back to back, after their intervals have ended. The sender
+# starts once dip.sh has bbrtrace running, which may wait for bbr_traced
+# (DIP_BBRTRACE_WAIT, 300 s): waited for as long as dip.sh runs, and said
+# when it never came (10 s bounded it, and a push that started later went
+# unstopped, its late frames 0)
 stop_sender_twice() {
 	local pid= i
-	for i in $(seq 1 100); do
+	for ((i = 0; i < 3100; i++)); do
 		pid=$(pgrep -f "pushsim send --connect $RECEIVER:$PORT") && break
+		[ $i -lt 50 ] || pgrep -f "repro/dip.sh .*--id $ID " > /dev/null || break
 		sleep 0.1
 	done
-	[ -n "$pid" ] || return 0
+	[ -n "$pid" ] || { echo "# stop_sender_twice: no pushsim sender came: nothing stopped" >&2; return 0; }
 	for i in 1 2; do
 		sleep $((3 - i))
 		kill -STOP "$pid" && sleep 0.2
