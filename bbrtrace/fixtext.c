@@ -9,7 +9,7 @@ void bt_fix_delack(char *buf, size_t cap, const char *rcv, const char *snd, uint
 	snprintf(buf, cap,
 		 "on the receiver %s, `quickack on --to %s --host` (a host route to this sender alone), so "
 		 "that it ACKs at once; a socket scope on its port, `quickack on --port %u`, touches no route "
-		 "but is no fix here: it caps each hold at 2 jiffies (8 ms at HZ 250) at best, and holds that "
+		 "but does not stop these: it caps each hold at 2 jiffies (8 ms at HZ 250) at best, and holds that "
 		 "long still collapse the estimate",
 		 rcv, snd, port);
 }

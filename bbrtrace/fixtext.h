@@ -22,8 +22,8 @@
  * alone through a host route (quickack --to --host), never the route that
  * covers snd, which on an ingest is the default route to every pusher.
  * The port's socket scope (quickack on --port), which touches no route, is
- * named as no fix, with why: the kernel takes no delayed-ACK cap under 2
- * jiffies (TCP_BPF_DELACK_MAX), and a hold of milliseconds still collapses
+ * named with why it does not stop them: the kernel takes no delayed-ACK cap
+ * under 2 jiffies (TCP_BPF_DELACK_MAX), and a hold of milliseconds collapses
  * the estimate of a stream sent in bursts, whose samples span microseconds
  * when ACKed at once. repro/dip.sh --receiver app-ack, native RTT, 20 s,
  * three runs each: delayed_ack throttles 7, 8, 12 without it, 4, 7, 2 with

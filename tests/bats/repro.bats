@@ -92,8 +92,9 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 		jq -e ".collapses_by_cause.$c == $rec" "$RP_OUT/off/verdict.json"
 	done
 	grep -q 'caused by delayed ACKs (rcv_interval ≈ ' "$RP_OUT/off/verdict.txt"
-	# a host route; the receiver's port scope (dip.sh's --port) named as no fix
-	grep -q 'Fix: on the receiver 10.77.2.2, `quickack on --to 10.77.1.2 --host` (a host route to this sender alone), so that it ACKs at once; a socket scope on its port, `quickack on --port 43101`, touches no route but is no fix here' "$RP_OUT/off/verdict.txt"
+	# a host route; the receiver's port scope (dip.sh's --port), and why it
+	# does not stop them
+	grep -q 'Fix: on the receiver 10.77.2.2, `quickack on --to 10.77.1.2 --host` (a host route to this sender alone), so that it ACKs at once; a socket scope on its port, `quickack on --port 43101`, touches no route but does not stop these' "$RP_OUT/off/verdict.txt"
 	grep -q '^scenario: receiver app-ack, quickack off, RTT native' "$RP_OUT/off/verdict.txt"
 }
 

@@ -685,7 +685,7 @@ static void test_verdict_by_peer(void **state)
 	assert_null(strstr(v.text, "10.0.0.7"));
 	assert_string_equal(v.fix, "on the receiver 10.0.0.5, `quickack on --to 10.0.0.1 --host` (a host route to this "
 				   "sender alone), so that it ACKs at once; a socket scope on its port, `quickack on "
-				   "--port 1935`, touches no route but is no fix here: it caps each hold at 2 jiffies (8 "
+				   "--port 1935`, touches no route but does not stop these: it caps each hold at 2 jiffies (8 "
 				   "ms at HZ 250) at best, and holds that long still collapse the estimate");
 	bt_peer_verdict_json(&v.peers, json, sizeof(json));
 	assert_non_null(strstr(json, "{\"peer\":\"10.0.0.5\",\"port\":1935,\"local\":\"10.0.0.1\","));
@@ -844,7 +844,7 @@ static void test_verdict_text(void **state)
 	assert_non_null(strstr(v.text, "caused by delayed ACKs (rcv_interval ≈ 4"));
 	assert_non_null(strstr(v.text, "Fix: on the receiver 10.77.2.2, `quickack on --to 10.77.1.2 --host` (a host route "
 				       "to this sender alone), so that it ACKs at once; a socket scope on its port, "
-				       "`quickack on --port 43100`, touches no route but is no fix here"));
+				       "`quickack on --port 43100`, touches no route but does not stop these"));
 	/* a paced push, app-limited: it needed 1.25 x its demand */
 	assert_non_null(strstr(v.text, "(the pacing BBR allowed fell under 1.25 x its demand)"));
 	bt_detect_free(r.d);

@@ -98,7 +98,7 @@ held_36ms() {
 	# ACKs held 36 ms or more (a held ACK's 40 ms less a jiffy) are printed,
 	# for the scope and without it (with three guests on two cores their
 	# vCPUs starved: 53 with the scope, 110 without). Its delayed_ack
-	# collapses stay: they are why the verdict calls the scope no fix.
+	# collapses stay: the verdict says the scope does not stop them.
 	if [ $cols = 3 ]; then
 		port=$out/quickack-port/verdict.json
 		jq -e '.scenario.quickack == "port" and .samples > 0' "$port" > /dev/null
