@@ -349,6 +349,39 @@ tk_free_tcp_port() {
 	return 1
 }
 
+# tk_prometheus_start DIR PORT: Prometheus with DIR/prometheus.yml and its
+# TSDB in DIR/data, on 127.0.0.1 at the first free port from PORT
+# (TK_PROM_WEB), its pid PROM_PID, its log DIR/log, for 120 s at most;
+# returns once it is ready. A port free when checked can be taken before
+# Prometheus binds it (by an outgoing connection: the ephemeral ports,
+# 32768 to 60999, hold the tests' ports); Prometheus then exits "address
+# already in use", and the next port is tried, 3 in all. One that exits
+# otherwise, or is not ready in 30 s, fails with its log (a run beside a
+# busy core waited its 30 s and printed no log: its cause went unseen).
+tk_prometheus_start() {
+	local dir=$1 port=$2 try i
+	for ((try = 0; try < 3; try++)); do
+		TK_PROM_WEB=$(tk_free_tcp_port "$port") || return 1
+		timeout 120 prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/data" \
+			--web.listen-address="127.0.0.1:$TK_PROM_WEB" --log.level=warn > "$dir/log" 2>&1 &
+		PROM_PID=$!
+		for ((i = 0; i < 300; i++)); do
+			curl -sf "http://127.0.0.1:$TK_PROM_WEB/-/ready" > /dev/null && return 0
+			kill -0 "$PROM_PID" 2> /dev/null || break
+			sleep 0.1
+		done
+		if ! kill -0 "$PROM_PID" 2> /dev/null && grep -q 'address already in use' "$dir/log"; then
+			wait "$PROM_PID" 2> /dev/null || true
+			port=$((TK_PROM_WEB + 1))
+			continue
+		fi
+		break
+	done
+	echo "# Prometheus on 127.0.0.1:$TK_PROM_WEB not ready ($(kill -0 "$PROM_PID" 2> /dev/null && echo running || echo exited)):"
+	cat "$dir/log"
+	return 1
+}
+
 # tk_netstat NS NAME: the kernel's counter NAME, as nstat names it
 # (TcpInSegs, TcpExtDelayedACKs, UdpInDatagrams), in namespace NS since it
 # was made, printed; fails, naming the counter, where this kernel has none

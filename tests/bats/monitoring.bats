@@ -77,7 +77,6 @@ prom_query() {
 	bt_start "$bt"
 	ud=$(tk_free_tcp_port $((bt + 1)))
 	ud_start -p 41451 --interval 1 --prometheus "127.0.0.1:$ud"
-	web=$(tk_free_tcp_port $((ud + 1)))
 	dir=$BATS_TEST_TMPDIR/prom
 	mkdir -p "$dir/data"
 	cp "$MON/bbrkit.rules.yml" "$dir/"
@@ -90,10 +89,8 @@ prom_query() {
 	YML
 	tk_run promtool check config "$dir/prometheus.yml"
 	expect_status 0
-	timeout 120 prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/data" \
-		--web.listen-address="127.0.0.1:$web" --log.level=warn > "$dir/log" 2>&1 &
-	PROM_PID=$!
-	tk_wait_for "curl -sf http://127.0.0.1:$web/-/ready > /dev/null" 30
+	tk_prometheus_start "$dir" $((ud + 1)) || return 1
+	web=$TK_PROM_WEB
 	ud_slow_reader_traffic "$NS" 41451 8
 	# a few scrapes of both, with datagrams waiting
 	tk_wait_for "prom_query 127.0.0.1:$web 'count(udp_socket_dwell_seconds_count{port=\"41451\"} > 0) and count(bbrtrace_samples_total)' | jq -e '.data.result | length == 1' > /dev/null" 60 ||

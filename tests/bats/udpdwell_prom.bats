@@ -52,16 +52,13 @@ teardown() {
 @test "a real Prometheus server scrapes udpdwell and its API returns the dwell histogram" {
 	exporter=$(tk_free_tcp_port 41340)
 	ud_start -p 41341 --interval 1 --prometheus "127.0.0.1:$exporter"
-	web=$(tk_free_tcp_port $((exporter + 2)))
 	dir=$BATS_TEST_TMPDIR/prom
 	mkdir -p "$dir/data"
 	sed "s/@TARGET@/127.0.0.1:$exporter/" "$TK_ROOT/tests/fixtures/udpdwell/prometheus.yml.in" > "$dir/prometheus.yml"
 	tk_run promtool check config "$dir/prometheus.yml"
 	expect_status 0
-	timeout 120 prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/data" \
-		--web.listen-address="127.0.0.1:$web" --log.level=warn > "$dir/log" 2>&1 &
-	PROM_PID=$!
-	tk_wait_for "curl -sf http://127.0.0.1:$web/-/ready > /dev/null" 30
+	tk_prometheus_start "$dir" $((exporter + 2)) || return 1
+	web=$TK_PROM_WEB
 	ud_slow_reader_traffic "$NS" 41341 6
 	q='udp_socket_dwell_seconds_bucket{port="41341",comm="sfu_echo"}'
 	ok=0
