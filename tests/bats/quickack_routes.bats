@@ -478,9 +478,11 @@ kill_before_changes() {
 	requires strace
 	local bt pid
 	bt=$(tdump)
-	# the changes' sendto returns 3 s late: the kernel has them, quickack has
-	# not read its answer yet
-	strace -f -qq -o /dev/null -e trace=sendto -e inject=sendto:delay_exit=3000000:when=1 \
+	# the changes' sendto returns 60 s late: the kernel has them, quickack has
+	# not read its answer yet, until the SIGKILL below ends it. (3 s was too
+	# short in the 6.1 guest beside another: the wait for the routes took
+	# longer, quickack finished, and the kill found no process.)
+	strace -f -qq -o /dev/null -e trace=sendto -e inject=sendto:delay_exit=60000000:when=1 \
 		"$BIN/quickack" on fd00:1::/64 --table all --netns "$NS" --journal "$J" 2> /dev/null &
 	tk_wait_for "[ \$(ip -n $NS -6 -d route show table all | grep -c 'fd00:1::/64.*quickack 1') -eq 2 ]" 10
 	pid=$(pgrep -f -n "^$BIN/quickack on fd00:1::/64")
