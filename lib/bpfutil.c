@@ -22,20 +22,24 @@
 #include "bpfutil.h"
 #include "log.h"
 
+/* each message whole: a verifier's log runs to many kilobytes, and its
+ * last lines say why a program was refused */
 static int libbpf_print(enum libbpf_print_level lvl, const char *fmt, va_list ap)
 {
 	int need = lvl == LIBBPF_DEBUG ? LOG_DEBUG : LOG_VERBOSE;
-	char msg[2048];
+	char *msg;
+	int n;
 
 	if (log_get_level() < need)
 		return 0;
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	/* libbpf blames RLIMIT_MEMLOCK for every EPERM; since 5.11 memory is
-	 * charged to the memory cgroup, so the hint only misleads */
-	if (strstr(msg, "ulimit -l"))
+	if (vasprintf(&msg, fmt, ap) < 0)
 		return 0;
-	/* libbpf's own lines already start with "libbpf: " */
-	return fprintf(stderr, "%s: %s", log_prog(), msg);
+	/* libbpf blames RLIMIT_MEMLOCK for every EPERM; since 5.11 memory is
+	 * charged to the memory cgroup, so the hint only misleads.
+	 * libbpf's own lines already start with "libbpf: " */
+	n = strstr(msg, "ulimit -l") ? 0 : fprintf(stderr, "%s: %s", log_prog(), msg);
+	free(msg);
+	return n;
 }
 
 void bpfu_setup_libbpf(void)
