@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bbrtrace/fixtext.h"
+#include "fixtext.h"
 #include "bbrtrace/peerverdict.h"
 #include "bbrtrace/rules.h"
 #include "bbrtrace/vtext.h"

@@ -19,7 +19,7 @@
 
 #include <stdint.h>
 
-#include "bbrtrace/fixtext.h"
+#include "fixtext.h"
 #include "bbrtrace/peers.h"
 
 #define BT_VERDICT_TOP_PEERS 3 /* peers named one by one; the others share a clause */

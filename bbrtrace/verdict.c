@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bbrtrace/fixtext.h"
+#include "fixtext.h"
 #include "bbrtrace/peerverdict.h"
 #include "bbrtrace/rules.h"
 #include "bbrtrace/verdict.h"

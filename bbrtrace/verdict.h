@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 #include "bbrtrace/detect.h"
-#include "bbrtrace/fixtext.h"
+#include "fixtext.h"
 #include "bbrtrace/peerverdict.h"
 #include "record.h"
 

@@ -2,7 +2,7 @@
 /* The fixes the verdicts propose, each worded once. */
 #include <stdio.h>
 
-#include "bbrtrace/fixtext.h"
+#include "fixtext.h"
 
 void bt_fix_delack(char *buf, size_t cap, const char *rcv, const char *snd, uint16_t port)
 {

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The fixes the verdicts propose, each worded once: the host's verdict and
- * each peer's verdict (bbrtrace/peerverdict.c) say the same thing for the
- * same cause. Each is the narrowest fix the evidence supports, its commands
+ * The fixes the verdicts propose, each worded once: bbrtrace's verdict for
+ * the host and for each peer (bbrtrace/peerverdict.c), and ackhold's from
+ * the receiver, say the same thing for the same cause. Each is the narrowest fix the evidence supports, its commands
  * in backquotes as they are pasted on the host named before them.
  */
-#ifndef BBRTRACE_FIXTEXT_H
-#define BBRTRACE_FIXTEXT_H
+#ifndef TK_FIXTEXT_H
+#define TK_FIXTEXT_H
 
 #include <stdbool.h>
 #include <stddef.h>
