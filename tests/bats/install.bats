@@ -124,8 +124,8 @@ complete_words() {
 		[ -f "$STAGE$PREFIX/share/bash-completion/completions/$tool" ] || { echo "# $tool: no completion"; return 1; }
 		echo "# $dir/$tool"
 	done < <(installed_tools)
-	expect_equal "$(installed_tools | awk '$1 == "sbin" { print $2 }' | sort | tr '\n' ' ')" "bbrtrace quickack udpdwell " "tools installed in sbin"
-	expect_cmp "$(installed_tools | wc -l)" -eq 9 "tools installed"
+	expect_equal "$(installed_tools | awk '$1 == "sbin" { print $2 }' | sort | tr '\n' ' ')" "ackhold bbrtrace quickack udpdwell " "tools installed in sbin"
+	expect_cmp "$(installed_tools | wc -l)" -eq 10 "tools installed"
 	expect_equal "$(ls "$STAGE$PREFIX/share/bbrkit/plots")" "$(cd "$TK_ROOT/plots" && ls ./*.gp | sed 's|^\./||')" "plot templates installed"
 }
 
@@ -141,10 +141,10 @@ complete_words() {
 	expect_status 0
 	# each says the number in VERSION, and its commit when built from git
 	version=$(cat "$TK_ROOT/VERSION")
-	[ "$(printf '%s\n' "$output" | awk -v v="$version" '$2 == v' | wc -l)" -eq 9 ] ||
-		{ tk_dump "9 tools of version $version"; return 1; }
-	[ "$(printf '%s\n' "$output" | grep -c " $version (git [0-9a-f]*\(-dirty\)\?)$")" -eq 9 ] ||
-		[ ! -e "$TK_ROOT/.git" ] || { tk_dump "9 tools with the commit they were built from"; return 1; }
+	[ "$(printf '%s\n' "$output" | awk -v v="$version" '$2 == v' | wc -l)" -eq 10 ] ||
+		{ tk_dump "10 tools of version $version"; return 1; }
+	[ "$(printf '%s\n' "$output" | grep -c " $version (git [0-9a-f]*\(-dirty\)\?)$")" -eq 10 ] ||
+		[ ! -e "$TK_ROOT/.git" ] || { tk_dump "10 tools with the commit they were built from"; return 1; }
 }
 
 @test "installed bbrplot draws the dip plot from the installed templates, with the installed bbrpcap" {

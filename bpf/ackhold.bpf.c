@@ -1,0 +1,440 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * ackhold's programs: how long this host held each ACK of the TCP flows it
+ * receives on the chosen ports, from stable tracepoints only (tp_btf: no
+ * kprobes, no trampolines, no tracefs), so they run on every kernel the
+ * toolkit supports (6.1, 6.12, 6.18):
+ *   tcp:tcp_probe           each segment tcp_rcv_established() processes
+ *                           (the arrival of data: it starts a hold)
+ *   net:net_dev_start_xmit  each packet a tracked socket sends, as it goes
+ *                           to the device (where tcpdump sees it): an ACK
+ *                           number past the last one ends the hold
+ *   timer:timer_expire_entry the delayed-ACK timer (tcp_delack_timer),
+ *                           found by its function's address
+ *   tcp:tcp_destroy_sock    the flow's end: its totals go up, its entry goes
+ * The contract, with what a hold is: bpf/contract/ackhold.h.
+ */
+#include "tk_core.bpf.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include "bpf/contract/ackhold.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
+struct sk_buff {
+	unsigned int len;
+	unsigned char *data;
+	char cb[48];
+	unsigned char *head;
+	__u16 transport_header;
+	struct sock *sk;
+};
+
+/* TCP_SKB_CB(skb): the segment's sequence space, set before tcp_rcv_established() */
+struct tcp_skb_cb {
+	__u32 seq;
+	__u32 end_seq;
+	__u8 tcp_flags;
+};
+
+struct hlist_node {
+	struct hlist_node *next, **pprev;
+};
+
+struct timer_list {
+	struct hlist_node entry;   /* pprev set while the timer is armed (timer_pending()) */
+	void (*function)(struct timer_list *);
+};
+
+/* ___ah: the fields ackhold reads, beside tk_core.bpf.h's own declarations */
+struct inet_connection_sock___ah {
+	struct timer_list icsk_delack_timer;
+	struct {
+		__u8 pending;
+		__u16 rcv_mss;
+	} icsk_ack;
+};
+
+struct tcp_sock___ah {
+	__u32 rcv_nxt;
+	__u32 rcv_wup;
+	struct minmax rtt_min;
+	struct {
+		__u32 rtt_us;
+	} rcv_rtt_est;
+};
+#pragma clang attribute pop
+
+/* include/net/inet_connection_sock.h */
+enum inet_csk_ack_state_t___ah { ICSK_ACK_TIMER___ah = 2 };
+#define AH_TCPHDR_FIN 0x01
+
+/* set by ackhold before loading */
+const volatile __u16 ah_ports[AH_PORTS_MAX];
+const volatile __u32 ah_nports;
+const volatile __u64 ah_min_hold_ns;
+const volatile __u64 ah_delack_fn; /* tcp_delack_timer's address (/proc/kallsyms) */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, AH_FLOWS_DEFAULT); /* ackhold sets --max-flows */
+	__type(key, __u64);                    /* the socket's address */
+	__type(value, struct ah_flow);
+} ah_flows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} ah_records SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, AH_CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} ah_counters SEC(".maps");
+
+static __always_inline void count(__u32 idx)
+{
+	__u64 *c = bpf_map_lookup_elem(&ah_counters, &idx);
+
+	if (c)
+		(*c)++;
+}
+
+static __always_inline bool before(__u32 a, __u32 b)
+{
+	return (__s32)(a - b) < 0;
+}
+
+static __always_inline bool port_wanted(__u16 lport)
+{
+	__u32 i;
+
+	if (!ah_nports)
+		return true;
+	for (i = 0; i < AH_PORTS_MAX; i++)
+		if (i < ah_nports && ah_ports[i] == lport)
+			return true;
+	return false;
+}
+
+static __always_inline void send_hold(const struct ah_flow *f)
+{
+	struct ah_rec *r = bpf_ringbuf_reserve(&ah_records, sizeof(*r), 0);
+
+	if (!r) {
+		count(AH_CNT_LOST);
+		return;
+	}
+	r->kind = AH_REC_HOLD;
+	r->pad = 0;
+	r->id = f->id;
+	r->hold = f->pend;
+	bpf_ringbuf_submit(r, 0);
+}
+
+static __always_inline void send_close(const struct ah_flow *f)
+{
+	struct ah_rec *r = bpf_ringbuf_reserve(&ah_records, sizeof(*r), 0);
+
+	if (!r) {
+		count(AH_CNT_LOST);
+		return;
+	}
+	r->kind = AH_REC_CLOSE;
+	r->pad = 0;
+	r->id = f->id;
+	__builtin_memset(&r->hold, 0, sizeof(r->hold));
+	r->totals = f->totals;
+	bpf_ringbuf_submit(r, 0);
+}
+
+/* the hold an unseen ACK ended: its number and what it covered; its end,
+ * and so its length, not known */
+static __always_inline void send_unseen(const struct ah_flow *f, __u32 wup)
+{
+	struct ah_rec *r = bpf_ringbuf_reserve(&ah_records, sizeof(*r), 0);
+
+	if (!r) {
+		count(AH_CNT_LOST);
+		return;
+	}
+	__builtin_memset(r, 0, sizeof(*r));
+	r->kind = AH_REC_HOLD;
+	r->id = f->id;
+	r->hold.resume_ns = AH_NO_RESUME;
+	r->hold.segs = f->segs;
+	r->hold.bytes = f->bytes;
+	r->hold.last_len = f->last_len;
+	r->hold.ack = wup;
+	r->hold.timer = f->timer_ns >= f->held_since;
+	r->hold.unseen = 1;
+	bpf_ringbuf_submit(r, 0);
+}
+
+/* a new flow's entry: who it is; NULL when the map is full */
+static __always_inline struct ah_flow *flow_new(struct sock *sk, __u64 key, __u16 lport)
+{
+	struct ah_flow init = {};
+
+	init.id.cookie = bpf_get_socket_cookie(sk);
+	init.id.lport = lport;
+	init.id.rport = bpf_ntohs(sk->__sk_common.skc_dport);
+	init.id.family = sk->__sk_common.skc_family;
+	if (init.id.family == AF_INET6) {
+		BPF_CORE_READ_INTO(&init.id.laddr, sk, __sk_common.skc_v6_rcv_saddr);
+		BPF_CORE_READ_INTO(&init.id.raddr, sk, __sk_common.skc_v6_daddr);
+	} else {
+		__builtin_memcpy(init.id.laddr, &sk->__sk_common.skc_rcv_saddr, 4);
+		__builtin_memcpy(init.id.raddr, &sk->__sk_common.skc_daddr, 4);
+	}
+	/* -E2BIG when full: the lookup then finds nothing */
+	bpf_map_update_elem(&ah_flows, &key, &init, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&ah_flows, &key);
+}
+
+/*
+ * An ACK the transmit tracepoint did not show: the kernel sets rcv_wup to
+ * rcv_nxt in every segment it sends (tcp_select_window), so a rcv_wup past
+ * the last ACK seen, over the held data, is an ACK that left unseen: looked
+ * for as the next segment arrives, and as the socket goes. On 6.18, about
+ * 1 in 1,000 delayed ACKs reached tcpdump on the device while neither this
+ * object's timer program nor its transmit program ran for them (the same
+ * with net_dev_queue; recursion_misses 0; not the deferred timer,
+ * TcpExtDelayedACKLocked 0); not seen on 6.1 or 6.12. The cause is not
+ * found. Such an ACK is counted (the timer's only when the timer program
+ * saw the timer fire), and its hold is written with the ACK's number and no
+ * length (ended_by unseen): not judged, but a collapse on it finds it.
+ */
+static __always_inline void unseen_ack(struct sock *sk, struct ah_flow *f)
+{
+	__u32 wup = BPF_CORE_READ((struct tcp_sock___ah *)sk, rcv_wup);
+
+	if (!f->held_since || before(wup, f->end_seq) || (f->acked_valid && !before(f->acked, wup)))
+		return;
+	count(AH_CNT_UNSEEN);
+	send_unseen(f, wup);
+	f->totals.acks++;
+	f->totals.timer_acks += f->timer_ns >= f->held_since;
+	f->acked = wup;
+	f->acked_valid = 1;
+	f->held_since = 0;
+}
+
+/* a data segment arrives: it resumes the flow after a reported hold, and
+ * starts a hold unless one is running */
+SEC("tp_btf/tcp_probe")
+int BPF_PROG(ah_tcp_probe, struct sock *sk, const struct sk_buff *skb)
+{
+	const struct tcp_skb_cb *cb = (const void *)skb->cb;
+	__u32 seq = BPF_CORE_READ(cb, seq), end = BPF_CORE_READ(cb, end_seq);
+	__u32 len = end - seq - !!(BPF_CORE_READ(cb, tcp_flags) & AH_TCPHDR_FIN);
+	__u16 lport = sk->__sk_common.skc_num;
+	__u64 key = (__u64)sk, now;
+	struct ah_flow *f;
+
+	if (!len || (__s32)len < 0 || !port_wanted(lport))
+		return 0;
+	count(AH_CNT_SEGS);
+	f = bpf_map_lookup_elem(&ah_flows, &key);
+	if (!f)
+		f = flow_new(sk, key, lport);
+	if (!f) {
+		count(AH_CNT_UNTRACKED);
+		return 0;
+	}
+	now = bpf_ktime_get_ns();
+	unseen_ack(sk, f);
+	if (f->pend_valid) {
+		f->pend.resume_ns = now - f->pend.ack_ns;
+		send_hold(f);
+		f->pend_valid = 0;
+	}
+	if (!f->totals.first_ns)
+		f->totals.first_ns = now;
+	f->totals.last_ns = now;
+	f->totals.segs++;
+	f->totals.bytes += len;
+	/* a segment already ACKed (a retransmission) starts no hold */
+	if (f->acked_valid && !before(f->acked, end))
+		return 0;
+	/* before its processing, the kernel expects rcv_nxt: a segment that
+	 * starts elsewhere came out of order; one that starts before the
+	 * latest's end came again, after the kernel dropped it */
+	if (seq != BPF_CORE_READ((struct tcp_sock___ah *)sk, rcv_nxt) ||
+	    (f->held_since && before(seq, f->end_seq)))
+		f->repair = 1;
+	else if (!f->held_since)
+		f->repair = 0;
+	if (!f->held_since) {
+		f->held_since = now;
+		f->segs = 0;
+		f->bytes = 0;
+	}
+	f->segs++;
+	f->bytes += len;
+	f->last_len = len;
+	f->last_seg_ns = now;
+	f->end_seq = end;
+	return 0;
+}
+
+/* the socket's RTT, us: its minimum over the kernel's window (tcp_min_rtt)
+ * where it sends data, else what the receiver measured (tcp_rcv_rtt_measure);
+ * 0 when neither is known. Not srtt: a receiver's srtt times its own data's
+ * ACKs, which the sender delays in turn (tens of ms in an app-ack push) */
+static __always_inline __u32 rtt_us(struct sock *sk)
+{
+	struct tcp_sock___ah *tp = (void *)sk;
+	__u32 min = BPF_CORE_READ(tp, rtt_min.s[0].v);
+
+	return min && min != ~0U ? min : BPF_CORE_READ(tp, rcv_rtt_est.rtt_us) >> 3;
+}
+
+/* an ACK past the last one left: the hold it ends */
+static __always_inline void ack_sent(struct sock *sk, struct ah_flow *f, __u32 ack, bool answer, __u64 now)
+{
+	struct inet_connection_sock___ah *icsk = (void *)sk;
+	__u64 hold = now - f->held_since;
+	bool timer = f->timer_ns >= f->held_since;
+
+	count(AH_CNT_ACKS);
+	f->totals.acks++;
+	f->totals.timer_acks += timer;
+	f->totals.held_ns += hold;
+	f->totals.last_ns = now;
+	if (hold >= ah_min_hold_ns || timer) {
+		if (f->pend_valid) /* a partial ACK's hold, no data between */
+			send_hold(f);
+		f->pend.ack_ns = now;
+		f->pend.hold_ns = hold;
+		f->pend.quiet_ns = now - f->last_seg_ns;
+		f->pend.resume_ns = AH_NO_RESUME;
+		f->pend.segs = f->segs;
+		f->pend.bytes = f->bytes;
+		f->pend.last_len = f->last_len;
+		f->pend.mss = BPF_CORE_READ(icsk, icsk_ack.rcv_mss);
+		f->pend.rtt_us = rtt_us(sk);
+		f->pend.timer = timer;
+		f->pend.answer = answer;
+		f->pend.repair = f->repair;
+		/* sending an ACK clears the timer's flags, not the timer
+		 * (inet_csk_clear_xmit_timer): still armed here when the kernel
+		 * had scheduled a delayed ACK for the held data */
+		f->pend.armed = !!BPF_CORE_READ(icsk, icsk_delack_timer.entry.pprev);
+		f->pend.ack = ack;
+		f->pend.unseen = 0;
+		f->pend_valid = 1;
+	}
+	if (!before(ack, f->end_seq)) {
+		f->held_since = 0;
+		f->repair = 0;
+		return;
+	}
+	/* it covered part of what arrived: the rest is held from the latest
+	 * segment's arrival (the older ones' are not kept; a receiver ACKs
+	 * its rcv_nxt, so this is rare) */
+	f->held_since = f->last_seg_ns;
+	f->segs = 1;
+	f->bytes = f->last_len;
+}
+
+struct ah_tcphdr {
+	__be16 source, dest;
+	__be32 seq, ack_seq;
+	__u8 doff;   /* the header's length in 32-bit words, in the high nibble */
+	__u8 flags;  /* ACK is 0x10 */
+	__be16 window, check, urg_ptr;
+};
+
+/* whether the packet carries data: its length past the TCP header (skb->data
+ * is the link layer's header here, in front of the network's) */
+static __always_inline bool has_payload(const struct sk_buff *skb, const struct ah_tcphdr *th)
+{
+	__u32 before = (__u32)(skb->head + skb->transport_header - skb->data) + (th->doff >> 4) * 4;
+
+	return skb->len > before;
+}
+
+SEC("tp_btf/net_dev_start_xmit")
+int BPF_PROG(ah_xmit, struct sk_buff *skb, void *dev)
+{
+	struct sock *sk = skb->sk;
+	struct ah_tcphdr th;
+	struct ah_flow *f;
+	__u64 key = (__u64)sk;
+	__u32 ack;
+
+	if (!sk)
+		return 0;
+	f = bpf_map_lookup_elem(&ah_flows, &key);
+	if (!f)
+		return 0;
+	if (bpf_probe_read_kernel(&th, sizeof(th), skb->head + skb->transport_header))
+		return 0;
+	if (!(th.flags & 0x10))
+		return 0;
+	ack = bpf_ntohl(th.ack_seq);
+	if (f->acked_valid && !before(f->acked, ack))
+		return 0;
+	f->acked = ack;
+	f->acked_valid = 1;
+	/* a held segment is past the previous ACK (tcp_probe skips the rest),
+	 * and the ACK number only passes what tcp_probe has seen: a new ACK
+	 * covers held data whenever some is held */
+	if (f->held_since)
+		ack_sent(sk, f, ack, has_payload(skb, &th), bpf_ktime_get_ns());
+	return 0;
+}
+
+/* the delayed-ACK timer: it sends the ACK when it finds one due, with
+ * ICSK_ACK_TIMER set (tcp_delack_timer_handler(); a timer left over from
+ * an ACK already sent finds it clear and does nothing). Its other check, a
+ * timeout moved later than the timer, cannot hold here: every kernel moves
+ * the timer with the timeout (sk_reset_timer), and 6.18 keeps the timeout
+ * in the timer alone. */
+SEC("tp_btf/timer_expire_entry")
+int BPF_PROG(ah_timer, struct timer_list *timer, unsigned long baseclk)
+{
+	struct inet_connection_sock___ah *icsk;
+	struct ah_flow *f;
+	__u64 key;
+
+	if (!ah_delack_fn || (__u64)timer->function != ah_delack_fn)
+		return 0;
+	/* the socket around the timer, as a plain number: the verifier lets no
+	 * trusted pointer be moved before its start (container_of) */
+	if (bpf_probe_read_kernel(&key, sizeof(key), &ctx[0]))
+		return 0;
+	key -= bpf_core_field_offset(struct inet_connection_sock___ah, icsk_delack_timer);
+	f = bpf_map_lookup_elem(&ah_flows, &key);
+	if (!f)
+		return 0;
+	icsk = (void *)key;
+	if (!(BPF_CORE_READ(icsk, icsk_ack.pending) & ICSK_ACK_TIMER___ah))
+		return 0;
+	f->timer_ns = bpf_ktime_get_ns();
+	count(AH_CNT_TIMER_FIRED);
+	return 0;
+}
+
+SEC("tp_btf/tcp_destroy_sock")
+int BPF_PROG(ah_destroy, struct sock *sk)
+{
+	__u64 key = (__u64)sk;
+	struct ah_flow *f = bpf_map_lookup_elem(&ah_flows, &key);
+
+	if (!f)
+		return 0;
+	unseen_ack(sk, f); /* the flow's last ACK, which no next segment follows */
+	if (f->pend_valid)
+		send_hold(f);
+	send_close(f);
+	bpf_map_delete_elem(&ah_flows, &key);
+	return 0;
+}
