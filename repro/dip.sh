@@ -58,6 +58,11 @@ Options:
   --nodelay            TCP_NODELAY on the pusher's connections to --port,
                        through a socket scope (quickack nodelay --dport), the
                        pusher unchanged (default: Nagle on, ffmpeg's default)
+  --receiver-view      the receiver's side too: ackhold traces the push's port
+                       (every hold, --min-hold 0) into ackhold.jsonl, tcpdump
+                       captures the receiver's interface into
+                       capture-recv.pcap, and verdict.txt ends with ackhold's
+                       verdict (the receiver's view)
   --receiver MODE      prompt | paced | app-ack (default app-ack), see pushsim;
                        with --push ffmpeg the receiver is nginx-rtmp
   --duration S         seconds of pushing, 1..3600 (default 20)
@@ -120,6 +125,9 @@ Outputs in DIR:
   gaps.jsonl      the wire's silences of 100 ms or more (bbrpcap gaps)
   verdict.json    the verdict record plus the scenario, both push summaries,
                   receiver_delayed_acks (TcpExtDelayedACKs),
+                  receiver_delayed_acks_locked (TcpExtDelayedACKLocked: the
+                  timer's firings deferred while the application held the
+                  socket),
                   receiver_duplicate_segments (segments it got twice:
                   TcpExtTCPDSACKOldSent + TCPDSACKOfoSent),
                   sender_backlog_coalesced (the pusher's
@@ -134,6 +142,10 @@ Outputs in DIR:
   *.log           each tool's stderr (the quickack journals, quickack.journal
                   and with --nodelay nodelay.journal, are emptied when their
                   changes are restored at the end)
+
+With --receiver-view, also:
+  capture-recv.pcap  the push as the receiver's interface saw it
+  ackhold.jsonl      ackhold's holds (every one), peers and verdict
 
 With --push ffmpeg, instead of send.jsonl, recv.jsonl and pushsim.json:
   ffmpeg.progress ffmpeg's -progress records (frame, total_size, speed, ...)
@@ -165,7 +177,7 @@ need_value() { [ $# -ge 2 ] && [ -n "$2" ] || die_usage "$1 needs a value"; }
 rtt=native quickack=off receiver=app-ack duration=20 out="" fps=20 bitrate_kbps=4000
 ack_bytes=65536 playout_ms=100 rate="" rate_change="" policer="" collapse_ratio=0.30 queue=""
 backend=auto port=43100 id=$$ prometheus="" plot_wanted=true plot_axes="" push=pushsim receiver_set=false
-flows=1 flows_set=false burst="" bitrate_set=false loss="" gro=off nodelay=false
+flows=1 flows_set=false burst="" bitrate_set=false loss="" gro=off nodelay=false recv_view=false
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rtt) need_value "$@"; rtt=$2; shift ;;
@@ -193,6 +205,7 @@ while [ $# -gt 0 ]; do
 	--id) need_value "$@"; id=$2; shift ;;
 	--no-plot) plot_wanted=false ;;
 	--nodelay) nodelay=true ;;
+	--receiver-view) recv_view=true ;;
 	--plot-axes) need_value "$@"; plot_axes=$2; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) die_usage "unknown option '$1' (see --help)" ;;
@@ -393,7 +406,7 @@ fail() {
 
 mkdir -p "$out" || fail "cannot create $out"
 out=$(cd "$out" && pwd)
-rm -f "$out"/{trace.jsonl,capture.pcap,gaps.jsonl,send.jsonl,recv.jsonl,pushsim.json,verdict.txt,verdict.json,quickack.journal,nodelay.journal,routes.before,routes.after,dip.png,ffmpeg.progress,ffmpeg.json}
+rm -f "$out"/{trace.jsonl,capture.pcap,capture-recv.pcap,ackhold.jsonl,gaps.jsonl,send.jsonl,recv.jsonl,pushsim.json,verdict.txt,verdict.json,quickack.journal,nodelay.journal,routes.before,routes.after,dip.png,ffmpeg.progress,ffmpeg.json}
 rm -rf "$out/plot"
 rm -rf "$out/nginx"
 
@@ -548,6 +561,30 @@ grep -q 'listening on' "$out/tcpdump.log" || fail "tcpdump did not start: $(tail
 # what reached the capture before its filter: never written, so not waited for
 "$ROOT/scripts/tcpdump-drain.sh" mark "$td_pid" "$out/tcpdump.log" 5 ||
 	echo "$PROG: warning: tcpdump gave no count: the capture may lack its tail" >&2
+
+# --- the receiver's view (--receiver-view) ----------------------------------------
+# ackhold is host-wide, so the push's port is what picks the receiver's
+# sockets out; its own capture of the receiver's interface is the witness
+ah_pid="" tr_pid=""
+if $recv_view; then
+	"$BIN/ackhold" --port "$port" --min-hold 0 -f json -o "$out/ackhold.jsonl" 2>"$out/ackhold.log" &
+	ah_pid=$!
+	pids+=("$ah_pid")
+	ip netns exec "$RECV" tcpdump -i eth0 -s 128 -U --immediate-mode -w "$out/capture-recv.pcap" "tcp port $port" \
+		2>"$out/tcpdump-recv.log" &
+	tr_pid=$!
+	pids+=("$tr_pid")
+	for _ in $(seq 200); do
+		grep -q 'tracing the ACKs' "$out/ackhold.log" && grep -q 'listening on' "$out/tcpdump-recv.log" && break
+		kill -0 "$ah_pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	grep -q 'tracing the ACKs' "$out/ackhold.log" || fail "ackhold did not start: $(tail -1 "$out/ackhold.log")"
+	grep -q 'listening on' "$out/tcpdump-recv.log" ||
+		fail "tcpdump did not start in $RECV: $(tail -1 "$out/tcpdump-recv.log")"
+	"$ROOT/scripts/tcpdump-drain.sh" mark "$tr_pid" "$out/tcpdump-recv.log" 5 ||
+		echo "$PROG: warning: the receiver's tcpdump gave no count: its capture may lack its tail" >&2
+fi
 
 # --- the push ----------------------------------------------------------------------
 # wait up to 5 s for a listener on the push's port in the receiver's namespace
@@ -744,6 +781,9 @@ tcpext() {
 # the receiver's kernel counts the ACKs its delayed-ACK timer sent
 # (TcpExtDelayedACKs): the ground truth beside the detector's delayed_ack
 tcpext recv_delacks "$RECV" DelayedACKs
+# the timer's firings the socket's owner deferred to its release (each ACK
+# then sent by the deferred handler, or by the owner's read before it)
+tcpext recv_delacks_locked "$RECV" DelayedACKLocked
 # the segments the receiver got twice, each answered with a D-SACK
 # (TcpExtTCPDSACKOldSent below its next expected byte, TCPDSACKOfoSent
 # above it): retransmissions of what was not lost. A veth reorders when the
@@ -773,6 +813,15 @@ wait "$bt_pid"
 bt_rc=$?
 reaped "$bt_pid"
 [ $bt_rc -eq 0 ] || fail "bbrtrace failed ($bt_rc): $(tail -1 "$out/bbrtrace.log")"
+if $recv_view; then
+	"$ROOT/scripts/tcpdump-drain.sh" wait "$tr_pid" "$out/tcpdump-recv.log" 10 ||
+		echo "$PROG: warning: the receiver's capture may lack its tail" >&2
+	kill -INT "$ah_pid" 2>/dev/null
+	wait "$ah_pid"
+	ah_rc=$?
+	reaped "$ah_pid"
+	[ $ah_rc -eq 0 ] || fail "ackhold failed ($ah_rc): $(tail -1 "$out/ackhold.log")"
+fi
 recv_routes >"$out/routes.after" || fail "cannot list the routes of $RECV"
 cleanup
 trap - INT TERM
@@ -795,7 +844,7 @@ jq -c -n --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" --
 	--arg recv "$receiver" --argjson dur "$duration" --argjson fps "$fps" \
 	--arg push "$push" --argjson kbps "$bitrate_kbps" \
 	--arg rate "$rate" --arg rc "$rate_change" --arg pol "$policer" --arg queue "$queue" \
-	--argjson flows "$flows" --arg burst "$burst" --arg loss "$loss" --argjson drops "$loss_drops" --arg gro "$gro" --argjson delacks "$recv_delacks" --argjson dups "$recv_dups" --argjson coalesced "$send_coalesced" --slurpfile ps "$push_file" \
+	--argjson flows "$flows" --arg burst "$burst" --arg loss "$loss" --argjson drops "$loss_drops" --arg gro "$gro" --argjson delacks "$recv_delacks" --argjson delacks_locked "$recv_delacks_locked" --argjson dups "$recv_dups" --argjson coalesced "$send_coalesced" --slurpfile ps "$push_file" \
 	--slurpfile gaps "$gaps_file" --argjson gap_ms "$gap_ms" --arg pusher "$TOPO_PUSHER_ADDR:" \
 	'[inputs | select(.type == "verdict" or .type == "summary")] as $r
 	| ($r | map(select(.type == "verdict")) | first) + {scenario: {rtt: $rtt,
@@ -805,7 +854,7 @@ jq -c -n --arg rtt "$rtt" --arg rtt_eff "$rtt_effective" --arg qa "$quickack" --
 	  loss_pct: $loss, loss_dropped_packets: $drops, gro: $gro,
 	  backend: ($r | map(select(.type == "summary")) | first | .backend)},
 	  push: ($ps | map(select(.type == "summary")) | map({(.role): .}) | add),
-	  receiver_delayed_acks: $delacks,
+	  receiver_delayed_acks: $delacks, receiver_delayed_acks_locked: $delacks_locked,
 	  receiver_duplicate_segments: $dups,
 	  sender_backlog_coalesced: $coalesced,
 	  wire_silences: ($gaps | map(select(.src | startswith($pusher))) as $g
@@ -831,6 +880,9 @@ jq -r --arg sc "scenario: receiver $receiver, $qa_words, RTT $rtt_effective$nete
 	  else "wire: silent for \(.min_ms) ms or more \(.idle.count + .in_flight.count) times: \(.idle.count) idle, the sender sending nothing\(longest(.idle)), \(.in_flight.count) with data unACKed\(longest(.in_flight))" end),
 	(.scenario.loss_dropped_packets // empty | "loss: the router dropped \(.) packets at random (tc class 1:20)")' \
 	"$out/verdict.json" >"$out/verdict.txt"
+if $recv_view; then
+	jq -r 'select(.type == "verdict") | "receiver\u0027s view (ackhold): \(.text)"' "$out/ackhold.jsonl" >>"$out/verdict.txt"
+fi
 [ "$samples" -gt 0 ] ||
 	fail "bbrtrace ($bt_used) saw no BBR rate sample of the push, which ran $push_cc: see $out/bbrtrace.log"
 
@@ -851,5 +903,6 @@ cat "$out/verdict.txt"
 pushed=send.jsonl,recv.jsonl,pushsim.json
 [ "$push" = ffmpeg ] && pushed=ffmpeg.progress,ffmpeg.json,nginx
 [ "$push" = iperf3 ] && pushed=iperf3.raw.json,iperf3.json
+$recv_view && pushed+=,capture-recv.pcap,ackhold.jsonl
 echo "outputs: $out/{trace.jsonl,capture.pcap,gaps.jsonl,$pushed,verdict.txt,verdict.json$plot}"
 exit 0
