@@ -49,11 +49,11 @@ else
 fi
 for qa in "${runs[@]}"; do
 	echo "== quickack $qa"
-	if ! repro/dip.sh --receiver app-ack --quickack "$qa" --duration "$DUR" --rtt "$RTT" \
+	if ! repro/dip.sh --receiver app-ack --quickack "$qa" --duration "$DUR" --rtt "$RTT" --receiver-view \
 		--plot-axes "$axes" --out "$OUT/quickack-$qa" --id "demo$qa" >"$OUT.quickack-$qa.log" 2>&1; then
 		status=1
 	fi
-	sed 's/^/   /' "$OUT.quickack-$qa.log" | grep -vE '^   (The bandwidth|scenario|push:|receiver:|outputs)' || true
+	sed 's/^/   /' "$OUT.quickack-$qa.log" | grep -vE '^   (The bandwidth|scenario|push:|receiver|outputs)' || true
 	mv -f "$OUT.quickack-$qa.log" "$OUT/quickack-$qa/dip.log" 2>/dev/null
 done
 [ $status -eq 0 ] || { echo "demo: a run failed; see $OUT/quickack-*/dip.log" >&2; exit 1; }
@@ -118,9 +118,19 @@ gain() {
 gain on
 ! $port_run || gain port
 echo
+# the same pushes from the ingest's side: ackhold, which an operator runs
+# on the receiver without the pusher's host
+echo "THE RECEIVER'S VIEW (ackhold, run on the ingest)"
+for qa in "${runs[@]}"; do
+	jq -r --arg qa "$qa" 'select(.type == "peer") |
+		"quickack \($qa): \(.peer) \(.timer_holds + .app_holds) ACKs delayed (\(.timer_holds) by the timer), holding its data \(.held_ms | round) ms (\(.held_pct * 10 | round / 10)% of its time), longest \(.max_hold_ms * 10 | round / 10) ms"' \
+		"$OUT/quickack-$qa/ackhold.jsonl"
+done
+jq -r 'select(.type == "verdict") | .text' "$OUT/quickack-off/ackhold.jsonl" | sed 's/\. Fix: .*/./' | fold -s -w 78 | sed 's/ *$//'
+echo
 for qa in "${runs[@]}"; do
 	d=$OUT/quickack-$qa
-	echo "quickack $qa: $d/{trace.jsonl,capture.pcap,gaps.jsonl,pushsim.json,verdict.txt,verdict.json}"
+	echo "quickack $qa: $d/{trace.jsonl,capture.pcap,capture-recv.pcap,ackhold.jsonl,gaps.jsonl,pushsim.json,verdict.txt,verdict.json}"
 	[ -f "$d/dip.png" ] && echo "               plot: $d/dip.png"
 done
 exit 0

@@ -47,6 +47,17 @@ held_36ms() {
 	[ "$(grep -o 'frame latency at the receiver, what a viewer feels' <<< "$output" | wc -l)" -eq $cols ] ||
 		{ echo "# not in all $cols columns"; return 1; }
 	expect_output "quickack off -> on, frame latency at the receiver: mean "
+	# the receiver's view: ackhold on the same pushes, its timer's ACKs the
+	# kernel's (within those it says it did not see), none with quick ACKs
+	expect_output "THE RECEIVER'S VIEW (ackhold, run on the ingest)"
+	expect_output "quickack off: 10.77.1.2 "
+	for d in quickack-off quickack-on; do
+		jq -n -e --slurpfile a "$out/$d/ackhold.jsonl" --slurpfile v "$out/$d/verdict.json" \
+			'([$a[] | select(.type == "peer")][0].timer_acks) as $t | ([$a[] | select(.type == "verdict")][0].unseen_acks) as $u |
+			 $t <= $v[0].receiver_delayed_acks + $v[0].receiver_delayed_acks_locked and $t + $u >= $v[0].receiver_delayed_acks' > /dev/null ||
+			{ echo "# $d: ackhold's timer ACKs against TcpExtDelayedACKs"; return 1; }
+	done
+	jq -e 'select(.type == "peer") | .timer_acks == 0' "$out/quickack-on/ackhold.jsonl" > /dev/null
 	off=$out/quickack-off/verdict.json on=$out/quickack-on/verdict.json
 	# the delay was netem's: RTT 1ms applied, and no sample under it
 	for v in "$off" "$on"; do
