@@ -244,10 +244,30 @@ rt_expect_nagle() {
 	fi
 }
 
-@test "ffmpeg into nginx-rtmp, 20 fps, 4 Mbit/s, quickack off: harmless collapses, the timer fires only around the handshake" {
+# the receiver's view of push DIR to PORT (dip.sh --receiver-view): ackhold,
+# run on the ingest, sees one peer, the pusher, on PORT; its timer's ACKs are
+# the kernel's (within those it says it did not see); a push whose ACKs the
+# timer held is named, with them
+rt_expect_receiver_view() {
+	local d=$1 port=$2
+	jq -e -s --argjson port "$port" '[.[] | select(.type == "peer")] | length == 1 and
+		.[0].peer == "10.77.1.2" and .[0].port == $port' "$d/ackhold.jsonl" > /dev/null ||
+		{ jq -c 'select(.type == "peer")' "$d/ackhold.jsonl"; return 1; }
+	jq -n -e --slurpfile a "$d/ackhold.jsonl" --slurpfile v "$d/verdict.json" \
+		'([$a[] | select(.type == "peer")][0].timer_acks) as $t | ([$a[] | select(.type == "verdict")][0].unseen_acks) as $u |
+		 $t <= $v[0].receiver_delayed_acks + $v[0].receiver_delayed_acks_locked and $t + $u >= $v[0].receiver_delayed_acks' > /dev/null ||
+		{ echo "# ackhold's timer ACKs against TcpExtDelayedACKs ($(jq .receiver_delayed_acks "$d/verdict.json"))"; return 1; }
+	if jq -e 'select(.type == "peer") | .timer_holds > 0' "$d/ackhold.jsonl" > /dev/null; then
+		grep -q "^receiver's view (ackhold): This host held back 1 of its 1 peer(s). 10.77.1.2 (to port $port)" \
+			"$d/verdict.txt" || { cat "$d/verdict.txt"; return 1; }
+	fi
+}
+
+@test "ffmpeg into nginx-rtmp, 20 fps, 4 Mbit/s, quickack off: harmless collapses, the timer fires only around the handshake; ackhold on the ingest names the pusher" {
 	requires root netns bbr struct_ops btf tcpdump jq tc ffmpeg nginx-rtmp
-	rt_push f20b4off 20 4000 off 43601
+	rt_push f20b4off 20 4000 off 43601 --receiver-view
 	rt_expect_handshake_only "$RT_OUT/f20b4off"
+	rt_expect_receiver_view "$RT_OUT/f20b4off" 43601
 }
 
 @test "ffmpeg into nginx-rtmp, 20 fps, 4 Mbit/s, quickack on: no delayed_ack collapse, No action is needed" {
