@@ -136,10 +136,14 @@ samples_to() { jq -c "select(.type==\"sample\" and .dport==$1)" "$2"; }
 	# there TCP takes an ACK now and then without calling the
 	# congestion control at all (tcp:tcp_probe saw such ACKs advance
 	# snd_una, and bbr_main's program did not run: its run count, checked
-	# below, equals the samples). The floor allows one ACK in 100 (0.7% seen
-	# at most), and at least 2
+	# below, equals the samples). ackhold meets a like gap on this kernel
+	# alone (about 1 in 1,000 delayed ACKs left while neither of its
+	# tracepoint programs ran: bpf/ackhold.bpf.c's unseen_ack); whether the
+	# two share a cause is not known. The floor allows one ACK in 50 (0.7%
+	# seen in those runs, 1.2% in a fresh clone's make test beside the two
+	# guests: 13 of 1,080), and at least 2
 	expect_cmp "$n" -gt 200 "samples on the data connection"
-	slack=$((advancing / 100 > 2 ? advancing / 100 : 2))
+	slack=$((advancing / 50 > 2 ? advancing / 50 : 2))
 	expect_cmp "$n" -ge "$((advancing - coalesced - slack))" "samples, against advancing ACKs less those merged and the slack"
 	expect_cmp "$n" -le "$((all + 1))" "samples, against all ACKs plus the SYN-ACK"
 	# the summary counts the same samples, and nothing was lost
