@@ -12,17 +12,8 @@
 #include "bpfutil.h"
 #include "common.h"
 #include "log.h"
+#include "progstats.h"
 #include "record.h"
-
-/* bpf_stats per program: one record in the JSON output, and on stderr */
-#define STATS_FIELDS(X)                                                                 \
-	X("program", REC_STR, 0, REC_COL("program", -18, 0, 0), rv_str(name))            \
-	X("run_cnt", REC_U64, 0, REC_COL("runs", 10, 0, 0), rv_u64(cnt))                 \
-	X("run_time_ns", REC_U64, 0, REC_COL("run time ns", 14, 0, 0), rv_u64(ns))       \
-	X("ns_per_run", REC_F64, 1, REC_COL("ns/run", 8, 0, 1), rv_f64((double)ns / (double)cnt))
-static const struct rec_field stats_fields[] = { STATS_FIELDS(REC_FIELD) };
-const struct rec_schema bt_stats_schema = { "prog_stats", stats_fields,
-					    ARRAY_SIZE(stats_fields) };
 
 static void report_stats(struct bt_run *r, enum rec_format fmt)
 {
@@ -32,16 +23,10 @@ static void report_stats(struct bt_run *r, enum rec_format fmt)
 	int n = bt_backend_progs(r->b, fds, names, 32);
 
 	for (int i = 0; i < n; i++) {
-		const char *name = names[i];
-		uint64_t ns, cnt;
+		bool out = fmt != REC_TABLE && r->records != BT_REC_NONE;
 
-		if (bpfu_prog_stats(fds[i], &ns, &cnt) || !cnt)
-			continue;
-		struct rec_value v[] = { STATS_FIELDS(REC_VALUE) };
-		if (fmt != REC_TABLE && r->records != BT_REC_NONE)
-			rec_write(r->w, &bt_stats_schema, v);
-		if (err_w && log_get_level() >= LOG_NORMAL)
-			rec_write(err_w, &bt_stats_schema, v);
+		tk_prog_stats_write(out ? r->w : NULL, log_get_level() >= LOG_NORMAL ? err_w : NULL,
+				    names[i], fds[i]);
 	}
 	rec_writer_free(err_w);
 }

@@ -10,7 +10,6 @@
 #include "record.h"
 
 /* the records this file writes, for the CSV header the output declares */
-extern const struct rec_schema bt_stats_schema;
 extern const struct rec_schema bt_summary_schema;
 
 /* the summary, the verdict and the statistics, once tracing has stopped */

@@ -31,6 +31,7 @@
 #include "log.h"
 #include "netns.h"
 #include "prom.h"
+#include "progstats.h"
 #include "record.h"
 #include "rtscan.h"
 
@@ -204,7 +205,7 @@ static void declare_records(const struct bt_env *env, struct rec_writer *w)
 		rec_writer_declare(w, &bt_stall_schema);
 	}
 	if (env->stats)
-		rec_writer_declare(w, &bt_stats_schema);
+		rec_writer_declare(w, &tk_prog_stats_schema);
 	rec_writer_declare(w, &bt_summary_schema);
 	if (env->detect)
 		rec_writer_declare(w, &bt_verdict_schema);

@@ -742,6 +742,9 @@ void rec_help_keys(FILE *f, const struct rec_schema *s)
 {
 	int col = fprintf(f, "  %-*s", HELP_INDENT - 2, s->type);
 
+	/* a type as long as the indent has its keys on the next line */
+	if (strlen(s->type) >= HELP_INDENT - 2)
+		col = fprintf(f, "\n%*s", HELP_INDENT, "") - 1;
 	for (unsigned int i = 0; i < s->nfields; i++) {
 		const char *name = s->fields[i].name;
 		/* the name and the comma after it */
