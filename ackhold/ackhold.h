@@ -19,6 +19,7 @@ struct options {
 	double duration_s;       /* 0: until Ctrl-C */
 	int records;             /* enum ah_records */
 	uint32_t top;            /* peers the verdict names */
+	bool stats;              /* each program's bpf_stats at exit */
 	struct rec_out out;
 };
 

@@ -9,6 +9,7 @@
 #include "common.h"
 #include "log.h"
 #include "opt.h"
+#include "progstats.h"
 
 #include "ackhold/ackhold.h"
 #include "ackhold/report.h"
@@ -45,6 +46,7 @@ static void footer(FILE *f)
 	rec_help_keys(f, &ah_hold_schema);
 	rec_help_keys(f, &ah_peer_schema);
 	rec_help_keys(f, &ah_verdict_schema);
+	rec_help_keys(f, &tk_prog_stats_schema);
 	fprintf(f,
 		"A hold is written when the flow's next segment arrives; peer (worst first)\n"
 		"and verdict at exit. ended_by: timer (the delayed-ACK timer), read or\n"
@@ -101,6 +103,8 @@ static const struct opt options[] = {
 	OPT_E_CHOICE_D("records", 0, "WHAT", records, records_names, "holds",
 		       "holds, or none (the peers and the verdict only)"),
 	OPT_E_U32_D("top", 0, "N", top, 1, MAX_TOP, "3", "peers the verdict names; the rest are counted"),
+	OPT_E_FLAG("stats", 0, stats, "each BPF program's runs and ns/run at exit: a\n"
+		   "prog_stats record, and a table on stderr"),
 	OPT_E_FORMAT(out.format, out.format_set),
 	OPT_E_OUTPUT(out.path, "write the records to FILE instead of stdout"),
 	OPT_E_DURATION(duration_s, "stop after SECONDS (default: until Ctrl-C)"),

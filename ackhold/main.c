@@ -19,6 +19,7 @@
 #include "bpfutil.h"
 #include "common.h"
 #include "log.h"
+#include "progstats.h"
 
 #include "ackhold/ackhold.h"
 #include "ackhold/peers.h"
@@ -35,6 +36,7 @@ struct run {
 	struct ah_peers peers;
 	struct rec_writer *w;
 	int sig_fd;
+	int stats_fd;            /* bpf_stats on while open (--stats) */
 	bool failed;             /* out of memory, or a record not written */
 };
 
@@ -96,6 +98,16 @@ static int trace(struct run *r)
 	return TK_EXIT_OK;
 }
 
+/* each program's bpf_stats (--stats): records, and a table on stderr */
+static void report_stats(struct run *r)
+{
+	struct rec_writer *err_w = log_get_level() >= LOG_NORMAL ? rec_writer_new(REC_TABLE, stderr) : NULL;
+
+	r->failed |= ah_probe_stats(&r->probe, r->w, err_w) != 0;
+	if (err_w)
+		rec_writer_free(err_w);
+}
+
 /* the peers, worst first, and the verdict; one line of counts on stderr */
 static void report(struct run *r, const uint64_t cnt[AH_CNT_ALL])
 {
@@ -130,10 +142,14 @@ static int run(struct run *r)
 		code = ah_probe_open(&r->probe, o, on_record, r);
 	if (code != TK_EXIT_OK)
 		return code;
+	if (o->stats && (r->stats_fd = bpfu_enable_stats()) < 0)
+		wlog("cannot turn on BPF statistics (--stats): %s", strerror(-r->stats_fd));
 	r->w = o->out.w;
 	rec_writer_declare(r->w, &ah_hold_schema);
 	rec_writer_declare(r->w, &ah_peer_schema);
 	rec_writer_declare(r->w, &ah_verdict_schema);
+	if (o->stats)
+		rec_writer_declare(r->w, &tk_prog_stats_schema);
 	/* once everything counts: scripts start their traffic at this line */
 	ilog("tracing the ACKs of %s (Ctrl-C ends)", o->nports ? "the chosen ports" : "every port");
 	code = trace(r);
@@ -145,13 +161,15 @@ static int run(struct run *r)
 	ah_probe_open_flows(&r->probe);
 	if (code == TK_EXIT_OK)
 		report(r, cnt);
+	if (code == TK_EXIT_OK && o->stats)
+		report_stats(r);
 	return r->failed && code == TK_EXIT_OK ? TK_EXIT_FAIL : code;
 }
 
 int main(int argc, char **argv)
 {
 	struct options o = { 0 }; /* the defaults are the option table's (ackhold/args.c) */
-	struct run r = { .o = &o, .sig_fd = -1 };
+	struct run r = { .o = &o, .sig_fd = -1, .stats_fd = -1 };
 	int code;
 
 	log_init(argv[0]);
@@ -164,5 +182,7 @@ int main(int argc, char **argv)
 	ah_probe_close(&r.probe);
 	ah_peers_free(&r.peers);
 	close(r.sig_fd);
+	if (r.stats_fd >= 0)
+		close(r.stats_fd);
 	return code;
 }

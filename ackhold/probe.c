@@ -15,6 +15,7 @@
 #include "bpfutil.h"
 #include "common.h"
 #include "log.h"
+#include "progstats.h"
 
 #include "ackhold/probe.h"
 #include "ackhold.skel.h"
@@ -198,6 +199,16 @@ void ah_probe_close(struct ah_probe *p)
 	ackhold_bpf__destroy(p->skel);
 	p->rb = NULL;
 	p->skel = NULL;
+}
+
+int ah_probe_stats(const struct ah_probe *p, struct rec_writer *w, struct rec_writer *err_w)
+{
+	struct bpf_program *prog;
+	int rc = 0;
+
+	bpf_object__for_each_program(prog, p->skel->obj)
+		rc |= tk_prog_stats_write(w, err_w, bpf_program__name(prog), bpf_program__fd(prog));
+	return rc;
 }
 
 uint64_t ah_probe_misses(const struct ah_probe *p)

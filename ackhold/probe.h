@@ -14,6 +14,7 @@
 #include "bpf/contract/ackhold.h"
 
 struct ackhold_bpf;
+struct rec_writer;
 struct ring_buffer;
 
 /* one record from the kernel; return 0 */
@@ -43,6 +44,9 @@ void ah_probe_counters(const struct ah_probe *p, uint64_t out[AH_CNT_MAX]);
 void ah_probe_open_flows(struct ah_probe *p);
 /* the runs of its programs the kernel skipped (one already running on that CPU) */
 uint64_t ah_probe_misses(const struct ah_probe *p);
+/* each program's bpf_stats (lib/progstats.h) into w and err_w (either may be
+ * NULL); -1 when a write to w failed */
+int ah_probe_stats(const struct ah_probe *p, struct rec_writer *w, struct rec_writer *err_w);
 void ah_probe_close(struct ah_probe *p);
 
 #endif
