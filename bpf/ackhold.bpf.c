@@ -213,9 +213,12 @@ static __always_inline struct ah_flow *flow_new(struct sock *sk, __u64 key, __u1
  */
 static __always_inline void unseen_ack(struct sock *sk, struct ah_flow *f)
 {
-	__u32 wup = BPF_CORE_READ((struct tcp_sock___ah *)sk, rcv_wup);
+	__u32 wup;
 
-	if (!f->held_since || before(wup, f->end_seq) || (f->acked_valid && !before(f->acked, wup)))
+	if (!f->held_since)
+		return;
+	wup = BPF_CORE_READ((struct tcp_sock___ah *)sk, rcv_wup);
+	if (before(wup, f->end_seq) || (f->acked_valid && !before(f->acked, wup)))
 		return;
 	count(AH_CNT_UNSEEN);
 	send_unseen(f, wup);
@@ -232,13 +235,18 @@ SEC("tp_btf/tcp_probe")
 int BPF_PROG(ah_tcp_probe, struct sock *sk, const struct sk_buff *skb)
 {
 	const struct tcp_skb_cb *cb = (const void *)skb->cb;
-	__u32 seq = BPF_CORE_READ(cb, seq), end = BPF_CORE_READ(cb, end_seq);
-	__u32 len = end - seq - !!(BPF_CORE_READ(cb, tcp_flags) & AH_TCPHDR_FIN);
 	__u16 lport = sk->__sk_common.skc_num;
 	__u64 key = (__u64)sk, now;
+	__u32 seq, end, len;
 	struct ah_flow *f;
 
-	if (!len || (__s32)len < 0 || !port_wanted(lport))
+	/* the port first: one load, where the segment's reads are three */
+	if (!port_wanted(lport))
+		return 0;
+	seq = BPF_CORE_READ(cb, seq);
+	end = BPF_CORE_READ(cb, end_seq);
+	len = end - seq - !!(BPF_CORE_READ(cb, tcp_flags) & AH_TCPHDR_FIN);
+	if (!len || (__s32)len < 0)
 		return 0;
 	count(AH_CNT_SEGS);
 	f = bpf_map_lookup_elem(&ah_flows, &key);
@@ -370,7 +378,9 @@ int BPF_PROG(ah_xmit, struct sk_buff *skb, void *dev)
 	__u64 key = (__u64)sk;
 	__u32 ack;
 
-	if (!sk)
+	/* a flow is a socket on a chosen port: one load spares the hash
+	 * lookup to every other packet the host sends */
+	if (!sk || !port_wanted(sk->__sk_common.skc_num))
 		return 0;
 	f = bpf_map_lookup_elem(&ah_flows, &key);
 	if (!f)
