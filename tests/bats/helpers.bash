@@ -606,3 +606,44 @@ tk_acks_end_stalls() {
 	jq -c -s "$sel | map(select($during | not))" "$joined"
 	return 1
 }
+
+# tk_ack_fields PCAP: the capture's TCP packets as ack_holds.awk reads them
+# (CSV: time, source port, destination port, length, next sequence, ACK)
+tk_ack_fields() {
+	tshark -r "$1" -T fields -E separator=, -e frame.time_relative -e tcp.srcport -e tcp.dstport \
+		-e tcp.len -e tcp.nxtseq -e tcp.ack 2> /dev/null
+}
+
+# tk_ack_holds PCAP PORT: the receiver's ACK holds on PORT in the capture,
+# ms, one a line (tests/fixtures/quickack/ack_holds.awk: from the oldest
+# segment an ACK is the first to cover to that ACK)
+tk_ack_holds() {
+	tk_ack_fields "$1" | awk -v port="$2" -f "$TK_ROOT/tests/fixtures/quickack/ack_holds.awk"
+}
+
+# tk_expect_timer_acks RECORDS MINE KERNEL LOCKED: the ACKs ackhold says the
+# delayed-ACK timer sent (MINE: the timer fired while the data was held)
+# are TcpExtDelayedACKs' count (KERNEL: the ACKs the timer's handler sent),
+# but for two kinds the kernel counts and ackhold cannot tell apart: the
+# ACKs its verdict in RECORDS says it did not see (on 6.18 neither its timer
+# program nor its transmit program ran for them: bpf/ackhold.bpf.c's
+# unseen_ack), and the timer's firings deferred while the application held
+# the socket (TcpExtDelayedACKLocked, LOCKED), whose ACK the application's
+# read may send first (once in the 6.12 guest: 40 against 39)
+tk_expect_timer_acks() {
+	local unseen
+	unseen=$(jq 'select(.type == "verdict") | .unseen_acks' "$1")
+	echo "# ACKs the delayed-ACK timer sent: ackhold $2, TcpExtDelayedACKs $3 ($unseen ACKs unseen," \
+		"TcpExtDelayedACKLocked $4)" >&3
+	expect_cmp "$2" -le "$(($3 + $4))" "ACKs the timer sent, ackhold against the kernel's and its deferred ones"
+	expect_cmp "$2" -ge "$(($3 - unseen))" "ACKs the timer sent, ackhold and its unseen ones against the kernel"
+}
+
+# tk_expect_dip_timer_acks DIR: tk_expect_timer_acks on repro/dip.sh's
+# outputs DIR of a --receiver-view run: ackhold's peers' against the
+# receiver's counters in DIR/verdict.json
+tk_expect_dip_timer_acks() {
+	tk_expect_timer_acks "$1/ackhold.jsonl" \
+		"$(jq -s '[.[] | select(.type == "peer") | .timer_acks] | add // 0' "$1/ackhold.jsonl")" \
+		"$(jq .receiver_delayed_acks "$1/verdict.json")" "$(jq .receiver_delayed_acks_locked "$1/verdict.json")"
+}

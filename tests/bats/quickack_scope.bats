@@ -105,8 +105,7 @@ trickle() {
 			{ echo "# port $p: the receiver got $(cat "$BATS_TEST_TMPDIR/rx-$p.out") bytes"; return 1; }
 	done
 	tk_tcpdump_stop "$td" "$pcap" || return 1
-	tshark -r "$pcap" -T fields -E separator=, -e frame.time_relative -e tcp.srcport -e tcp.dstport \
-		-e tcp.len -e tcp.nxtseq -e tcp.ack > "$BATS_TEST_TMPDIR/t.csv" 2> /dev/null
+	tk_ack_fields "$pcap" > "$BATS_TEST_TMPDIR/t.csv"
 }
 
 # holds PORT: "ACKS P50 P90 MAX" of the receiver's ACK holds on PORT, in us

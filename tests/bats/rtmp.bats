@@ -46,7 +46,6 @@ load helpers
 # seconds per push: 8 s hold 160 frames at 20 fps, 480 at 60
 RT_SECS=8
 TRICKLE=$BATS_TEST_DIRNAME/../fixtures/quickack/tcp_trickle.py
-HOLDS=$BATS_TEST_DIRNAME/../fixtures/quickack/ack_holds.awk
 NAGLE_WIRE=$BATS_TEST_DIRNAME/../fixtures/quickack/nagle_wire.awk
 # `other` may be at most this share of a push's collapses
 RT_OTHER_MAX_SHARE=0.05
@@ -123,8 +122,7 @@ rt_wire_tails() {
 # "ACKS OVER MAX" of the ACKs the receiver sent on PORT in capture PCAP: how
 # many, how many it held over CUT ms (ack_holds.awk), and the longest hold, ms
 rt_holds() {
-	tshark -r "$1" -T fields -E separator=, -e frame.time_relative -e tcp.srcport -e tcp.dstport \
-		-e tcp.len -e tcp.nxtseq -e tcp.ack 2> /dev/null | awk -v port="$2" -f "$HOLDS" |
+	tk_ack_holds "$1" "$2" |
 		awk -v cut="$3" '{ n++; if ($1 > cut) over++; if ($1 > max) max = $1 } END { printf "%d %d %.2f\n", n, over, max }'
 }
 
@@ -253,12 +251,10 @@ rt_expect_receiver_view() {
 	jq -e -s --argjson port "$port" '[.[] | select(.type == "peer")] | length == 1 and
 		.[0].peer == "10.77.1.2" and .[0].port == $port' "$d/ackhold.jsonl" > /dev/null ||
 		{ jq -c 'select(.type == "peer")' "$d/ackhold.jsonl"; return 1; }
-	jq -n -e --slurpfile a "$d/ackhold.jsonl" --slurpfile v "$d/verdict.json" \
-		'([$a[] | select(.type == "peer")][0].timer_acks) as $t | ([$a[] | select(.type == "verdict")][0].unseen_acks) as $u |
-		 $t <= $v[0].receiver_delayed_acks + $v[0].receiver_delayed_acks_locked and $t + $u >= $v[0].receiver_delayed_acks' > /dev/null ||
-		{ echo "# ackhold's timer ACKs against TcpExtDelayedACKs ($(jq .receiver_delayed_acks "$d/verdict.json"))"; return 1; }
+	tk_expect_dip_timer_acks "$d"
 	if jq -e 'select(.type == "peer") | .timer_holds > 0' "$d/ackhold.jsonl" > /dev/null; then
-		grep -q "^receiver's view (ackhold): This host held back 1 of its 1 peer(s). 10.77.1.2 (to port $port)" \
+		# what it could not see (an ACK unseen: 1 in 1,000 on 6.18) comes first
+		grep -q "^receiver's view (ackhold): .*This host held back 1 of its 1 peer(s). 10.77.1.2 (to port $port)" \
 			"$d/verdict.txt" || { cat "$d/verdict.txt"; return 1; }
 	fi
 }
