@@ -20,6 +20,8 @@ struct options {
 	int records;             /* enum ah_records */
 	uint32_t top;            /* peers the verdict names */
 	bool stats;              /* each program's bpf_stats at exit */
+	const char *prometheus;  /* ADDR:PORT of /metrics, or NULL */
+	uint32_t metrics_peers;  /* peers /metrics names */
 	struct rec_out out;
 };
 

@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,8 +21,10 @@
 #include "common.h"
 #include "log.h"
 #include "progstats.h"
+#include "prom.h"
 
 #include "ackhold/ackhold.h"
+#include "ackhold/metrics.h"
 #include "ackhold/peers.h"
 #include "ackhold/probe.h"
 #include "ackhold/report.h"
@@ -34,6 +37,9 @@ struct run {
 	const struct options *o;
 	struct ah_probe probe;
 	struct ah_peers peers;
+	pthread_mutex_t lock;    /* peers, against /metrics' thread */
+	struct ah_metrics metrics;
+	struct prom_server *prom;
 	struct rec_writer *w;
 	int sig_fd;
 	int stats_fd;            /* bpf_stats on while open (--stats) */
@@ -43,15 +49,18 @@ struct run {
 static int on_record(void *ctx, const struct ah_rec *r)
 {
 	struct run *run = ctx;
+	int rc = 0;
 
-	if (r->kind == AH_REC_HOLD) {
-		if (ah_peers_add_hold(&run->peers, &r->id, &r->hold))
-			run->failed = true;
-		if (run->o->records == AH_RECORDS_HOLDS && ah_write_hold(run->w, &r->id, &r->hold))
-			run->failed = true;
-	} else if (r->kind == AH_REC_CLOSE && ah_peers_add_totals(&run->peers, &r->id, &r->totals)) {
+	pthread_mutex_lock(&run->lock);
+	if (r->kind == AH_REC_HOLD)
+		rc = ah_peers_add_hold(&run->peers, &r->id, &r->hold);
+	else if (r->kind == AH_REC_CLOSE)
+		rc = ah_peers_add_totals(&run->peers, &r->id, &r->totals);
+	pthread_mutex_unlock(&run->lock);
+	if (rc)
 		run->failed = true;
-	}
+	if (r->kind == AH_REC_HOLD && run->o->records == AH_RECORDS_HOLDS && ah_write_hold(run->w, &r->id, &r->hold))
+		run->failed = true;
 	return 0;
 }
 
@@ -80,6 +89,21 @@ static bool signalled(const struct run *r)
 	struct pollfd p = { r->sig_fd, POLLIN, 0 };
 
 	return poll(&p, 1, 0) > 0;
+}
+
+/* /metrics on --prometheus's address, from its own thread */
+static int serve_metrics(struct run *r)
+{
+	char why[256];
+
+	r->metrics = (struct ah_metrics){ &r->lock, &r->peers, &r->probe, r->o->metrics_peers };
+	r->prom = prom_server_start(r->o->prometheus, ah_metrics_render, &r->metrics, NULL, why, sizeof(why));
+	if (!r->prom) {
+		elog("--prometheus: %s", why);
+		return TK_EXIT_FAIL;
+	}
+	ilog("serving Prometheus metrics on http://%s/metrics", r->o->prometheus);
+	return TK_EXIT_OK;
 }
 
 /* records until --duration's end or a signal */
@@ -140,6 +164,8 @@ static int run(struct run *r)
 
 	if (code == TK_EXIT_OK)
 		code = ah_probe_open(&r->probe, o, on_record, r);
+	if (code == TK_EXIT_OK && o->prometheus)
+		code = serve_metrics(r);
 	if (code != TK_EXIT_OK)
 		return code;
 	if (o->stats && (r->stats_fd = bpfu_enable_stats()) < 0)
@@ -153,6 +179,8 @@ static int run(struct run *r)
 	/* once everything counts: scripts start their traffic at this line */
 	ilog("tracing the ACKs of %s (Ctrl-C ends)", o->nports ? "the chosen ports" : "every port");
 	code = trace(r);
+	prom_server_stop(r->prom);
+	r->prom = NULL;
 	/* the programs stop first, so the records read and the flows walked
 	 * after are the whole and final state */
 	ah_probe_stop(&r->probe);
@@ -169,7 +197,7 @@ static int run(struct run *r)
 int main(int argc, char **argv)
 {
 	struct options o = { 0 }; /* the defaults are the option table's (ackhold/args.c) */
-	struct run r = { .o = &o, .sig_fd = -1, .stats_fd = -1 };
+	struct run r = { .o = &o, .lock = PTHREAD_MUTEX_INITIALIZER, .sig_fd = -1, .stats_fd = -1 };
 	int code;
 
 	log_init(argv[0]);

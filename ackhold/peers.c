@@ -97,16 +97,82 @@ struct ah_peer *ah_peers_get(struct ah_peers *ps, const struct ah_id *id)
 	return &ps->v[ps->n - 1];
 }
 
+/*
+ * minute's bucket of a ring, cleared when it held an older minute; NULL
+ * when it holds a newer one: a hold is written at the flow's next segment,
+ * which may come minutes after its ACK, and one older than the ring is
+ * past the window (it counts since the start only)
+ */
+static struct ah_harm *bucket(struct ah_harm_minute *ring, uint64_t minute)
+{
+	struct ah_harm_minute *b = &ring[minute % (AH_WINDOW_MIN + 1)];
+
+	if (b->minute > minute)
+		return NULL;
+	if (b->minute != minute) {
+		memset(&b->h, 0, sizeof(b->h));
+		b->minute = minute;
+	}
+	return &b->h;
+}
+
+static void harm_add(struct ah_harm *s, const struct ah_hold *h, enum ah_end end)
+{
+	if (!s)
+		return;
+	s->holds++;
+	s->timer_holds += end == AH_END_TIMER;
+	s->held_ns += h->hold_ns;
+	if (!ah_hold_waited(h))
+		return;
+	s->waits++;
+	s->waited_ns += h->quiet_ns;
+	s->nagle += ah_hold_nagle(h);
+}
+
+/* a hold the timer or the application ended: into the host's and the
+ * peer's sums, since the start and in the ACK's minute */
+static void add_harm(struct ah_peers *ps, struct ah_peer *p, const struct ah_hold *h, enum ah_end end)
+{
+	uint64_t minute = h->ack_ns / AH_NSEC_PER_MIN;
+
+	harm_add(&ps->total, h, end);
+	harm_add(bucket(ps->win, minute), h, end);
+	harm_add(bucket(p->win, minute), h, end);
+}
+
+void ah_peers_window(const struct ah_peers *ps, const struct ah_peer *peer, uint64_t now_ns, struct ah_harm *out)
+{
+	const struct ah_harm_minute *ring = peer ? peer->win : ps->win;
+	uint64_t now = now_ns / AH_NSEC_PER_MIN;
+
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i <= AH_WINDOW_MIN; i++) {
+		const struct ah_harm *h = &ring[i].h;
+
+		if (ring[i].minute > now || ring[i].minute + AH_WINDOW_MIN <= now)
+			continue;
+		out->holds += h->holds;
+		out->timer_holds += h->timer_holds;
+		out->held_ns += h->held_ns;
+		out->waits += h->waits;
+		out->waited_ns += h->waited_ns;
+		out->nagle += h->nagle;
+	}
+}
+
 int ah_peers_add_hold(struct ah_peers *ps, const struct ah_id *id, const struct ah_hold *h)
 {
 	struct ah_peer *p = ah_peers_get(ps, id);
+	enum ah_end end = ah_hold_end(h);
 
 	if (!p)
 		return -1;
 	p->port = id->lport;
 	memcpy(p->laddr, id->laddr, 16);
 	p->holds++;
-	switch (ah_hold_end(h)) {
+	ps->ends[end]++;
+	switch (end) {
 	case AH_END_DATA:
 		p->data_holds++;
 		return 0; /* the sender was sending: it neither waited nor was held back */
@@ -127,6 +193,7 @@ int ah_peers_add_hold(struct ah_peers *ps, const struct ah_id *id, const struct 
 		p->app_holds++;
 		break;
 	}
+	add_harm(ps, p, h, end);
 	p->held_ns += h->hold_ns;
 	if (h->hold_ns > p->max_hold_ns)
 		p->max_hold_ns = h->hold_ns;

@@ -13,6 +13,26 @@
 
 #include "bpf/contract/ackhold.h"
 
+#include "ackhold/rules.h"
+
+#define AH_NSEC_PER_MIN (60ULL * 1000000000ULL)
+
+/* what the timer's and the application's holds did to a peer, summed */
+struct ah_harm {
+	uint64_t holds;         /* ended by the timer or the application */
+	uint64_t timer_holds;   /* of them, by the delayed-ACK timer */
+	uint64_t held_ns;
+	uint64_t waits;         /* holds the sender waited on */
+	uint64_t waited_ns;
+	uint64_t nagle;         /* waits with Nagle's signature */
+};
+
+/* one minute of a ring (AH_WINDOW_MIN of them and the current one) */
+struct ah_harm_minute {
+	uint64_t minute;        /* CLOCK_MONOTONIC / AH_NSEC_PER_MIN */
+	struct ah_harm h;
+};
+
 struct ah_peer {
 	uint8_t addr[16];
 	uint16_t family;
@@ -33,16 +53,21 @@ struct ah_peer {
 	uint64_t waits;         /* holds the sender waited on */
 	uint64_t waited_ns;     /* the waits' quiet time: nothing came until the ACK */
 	uint64_t nagle;         /* waits with Nagle's signature */
+	struct ah_harm_minute win[AH_WINDOW_MIN + 1]; /* a ring, by the ACK's minute */
 };
+
+enum ah_end { AH_END_TIMER, AH_END_DATA, AH_END_READ, AH_END_ANSWER, AH_END_REPAIR, AH_END_LATE, AH_END_UNSEEN };
+#define AH_NENDS (AH_END_UNSEEN + 1)
 
 struct ah_peers {
 	struct ah_peer *v;
 	size_t n, cap;
 	uint32_t *slot;         /* open addressing: index + 1, 0 empty */
 	size_t nslots;
+	uint64_t ends[AH_NENDS]; /* the host's holds, by what ended them */
+	struct ah_harm total;   /* the host's, since the start */
+	struct ah_harm_minute win[AH_WINDOW_MIN + 1];
 };
-
-enum ah_end { AH_END_TIMER, AH_END_DATA, AH_END_READ, AH_END_ANSWER, AH_END_REPAIR, AH_END_LATE, AH_END_UNSEEN };
 extern const char *const ah_end_names[];
 
 /* rules.h's: what ended the hold */
@@ -57,6 +82,9 @@ struct ah_peer *ah_peers_get(struct ah_peers *ps, const struct ah_id *id);
 /* a hold and a flow's totals into their peer; -1 when out of memory */
 int ah_peers_add_hold(struct ah_peers *ps, const struct ah_id *id, const struct ah_hold *h);
 int ah_peers_add_totals(struct ah_peers *ps, const struct ah_id *id, const struct ah_totals *t);
+/* the harm over the last AH_WINDOW_MIN minutes (this one included) at
+ * now_ns (CLOCK_MONOTONIC), into *out: the host's when peer is NULL */
+void ah_peers_window(const struct ah_peers *ps, const struct ah_peer *peer, uint64_t now_ns, struct ah_harm *out);
 /* the peers, most held time first (the timer's and the application's), then
  * most waited; NULL when out of memory */
 struct ah_peer **ah_peers_ranked(const struct ah_peers *ps);

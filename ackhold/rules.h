@@ -63,4 +63,16 @@
  * waits on the receiver's delayed ACK.
  */
 
+/*
+ * /metrics names the peers worst over the last AH_WINDOW_MIN minutes, as
+ * bbrtrace's does (its BT_WINDOW_MIN): long enough for a scrape every
+ * minute to see a stall, short enough that a fixed peer leaves the page
+ * soon. AH_METRICS_PEERS of them by default (--metrics-peers), the rest
+ * summed as peer="other": the page's series stay bounded whatever the
+ * number of peers.
+ */
+#define AH_WINDOW_MIN 5
+#define AH_METRICS_PEERS 10
+#define AH_METRICS_PEERS_MAX 1000
+
 #endif

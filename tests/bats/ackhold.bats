@@ -175,9 +175,59 @@ expect_bbrpcap_agrees() {
 	expect_output "This host held back none of its 1 peer(s)"
 }
 
-@test "IPv6 beside IPv4: each sender a peer of its own, its holds the receiver's capture's (tshark, bbrpcap), the timer's ACKs the kernel's" {
-	local rec=$BATS_TEST_TMPDIR/v6.jsonl pcap=$BATS_TEST_TMPDIR/v6.pcap p4=43194 p6=43195 td pids=() p before locked
+# scrape ADDR PAGE: /metrics into PAGE once every flow ackhold traced has
+# ended (ackhold_flows_ended_total N: their last records are counted; the
+# ring buffer keeps a flow's order), 10 s at most
+scrape() {
+	local i
+	for i in $(seq 50); do
+		curl -sSf --max-time 2 "http://$1/metrics" > "$2" 2> "$2.err" &&
+			grep -qx "ackhold_flows_ended_total $3" "$2" && return 0
+		sleep 0.2
+	done
+	echo "# /metrics never showed $3 flows ended; the last page:"
+	sed 's/^/#   /' "$2" "$2.err"
+	return 1
+}
+
+# metric PAGE SERIES: the value of one series (name and labels as written)
+metric() {
+	awk -v s="$2" '$1 == s { print $2 }' "$1"
+}
+
+# expect_metrics_agree PAGE RECORDS: /metrics, scraped once the flows had
+# ended and before ackhold's exit, says what its records say: the holds by
+# what ended them, the held time since the start and, with --metrics-peers
+# 1, the worst peer's held time and "other"'s (the rest); within 1 us, the
+# records' held_ms having 3 decimals
+expect_metrics_agree() {
+	local page=$1 rec=$2 e n worst other
+	tk_run promtool check metrics < "$page"
+	expect_status 0
+	for e in timer data read answer repair late unseen; do
+		n=$(jq -s --arg e "$e" '[.[] | select(.type == "hold" and .ended_by == $e)] | length' "$rec")
+		expect_equal "$(metric "$page" "ackhold_holds_total{ended_by=\"$e\"}")" "$n" "holds ended by $e, /metrics against the records"
+	done
+	jq -s '[.[] | select(.type == "peer")] | sort_by(-.held_ms)' "$rec" > "$BATS_TEST_TMPDIR/peers.json"
+	worst=$(jq -r '.[0].peer' "$BATS_TEST_TMPDIR/peers.json")
+	echo "# /metrics: $(grep -E '^ackhold_(peer_held|holds_total|held)' "$page" | paste -sd ' ')" >&3
+	expect_equal "$(grep -c '^ackhold_peer_held_seconds{' "$page")" 2 "peer series: the worst and other"
+	awk -v a="$(metric "$page" "ackhold_peer_held_seconds{peer=\"$worst\"}")" \
+		-v b="$(jq '.[0].held_ms / 1000' "$BATS_TEST_TMPDIR/peers.json")" \
+		-v c="$(metric "$page" 'ackhold_peer_held_seconds{peer="other"}')" \
+		-v d="$(jq '[.[1:][].held_ms] | add / 1000' "$BATS_TEST_TMPDIR/peers.json")" \
+		-v t="$(metric "$page" ackhold_held_seconds_total)" \
+		'function off(x, y) { return x - y > 1e-6 || y - x > 1e-6 }
+		 BEGIN { exit off(a, b) || off(c, d) || off(t, b + d) }' ||
+		{ echo "# held seconds: $worst and other, /metrics against the records"; return 1; }
+}
+
+@test "IPv6 beside IPv4: each sender a peer of its own, its holds the receiver's capture's (tshark, bbrpcap), the timer's ACKs the kernel's; /metrics and --stats as its records say" {
+	local rec=$BATS_TEST_TMPDIR/v6.jsonl pcap=$BATS_TEST_TMPDIR/v6.pcap p4=43194 p6=43195 td pids=() p before locked addr
+	local page=$BATS_TEST_TMPDIR/metrics
 	[ -x /usr/bin/python3 ] || { echo "/usr/bin/python3 is missing (Debian's python3)" >&2; return 1; }
+	requires curl promtool
+	addr=127.0.0.1:$(tk_free_tcp_port 43900 44000)
 	tk_netns_pair "$NS"
 	# each small write its own segment, 50 ms apart: each held alone until
 	# the delayed-ACK timer (40 ms and more) sends its ACK; the receiver
@@ -186,7 +236,7 @@ expect_bbrpcap_agrees() {
 	tk_wait_local6 "$NS-b" fe80:: 1 veth1
 	tk_tcpdump_start "$NS-b" "$pcap" -s 128 -B 16384 -i veth1 "tcp port $p4 or tcp port $p6"
 	td=$TK_TCPDUMP_PID
-	ackhold_start "$rec" --port $p4 --port $p6 --min-hold 0
+	ackhold_start "$rec" --port $p4 --port $p6 --min-hold 0 --prometheus "$addr" --metrics-peers 1 --stats
 	before=$(tk_netstat "$NS-b" TcpExtDelayedACKs) locked=$(tk_netstat "$NS-b" TcpExtDelayedACKLocked)
 	ip netns exec "$NS-b" timeout 60 /usr/bin/python3 "$TRICKLE" recv 10.201.0.2 $p4 6000 50 > /dev/null &
 	pids+=($!)
@@ -198,16 +248,25 @@ expect_bbrpcap_agrees() {
 		pids+=($!)
 	done
 	wait "${pids[@]}"
+	scrape "$addr" "$page" 2
 	ackhold_stop "$rec"
 	tk_tcpdump_stop "$td" "$pcap"
 	expect_equal "$(jq -r 'select(.type == "peer") | "\(.peer) \(.port)"' "$rec" | sort | paste -sd ' ')" \
 		"10.201.0.1 $p4 fd00:201::1 $p6" "peers and their ports"
+	expect_metrics_agree "$page" "$rec"
+	# --stats: the segment program ran for each data segment, at least
+	expect_cmp "$(jq 'select(.type == "prog_stats" and .program == "ah_tcp_probe") | .run_cnt' "$rec")" -ge \
+		"$(jq -s '[.[] | select(.type == "peer") | .segs] | add' "$rec")" "ah_tcp_probe's runs against the data segments"
 	tk_ack_holds "$pcap" $p4 > "$BATS_TEST_TMPDIR/wire4"
 	tk_ack_holds "$pcap" $p6 > "$BATS_TEST_TMPDIR/wire6"
 	expect_holds_agree "$rec" "$BATS_TEST_TMPDIR/wire4" 10.201.0.1
 	expect_holds_agree "$rec" "$BATS_TEST_TMPDIR/wire6" fd00:201::1
 	expect_bbrpcap_agrees "$rec" "$pcap" $p4 $p6
 	tk_expect_timer_acks "$rec" "$(jq -s '[.[] | select(.type == "peer") | .timer_acks] | add' "$rec")" \
+		"$(($(tk_netstat "$NS-b" TcpExtDelayedACKs) - before))" \
+		"$(($(tk_netstat "$NS-b" TcpExtDelayedACKLocked) - locked))"
+	# the page's count of the timer's ACKs, live, as the kernel's
+	tk_expect_timer_acks "$rec" "$(metric "$page" ackhold_timer_acks_total)" \
 		"$(($(tk_netstat "$NS-b" TcpExtDelayedACKs) - before))" \
 		"$(($(tk_netstat "$NS-b" TcpExtDelayedACKLocked) - locked))"
 }
@@ -229,6 +288,9 @@ expect_bbrpcap_agrees() {
 	tk_run ackhold --min-hold -1
 	expect_status 2
 	expect_one_line_stderr
+	tk_run ackhold --prometheus 1.2.3.4
+	expect_status 2
+	expect_equal "$stderr" "ackhold: --prometheus: '1.2.3.4' is not ADDR:PORT (write IPv6 as [ADDR]:PORT)"
 	tk_run ackhold extra
 	expect_status 2
 	expect_equal "$stderr" "ackhold: unexpected argument 'extra' (see --help)"
@@ -241,11 +303,18 @@ expect_bbrpcap_agrees() {
 	expect_stderr "/nonexistent"
 }
 
-@test "SIGKILL while tracing: none of its programs stays attached" {
-	local rec=$BATS_TEST_TMPDIR/kill.jsonl
+@test "SIGKILL while tracing: none of its programs stays attached; a second on the same /metrics address: exit 1, nothing left" {
+	local rec=$BATS_TEST_TMPDIR/kill.jsonl addr
 	requires bpftool
-	ackhold_start "$rec"
+	addr=127.0.0.1:$(tk_free_tcp_port 43900 44000)
+	ackhold_start "$rec" --prometheus "$addr"
 	expect_cmp "$(bpftool prog show | grep -c ' name ah_')" -eq 4 "ackhold's programs while it runs"
+	tk_run ackhold --prometheus "$addr" -d 1 -o /dev/null
+	expect_status 1
+	expect_equal "$stderr" "ackhold: --prometheus: cannot listen on $addr: Address already in use"
+	# a closed program leaves bpftool's list once the kernel frees it, after
+	# an RCU grace period: waited for, as after the SIGKILL below
+	tk_wait_for "[ \"\$(bpftool prog show | grep -c ' name ah_')\" -eq 4 ]" 10
 	kill -9 "$AH_PID"
 	wait "$AH_PID" || true
 	AH_PID=

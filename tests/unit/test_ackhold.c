@@ -144,6 +144,49 @@ static void verdict_of(struct ah_peers *ps, const uint64_t cnt[AH_CNT_ALL], char
 	free(r);
 }
 
+/* /metrics' window: the last AH_WINDOW_MIN minutes by the ACK's time; a hold
+ * written late (its flow's next segment minutes after its ACK) lands in its
+ * own minute, or nowhere once the ring holds newer ones; the host's sums and
+ * its holds by what ended them count every hold since the start */
+static void test_peers_window(void **state)
+{
+	struct ah_peers ps = { 0 };
+	struct ah_id a = peer_id(2), b = peer_id(3);
+	struct ah_hold h = hold(40, 40, 1, true);
+	struct ah_harm w;
+	uint64_t min = AH_NSEC_PER_MIN;
+
+	(void)state;
+	h.ack_ns = 100 * min + 1;
+	assert_int_equal(ah_peers_add_hold(&ps, &a, &h), 0);
+	h.ack_ns = 103 * min;
+	assert_int_equal(ah_peers_add_hold(&ps, &b, &h), 0);
+	ah_peers_window(&ps, &ps.v[0], 104 * min, &w);
+	assert_int_equal(w.holds, 1);
+	assert_int_equal(w.held_ns, 40 * MS);
+	assert_int_equal(w.waits, 1);   /* silent 40 ms, its data 1 ms after the ACK */
+	ah_peers_window(&ps, NULL, 104 * min, &w);
+	assert_int_equal(w.timer_holds, 2);
+	ah_peers_window(&ps, &ps.v[0], (100 + AH_WINDOW_MIN) * min, &w);
+	assert_int_equal(w.holds, 0);   /* minute 100 left the window */
+	ah_peers_window(&ps, NULL, (100 + AH_WINDOW_MIN) * min, &w);
+	assert_int_equal(w.holds, 1);
+	h.ack_ns = 110 * min;           /* the ring's slot of minute 104 */
+	assert_int_equal(ah_peers_add_hold(&ps, &a, &h), 0);
+	h.ack_ns = 98 * min;            /* written late, older than its slot's minute: since the start only */
+	assert_int_equal(ah_peers_add_hold(&ps, &a, &h), 0);
+	ah_peers_window(&ps, &ps.v[0], 110 * min, &w);
+	assert_int_equal(w.holds, 1);
+	assert_int_equal(ps.total.holds, 4);
+	assert_int_equal(ps.total.held_ns, 160 * MS);
+	assert_int_equal(ps.ends[AH_END_TIMER], 4);
+	h = hold(16, 0.02, 0.05, false); /* the sender's data ended it: counted apart, no harm */
+	assert_int_equal(ah_peers_add_hold(&ps, &a, &h), 0);
+	assert_int_equal(ps.ends[AH_END_DATA], 1);
+	assert_int_equal(ps.total.holds, 4);
+	ah_peers_free(&ps);
+}
+
 static void test_verdict_timer_holds_get_the_host_route(void **state)
 {
 	struct ah_peers ps = { 0 };
@@ -254,6 +297,7 @@ int main(void)
 		cmocka_unit_test(test_the_sender_waited),
 		cmocka_unit_test(test_nagles_signature),
 		cmocka_unit_test(test_peers_sum_and_rank),
+		cmocka_unit_test(test_peers_window),
 		cmocka_unit_test(test_verdict_timer_holds_get_the_host_route),
 		cmocka_unit_test(test_verdict_nagle_holds_get_nodelay),
 		cmocka_unit_test(test_verdict_nothing_held_back),
