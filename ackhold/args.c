@@ -4,7 +4,6 @@
  * parser of the value only ackhold takes (a repeated --port).
  */
 #include <stdio.h>
-#include <sys/socket.h>
 
 #include "cli.h"
 #include "common.h"
@@ -88,18 +87,6 @@ static int add_port(void *cfg, const char *opt, const char *val)
 	return 0;
 }
 
-static int set_prometheus(void *cfg, const char *opt, const char *val)
-{
-	struct options *o = cfg;
-	struct sockaddr_storage ss;
-	socklen_t sslen;
-
-	if (cli_parse_endpoint(opt, val, &ss, &sslen))
-		return -1;
-	o->prometheus = val;
-	return 0;
-}
-
 static const char *const records_names[] = { "holds", "none", NULL };
 
 #define TK_OPT_CFG struct options
@@ -116,7 +103,7 @@ static const struct opt options[] = {
 	OPT_E_CHOICE_D("records", 0, "WHAT", records, records_names, "holds",
 		       "holds, or none (the peers and the verdict only)"),
 	OPT_E_U32_D("top", 0, "N", top, 1, MAX_TOP, "3", "peers the verdict names; the rest are counted"),
-	OPT_E_CALL("prometheus", 0, "ADDR:PORT", set_prometheus,
+	OPT_E_ENDPOINT("prometheus", 0, prometheus,
 		   "serve /metrics on ADDR:PORT while tracing (e.g.\n"
 		   "127.0.0.1:9437): the host's counts, and the peers\n"
 		   "held back most in the last " TK_STR(AH_WINDOW_MIN) " minutes"),

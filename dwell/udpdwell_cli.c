@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * udpdwell's command line: the option table and --help text, the parsers of
- * the values only udpdwell takes (a port range, --prometheus's endpoint), and
- * what the options say together.
+ * udpdwell's command line: the option table and --help text, the parser of
+ * the value only udpdwell takes (a port range), and what the options say
+ * together.
  */
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #include "cli.h"
 #include "common.h"
@@ -111,17 +110,6 @@ static int set_once(void *cfg, const char *opt, const char *val)
 	return 0;
 }
 
-static int set_prometheus(void *cfg, const char *opt, const char *val)
-{
-	struct options *o = cfg;
-	struct sockaddr_storage ss;
-	socklen_t sslen;
-
-	if (cli_parse_endpoint(opt, val, &ss, &sslen))
-		return -1;
-	o->prometheus = val;
-	return 0;
-}
 
 static const char *const state_on_names[] = { "p99", "max", NULL };
 
@@ -152,7 +140,7 @@ static const struct opt options[] = {
 		       "still waiting counts too, so a stuck reader alerts.\n"
 		       "Any SOCKET_RCVBUFF or PROTO_MEM drop in the\n"
 		       "interval is ALERT."),
-	OPT_E_CALL("prometheus", 0, "ADDR:PORT", set_prometheus,
+	OPT_E_ENDPOINT("prometheus", 0, prometheus,
 		   "serve Prometheus metrics at http://ADDR:PORT/metrics\n"
 		   "([::1]:PORT for IPv6): udp_socket_dwell_seconds\n"
 		   "(histogram), udp_socket_drops_total,\n"

@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "cli.h"
 #include "common.h"
@@ -94,6 +95,15 @@ static int set_number(const struct opt *o, const char *name, const char *val, vo
 		return cli_parse_double(name, val, o->min, o->max, dst);
 	case OPT_PORT:
 		return cli_parse_port(name, val, dst);
+	case OPT_ENDPOINT: {
+		struct sockaddr_storage ss;
+		socklen_t sslen;
+
+		if (cli_parse_endpoint(name, val, &ss, &sslen))
+			return -1;
+		*(const char **)dst = val;
+		return 0;
+	}
 	default:
 		return -1;
 	}

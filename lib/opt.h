@@ -34,6 +34,7 @@ enum opt_kind {
 	OPT_DOUBLE,    /* double within [min, max] */
 	OPT_SECONDS,   /* double: seconds, decimals allowed, within [min, max] */
 	OPT_PORT,      /* uint16_t port, 0..65535 */
+	OPT_ENDPOINT,  /* const char * = the value, an ADDR:PORT to listen on (cli_parse_endpoint) */
 	OPT_CHOICE,    /* int: the value's index in choices */
 	OPT_FORMAT,    /* enum rec_format, and true at off_given */
 	OPT_CALL,      /* the tool's own function parses it */
@@ -111,6 +112,7 @@ void opt_exit_codes(FILE *f, const int *codes);
 #define OPT_E_DOUBLE(name, letter, arg, field, min, max, help) \
 	{ name, letter, OPT_DOUBLE, arg, help, OPT_AT(field), min, max }
 #define OPT_E_PORT(name, letter, arg, field, help) { name, letter, OPT_PORT, arg, help, OPT_AT(field) }
+#define OPT_E_ENDPOINT(name, letter, field, help) { name, letter, OPT_ENDPOINT, "ADDR:PORT", help, OPT_AT(field) }
 #define OPT_E_CHOICE(name, letter, arg, field, choices, help) \
 	{ name, letter, OPT_CHOICE, arg, help, OPT_AT(field), 0, 0, choices }
 #define OPT_E_CALL(name, letter, arg, fn, help) { name, letter, OPT_CALL, arg, help, 0, 0, 0, NULL, fn }

@@ -29,6 +29,7 @@ struct settings {
 	enum rec_format fmt;
 	bool fmt_given;
 	int calls;
+	const char *listen;
 	char maybe[64];         /* each --maybe's value, '-' for none */
 };
 
@@ -64,6 +65,7 @@ static const struct opt table[] = {
 	OPT_E_DOUBLE("ratio", 0, "R", ratio, 0.01, 0.99, "a ratio\nsecond line"),
 	OPT_E_DURATION(secs, "how long"),
 	OPT_E_PORT("port", 'p', "PORT", port, "a port"),
+	OPT_E_ENDPOINT("listen", 0, listen, "where to listen"),
 	OPT_E_CHOICE("pick", 0, "C", pick, picks, "a choice"),
 	OPT_E_FORMAT(fmt, fmt_given),
 	OPT_E_CALL("call", 0, "V", count_call, "calls back"),
@@ -78,7 +80,7 @@ static void test_values_land(void **state)
 {
 	char *argv[] = { "t", "-F", "--no-on", "-o", "f.json", "-n", "7", "--k=3", "--ratio", "0.5",
 			 "-d", "0.25", "--port", "443", "--pick", "green", "-f", "csv", "ARG",
-			 "--call", "x", "--call=x", NULL };
+			 "--call", "x", "--call=x", "--listen", "[::1]:9435", NULL };
 	struct settings s = { .on = true };
 	int first;
 	(void)state;
@@ -96,6 +98,7 @@ static void test_values_land(void **state)
 	assert_int_equal(s.fmt, REC_CSV);
 	assert_true(s.fmt_given);
 	assert_int_equal(s.calls, 2);
+	assert_string_equal(s.listen, "[::1]:9435");
 	/* getopt moved the argument after the options */
 	assert_int_equal(first, (int)ARRAY_SIZE(argv) - 2);
 	assert_string_equal(argv[first], "ARG");
