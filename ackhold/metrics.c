@@ -127,8 +127,8 @@ static void render_host(struct prom_buf *b, const struct page *pg, const uint64_
 		{ "ackhold_segments_total", "data segments received on the traced ports", AH_CNT_SEGS },
 		{ "ackhold_timer_acks_total", "ACKs the delayed-ACK timer sent for traced flows "
 					      "(TcpExtDelayedACKs counts the host's)", AH_CNT_TIMER_FIRED },
-		{ "ackhold_unseen_acks_total", "ACKs that left without the transmit tracepoint showing them: "
-					       "their holds are not judged", AH_CNT_UNSEEN },
+		{ "ackhold_unseen_holds_total", "holds whose ACK, or a segment with it, went by without the "
+					       "tracepoints showing it: not judged", AH_CNT_UNSEEN },
 		{ "ackhold_lost_records_total", "records the ring buffer had no room for: holds not counted",
 		  AH_CNT_LOST },
 		{ "ackhold_untracked_segments_total", "data segments of flows past --max-flows: not traced",

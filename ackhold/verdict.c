@@ -74,8 +74,8 @@ static void blind_spots(struct text *t, const uint64_t cnt[AH_CNT_ALL])
 		add(t, "%" PRIu64 " runs of ackhold's programs were skipped by the kernel (one already ran on "
 		       "that CPU): the figures below may miss what they would have seen. ", cnt[AH_CNT_SKIPPED]);
 	if (cnt[AH_CNT_UNSEEN])
-		add(t, "%" PRIu64 " ACKs left without the transmit tracepoint showing them: each is counted, its "
-		       "hold not judged. ", cnt[AH_CNT_UNSEEN]);
+		add(t, "%" PRIu64 " holds ended unseen (the tracepoints did not show the ACK that ended each, or "
+		       "a segment with it): each is counted, not judged. ", cnt[AH_CNT_UNSEEN]);
 	if (cnt[AH_CNT_UNTRACKED])
 		add(t, "%" PRIu64 " segments came on flows not tracked (--max-flows was reached): those flows are "
 		       "not judged. ", cnt[AH_CNT_UNTRACKED]);

@@ -154,9 +154,10 @@ static __always_inline void send_close(const struct ah_flow *f)
 	bpf_ringbuf_submit(r, 0);
 }
 
-/* the hold an unseen ACK ended: its number and what it covered; its end,
+/* the hold an unseen ACK or segment ended: the ACK's number and what it
+ * covered (nothing known when the hold's own segment went unseen); its end,
  * and so its length, not known */
-static __always_inline void send_unseen(const struct ah_flow *f, __u32 wup)
+static __always_inline void send_unseen(const struct ah_flow *f, __u32 ack)
 {
 	struct ah_rec *r = bpf_ringbuf_reserve(&ah_records, sizeof(*r), 0);
 
@@ -168,11 +169,13 @@ static __always_inline void send_unseen(const struct ah_flow *f, __u32 wup)
 	r->kind = AH_REC_HOLD;
 	r->id = f->id;
 	r->hold.resume_ns = AH_NO_RESUME;
-	r->hold.segs = f->segs;
-	r->hold.bytes = f->bytes;
-	r->hold.last_len = f->last_len;
-	r->hold.ack = wup;
-	r->hold.timer = f->timer_ns >= f->held_since;
+	if (f->held_since) {
+		r->hold.segs = f->segs;
+		r->hold.bytes = f->bytes;
+		r->hold.last_len = f->last_len;
+		r->hold.timer = f->timer_ns >= f->held_since;
+	}
+	r->hold.ack = ack;
 	r->hold.unseen = 1;
 	bpf_ringbuf_submit(r, 0);
 }
@@ -198,6 +201,17 @@ static __always_inline struct ah_flow *flow_new(struct sock *sk, __u64 key, __u1
 	return bpf_map_lookup_elem(&ah_flows, &key);
 }
 
+/* a hold ended unseen, by an ACK that covered up to ack: counted and
+ * written, not judged; the timer's only when a hold was seen to run */
+static __always_inline void hold_unseen(struct ah_flow *f, __u32 ack)
+{
+	count(AH_CNT_UNSEEN);
+	send_unseen(f, ack);
+	f->totals.acks++;
+	f->totals.timer_acks += f->held_since && f->timer_ns >= f->held_since;
+	f->held_since = 0;
+}
+
 /*
  * An ACK the transmit tracepoint did not show: the kernel sets rcv_wup to
  * rcv_nxt in every segment it sends (tcp_select_window), so a rcv_wup past
@@ -220,13 +234,25 @@ static __always_inline void unseen_ack(struct sock *sk, struct ah_flow *f)
 	wup = BPF_CORE_READ((struct tcp_sock___ah *)sk, rcv_wup);
 	if (before(wup, f->end_seq) || (f->acked_valid && !before(f->acked, wup)))
 		return;
-	count(AH_CNT_UNSEEN);
-	send_unseen(f, wup);
-	f->totals.acks++;
-	f->totals.timer_acks += f->timer_ns >= f->held_since;
+	hold_unseen(f, wup);
 	f->acked = wup;
 	f->acked_valid = 1;
-	f->held_since = 0;
+}
+
+/* a FIN with no data on a traced flow: its sequence number is the end the
+ * ACK of it covers (ah_xmit takes an ACK past the furthest segment seen
+ * for one the tracepoints missed); a hold running ends with it, as with
+ * the sender's next data */
+static __always_inline void fin_arrived(__u64 key, __u32 end)
+{
+	struct ah_flow *f = bpf_map_lookup_elem(&ah_flows, &key);
+
+	if (!f)
+		return;
+	if (before(f->end_seq, end))
+		f->end_seq = end;
+	if (f->held_since)
+		f->last_seg_ns = bpf_ktime_get_ns();
 }
 
 /* a data segment arrives: it resumes the flow after a reported hold, and
@@ -237,7 +263,7 @@ int BPF_PROG(ah_tcp_probe, struct sock *sk, const struct sk_buff *skb)
 	const struct tcp_skb_cb *cb = (const void *)skb->cb;
 	__u16 lport = sk->__sk_common.skc_num;
 	__u64 key = (__u64)sk, now;
-	__u32 seq, end, len;
+	__u32 seq, end, len, fin;
 	struct ah_flow *f;
 
 	/* the port first: one load, where the segment's reads are three */
@@ -245,9 +271,15 @@ int BPF_PROG(ah_tcp_probe, struct sock *sk, const struct sk_buff *skb)
 		return 0;
 	seq = BPF_CORE_READ(cb, seq);
 	end = BPF_CORE_READ(cb, end_seq);
-	len = end - seq - !!(BPF_CORE_READ(cb, tcp_flags) & AH_TCPHDR_FIN);
-	if (!len || (__s32)len < 0)
+	fin = !!(BPF_CORE_READ(cb, tcp_flags) & AH_TCPHDR_FIN);
+	len = end - seq - fin;
+	if ((__s32)len < 0)
 		return 0;
+	if (!len) {
+		if (fin)
+			fin_arrived(key, end);
+		return 0;
+	}
 	count(AH_CNT_SEGS);
 	f = bpf_map_lookup_elem(&ah_flows, &key);
 	if (!f)
@@ -273,7 +305,7 @@ int BPF_PROG(ah_tcp_probe, struct sock *sk, const struct sk_buff *skb)
 		return 0;
 	/* before its processing, the kernel expects rcv_nxt: a segment that
 	 * starts elsewhere came out of order; one that starts before the
-	 * latest's end came again, after the kernel dropped it */
+	 * furthest end came again, after the kernel dropped it */
 	if (seq != BPF_CORE_READ((struct tcp_sock___ah *)sk, rcv_nxt) ||
 	    (f->held_since && before(seq, f->end_seq)))
 		f->repair = 1;
@@ -288,7 +320,10 @@ int BPF_PROG(ah_tcp_probe, struct sock *sk, const struct sk_buff *skb)
 	f->bytes += len;
 	f->last_len = len;
 	f->last_seg_ns = now;
-	f->end_seq = end;
+	/* the furthest end: a retransmission that fills a hole ends before
+	 * the segments after the hole, which the next ACK covers too */
+	if (f->totals.segs == 1 || before(f->end_seq, end))
+		f->end_seq = end;
 	return 0;
 }
 
@@ -394,9 +429,24 @@ int BPF_PROG(ah_xmit, struct sk_buff *skb, void *dev)
 		return 0;
 	f->acked = ack;
 	f->acked_valid = 1;
-	/* a held segment is past the previous ACK (tcp_probe skips the rest),
-	 * and the ACK number only passes what tcp_probe has seen: a new ACK
-	 * covers held data whenever some is held */
+	/*
+	 * The ACK number passes only what the kernel has processed, and
+	 * tcp_probe shows every segment it processes: one past the furthest
+	 * segment tcp_probe showed means it missed one. On 6.18, about once a
+	 * push of 100 delayed ACKs: a held segment, or the timer's firing, its
+	 * ACK and the sender's next segment together within 0.1 ms; this ACK
+	 * would then have closed the timer's hold as the application's read,
+	 * or ended none. The hold is written unseen and not judged: with the
+	 * held data's end as its ACK number when a hold ran (the ACK that
+	 * covered it, this one or one unseen), else this ACK's.
+	 */
+	if (before(f->end_seq, ack)) {
+		hold_unseen(f, f->held_since ? f->end_seq : ack);
+		f->end_seq = ack;
+		return 0;
+	}
+	/* a held segment is past the previous ACK (tcp_probe skips the rest):
+	 * a new ACK covers held data whenever some is held */
 	if (f->held_since)
 		ack_sent(sk, f, ack, has_payload(skb, &th), bpf_ktime_get_ns());
 	return 0;

@@ -74,8 +74,11 @@ struct ah_hold {
 	__u8 repair;      /* 1: a segment of the hold came out of order or again (a loss repaired) */
 	__u8 armed;       /* 1: the delayed-ACK timer was armed when the ACK left: the
 			   * kernel had scheduled a delayed ACK */
-	__u8 unseen;      /* 1: the ACK left unseen (bpf/ackhold.bpf.c's unseen_ack):
-			   * only ack, segs, bytes and timer are known */
+	__u8 unseen;      /* 1: the ACK that ended it, or a segment, went by unseen
+			   * (bpf/ackhold.bpf.c's unseen_ack and ah_xmit): only
+			   * ack, segs, bytes and timer are known; when a segment
+			   * went unseen, ack is the held data's end (segs 0: the
+			   * held segment itself unseen, ack the ACK seen) */
 };
 
 struct ah_rec {
@@ -95,7 +98,7 @@ struct ah_flow {
 	__u64 held_since; /* arrival of the oldest unACKed segment; 0: none */
 	__u64 last_seg_ns;
 	__u64 timer_ns;   /* when the delayed-ACK timer last fired to send an ACK */
-	__u32 end_seq;    /* the latest segment's end */
+	__u32 end_seq;    /* the furthest end of the segments seen */
 	__u32 repair;     /* the running hold has a segment out of order or again */
 	__u32 acked;      /* the latest ACK number sent */
 	__u32 segs, bytes, last_len;
@@ -111,7 +114,7 @@ enum ah_counter {
 	AH_CNT_SEGS,          /* data segments seen on the chosen ports */
 	AH_CNT_ACKS,          /* ACKs out that covered new data */
 	AH_CNT_TIMER_FIRED,   /* delayed-ACK timer expiries that found an ACK due */
-	AH_CNT_UNSEEN,        /* ACKs that left without the transmit tracepoint showing them */
+	AH_CNT_UNSEEN,        /* holds whose ACK, or a segment with it, the tracepoints did not show */
 	AH_CNT_MAX,
 	/* not a BPF counter: the runs of ackhold's programs the kernel skipped
 	 * (one of them already running on that CPU), from their bpf_prog_info */

@@ -263,7 +263,7 @@ static void test_verdict_says_what_it_missed_first(void **state)
 	ah_peers_add_hold(&ps, &a, &h);
 	verdict_of(&ps, cnt, buf);
 	assert_true(strncmp(buf, "3 records were lost", 19) == 0);
-	assert_non_null(strstr(buf, "1 ACKs left without the transmit tracepoint showing them"));
+	assert_non_null(strstr(buf, "1 holds ended unseen (the tracepoints did not show the ACK that ended each"));
 	assert_non_null(strstr(buf, "7 segments came on flows not tracked"));
 	free(buf);
 	ah_peers_free(&ps);
