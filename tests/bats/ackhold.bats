@@ -120,10 +120,13 @@ HOLD_OF='def hold_of($a; $holds):
 # bbrpcap finds among the receiver's ACKs (from PORT) in its capture (an ACK
 # 10 ms or more after the newest data it covers, a runt or a single segment)
 # is, by its ACK number, one of ackhold's holds, whose quiet time (its latest
-# segment to the ACK: bbrpcap's delay) is as long within 0.5 ms (the capture
+# segment to the ACK: bbrpcap's delay) is as long within NEAR_MS (the capture
 # dates a segment as the device gets it, ackhold as the kernel processes it:
-# tens of us on the host; AH_EMULATED: any length); or one whose hold
-# ackhold wrote unseen
+# tens of us on the host, 0.064 ms at most in 30 runs, but 1.7 ms once in
+# about 50, ackhold's the shorter: the cause is not found; one that fits is
+# a segment that waits in the socket's backlog while the receiving
+# application holds the socket, processed when it lets go; AH_EMULATED:
+# any length); or one whose hold ackhold wrote unseen
 expect_bbrpcap_agrees() {
 	local rec=$1 pcap=$2 bad ports
 	shift 2
@@ -132,9 +135,10 @@ expect_bbrpcap_agrees() {
 		jq -c --arg p ":($ports)\$" 'select(.type == "ack" and .candidate and (.src | test($p))) |
 			{ack, ms: (.delay_us / 1000)}' > "$BATS_TEST_TMPDIR/candidates"
 	bad=$(jq -n -r --slurpfile h "$rec" --slurpfile c "$BATS_TEST_TMPDIR/candidates" --argjson emulated "$AH_EMULATED" \
+		--argjson near "$NEAR_MS" \
 		"$HOLD_OF"'[$h[] | select(.type == "hold")] as $holds | $c[] | .ack as $a | .ms as $ms |
 		 hold_of($a; $holds) as $m |
-		 select($m == null or ($emulated == 0 and $m.ended_by != "unseen" and (($m.quiet_ms - $ms) | fabs) > 0.5)) |
+		 select($m == null or ($emulated == 0 and $m.ended_by != "unseen" and (($m.quiet_ms - $ms) | fabs) > $near)) |
 		 "ack \($a): bbrpcap \($ms) ms, ackhold \($m.quiet_ms // "none") ms"')
 	echo "# bbrpcap's delayed-ACK candidates: $(grep -c . "$BATS_TEST_TMPDIR/candidates"), not one of ackhold's" \
 		"holds as long: $(grep -c . <<< "$bad" || true)" >&3
