@@ -10,35 +10,26 @@
 #     csv, the median of 3 alternating runs, against the aim of 2M events/s).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 BIN=$PWD/bin
 BENCH_BIN=${BENCH_BIN:-build/rel/bench}
 CSV=build/bench/bbrtrace.csv
 NS=bt-bench-$$
 PAIRS=${BBRTRACE_BENCH_PAIRS:-5}
 SECS=${BBRTRACE_BENCH_SECS:-3}
-LOCK=/run/lock/bbrkit-bbr_traced.lock
 
 cleanup() {
-	for ns in $NS-a $NS-b; do
-		ip netns pids $ns 2>/dev/null | xargs -r kill -9 2>/dev/null
-		ip netns del $ns 2>/dev/null
-	done
+	bench_pair_down $NS
 	rm -rf "$tmp"
 }
 tmp=$(mktemp -d)
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# one bbr_traced per machine: hold the lock for the whole benchmark, so that
-# no other run (a test, a repro) registers it between our runs
-exec 9> "$LOCK"
-flock -w 1800 9 || { echo "bbr_traced is in use by another run for 30 min: giving up"; exit 1; }
+bench_lock_bbr_traced
 
-ip netns add $NS-a && ip netns add $NS-b || exit 1
-ip -n $NS-a link set lo up; ip -n $NS-b link set lo up
-ip -n $NS-a link add veth0 type veth peer name veth1 netns $NS-b
-ip -n $NS-a addr add 10.202.0.1/24 dev veth0; ip -n $NS-b addr add 10.202.0.2/24 dev veth1
-ip -n $NS-a link set veth0 up; ip -n $NS-b link set veth1 up
+bench_pair_up $NS 10.202.0
 ip netns exec $NS-b iperf3 -s -p 5201 -D -I "$tmp/iperf.pid" || exit 1
 sleep 0.5
 

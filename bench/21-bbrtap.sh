@@ -8,12 +8,13 @@
 # each other, all from this run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 STAGES=${BENCH_BIN:-build/rel/bench}/bbrtap_stages
 CSV=build/bench/bbrtap.csv
 NS=bt-tap-$$
 ROUNDS=${BBRTAP_BENCH_ROUNDS:-3}
 SECS=${BBRTAP_BENCH_SECS:-3}
-LOCK=/run/lock/bbrkit-bbr_traced.lock
 # stage names in the order of enum bt_tap_stop's steps; "none" is no tap, 0 the whole tap
 ORDER=(${BBRTAP_STAGES:-none 1 2 3 4 5 6 0})
 RINGBUF_MB=${BBRTAP_RINGBUF_MB:-8}
@@ -28,10 +29,7 @@ declare -A NAME=([none]="no tap (bbr_main + call)" [1]="filter: bw before, cooki
 for i in "${!OTHER[@]}"; do NAME[o$((i + 1))]="whole tap: o$((i + 1))"; done
 
 cleanup() {
-	for ns in $NS-a $NS-b; do
-		ip netns pids $ns 2>/dev/null | xargs -r kill -9 2>/dev/null
-		ip netns del $ns 2>/dev/null
-	done
+	bench_pair_down $NS
 	[ -n "${loader:-}" ] && kill "$loader" 2>/dev/null
 	rm -rf "$tmp"
 }
@@ -41,14 +39,9 @@ trap 'exit 130' INT TERM
 
 [ -x "$STAGES" ] || { echo "no $STAGES: run make bench"; exit 1; }
 "$STAGES" check || exit 1 # the kernel's bbr_main takes 4 arguments
-exec 9> "$LOCK"
-flock -w 1800 9 || { echo "bbr_traced is in use by another run for 30 min: giving up"; exit 1; }
+bench_lock_bbr_traced
 
-ip netns add $NS-a && ip netns add $NS-b || exit 1
-ip -n $NS-a link set lo up; ip -n $NS-b link set lo up
-ip -n $NS-a link add veth0 type veth peer name veth1 netns $NS-b
-ip -n $NS-a addr add 10.203.0.1/24 dev veth0; ip -n $NS-b addr add 10.203.0.2/24 dev veth1
-ip -n $NS-a link set veth0 up; ip -n $NS-b link set veth1 up
+bench_pair_up $NS 10.203.0
 ip netns exec $NS-b iperf3 -s -p 5201 -D -I "$tmp/iperf.pid" || exit 1
 sleep 0.5
 

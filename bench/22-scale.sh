@@ -15,34 +15,26 @@
 # cannot carry the flows (iperf3 fails to connect them all), the row says so.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 BIN=$PWD/bin
 CSV=build/bench/scale.csv
 NS=bt-scale-$$
 SECS=${SCALE_SECS:-10}
 FLOWS_LIST=${SCALE_FLOWS:-1 100 1000 10000}
-LOCK=/run/lock/bbrkit-bbr_traced.lock
 PER_CLIENT=100 # streams per iperf3 client (iperf3 allows 128)
 
 tmp=$(mktemp -d)
 cleanup() {
-	for ns in $NS-a $NS-b; do
-		ip netns pids $ns 2>/dev/null | xargs -r kill -9 2>/dev/null
-		ip netns del $ns 2>/dev/null
-	done
+	bench_pair_down $NS
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# one bbr_traced per machine: the lock for the whole benchmark
-exec 9> "$LOCK"
-flock -w 1800 9 || { echo "bbr_traced is in use by another run for 30 min: giving up"; exit 1; }
+bench_lock_bbr_traced
 
-ip netns add $NS-a && ip netns add $NS-b || exit 1
-ip -n $NS-a link set lo up; ip -n $NS-b link set lo up
-ip -n $NS-a link add veth0 type veth peer name veth1 netns $NS-b
-ip -n $NS-a addr add 10.203.0.1/24 dev veth0; ip -n $NS-b addr add 10.203.0.2/24 dev veth1
-ip -n $NS-a link set veth0 up; ip -n $NS-b link set veth1 up
+bench_pair_up $NS 10.203.0
 # 10,000 sockets at once: the namespaces' own limits
 ip netns exec $NS-a sysctl -qw net.ipv4.ip_local_port_range="10000 65000"
 ulimit -n "$(ulimit -Hn)"

@@ -13,6 +13,8 @@
 # sends (the sender's data too), timer_expire_entry for each timer.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 BIN=$PWD/bin
 CSV=build/bench/ackhold.csv
 NS=ah-bench-$$
@@ -21,21 +23,14 @@ SECS=${ACKHOLD_BENCH_SECS:-3}
 PORT=5201 OTHER=5999
 
 cleanup() {
-	for ns in $NS-a $NS-b; do
-		ip netns pids $ns 2>/dev/null | xargs -r kill -9 2>/dev/null
-		ip netns del $ns 2>/dev/null
-	done
+	bench_pair_down $NS
 	rm -rf "$tmp"
 }
 tmp=$(mktemp -d)
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-ip netns add $NS-a && ip netns add $NS-b || exit 1
-ip -n $NS-a link set lo up; ip -n $NS-b link set lo up
-ip -n $NS-a link add veth0 type veth peer name veth1 netns $NS-b
-ip -n $NS-a addr add 10.203.0.1/24 dev veth0; ip -n $NS-b addr add 10.203.0.2/24 dev veth1
-ip -n $NS-a link set veth0 up; ip -n $NS-b link set veth1 up
+bench_pair_up $NS 10.203.0
 ip netns exec $NS-b iperf3 -s -p $PORT -D -I "$tmp/iperf.pid" || exit 1
 for _ in $(seq 50); do
 	ip netns exec $NS-b ss -Hltn "sport = :$PORT" | grep -q . && break

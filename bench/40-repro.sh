@@ -12,10 +12,11 @@
 # CSV: build/bench/repro.csv, one row per run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 RUNS=${REPRO_BENCH_RUNS:-3}
 SECS=${REPRO_BENCH_SECS:-20}
 CSV=build/bench/repro.csv
-LOCK=/run/lock/bbrkit-bbr_traced.lock
 tmp=$(mktemp -d /tmp/rp-bench.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
@@ -40,7 +41,7 @@ for ((i = 1; i <= RUNS; i++)); do
 	for qa in off on; do
 		d=$tmp/$i-$qa
 		# dip.sh does not take the machine-wide bbr_traced lock: the bench does
-		if ! flock -w 900 "$LOCK" repro/dip.sh --receiver app-ack --quickack "$qa" --duration "$SECS" \
+		if ! flock -w 900 "$BENCH_LOCK" repro/dip.sh --receiver app-ack --quickack "$qa" --duration "$SECS" \
 			--out "$d" --id "bn$$$qa" --port 43400 >"$d.log" 2>&1; then
 			echo "40-repro: pair $i quickack $qa failed: $(tail -1 "$d.log")" >&2
 			exit 1

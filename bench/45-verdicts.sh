@@ -39,9 +39,10 @@
 # CSV: build/bench/verdicts.csv.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 SECS=${VERDICT_BENCH_SECS:-20}
 CSV=build/bench/verdicts.csv
-LOCK=/run/lock/bbrkit-bbr_traced.lock
 tmp=$(mktemp -d /tmp/vd-bench.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
@@ -96,7 +97,7 @@ for sc in "${scenarios[@]}"; do
 	d=$tmp/$n
 	n=$((n + 1))
 	# shellcheck disable=SC2086 # the options are words
-	if ! flock -w 900 "$LOCK" repro/dip.sh $opts --duration "$SECS" --out "$d" --id "vd$$$n" \
+	if ! flock -w 900 "$BENCH_LOCK" repro/dip.sh $opts --duration "$SECS" --out "$d" --id "vd$$$n" \
 		--port $((43450 + n)) --no-plot >"$d.log" 2>&1; then
 		echo "45-verdicts: '$name' failed: $(tail -1 "$d.log")" >&2
 		exit 1

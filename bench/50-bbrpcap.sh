@@ -11,6 +11,8 @@
 # The machine is shared: absolute times are noisy, the ratios less so.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 BIN=$PWD/bin
 CSV=build/bench/bbrpcap.csv
 NS=pc-bench-$$
@@ -21,11 +23,7 @@ PORT=42990
 
 tmp=$(mktemp -d /tmp/pc-bench.XXXXXX)
 cleanup() {
-	local ns
-	for ns in $NS-a $NS-b; do
-		ip netns pids $ns 2>/dev/null | xargs -r kill -9 2>/dev/null
-		ip netns del $ns 2>/dev/null
-	done
+	bench_pair_down $NS
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -43,14 +41,7 @@ for c in iperf3 tcpdump tcptrace tshark capinfos; do
 	command -v $c > /dev/null || { echo "50-bbrpcap: $c is missing (run ./scripts/install-deps.sh)"; exit 1; }
 done
 
-ip netns add $NS-a && ip netns add $NS-b || exit 1
-ip -n $NS-a link set lo up
-ip -n $NS-b link set lo up
-ip -n $NS-a link add veth0 type veth peer name veth1 netns $NS-b
-ip -n $NS-a addr add 10.209.50.1/24 dev veth0
-ip -n $NS-b addr add 10.209.50.2/24 dev veth1
-ip -n $NS-a link set veth0 up
-ip -n $NS-b link set veth1 up
+bench_pair_up $NS 10.209.50
 ip netns exec $NS-b iperf3 -s -p $PORT -D -I "$tmp/iperf.pid" || exit 1
 sleep 0.5
 
