@@ -65,8 +65,9 @@ drops=$(awk '/dropped by kernel/ { print $1 }' "$tmp/tcpdump.err")
 size=$(stat -c %s "$cap")
 printf 'capture: %s frames of one iperf3 flow (256-byte writes, TCP_NODELAY), %.1f MB at snaplen 128, in %.1f s; tcpdump dropped %s\n' \
 	"$frames" "$(calc "$size / 1e6")" "$(calc "$t1 - $t0")" "${drops:-?}"
-if [ "${frames:-0}" -lt 2000000 ]; then
-	echo "50-bbrpcap: only ${frames:-0} frames captured"
+# tcpdump -c stops at FRAMES: fewer means the flow or the capture stopped early
+if [ "${frames:-0}" -lt "$FRAMES" ]; then
+	echo "50-bbrpcap: only ${frames:-0} of $FRAMES frames captured"
 	exit 1
 fi
 cat "$cap" > /dev/null # into the page cache: every tool reads it warm
