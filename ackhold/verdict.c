@@ -68,17 +68,21 @@ static void peer_clause(struct text *t, const struct ah_peer *p)
 static void blind_spots(struct text *t, const uint64_t cnt[AH_CNT_ALL])
 {
 	if (cnt[AH_CNT_LOST])
-		add(t, "%" PRIu64 " records were lost (the ring buffer was full): the figures below miss them. ",
-		    cnt[AH_CNT_LOST]);
+		add(t, "%" PRIu64 " %s lost (the ring buffer was full): the figures below miss %s. ", cnt[AH_CNT_LOST],
+		    tk_plural(cnt[AH_CNT_LOST], "record was", "records were"), tk_plural(cnt[AH_CNT_LOST], "it", "them"));
 	if (cnt[AH_CNT_SKIPPED])
-		add(t, "%" PRIu64 " runs of ackhold's programs were skipped by the kernel (one already ran on "
-		       "that CPU): the figures below may miss what they would have seen. ", cnt[AH_CNT_SKIPPED]);
+		add(t, "%" PRIu64 " %s of ackhold's programs %s skipped by the kernel (one already ran on that CPU): "
+		       "the figures below may miss what %s would have seen. ", cnt[AH_CNT_SKIPPED],
+		    tk_plural(cnt[AH_CNT_SKIPPED], "run", "runs"), tk_plural(cnt[AH_CNT_SKIPPED], "was", "were"),
+		    tk_plural(cnt[AH_CNT_SKIPPED], "it", "they"));
 	if (cnt[AH_CNT_UNSEEN])
-		add(t, "%" PRIu64 " holds ended unseen (the tracepoints did not show the ACK that ended each, or "
-		       "a segment with it): each is counted, not judged. ", cnt[AH_CNT_UNSEEN]);
+		add(t, "%" PRIu64 " %s unseen (the tracepoints did not show the ACK that ended %s, or a segment "
+		       "with it): %s counted, not judged. ", cnt[AH_CNT_UNSEEN],
+		    tk_plural(cnt[AH_CNT_UNSEEN], "hold ended", "holds ended"), tk_plural(cnt[AH_CNT_UNSEEN], "it", "each"),
+		    tk_plural(cnt[AH_CNT_UNSEEN], "it is", "each is"));
 	if (cnt[AH_CNT_UNTRACKED])
-		add(t, "%" PRIu64 " segments came on flows not tracked (--max-flows was reached): those flows are "
-		       "not judged. ", cnt[AH_CNT_UNTRACKED]);
+		add(t, "%" PRIu64 " %s on flows not tracked (--max-flows was reached): those flows are not "
+		       "judged. ", cnt[AH_CNT_UNTRACKED], tk_plural(cnt[AH_CNT_UNTRACKED], "segment came", "segments came"));
 }
 
 /* the holds this host's ACK policy did not make, over all peers: those
@@ -93,14 +97,16 @@ static void data_clause(struct text *t, struct ah_peer *const *ranked, size_t n)
 		late += ranked[i]->late_holds;
 	}
 	if (holds)
-		add(t, " %" PRIu64 " more holds ended with the sender's next data (the kernel waiting for a "
-		       "second segment while the sender sent it): they held nothing back.", holds);
+		add(t, " %" PRIu64 " more %s with the sender's next data (the kernel waiting for a second segment "
+		       "while the sender sent it): %s nothing back.", holds, tk_plural(holds, "hold ended", "holds ended"),
+		    tk_plural(holds, "it held", "they held"));
 	if (repairs)
-		add(t, " %" PRIu64 " holds waited for a lost segment's repair: the loss held them, not this "
-		       "host.", repairs);
+		add(t, " %" PRIu64 " %s for a lost segment's repair: the loss held %s, not this host.", repairs,
+		    tk_plural(repairs, "hold waited", "holds waited"), tk_plural(repairs, "it", "them"));
 	if (late)
-		add(t, " %" PRIu64 " ACKs left late with no delayed ACK scheduled: this host's CPU, or a receive "
-		       "window its application had not opened, held them, which no quickack setting changes.", late);
+		add(t, " %" PRIu64 " %s late with no delayed ACK scheduled: this host's CPU, or a receive window "
+		       "its application had not opened, held %s, which no quickack setting changes.", late,
+		    tk_plural(late, "ACK left", "ACKs left"), tk_plural(late, "it", "them"));
 }
 
 void ah_verdict(char *buf, size_t cap, struct ah_peer *const *ranked, size_t n, uint32_t top,
@@ -133,7 +139,7 @@ void ah_verdict(char *buf, size_t cap, struct ah_peer *const *ranked, size_t n, 
 		rest_ns += ranked[i]->held_ns;
 	}
 	if (held > named)
-		add(&t, " %zu more peer(s): %" PRIu64 " holds, %.1f ms in all (--top names more).", held - named,
-		    rest_holds, (double)rest_ns * TK_MSEC_PER_NSEC_F);
+		add(&t, " %zu more peer(s): %" PRIu64 " %s, %.1f ms in all (--top names more).", held - named,
+		    rest_holds, tk_plural(rest_holds, "hold", "holds"), (double)rest_ns * TK_MSEC_PER_NSEC_F);
 	data_clause(&t, ranked, n);
 }

@@ -88,7 +88,7 @@ static void harm_clause(char *buf, size_t cap, const struct bt_harm *h)
 		vt_bytes(b, sizeof(b), h->late_bytes);
 		vt_cat(buf, cap, "%s throttled its streams %llu %s (%s, %s held back)",
 		       cause == BT_CAUSE_DELAYED_ACK ? "delayed ACKs" : bt_cause_labels[cause],
-		       (unsigned long long)thr, vt_plural(thr, "time", "times"), a, b);
+		       (unsigned long long)thr, tk_plural(thr, "time", "times"), a, b);
 		sep = ", ";
 	}
 	for (int i = 0; i < BT_NSTALL_CAUSES; i++) {
@@ -97,7 +97,7 @@ static void harm_clause(char *buf, size_t cap, const struct bt_harm *h)
 		vt_us(a, sizeof(a), h->stalled_ns[i] / TK_NSEC_PER_USEC);
 		vt_cat(buf, cap, "%s%s held them %llu %s (%s)", sep,
 		       i == BT_STALL_NAGLE ? "Nagle" : "its window", (unsigned long long)h->stalls[i],
-		       vt_plural(h->stalls[i], "time", "times"), a);
+		       tk_plural(h->stalls[i], "time", "times"), a);
 		sep = ", ";
 	}
 }
@@ -173,7 +173,7 @@ void bt_peer_verdict_build(struct bt_peer_verdict *pv, const struct bt_peers *p,
 	if (!pv->harmed)
 		return;
 	vt_cat(pv->text, sizeof(pv->text), "By peer, worst first, %u of %u %s need a fix: ", pv->harmed,
-	       pv->peers, vt_plural(pv->peers, "peer", "peers"));
+	       pv->peers, tk_plural(pv->peers, "peer", "peers"));
 	for (unsigned int i = 0; i < pv->ntop; i++) {
 		struct bt_peer_rank *r = &pv->top[i];
 
@@ -187,7 +187,7 @@ void bt_peer_verdict_build(struct bt_peer_verdict *pv, const struct bt_peers *p,
 	if (pv->harmed > pv->ntop) {
 		vt_us(held, sizeof(held), bt_harm_ns(&pv->rest) / TK_NSEC_PER_USEC);
 		vt_cat(pv->text, sizeof(pv->text), "; %u more %s held back for %s in all",
-		       pv->harmed - pv->ntop, vt_plural(pv->harmed - pv->ntop, "peer was", "peers were"), held);
+		       pv->harmed - pv->ntop, tk_plural(pv->harmed - pv->ntop, "peer was", "peers were"), held);
 	}
 	vt_cat(pv->text, sizeof(pv->text), ".");
 }

@@ -67,7 +67,7 @@ static void headline(struct bt_verdict *v, uint64_t throttling)
 	char late[32], held[32];
 
 	snprintf(v->text, sizeof(v->text), "The bandwidth estimate collapsed %llu %s in %.0f s",
-		 (unsigned long long)v->collapses, vt_plural(v->collapses, "time", "times"), v->elapsed_s);
+		 (unsigned long long)v->collapses, tk_plural(v->collapses, "time", "times"), v->elapsed_s);
 	if (!throttling) {
 		vt_cat(v->text, sizeof(v->text),
 		    " and never throttled the stream: the pacing BBR allowed stayed above what it "
@@ -97,7 +97,7 @@ static void delayed_ack_clause(struct bt_verdict *v, uint64_t n)
 	vt_us(b, sizeof(b), st->delack_thr.snd_interval_us);
 	vt_cat(v->text, sizeof(v->text),
 	    "; %llu %s caused by delayed ACKs (rcv_interval ≈ %s against snd_interval ≈ %s%s)",
-	    (unsigned long long)n, vt_plural(n, "was", "were"), a, b,
+	    (unsigned long long)n, tk_plural(n, "was", "were"), a, b,
 	    app_share >= 0.5 ? ", while the stream was app-limited" : "");
 }
 
@@ -112,7 +112,7 @@ static void rate_drop_clause(struct bt_verdict *v, uint64_t n)
 	vt_cat(v->text, sizeof(v->text),
 	    "; %llu %s real rate %s: the path delivered less (≈ %s, what the flow had "
 	    "delivered, to %s)",
-	    (unsigned long long)n, vt_plural(n, "was a", "were"), vt_plural(n, "drop", "drops"), a, b);
+	    (unsigned long long)n, tk_plural(n, "was a", "were"), tk_plural(n, "drop", "drops"), a, b);
 }
 
 static void loss_policer_clause(struct bt_verdict *v, uint64_t n)
@@ -123,7 +123,7 @@ static void loss_policer_clause(struct bt_verdict *v, uint64_t n)
 	vt_cat(v->text, sizeof(v->text),
 	    "; %llu %s BBR switching to its long-term rate (%s) after sustained losses, as "
 	    "behind a traffic policer",
-	    (unsigned long long)n, vt_plural(n, "was", "were"), a);
+	    (unsigned long long)n, tk_plural(n, "was", "were"), a);
 }
 
 /* the causes with a clause of their own; the others share one (throttling_rest) */
@@ -146,7 +146,7 @@ static void throttling_rest(struct bt_verdict *v)
 	if (!n)
 		return;
 	vt_cat(v->text, sizeof(v->text), "; %llu had %s (", (unsigned long long)n,
-	    vt_plural(n, "another cause", "other causes"));
+	    tk_plural(n, "another cause", "other causes"));
 	for (int i = 0; i < BT_NCAUSES; i++) {
 		if (cause_clauses[i] || !st->throttling[i])
 			continue;
@@ -177,7 +177,7 @@ static void harmless_clause(struct bt_verdict *v, uint64_t throttling)
 	if (throttling)
 		vt_cat(v->text, sizeof(v->text), "; %llu more %s harmless (",
 		    (unsigned long long)(v->collapses - throttling),
-		    vt_plural(v->collapses - throttling, "was", "were"));
+		    tk_plural(v->collapses - throttling, "was", "were"));
 	else
 		vt_cat(v->text, sizeof(v->text), " (all harmless: ");
 	for (int i = 0; i < BT_NCAUSES; i++) {
@@ -245,7 +245,7 @@ static void stall_sentence(struct bt_verdict *v)
 		return;
 	vt_us(held, sizeof(held), v->stalled_ns / TK_NSEC_PER_USEC);
 	vt_cat(v->text, sizeof(v->text), " The sender stalled %llu %s with data waiting (%u ms or more "
-	    "each, %s in all): ", (unsigned long long)n, vt_plural(n, "time", "times"),
+	    "each, %s in all): ", (unsigned long long)n, tk_plural(n, "time", "times"),
 	    (unsigned)(BT_STALL_MIN_US / TK_USEC_PER_MSEC), held);
 	for (int i = 0; i < BT_NSTALL_CAUSES; i++) {
 		if (!st->stalls[i])
@@ -326,7 +326,7 @@ void bt_verdict_build(struct bt_verdict *v, const struct bt_detect *d, double co
 			 "The bandwidth estimate never collapsed (by %.0f%% or more) in %.0f s "
 			 "(%llu samples, %llu %s, app-limited %.0f%% of the time).",
 			 collapse_ratio * 100, elapsed_s, (unsigned long long)st->samples,
-			 (unsigned long long)st->flows, vt_plural(st->flows, "flow", "flows"),
+			 (unsigned long long)st->flows, tk_plural(st->flows, "flow", "flows"),
 			 (double)st->app_limited_samples * 100 / (double)st->samples);
 		stall_sentence(v);
 		peers_sentence(v);
@@ -377,9 +377,9 @@ void bt_verdict_build_window(struct bt_verdict *v, const struct bt_detect *d, ui
 	sum_stalls(st, &v->stalls, &v->stalled_ns);
 	throttling = sum_causes(st->throttling);
 	snprintf(v->text, sizeof(v->text), "In the last %u min, %u %s with flows: ", BT_WINDOW_MIN,
-		 v->peers.peers, vt_plural(v->peers.peers, "peer", "peers"));
+		 v->peers.peers, tk_plural(v->peers.peers, "peer", "peers"));
 	vt_cat(v->text, sizeof(v->text), "the bandwidth estimate collapsed %llu %s",
-	       (unsigned long long)v->collapses, vt_plural(v->collapses, "time", "times"));
+	       (unsigned long long)v->collapses, tk_plural(v->collapses, "time", "times"));
 	if (throttling) {
 		vt_us(held, sizeof(held), st->throttled_ns / TK_NSEC_PER_USEC);
 		vt_bytes(late, sizeof(late), st->late_bytes);
@@ -389,7 +389,7 @@ void bt_verdict_build_window(struct bt_verdict *v, const struct bt_detect *d, ui
 	if (v->stalls) {
 		vt_us(held, sizeof(held), v->stalled_ns / TK_NSEC_PER_USEC);
 		vt_cat(v->text, sizeof(v->text), "; the senders stalled %llu %s (%llu by Nagle), %s in all",
-		       (unsigned long long)v->stalls, vt_plural(v->stalls, "time", "times"),
+		       (unsigned long long)v->stalls, tk_plural(v->stalls, "time", "times"),
 		       (unsigned long long)st->stalls[BT_STALL_NAGLE], held);
 	}
 	vt_cat(v->text, sizeof(v->text), ".");

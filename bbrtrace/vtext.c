@@ -48,8 +48,3 @@ void vt_bytes(char *buf, size_t cap, double bytes)
 	else
 		snprintf(buf, cap, "%.0f kB", bytes / TK_BYTES_PER_KB_F);
 }
-
-const char *vt_plural(uint64_t n, const char *one, const char *many)
-{
-	return n == 1 ? one : many;
-}

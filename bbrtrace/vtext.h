@@ -21,6 +21,5 @@ void vt_us(char *buf, size_t cap, uint64_t us);
 void vt_bps(char *buf, size_t cap, uint64_t bps);
 /* "1.5 MB", "29 kB" */
 void vt_bytes(char *buf, size_t cap, double bytes);
-const char *vt_plural(uint64_t n, const char *one, const char *many);
 
 #endif

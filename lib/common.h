@@ -99,6 +99,12 @@ static inline uint64_t tk_mono_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * TK_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
+
+/* the word for n of a thing, in every tool's sentences: one, or many */
+static inline const char *tk_plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
 #define TK_UNUSED __attribute__((unused))
 #define TK_PRINTF(a, b) __attribute__((format(printf, a, b)))
 

@@ -243,9 +243,9 @@ static void test_verdict_nothing_held_back(void **state)
 	ah_peers_add_hold(&ps, &a, &h);
 	verdict_of(&ps, cnt, buf);
 	assert_non_null(strstr(buf, "This host held back none of its 1 peer(s)"));
-	assert_non_null(strstr(buf, "1 more holds ended with the sender's next data"));
-	assert_non_null(strstr(buf, "1 holds waited for a lost segment's repair"));
-	assert_non_null(strstr(buf, "1 ACKs left late with no delayed ACK scheduled"));
+	assert_non_null(strstr(buf, "1 more hold ended with the sender's next data"));
+	assert_non_null(strstr(buf, "1 hold waited for a lost segment's repair"));
+	assert_non_null(strstr(buf, "1 ACK left late with no delayed ACK scheduled"));
 	assert_null(strstr(buf, "Fix:"));
 	free(buf);
 	ah_peers_free(&ps);
@@ -263,7 +263,7 @@ static void test_verdict_says_what_it_missed_first(void **state)
 	ah_peers_add_hold(&ps, &a, &h);
 	verdict_of(&ps, cnt, buf);
 	assert_true(strncmp(buf, "3 records were lost", 19) == 0);
-	assert_non_null(strstr(buf, "1 holds ended unseen (the tracepoints did not show the ACK that ended each"));
+	assert_non_null(strstr(buf, "1 hold ended unseen (the tracepoints did not show the ACK that ended it"));
 	assert_non_null(strstr(buf, "7 segments came on flows not tracked"));
 	free(buf);
 	ah_peers_free(&ps);
