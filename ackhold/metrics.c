@@ -60,14 +60,8 @@ static void build(struct page *pg, const struct ah_peers *ps, uint64_t now_ns)
 		pg->flows_ended += ps->v[i].flows;
 	}
 	ah_peers_window(ps, NULL, now_ns, o);
-	for (uint32_t i = 0; i < pg->n; i++) {
-		o->holds -= pg->h[i].holds;
-		o->timer_holds -= pg->h[i].timer_holds;
-		o->held_ns -= pg->h[i].held_ns;
-		o->waits -= pg->h[i].waits;
-		o->waited_ns -= pg->h[i].waited_ns;
-		o->nagle -= pg->h[i].nagle;
-	}
+	for (uint32_t i = 0; i < pg->n; i++)
+		ah_harm_sub(o, &pg->h[i]);
 	strcpy(pg->addr[pg->k], "other");
 	pg->total = ps->total;
 	memcpy(pg->ends, ps->ends, sizeof(pg->ends));

@@ -116,6 +116,25 @@ static struct ah_harm *bucket(struct ah_harm_minute *ring, uint64_t minute)
 	return &b->h;
 }
 
+#define ONE(f) +1
+_Static_assert(sizeof(struct ah_harm) == (0 AH_HARM_FIELDS(ONE)) * sizeof(uint64_t),
+	       "AH_HARM_FIELDS lists every field of struct ah_harm");
+#undef ONE
+
+void ah_harm_add(struct ah_harm *dst, const struct ah_harm *src)
+{
+#define ADD(f) dst->f += src->f;
+	AH_HARM_FIELDS(ADD)
+#undef ADD
+}
+
+void ah_harm_sub(struct ah_harm *dst, const struct ah_harm *src)
+{
+#define SUB(f) dst->f -= src->f;
+	AH_HARM_FIELDS(SUB)
+#undef SUB
+}
+
 static void harm_add(struct ah_harm *s, const struct ah_hold *h, enum ah_end end)
 {
 	if (!s)
@@ -152,12 +171,7 @@ void ah_peers_window(const struct ah_peers *ps, const struct ah_peer *peer, uint
 
 		if (ring[i].minute > now || ring[i].minute + AH_WINDOW_MIN <= now)
 			continue;
-		out->holds += h->holds;
-		out->timer_holds += h->timer_holds;
-		out->held_ns += h->held_ns;
-		out->waits += h->waits;
-		out->waited_ns += h->waited_ns;
-		out->nagle += h->nagle;
+		ah_harm_add(out, h);
 	}
 }
 

@@ -26,6 +26,12 @@ struct ah_harm {
 	uint64_t waited_ns;
 	uint64_t nagle;         /* waits with Nagle's signature */
 };
+/* struct ah_harm's fields, listed once for the sums that go field by field */
+#define AH_HARM_FIELDS(X) X(holds) X(timer_holds) X(held_ns) X(waits) X(waited_ns) X(nagle)
+
+/* *dst += *src, field by field; ah_harm_sub: *dst -= *src */
+void ah_harm_add(struct ah_harm *dst, const struct ah_harm *src);
+void ah_harm_sub(struct ah_harm *dst, const struct ah_harm *src);
 
 /* one minute of a ring (AH_WINDOW_MIN of them and the current one) */
 struct ah_harm_minute {
