@@ -404,6 +404,18 @@ fail() {
 	exit 1
 }
 
+# stops tracer NAME (bbrtrace, ackhold) at PID with SIGINT, on which it writes
+# its summary and verdict; a tracer that did not exit 0 fails the run with the
+# last line of its log (out/NAME.log)
+stop_tracer() {
+	local name=$1 pid=$2 rc
+	kill -INT "$pid" 2>/dev/null
+	wait "$pid"
+	rc=$?
+	reaped "$pid"
+	[ $rc -eq 0 ] || fail "$name failed ($rc): $(tail -1 "$out/$name.log")"
+}
+
 mkdir -p "$out" || fail "cannot create $out"
 out=$(cd "$out" && pwd)
 rm -f "$out"/{trace.jsonl,capture.pcap,capture-recv.pcap,ackhold.jsonl,gaps.jsonl,send.jsonl,recv.jsonl,pushsim.json,verdict.txt,verdict.json,quickack.journal,nodelay.journal,routes.before,routes.after,dip.png,ffmpeg.progress,ffmpeg.json}
@@ -808,19 +820,11 @@ fi
 # tcpdump lags behind on a slow CPU: what it has not written when stopped is lost
 "$ROOT/scripts/tcpdump-drain.sh" wait "$td_pid" "$out/tcpdump.log" 10 ||
 	echo "$PROG: warning: the capture may lack its tail" >&2
-kill -INT "$bt_pid" 2>/dev/null
-wait "$bt_pid"
-bt_rc=$?
-reaped "$bt_pid"
-[ $bt_rc -eq 0 ] || fail "bbrtrace failed ($bt_rc): $(tail -1 "$out/bbrtrace.log")"
+stop_tracer bbrtrace "$bt_pid"
 if $recv_view; then
 	"$ROOT/scripts/tcpdump-drain.sh" wait "$tr_pid" "$out/tcpdump-recv.log" 10 ||
 		echo "$PROG: warning: the receiver's capture may lack its tail" >&2
-	kill -INT "$ah_pid" 2>/dev/null
-	wait "$ah_pid"
-	ah_rc=$?
-	reaped "$ah_pid"
-	[ $ah_rc -eq 0 ] || fail "ackhold failed ($ah_rc): $(tail -1 "$out/ackhold.log")"
+	stop_tracer ackhold "$ah_pid"
 fi
 recv_routes >"$out/routes.after" || fail "cannot list the routes of $RECV"
 cleanup
