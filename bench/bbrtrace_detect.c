@@ -9,7 +9,12 @@
  * tracker do their real work; the flows take turns, as ACKs of many flows
  * interleave on a busy host.
  *
- *   bbrtrace_detect [ACKS] [FLOWS]     prints ns/ACK and the detector's RSS
+ *   bbrtrace_detect [ACKS] [FLOWS] [GAP_NS]
+ *                                       prints ns/ACK and the detector's RSS
+ *
+ * GAP_NS: the time between two ACKs of the host (default 1000 ns: a million
+ * ACKs a second); each flow ACKs every FLOWS x GAP_NS. A flow's ACK rate
+ * sets how many demand checkpoints its window holds.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,6 +130,7 @@ int main(int argc, char **argv)
 {
 	uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 2000000;
 	uint64_t flows = argc > 2 ? strtoull(argv[2], NULL, 10) : 1000;
+	uint64_t gap = argc > 3 ? strtoull(argv[3], NULL, 10) : TK_NSEC_PER_USEC;
 	struct gen_flow *gf = calloc(flows ? flows : 1, sizeof(*gf));
 	struct ctx c = { 0 };
 	struct bt_reorder ro = { 0 };
@@ -132,7 +138,7 @@ int main(int argc, char **argv)
 	long rss0 = rss_kib();
 	uint32_t seed = 1;
 
-	if (!flows || !gf)
+	if (!flows || !gap || !gf)
 		return 2;
 	c.d = bt_detect_new(NULL);
 	t0 = tk_mono_ns();
@@ -143,13 +149,13 @@ int main(int argc, char **argv)
 				uint64_t id = (i + (uint64_t)(2 * k + cpu)) % flows;
 				struct bt_event e;
 
-				gen_event(&e, &gf[id], id, t + (uint64_t)(2 * k + cpu) * TK_NSEC_PER_USEC, &seed);
+				gen_event(&e, &gf[id], id, t + (uint64_t)(2 * k + cpu) * gap, &seed);
 				bt_reorder_push(&ro, &e);
 			}
 		}
-		t += 32000;
+		t += 32 * gap;
 		if ((i & 8191) == 0)
-			bt_reorder_release(&ro, t - 16000, feed_one, &c);
+			bt_reorder_release(&ro, t - 16 * gap, feed_one, &c);
 	}
 	bt_reorder_release(&ro, UINT64_MAX, feed_one, &c);
 	t1 = tk_mono_ns();
