@@ -7,6 +7,7 @@
 #include "common.h"
 
 #define DEMAND_FIRST_CAP 4
+#define DEMAND_WINDOW_NS ((uint64_t)BT_DEMAND_WINDOW_MS * TK_NSEC_PER_MSEC)
 
 /* the i-th oldest checkpoint kept (cap is a power of two) */
 static const struct bt_checkpoint *cp_at(const struct bt_demand *d, unsigned int i)
@@ -47,12 +48,10 @@ static bool checkpoint(struct bt_demand *d, uint64_t t_ns)
 /* the oldest checkpoint within the window before now_ns; NULL when none */
 static const struct bt_checkpoint *window_start(const struct bt_demand *d, uint64_t now_ns)
 {
-	const uint64_t window = BT_DEMAND_WINDOW_MS * TK_NSEC_PER_MSEC;
-
 	for (unsigned int i = 0; i < d->n; i++) {
 		const struct bt_checkpoint *c = cp_at(d, i);
 
-		if (now_ns - c->t_ns <= window)
+		if (now_ns - c->t_ns <= DEMAND_WINDOW_NS)
 			return c;
 	}
 	return NULL;
@@ -86,6 +85,24 @@ uint64_t bt_demand_measured(const struct bt_demand *d, uint64_t now_ns, bool *ap
 	return measure(d, now_ns, app_limited, &since);
 }
 
+/*
+ * Drops the checkpoints before the first one within the window at now_ns.
+ * A flow's samples come in time order, so its window only moves on: no
+ * later measure starts from them, and window_start() finds its checkpoint
+ * first instead of walking past them (a flow that ACKs every 50 ms kept
+ * 128 checkpoints, 6.4 s, to use the last 21).
+ */
+static void prune(struct bt_demand *d, uint64_t now_ns)
+{
+	while (d->n) {
+		const struct bt_checkpoint *c = cp_at(d, 0);
+
+		if (c->t_ns > now_ns || now_ns - c->t_ns <= DEMAND_WINDOW_NS)
+			return;
+		d->n--;
+	}
+}
+
 bool bt_demand_track(struct bt_demand *d, const struct bt_sample *s)
 {
 	bool app = false, took;
@@ -99,6 +116,7 @@ bool bt_demand_track(struct bt_demand *d, const struct bt_sample *s)
 	if (d->n && s->t_ns - d->last.t_ns < BT_DEMAND_STEP_NS)
 		return false;
 	took = checkpoint(d, s->t_ns);
+	prune(d, s->t_ns);
 	d->last.t_ns = s->t_ns;
 	d->last.bps = measure(d, s->t_ns, &app, &d->last.since_ns);
 	d->last.app_limited = app;

@@ -4,9 +4,10 @@
  * BT_DEMAND_WINDOW_MS, and whether it was app-limited then (bbrtrace/rules.h
  * says why). The flow's running counts are checkpointed at most every
  * BT_DEMAND_STEP_NS; the demand at an ACK is measured from the oldest
- * checkpoint inside the window. The checkpoints live in a ring that grows
- * with the flow's ACK rate: a flow that ACKs once a second keeps one, a busy
- * one up to BT_DEMAND_SLOTS (4 KiB). Shared by bbrtrace's detector and
+ * checkpoint inside the window, and the older ones go. The checkpoints live
+ * in a ring that grows with the flow's ACK rate: a flow that ACKs once a
+ * second keeps one, one that ACKs every 50 ms 21, a busy one up to
+ * BT_DEMAND_SLOTS (4 KiB). Shared by bbrtrace's detector and
  * bbrplot, which draws the demand over a whole run by the same rule.
  */
 #ifndef TK_DEMAND_H

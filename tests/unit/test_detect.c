@@ -18,6 +18,7 @@
 #include "tk_assert.h"
 
 #include "bbrtrace/detect.h"
+#include "demand.h"
 #include "bbrtrace/peers.h"
 #include "bbrtrace/rules.h"
 #include "bbrtrace/sample.h"
@@ -1311,6 +1312,63 @@ static void test_young_flow_demand(void **state)
 	bt_detect_free(d);
 }
 
+/* the demand's rule written out plainly, every checkpoint kept: the bytes ACKed
+ * since the oldest checkpoint within the window, over that span (20 ms at least) */
+struct plain_cp {
+	uint64_t t_ns, acked;
+};
+
+static uint64_t plain_demand(const struct plain_cp *cp, int n, uint64_t now_ns, uint64_t acked)
+{
+	for (int i = 0; i < n; i++) {
+		uint64_t span = now_ns - cp[i].t_ns;
+
+		if (span > BT_DEMAND_WINDOW_MS * TK_NSEC_PER_MSEC)
+			continue;
+		if (span < BT_DEMAND_MIN_SPAN_MS * TK_NSEC_PER_MSEC)
+			span = BT_DEMAND_MIN_SPAN_MS * TK_NSEC_PER_MSEC;
+		return (uint64_t)((double)(acked - cp[i].acked) * 8e9 / (double)span);
+	}
+	return 0;
+}
+
+/* a flow whose ACKs come 1 ms to 400 ms apart for a minute: at each ACK the
+ * demand is the plain rule's over every checkpoint ever taken, and the flow
+ * keeps only the checkpoints of its window (a ring of 128 at 50 ms apart
+ * held 6.4 s of them) */
+static void test_demand_keeps_its_window_only(void **state)
+{
+	static struct plain_cp cp[4000];
+	struct bt_demand d = { 0 };
+	struct bt_sample s = { 0 };
+	uint64_t t = TK_NSEC_PER_SEC, una = 5000, base = 0, last_cp = 0, seed = 7;
+	int n = 0;
+	bool app;
+	(void)state;
+
+	for (int i = 0; i < 4000; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		t += (seed >> 33) % 4 ? (1 + (seed >> 40) % 60) * TK_NSEC_PER_MSEC
+				      : (seed >> 40) % 400 * TK_NSEC_PER_MSEC;
+		if (i)
+			tk_assert_cmp(bt_demand_measured(&d, t, &app), ==, plain_demand(cp, n, t, una - base));
+		una += 1000 + (seed >> 50) % 3000;
+		if (!i)
+			base = una; /* the first sample's snd_una: nothing ACKed yet */
+		s.t_ns = t;
+		s.snd_una = (uint32_t)una;
+		bt_demand_track(&d, &s);
+		if (!n || t - last_cp >= BT_DEMAND_STEP_NS) {
+			cp[n++] = (struct plain_cp){ t, una - base };
+			last_cp = t;
+			tk_assert_cmp(d.last.bps, ==, plain_demand(cp, n, t, una - base));
+		}
+		/* a checkpoint every 10 ms at most: the window holds 101 */
+		tk_assert_cmp(d.n, <=, BT_DEMAND_WINDOW_MS / 10 + 1);
+	}
+	bt_demand_free(&d);
+}
+
 /* lost events make the sentence say it is incomplete, and why: a full ring
  * buffer, or ACKs whose entry and exit probes did not pair; none, no clause */
 static void test_verdict_notes_lost(void **state)
@@ -1539,6 +1597,7 @@ int main(void)
 		cmocka_unit_test(test_verdict_stalls_untraced),
 		cmocka_unit_test(test_verdict_rate_clause_throttling_only),
 		cmocka_unit_test(test_young_flow_demand),
+		cmocka_unit_test(test_demand_keeps_its_window_only),
 		cmocka_unit_test(test_impact),
 		cmocka_unit_test(test_impact_bulk),
 		cmocka_unit_test(test_verdict_nothing_throttled),
