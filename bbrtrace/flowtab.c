@@ -25,14 +25,14 @@ static size_t find(const struct bt_flowtab *t, uint64_t key)
 {
 	size_t i = home(t, key);
 
-	while (t->vals[i] && t->keys[i] != key)
+	while (t->slot[i].val && t->slot[i].key != key)
 		i = (i + 1) & (t->cap - 1);
 	return i;
 }
 
 void *bt_flowtab_get(const struct bt_flowtab *t, uint64_t key)
 {
-	return t->cap ? t->vals[find(t, key)] : NULL;
+	return t->cap ? t->slot[find(t, key)].val : NULL;
 }
 
 /* moves every entry into a table of cap slots; -1 without memory */
@@ -40,22 +40,12 @@ static int resize(struct bt_flowtab *t, size_t cap)
 {
 	struct bt_flowtab n = { .cap = cap, .n = t->n, .max = t->max };
 
-	n.keys = malloc(cap * sizeof(*n.keys));
-	n.vals = calloc(cap, sizeof(*n.vals));
-	if (!n.keys || !n.vals) {
-		free(n.keys);
-		free(n.vals);
+	n.slot = calloc(cap, sizeof(*n.slot));
+	if (!n.slot)
 		return -1;
-	}
-	for (size_t i = 0; i < t->cap; i++) {
-		size_t j;
-
-		if (!t->vals[i])
-			continue;
-		j = find(&n, t->keys[i]);
-		n.keys[j] = t->keys[i];
-		n.vals[j] = t->vals[i];
-	}
+	for (size_t i = 0; i < t->cap; i++)
+		if (t->slot[i].val)
+			n.slot[find(&n, t->slot[i].key)] = t->slot[i];
 	bt_flowtab_free(t);
 	*t = n;
 	return 0;
@@ -71,8 +61,7 @@ int bt_flowtab_put(struct bt_flowtab *t, uint64_t key, void *val)
 	if (2 * (t->n + 1) > t->cap && resize(t, t->cap ? 2 * t->cap : FLOWTAB_MIN_CAP))
 		return -1;
 	i = find(t, key);
-	t->keys[i] = key;
-	t->vals[i] = val;
+	t->slot[i] = (struct bt_flowtab_slot){ key, val };
 	t->n++;
 	return 0;
 }
@@ -90,19 +79,18 @@ void *bt_flowtab_del(struct bt_flowtab *t, uint64_t key)
 	if (!t->cap)
 		return NULL;
 	hole = find(t, key);
-	val = t->vals[hole];
+	val = t->slot[hole].val;
 	if (!val)
 		return NULL;
-	t->vals[hole] = NULL;
+	t->slot[hole].val = NULL;
 	t->n--;
-	for (i = (hole + 1) & mask; t->vals[i]; i = (i + 1) & mask) {
-		size_t h = home(t, t->keys[i]);
+	for (i = (hole + 1) & mask; t->slot[i].val; i = (i + 1) & mask) {
+		size_t h = home(t, t->slot[i].key);
 
 		/* entry i may move back to the hole when its home is not in (hole, i] */
 		if (((i - h) & mask) >= ((i - hole) & mask)) {
-			t->keys[hole] = t->keys[i];
-			t->vals[hole] = t->vals[i];
-			t->vals[i] = NULL;
+			t->slot[hole] = t->slot[i];
+			t->slot[i].val = NULL;
 			hole = i;
 		}
 	}
@@ -112,15 +100,13 @@ void *bt_flowtab_del(struct bt_flowtab *t, uint64_t key)
 void bt_flowtab_each(const struct bt_flowtab *t, void (*fn)(void *val, void *ctx), void *ctx)
 {
 	for (size_t i = 0; i < t->cap; i++)
-		if (t->vals[i])
-			fn(t->vals[i], ctx);
+		if (t->slot[i].val)
+			fn(t->slot[i].val, ctx);
 }
 
 void bt_flowtab_free(struct bt_flowtab *t)
 {
-	free(t->keys);
-	free(t->vals);
-	t->keys = NULL;
-	t->vals = NULL;
+	free(t->slot);
+	t->slot = NULL;
 	t->cap = t->n = 0;
 }

@@ -12,9 +12,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* a slot: its key beside its value, so that a probe reads one cache line */
+struct bt_flowtab_slot {
+	uint64_t key;
+	void *val;          /* NULL: the slot is empty */
+};
+
 struct bt_flowtab {
-	uint64_t *keys;     /* cap slots; a slot is empty when its value is NULL */
-	void **vals;
+	struct bt_flowtab_slot *slot; /* cap slots */
 	size_t cap, n;      /* cap: a power of two, kept at least twice n */
 	size_t max;         /* flows at most */
 };
