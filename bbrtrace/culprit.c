@@ -77,23 +77,23 @@ static bool raw_bw(int32_t delivered, int64_t interval_us, uint32_t *bw)
 	return true;
 }
 
-/* the most recent slot holding value bw, or NULL */
-static const struct bt_culprit_slot *slot_of(const struct bt_culprit_slot *s, uint32_t bw)
+/* the most recent slot holding value bw, or -1 */
+static int slot_of(const struct bt_culprit_key *key, uint32_t bw)
 {
-	const struct bt_culprit_slot *best = NULL;
+	int best = -1;
 
 	for (int k = 0; k < BT_FILTER_ENTRIES; k++)
-		if (s[k].used && s[k].bw == bw && (!best || s[k].idx > best->idx))
-			best = &s[k];
+		if (key[k].used && key[k].bw == bw && (best < 0 || key[k].idx > key[best].idx))
+			best = k;
 	return best;
 }
 
 /* the filter's values are those of the slots, each slot's own, and the sample
  * has none of them: the slots stand as they are */
-static bool unchanged(const struct bt_culprit_slot *slot, const uint32_t *filter_bw, uint32_t bw, bool has)
+static bool unchanged(const struct bt_culprit_key *key, const uint32_t *filter_bw, uint32_t bw, bool has)
 {
 	for (int k = 0; k < BT_FILTER_ENTRIES; k++)
-		if (!slot[k].used || slot[k].bw != filter_bw[k] || (has && bw == filter_bw[k]))
+		if (!key[k].used || key[k].bw != filter_bw[k] || (has && bw == filter_bw[k]))
 			return false;
 	return true;
 }
@@ -106,29 +106,34 @@ static bool unchanged(const struct bt_culprit_slot *slot, const uint32_t *filter
  */
 static void slots_put(struct bt_culprits *c, const struct bt_sample *s, uint64_t flow_bps)
 {
-	struct bt_culprit_slot next[BT_FILTER_ENTRIES];
+	struct bt_culprit_key key[BT_FILTER_ENTRIES];
+	struct bt_hsample h[BT_FILTER_ENTRIES];
 	uint32_t bw = 0;
 	bool has = raw_bw(s->delivered, s->interval_us, &bw);
 
 	if (!s->filter_known || bt_mode_is_handshake(s->mode)) {
-		memset(c->slot, 0, sizeof(c->slot));
+		memset(c->key, 0, sizeof(c->key));
 		return;
 	}
-	if (unchanged(c->slot, s->filter_bw, has ? bw : 0, has)) /* most ACKs: nothing moves */
+	if (unchanged(c->key, s->filter_bw, has ? bw : 0, has)) /* most ACKs: nothing moves */
 		return;
 	for (int k = 0; k < BT_FILTER_ENTRIES; k++) {
-		const struct bt_culprit_slot *old = slot_of(c->slot, s->filter_bw[k]);
+		int old = slot_of(c->key, s->filter_bw[k]);
 
 		if (has && bw == s->filter_bw[k]) {
-			next[k] = (struct bt_culprit_slot){ .used = true, .bw = bw, .idx = c->n };
-			hsample_put(&next[k].h, s, flow_bps);
-		} else if (old) {
-			next[k] = *old;
+			key[k] = (struct bt_culprit_key){ .bw = bw, .used = true, .idx = c->n };
+			hsample_put(&h[k], s, flow_bps);
+		} else if (old >= 0) {
+			key[k] = c->key[old];
+			h[k] = c->h[old];
 		} else {
-			next[k] = (struct bt_culprit_slot){ .used = false };
+			key[k] = (struct bt_culprit_key){ .used = false };
 		}
 	}
-	memcpy(c->slot, next, sizeof(next));
+	memcpy(c->key, key, sizeof(key));
+	for (int k = 0; k < BT_FILTER_ENTRIES; k++)
+		if (key[k].used)
+			c->h[k] = h[k];
 }
 
 void bt_culprits_put(struct bt_culprits *c, const struct bt_sample *s, uint64_t flow_bps)
@@ -168,16 +173,16 @@ static const struct bt_hsample *history_find(const struct bt_culprits *c, const 
 static const struct bt_hsample *slots_find(const struct bt_culprits *c, const struct bt_sample *ack,
 					   uint64_t bw_bps)
 {
-	const struct bt_culprit_slot *best = NULL;
+	int best = -1;
 
 	for (int k = 0; k < BT_FILTER_ENTRIES; k++) {
-		const struct bt_culprit_slot *s = &c->slot[k];
+		const struct bt_culprit_key *s = &c->key[k];
 
 		if (s->used && s->idx + BT_DETECT_HISTORY >= c->n && bt_bw_to_bps(s->bw, ack->mss) == bw_bps &&
-		    (!best || s->idx > best->idx))
-			best = s;
+		    (best < 0 || s->idx > c->key[best].idx))
+			best = k;
 	}
-	return best ? &best->h : NULL;
+	return best >= 0 ? &c->h[best] : NULL;
 }
 
 const struct bt_hsample *bt_culprits_find(const struct bt_culprits *c, enum bt_culprit_way way,

@@ -45,11 +45,11 @@ struct bt_hsample {
 	bool is_app_limited, is_retrans, is_ack_delayed, sample_valid;
 };
 
-struct bt_culprit_slot {
-	bool used;
+/* a slot's value and the sample's place; its sample is the slot's h[] */
+struct bt_culprit_key {
 	uint32_t bw;              /* the filter value, packets/us << 24 */
+	bool used;
 	uint64_t idx;             /* the sample's number in its flow */
-	struct bt_hsample h;
 };
 
 enum bt_culprit_way { BT_CULPRIT_SLOTS = 1, BT_CULPRIT_HISTORY = 2 };
@@ -57,7 +57,10 @@ enum bt_culprit_way { BT_CULPRIT_SLOTS = 1, BT_CULPRIT_HISTORY = 2 };
 struct bt_culprits {
 	unsigned int ways;        /* enum bt_culprit_way bits */
 	uint64_t n;               /* samples put so far */
-	struct bt_culprit_slot slot[BT_FILTER_ENTRIES];
+	/* the slots' keys apart from their samples: most ACKs move no slot and
+	 * read only these (48 bytes) */
+	struct bt_culprit_key key[BT_FILTER_ENTRIES];
+	struct bt_hsample h[BT_FILTER_ENTRIES];
 	struct bt_hsample *hist;  /* BT_DETECT_HISTORY, a ring; allocated with the history way */
 	unsigned int hn, head;
 };
