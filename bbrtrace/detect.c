@@ -32,28 +32,31 @@ void bt_detect_cfg_default(struct bt_detect_cfg *cfg)
 	};
 }
 
+/* a flow's state, what every ACK reads and writes first: at 10,000 flows each
+ * cache line an ACK touches is a miss */
 struct flow {
 	uint64_t key;
 	uint64_t last_t_ns;
-	bool lt_use_bw;
 	uint64_t lt_bw_bps;
-	uint64_t delack_count;
-	uint64_t collapses[BT_NCAUSES];
-	struct bt_peer *peer;        /* its peer's harm (NULL: the host's only) */
-	struct bt_culprits cul;      /* the samples behind the filter's values */
-	struct bt_flow_ends ends;    /* its addresses and ports (its first sample's) */
 	uint64_t cookie;
 	uint64_t last_est_bps;       /* the estimate after its last sample (max-bw or lt_bw) */
 	uint64_t last_allowed_bps;   /* the pacing it allowed (allowed_bps) */
-	struct bt_demand demand;     /* bytes ACKed over the last window */
+	struct bt_peer *peer;        /* its peer's harm (NULL: the host's only) */
 	/* a throttle in progress: since when, against which demand, and the pacing
 	 * that ends it (the demand x BT_THROTTLE_HEADROOM for an app-limited flow; a
 	 * bulk flow's, the estimate it had, back) */
 	uint64_t throttled_since_ns, throttle_demand_bps, throttle_end_bps;
+	bool lt_use_bw;
 	/* the throttle is a policer's: it ends when BBR leaves its long-term rate */
 	bool throttle_lt;
 	bool throttle_app; /* it began on an app-limited flow */
+	struct bt_demand demand;     /* bytes ACKed over the last window */
+	struct bt_culprits cul;      /* the samples behind the filter's values */
 	struct bt_stall_state stall; /* the sender's stall in progress (bbrtrace/stall.h) */
+	/* read at a collapse, or at the end */
+	uint64_t delack_count;
+	uint64_t collapses[BT_NCAUSES];
+	struct bt_flow_ends ends;    /* its addresses and ports (its first sample's) */
 };
 
 struct vec {

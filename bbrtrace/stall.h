@@ -61,11 +61,12 @@ struct bt_stall_seen {
 
 /* one flow's stall in progress, and its last event */
 struct bt_stall_state {
+	/* what every event reads first, the stall in progress (456 bytes) last */
 	bool open;
 	bool window_opened;       /* opened by an ACK on a full window (its evidence differs) */
-	struct bt_stall cur;      /* the stall in progress (open) */
 	uint32_t start_snd_nxt;
 	struct bt_stall_seen last;
+	struct bt_stall cur;      /* the stall in progress (open) */
 };
 
 void bt_stall_reset(struct bt_stall_state *st);
