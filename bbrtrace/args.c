@@ -144,8 +144,8 @@ static const struct opt options[] = {
 	OPT_E_DOUBLE_D("collapse-ratio", 0, "R", collapse_ratio, 0.01, 0.99, TK_STR(BT_COLLAPSE_RATIO_DEFAULT),
 		       "the drop on one ACK that is a collapse"),
 	OPT_E_U32_D("max-flows", 0, "N", max_flows, 16, 4194304, TK_STR(BT_DETECT_FLOWS),
-		    "--detect: flows tracked at once; past N a new flow is\n"
-		    "counted untracked, not judged"),
+		    "--detect: flows tracked at once, 1.6 KiB each (5.7 KiB\n"
+		    "at 100 ACKs/s); past N, untracked"),
 	OPT_E_FLAG("check-detector", 0, check, "--detect: find each culprit both ways and count the\n"
 					       "answers that differ (a self-test; costs memory)"),
 	OPT_E_CALL("prometheus", 0, "ADDR:PORT", set_prometheus,
