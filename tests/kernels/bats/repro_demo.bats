@@ -84,20 +84,16 @@ held_36ms() {
 	fi
 	# quickack on: the receiver's timer sent no ACK (TcpExtDelayedACKs, the
 	# ground truth). Under emulation a starved vCPU can send an immediate ACK
-	# 10 ms and more late, which no sender can tell from a held one, and
-	# which bbrtrace then blames on a held ACK (and, past its floors, proposes
-	# the fix for): beside a busy core a push had 2 such collapses, of 11.1
-	# and 14.8 ms, with the receiver's timer silent. A held ACK waits at
-	# least the receiver's shortest delayed-ACK timeout, TCP_DELACK_MIN
-	# (HZ/25: 40 ms), less one jiffy of timer granularity (4 ms at Debian's
-	# HZ 250): every delayed_ack collapse here must be shorter, an immediate
-	# ACK made late, not a held one. The host asserts the rate at native
-	# speed (repro.bats: at most a fifth of quickack off's, none throttling).
+	# late, which no sender can tell from a held one, and which bbrtrace then
+	# blames on a held ACK: beside a busy core, collapses of 11.1 and 14.8 ms,
+	# and in a fresh clone's run beside a busy core and the other guest one
+	# of 36.4 ms, longer than TCP_DELACK_MIN less a jiffy (36 ms), the bound
+	# this test held them to. How late a starved vCPU is has no bound, and a
+	# guest asserts no timing: the kernel's count is the check, and the
+	# collapses are printed. The host asserts their rate at native speed
+	# (repro.bats: at most a fifth of quickack off's, none throttling).
 	jq -e '.receiver_delayed_acks == 0' "$on" > /dev/null ||
 		{ jq -c '{receiver_delayed_acks, collapses_by_cause}' "$on"; return 1; }
-	jq -e -s '[.[] | select(.type == "collapse" and .cause == "delayed_ack" and .rcv_interval_us >= 36000)] |
-		length == 0' "$out/quickack-on/trace.jsonl" > /dev/null ||
-		{ jq -c 'select(.type == "collapse" and .cause == "delayed_ack")' "$out/quickack-on/trace.jsonl"; return 1; }
 	jq -c 'select(.type == "collapse" and .cause == "delayed_ack") | {t_ns, rcv_interval_us, impact}' \
 		"$out/quickack-on/trace.jsonl" | sed 's/^/# quickack on, an immediate ACK made late: /' >&3
 	# the port's scope ran on this kernel: its run's verdict, no route
