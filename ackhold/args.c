@@ -34,10 +34,10 @@ static const char synopsis[] =
 "to the ACK leaving this host, a pure ACK or data that carries it: what the\n"
 "delayed-ACK timer held, or the application's answer that came first.\n"
 "\n"
-"Tracepoints only (tcp:tcp_probe, net:net_dev_start_xmit, tcp:tcp_destroy_sock,\n"
-"timer:timer_expire_entry): no kprobes, no BPF trampolines. Other ports'\n"
-"segments are filtered in the kernel; only reported holds and closing flows go\n"
-"up.\n"
+"Tracepoints only (tcp:tcp_probe, tcp:tcp_destroy_sock, net:net_dev_queue,\n"
+"net:net_dev_start_xmit, timer:timer_expire_entry and timer_expire_exit): no\n"
+"kprobes, no BPF trampolines. Other ports' segments are filtered in the\n"
+"kernel; only reported holds and closing flows go up.\n"
 "\n";
 
 static void footer(FILE *f)

@@ -21,7 +21,8 @@
 #include "ackhold.skel.h"
 
 /* the tracepoints the programs attach to, in the kernel's BTF as btf_trace_NAME */
-static const char *const tracepoints[] = { "tcp_probe", "net_dev_start_xmit", "timer_expire_entry", "tcp_destroy_sock" };
+static const char *const tracepoints[] = { "tcp_probe",          "net_dev_start_xmit", "net_dev_queue",
+					   "timer_expire_entry", "timer_expire_exit",  "tcp_destroy_sock" };
 
 /* the address of tcp_delack_timer, the delayed-ACK timer's function; 0 when
  * /proc/kallsyms does not show it (kptr_restrict hides addresses from all

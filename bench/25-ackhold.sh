@@ -10,7 +10,9 @@
 # Figures: ns per run of each program, median of the runs; the ratio of
 # the other-port run to the traced one, program by program. Every
 # tracepoint runs host-wide: net_dev_start_xmit for each packet the host
-# sends (the sender's data too), timer_expire_entry for each timer.
+# sends (the sender's data too), net_dev_queue for each too (one load while
+# no traced flow's delayed-ACK timer runs), timer_expire_entry and _exit for
+# each timer.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=bench/lib.sh

@@ -10,7 +10,11 @@
  *                           to the device (where tcpdump sees it): an ACK
  *                           number past the last one ends the hold
  *   timer:timer_expire_entry the delayed-ACK timer (tcp_delack_timer),
- *                           found by its function's address
+ *   timer:timer_expire_exit  found by its function's address, and the
+ *                           time its handler runs on a CPU
+ *   net:net_dev_queue       each packet as the stack hands it to the device,
+ *                           in the sender's context: the ACK the timer's
+ *                           handler sends, before a qdisc can defer it
  *   tcp:tcp_destroy_sock    the flow's end: its totals go up, its entry goes
  * The contract, with what a hold is: bpf/contract/ackhold.h.
  */
@@ -50,6 +54,12 @@ struct timer_list {
 };
 
 /* ___ah: the fields ackhold reads, beside tk_core.bpf.h's own declarations */
+struct sock___ah {
+	struct {
+		int owned; /* sock_owned_by_user() */
+	} sk_lock;
+};
+
 struct inet_connection_sock___ah {
 	struct timer_list icsk_delack_timer;
 	struct {
@@ -97,6 +107,21 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } ah_counters SEC(".maps");
+
+/* the socket whose delayed-ACK timer runs on this CPU, from
+ * timer_expire_entry to timer_expire_exit; 0: none. Timer callbacks run one
+ * at a time on a CPU, in its softirq, so a packet queued on this CPU meanwhile
+ * by that socket is the timer handler's own */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} ah_timer_cpu SEC(".maps");
+
+/* how many CPUs run a traced flow's delayed-ACK timer now: net_dev_queue
+ * looks no further while none does (one load for each packet the host sends) */
+__u64 ah_timers_running;
 
 static __always_inline void count(__u32 idx)
 {
@@ -157,7 +182,7 @@ static __always_inline void send_close(const struct ah_flow *f)
 /* the hold an unseen ACK or segment ended: the ACK's number and what it
  * covered (nothing known when the hold's own segment went unseen); its end,
  * and so its length, not known */
-static __always_inline void send_unseen(const struct ah_flow *f, __u32 ack)
+static __always_inline void send_unseen(const struct ah_flow *f, __u32 ack, bool timer)
 {
 	struct ah_rec *r = bpf_ringbuf_reserve(&ah_records, sizeof(*r), 0);
 
@@ -173,8 +198,8 @@ static __always_inline void send_unseen(const struct ah_flow *f, __u32 ack)
 		r->hold.segs = f->segs;
 		r->hold.bytes = f->bytes;
 		r->hold.last_len = f->last_len;
-		r->hold.timer = f->timer_ns >= f->held_since;
 	}
+	r->hold.timer = timer;
 	r->hold.ack = ack;
 	r->hold.unseen = 1;
 	bpf_ringbuf_submit(r, 0);
@@ -201,14 +226,27 @@ static __always_inline struct ah_flow *flow_new(struct sock *sk, __u64 key, __u1
 	return bpf_map_lookup_elem(&ah_flows, &key);
 }
 
-/* a hold ended unseen, by an ACK that covered up to ack: counted and
- * written, not judged; the timer's only when a hold was seen to run */
-static __always_inline void hold_unseen(struct ah_flow *f, __u32 ack)
+/* whether the delayed-ACK timer sent the ACK that ends the running hold:
+ * its handler sent it (direct, seen at net_dev_queue), or it fired while the
+ * application held the socket (its handler then runs at the socket's
+ * release, in the application's context, where no program can tell it from
+ * the application's read: the firing's time decides, right but for a read
+ * or a segment that sends the ACK first) */
+static __always_inline bool timer_sent(const struct ah_flow *f, bool direct)
 {
+	return direct || (f->held_since && f->timer_ns >= f->held_since);
+}
+
+/* a hold ended unseen, by an ACK that covered up to ack: counted and
+ * written, not judged */
+static __always_inline void hold_unseen(struct ah_flow *f, __u32 ack, bool direct)
+{
+	bool timer = timer_sent(f, direct);
+
 	count(AH_CNT_UNSEEN);
-	send_unseen(f, ack);
+	send_unseen(f, ack, timer);
 	f->totals.acks++;
-	f->totals.timer_acks += f->held_since && f->timer_ns >= f->held_since;
+	f->totals.timer_acks += timer;
 	f->held_since = 0;
 }
 
@@ -234,7 +272,7 @@ static __always_inline void unseen_ack(struct sock *sk, struct ah_flow *f)
 	wup = BPF_CORE_READ((struct tcp_sock___ah *)sk, rcv_wup);
 	if (before(wup, f->end_seq) || (f->acked_valid && !before(f->acked, wup)))
 		return;
-	hold_unseen(f, wup);
+	hold_unseen(f, wup, false);
 	f->acked = wup;
 	f->acked_valid = 1;
 }
@@ -340,11 +378,12 @@ static __always_inline __u32 rtt_us(struct sock *sk)
 }
 
 /* an ACK past the last one left: the hold it ends */
-static __always_inline void ack_sent(struct sock *sk, struct ah_flow *f, __u32 ack, bool answer, __u64 now)
+static __always_inline void ack_sent(struct sock *sk, struct ah_flow *f, __u32 ack, bool answer, bool direct,
+				     __u64 now)
 {
 	struct inet_connection_sock___ah *icsk = (void *)sk;
 	__u64 hold = now - f->held_since;
-	bool timer = f->timer_ns >= f->held_since;
+	bool timer = timer_sent(f, direct);
 
 	count(AH_CNT_ACKS);
 	f->totals.acks++;
@@ -411,6 +450,7 @@ int BPF_PROG(ah_xmit, struct sk_buff *skb, void *dev)
 	struct ah_tcphdr th;
 	struct ah_flow *f;
 	__u64 key = (__u64)sk;
+	bool direct;
 	__u32 ack;
 
 	/* a flow is a socket on a chosen port: one load spares the hash
@@ -425,6 +465,9 @@ int BPF_PROG(ah_xmit, struct sk_buff *skb, void *dev)
 	if (!(th.flags & 0x10))
 		return 0;
 	ack = bpf_ntohl(th.ack_seq);
+	direct = f->timer_ack_valid && f->timer_ack == ack;
+	if (direct)
+		f->timer_ack_valid = 0;
 	if (f->acked_valid && !before(f->acked, ack))
 		return 0;
 	f->acked = ack;
@@ -441,14 +484,58 @@ int BPF_PROG(ah_xmit, struct sk_buff *skb, void *dev)
 	 * covered it, this one or one unseen), else this ACK's.
 	 */
 	if (before(f->end_seq, ack)) {
-		hold_unseen(f, f->held_since ? f->end_seq : ack);
+		hold_unseen(f, f->held_since ? f->end_seq : ack, direct);
 		f->end_seq = ack;
 		return 0;
 	}
 	/* a held segment is past the previous ACK (tcp_probe skips the rest):
 	 * a new ACK covers held data whenever some is held */
 	if (f->held_since)
-		ack_sent(sk, f, ack, has_payload(skb, &th), bpf_ktime_get_ns());
+		ack_sent(sk, f, ack, has_payload(skb, &th), direct, bpf_ktime_get_ns());
+	return 0;
+}
+
+/* the end of a timer's callback on this CPU: first in this file so that it
+ * attaches before timer_expire_entry, which no exit could then miss */
+SEC("tp_btf/timer_expire_exit")
+int BPF_PROG(ah_timer_exit, struct timer_list *timer)
+{
+	__u32 zero = 0;
+	__u64 *cpu;
+
+	if (!ah_timers_running)
+		return 0;
+	cpu = bpf_map_lookup_elem(&ah_timer_cpu, &zero);
+	if (!cpu || !*cpu)
+		return 0;
+	*cpu = 0;
+	__sync_fetch_and_sub(&ah_timers_running, 1);
+	return 0;
+}
+
+/* the ACK the delayed-ACK timer's handler sends, as the stack queues it on
+ * this CPU: its number, for ah_xmit to know it when it leaves */
+SEC("tp_btf/net_dev_queue")
+int BPF_PROG(ah_queue, struct sk_buff *skb)
+{
+	__u64 key = (__u64)skb->sk, *cpu;
+	struct ah_tcphdr th;
+	struct ah_flow *f;
+	__u32 zero = 0;
+
+	if (!ah_timers_running)
+		return 0;
+	cpu = bpf_map_lookup_elem(&ah_timer_cpu, &zero);
+	if (!cpu || !key || *cpu != key)
+		return 0;
+	f = bpf_map_lookup_elem(&ah_flows, &key);
+	if (!f || bpf_probe_read_kernel(&th, sizeof(th), skb->head + skb->transport_header))
+		return 0;
+	if (!(th.flags & 0x10))
+		return 0;
+	f->timer_ack = bpf_ntohl(th.ack_seq);
+	f->timer_ack_valid = 1;
+	f->timer_ns = 0; /* the handler ran: a deferred firing's is done */
 	return 0;
 }
 
@@ -457,13 +544,19 @@ int BPF_PROG(ah_xmit, struct sk_buff *skb, void *dev)
  * an ACK already sent finds it clear and does nothing). Its other check, a
  * timeout moved later than the timer, cannot hold here: every kernel moves
  * the timer with the timeout (sk_reset_timer), and 6.18 keeps the timeout
- * in the timer alone. */
+ * in the timer alone. While the application holds the socket, the handler
+ * waits for the socket's release (TcpExtDelayedACKLocked): the firing's time
+ * is kept for ack_sent. Else the handler runs now, on this CPU, and what its
+ * socket queues until timer_expire_exit is the handler's: another CPU's
+ * segment may send the ACK first, while the handler waits for the socket's
+ * lock, and that ACK is not the timer's (nor in TcpExtDelayedACKs). */
 SEC("tp_btf/timer_expire_entry")
 int BPF_PROG(ah_timer, struct timer_list *timer, unsigned long baseclk)
 {
 	struct inet_connection_sock___ah *icsk;
 	struct ah_flow *f;
-	__u64 key;
+	__u32 zero = 0;
+	__u64 key, *cpu;
 
 	if (!ah_delack_fn || (__u64)timer->function != ah_delack_fn)
 		return 0;
@@ -478,8 +571,17 @@ int BPF_PROG(ah_timer, struct timer_list *timer, unsigned long baseclk)
 	icsk = (void *)key;
 	if (!(BPF_CORE_READ(icsk, icsk_ack.pending) & ICSK_ACK_TIMER___ah))
 		return 0;
-	f->timer_ns = bpf_ktime_get_ns();
 	count(AH_CNT_TIMER_FIRED);
+	if (BPF_CORE_READ((struct sock___ah *)key, sk_lock.owned)) {
+		f->timer_ns = bpf_ktime_get_ns();
+		return 0;
+	}
+	cpu = bpf_map_lookup_elem(&ah_timer_cpu, &zero);
+	if (!cpu)
+		return 0;
+	if (!*cpu)
+		__sync_fetch_and_add(&ah_timers_running, 1);
+	*cpu = key;
 	return 0;
 }
 

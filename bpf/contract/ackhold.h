@@ -97,7 +97,11 @@ struct ah_flow {
 	struct ah_totals totals;
 	__u64 held_since; /* arrival of the oldest unACKed segment; 0: none */
 	__u64 last_seg_ns;
-	__u64 timer_ns;   /* when the delayed-ACK timer last fired to send an ACK */
+	__u64 timer_ns;   /* when the delayed-ACK timer last fired to send an ACK
+			   * while the application held the socket: its handler
+			   * then runs later, at the socket's release */
+	__u32 timer_ack;  /* the ACK number the timer's handler last sent */
+	__u32 timer_ack_valid;
 	__u32 end_seq;    /* the furthest end of the segments seen */
 	__u32 repair;     /* the running hold has a segment out of order or again */
 	__u32 acked;      /* the latest ACK number sent */
