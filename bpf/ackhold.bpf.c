@@ -443,6 +443,13 @@ static __always_inline bool has_payload(const struct sk_buff *skb, const struct 
 	return skb->len > before;
 }
 
+/* the TCP header of a packet this host sends; false unless it carries an ACK */
+static __always_inline bool read_ack(const struct sk_buff *skb, struct ah_tcphdr *th)
+{
+	return !bpf_probe_read_kernel(th, sizeof(*th), skb->head + skb->transport_header) &&
+	       (th->flags & 0x10);
+}
+
 SEC("tp_btf/net_dev_start_xmit")
 int BPF_PROG(ah_xmit, struct sk_buff *skb, void *dev)
 {
@@ -460,9 +467,7 @@ int BPF_PROG(ah_xmit, struct sk_buff *skb, void *dev)
 	f = bpf_map_lookup_elem(&ah_flows, &key);
 	if (!f)
 		return 0;
-	if (bpf_probe_read_kernel(&th, sizeof(th), skb->head + skb->transport_header))
-		return 0;
-	if (!(th.flags & 0x10))
+	if (!read_ack(skb, &th))
 		return 0;
 	ack = bpf_ntohl(th.ack_seq);
 	direct = f->timer_ack_valid && f->timer_ack == ack;
@@ -529,9 +534,7 @@ int BPF_PROG(ah_queue, struct sk_buff *skb)
 	if (!cpu || !key || *cpu != key)
 		return 0;
 	f = bpf_map_lookup_elem(&ah_flows, &key);
-	if (!f || bpf_probe_read_kernel(&th, sizeof(th), skb->head + skb->transport_header))
-		return 0;
-	if (!(th.flags & 0x10))
+	if (!f || !read_ack(skb, &th))
 		return 0;
 	f->timer_ack = bpf_ntohl(th.ack_seq);
 	f->timer_ack_valid = 1;
