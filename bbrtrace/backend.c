@@ -611,6 +611,11 @@ struct bt_backend *bt_backend_open(enum bt_backend_kind kind, const struct bt_co
 	return b;
 }
 
+void bt_backend_set_ahead(struct bt_backend *b, bt_reorder_ahead_fn ahead, void *ctx)
+{
+	bt_reorder_set_ahead(&b->reorder, ahead, ctx);
+}
+
 /*
  * Waits for data or the timeout, then empties every CPU's batch and hands
  * on, in time order, all events older than the moment the flush began.

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bbrtrace/reorder.h"
 #include "bpf/contract/bbrtrace.h"
 
 enum bt_backend_kind { BT_AUTO = 0, BT_FENTRY, BT_KPROBE, BT_STRUCT_OPS };
@@ -48,6 +49,9 @@ struct bt_backend;
  */
 struct bt_backend *bt_backend_open(enum bt_backend_kind kind, const struct bt_config *cfg,
 				   bt_event_fn fn, void *ctx, char *why, size_t len, int *code);
+/* the consumer's hints for the events handed on soon, ahead(ctx, ...)
+ * (bbrtrace/reorder.h), or NULL for none */
+void bt_backend_set_ahead(struct bt_backend *b, bt_reorder_ahead_fn ahead, void *ctx);
 /* events consumed, 0 on timeout, -EINTR when interrupted, other -errno on error */
 int bt_backend_poll(struct bt_backend *b, int timeout_ms);
 /* consume what the ring buffer still holds */

@@ -309,6 +309,43 @@ static struct flow *flow_get(struct bt_detect *d, const struct bt_sample *s, boo
 	return f;
 }
 
+/* the cache lines of a flow's state that an ACK reads and writes, by the
+ * fields that open them (struct flow's order) */
+static void prefetch_flow(const struct flow *f)
+{
+	tk_prefetch(&f->key);
+	tk_prefetch(&f->throttle_demand_bps);
+	tk_prefetch(&f->demand.last);
+	tk_prefetch(&f->cul.key);
+	tk_prefetch(&f->stall);
+}
+
+_Static_assert(BT_REORDER_STAGES == 3, "the hints' three stages: slot, state, checkpoints");
+
+/* the flow under an event's cookie, when its home slot holds it */
+static const struct flow *flow_hinted(const struct bt_detect *d, const struct bt_event *e)
+{
+	return e && e->cookie ? bt_flowtab_peek(&d->flows, e->cookie) : NULL;
+}
+
+void bt_detect_ahead(void *detector, const struct bt_event *const e[BT_REORDER_STAGES])
+{
+	const struct bt_detect *d = detector;
+	const struct flow *f;
+
+	if (e[0] && e[0]->cookie)
+		bt_flowtab_prefetch(&d->flows, e[0]->cookie);
+	if ((f = flow_hinted(d, e[1])))
+		prefetch_flow(f);
+	if ((f = flow_hinted(d, e[2])))
+		bt_demand_prefetch(&f->demand);
+}
+
+bool bt_detect_hints_pay(const struct bt_detect *d)
+{
+	return d->flows.n >= BT_DETECT_PREFETCH_FLOWS;
+}
+
 void bt_detect_close(struct bt_detect *d, const struct bt_sample *s)
 {
 	struct flow *f = bt_flowtab_del(&d->flows, flow_key(s));

@@ -80,6 +80,7 @@
 #include <stdint.h>
 
 #include "bbrtrace/culprit.h"
+#include "bbrtrace/reorder.h"
 #include "trace.h"
 
 /*
@@ -111,6 +112,30 @@ void bt_detect_free(struct bt_detect *d);
 bool bt_detect_feed(struct bt_detect *d, const struct bt_sample *s, struct bt_collapse *c);
 /* one write of a flow (kind BT_KIND_WRITE), in time order with its ACKs */
 void bt_detect_write(struct bt_detect *d, const struct bt_sample *w);
+/*
+ * The detector's hints, a bt_reorder_ahead_fn with the detector for ctx:
+ * the events in e[] are fed soon, one a stage (bbrtrace/reorder.h). Stage 0
+ * fetches its flow's table slot into the cache, 1 its state's per-ACK
+ * lines, 2 its demand checkpoints' (each stage reads what the one before
+ * fetched). With many flows each of these lines is a miss, and fed in time
+ * order the flows take turns, so no hardware prefetcher sees them coming.
+ * Nothing changes: an event without a socket cookie (a socket's first
+ * samples) or a flow not in its home slot is skipped. It reads the flow
+ * table and the flows' state only: whoever runs it without the detector's
+ * lock must be the one thread that feeds it.
+ */
+void bt_detect_ahead(void *detector, const struct bt_event *const e[BT_REORDER_STAGES]);
+/*
+ * Whether the hints pay: with fewer than BT_DETECT_PREFETCH_FLOWS flows
+ * their state stays in a core's caches between two ACKs of a flow, and the
+ * hints' instructions (about 140 an ACK) cost more than the misses they
+ * hide (bench/bbrtrace_detect: 1.11x at 1 flow). In bbrtrace itself,
+ * where the flows' own traffic runs between its polls, they are even at
+ * 1,000 flows and pay at 10,000, the more the sooner they start while the
+ * flows come (bench/22-scale; ratios in the commit that set it)
+ */
+#define BT_DETECT_PREFETCH_FLOWS 512
+bool bt_detect_hints_pay(const struct bt_detect *d);
 /* the flow's socket closed (kind BT_KIND_CLOSE): its state goes */
 void bt_detect_close(struct bt_detect *d, const struct bt_sample *s);
 /* after bt_detect_feed() or bt_detect_write(): true and *out filled when that

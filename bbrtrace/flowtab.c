@@ -6,15 +6,6 @@
 
 #define FLOWTAB_MIN_CAP 64
 
-/* the key's home slot: a 64-bit mix, since cookies are sequential */
-static size_t home(const struct bt_flowtab *t, uint64_t key)
-{
-	key ^= key >> 33;
-	key *= 0xff51afd7ed558ccdull;
-	key ^= key >> 33;
-	return (size_t)key & (t->cap - 1);
-}
-
 void bt_flowtab_init(struct bt_flowtab *t, size_t max)
 {
 	*t = (struct bt_flowtab){ .max = max ? max : 1 };
@@ -23,7 +14,7 @@ void bt_flowtab_init(struct bt_flowtab *t, size_t max)
 /* the slot holding key, or the empty slot where it would go */
 static size_t find(const struct bt_flowtab *t, uint64_t key)
 {
-	size_t i = home(t, key);
+	size_t i = bt_flowtab_home(t, key);
 
 	while (t->slot[i].val && t->slot[i].key != key)
 		i = (i + 1) & (t->cap - 1);
@@ -85,7 +76,7 @@ void *bt_flowtab_del(struct bt_flowtab *t, uint64_t key)
 	t->slot[hole].val = NULL;
 	t->n--;
 	for (i = (hole + 1) & mask; t->slot[i].val; i = (i + 1) & mask) {
-		size_t h = home(t, t->slot[i].key);
+		size_t h = bt_flowtab_home(t, t->slot[i].key);
 
 		/* entry i may move back to the hole when its home is not in (hole, i] */
 		if (((i - h) & mask) >= ((i - hole) & mask)) {

@@ -5,10 +5,12 @@
  * is one), stably, so that equal times keep their arrival order.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bbrtrace/reorder.h"
+#include "common.h"
 
 /* an event's place in the time order: its time and where it waits */
 struct bt_reorder_key {
@@ -105,17 +107,62 @@ static struct bt_reorder_key *sort_keys(struct bt_reorder *r)
 	return a;
 }
 
+/* all of an event's cache lines, for reading */
+static void prefetch_event(const struct bt_event *e)
+{
+	const char *p = (const char *)e;
+
+	for (size_t off = 0; off < sizeof(*e); off += 64)
+		tk_prefetch(p + off);
+	tk_prefetch(p + sizeof(*e) - 1);
+}
+
+/* the hints for the events handed on after event k of the m released */
+static void run_ahead(const struct bt_reorder *r, const struct bt_reorder_key *key, size_t k,
+		      size_t m)
+{
+	const struct bt_event *e[BT_REORDER_STAGES];
+	size_t j = k + (BT_REORDER_STAGES + 1) * BT_REORDER_AHEAD;
+
+	if (j < m)
+		prefetch_event(&r->ev[key[j].i]);
+	if (!r->ahead)
+		return;
+	/* stage s for an event whose stage 0 ran (k >= s x BT_REORDER_AHEAD):
+	 * the first events of a release get no hints rather than a stage that
+	 * reads what no earlier stage fetched. Away from the release's ends
+	 * (most steps) every stage has its event */
+	bool inside = k >= (BT_REORDER_STAGES - 1) * BT_REORDER_AHEAD &&
+		      k + BT_REORDER_STAGES * BT_REORDER_AHEAD < m;
+
+	for (unsigned int s = 0; s < BT_REORDER_STAGES; s++) {
+		j = k + (BT_REORDER_STAGES - s) * BT_REORDER_AHEAD;
+		e[s] = inside || (j < m && k >= s * BT_REORDER_AHEAD) ? &r->ev[key[j].i] : NULL;
+	}
+	r->ahead(r->ahead_ctx, e);
+}
+
+void bt_reorder_set_ahead(struct bt_reorder *r, bt_reorder_ahead_fn ahead, void *ctx)
+{
+	r->ahead = ahead;
+	r->ahead_ctx = ctx;
+}
+
 size_t bt_reorder_release(struct bt_reorder *r, uint64_t before_ns, bt_reorder_fn fn, void *ctx)
 {
 	struct bt_reorder_key *key;
 	struct bt_event *t;
-	size_t k = 0;
+	size_t k = 0, m = 0;
 
 	if (!r->n)
 		return 0;
 	key = sort_keys(r);
-	while (k < r->n && key[k].t_ns < before_ns)
-		fn(ctx, &r->ev[key[k++].i]);
+	while (m < r->n && key[m].t_ns < before_ns)
+		m++;
+	for (; k < m; k++) {
+		run_ahead(r, key, k, m);
+		fn(ctx, &r->ev[key[k].i]);
+	}
 	/* the events that wait on, in time order */
 	for (size_t j = k; j < r->n; j++)
 		r->spare[j - k] = r->ev[key[j].i];

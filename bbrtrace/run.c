@@ -331,6 +331,11 @@ int bt_run_loop(const struct bt_env *env, struct bt_run *r)
 	while (!exiting) {
 		uint64_t now;
 
+		/* the detector's hints, while they pay (bbrtrace/detect.h); they
+		 * run outside its lock, in this thread, the one that feeds it */
+		if (r->det)
+			bt_backend_set_ahead(r->b, bt_detect_hints_pay(r->det) ? bt_detect_ahead : NULL,
+					     r->det);
 		/* every poll period ends with each CPU's batch flushed and read, so
 		 * output and /metrics are at most one period behind */
 		err = bt_backend_poll(r->b, 100);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * What bbrtrace --detect --records events costs in user space per ACK, with
- * FLOWS flows at once: the tool's own path (bt_reorder, bt_sample_decode,
- * bt_detect_feed; no record is written but the rare collapse) fed from
- * memory in the kernel's per-CPU batches. Each flow's max-bw filter moves as
+ * FLOWS flows at once: the tool's own path (bt_reorder, with the detector's
+ * hints from BT_DETECT_PREFETCH_FLOWS flows on, bt_sample_decode,
+ * bt_detect_feed; no record is written) fed from memory in the kernel's
+ * per-CPU batches. Each flow's max-bw filter moves as
  * BBR's does on a bulk flow (new maxima, a round every few ACKs, a 10-round
  * window), so the culprit slots, the demand checkpoints and the stall
  * tracker do their real work; the flows take turns, as ACKs of many flows
@@ -154,8 +155,11 @@ int main(int argc, char **argv)
 			}
 		}
 		t += 32 * gap;
-		if ((i & 8191) == 0)
+		if ((i & 8191) == 0) {
+			/* the detector's hints, as bbrtrace/run.c runs them */
+			bt_reorder_set_ahead(&ro, bt_detect_hints_pay(c.d) ? bt_detect_ahead : NULL, c.d);
 			bt_reorder_release(&ro, t - 16 * gap, feed_one, &c);
+		}
 	}
 	bt_reorder_release(&ro, UINT64_MAX, feed_one, &c);
 	t1 = tk_mono_ns();

@@ -87,6 +87,16 @@ uint64_t bt_demand_measured(const struct bt_demand *d, uint64_t now_ns, bool *ap
  * BT_DEMAND_STEP_NS old), bit/s; 0 before the first. It costs nothing a sample:
  * each sample's is kept with it (bbrtrace/culprit.h) */
 uint64_t bt_demand_recent(const struct bt_demand *d);
+/* a hint before the flow's next sample: the ring's lines that a checkpoint
+ * reads and writes (the oldest kept, the next one's place), fetched into the
+ * cache (inline: it runs for every event) */
+static inline void bt_demand_prefetch(const struct bt_demand *d)
+{
+	if (!d->n)
+		return;
+	tk_prefetch(&d->cp[(d->head - d->n) & (d->cap - 1)]);
+	tk_prefetch(&d->cp[d->head]);
+}
 void bt_demand_free(struct bt_demand *d);
 
 #endif

@@ -214,6 +214,73 @@ static void test_reorder_many_batches(void **state)
 	bt_reorder_free(&r);
 }
 
+#define AHEAD_EVENTS 200
+#define AHEAD_STAGES BT_REORDER_STAGES
+
+/* per event (its cookie): the stages hinted so far, and whether handed on */
+struct ahead_seen {
+	unsigned int stages[AHEAD_EVENTS];
+	bool handed[AHEAD_EVENTS];
+	bool ok;
+};
+
+static void on_ahead(void *ctx, const struct bt_event *const e[BT_REORDER_STAGES])
+{
+	struct ahead_seen *s = ctx;
+
+	/* stages in order, each once, all before the event is handed on */
+	for (unsigned int stage = 0; stage < AHEAD_STAGES; stage++) {
+		if (!e[stage])
+			continue;
+		if (s->stages[e[stage]->cookie] != stage || s->handed[e[stage]->cookie])
+			s->ok = false;
+		s->stages[e[stage]->cookie] = stage + 1;
+	}
+}
+
+static int on_handed(void *ctx, const struct bt_event *e)
+{
+	struct ahead_seen *s = ctx;
+
+	s->handed[e->cookie] = true;
+	return 0;
+}
+
+/* release runs the hints' stages for the events it hands on, in order and
+ * before each is handed on; every event but the first few of a release
+ * gets all of them, and an event that waits gets none */
+static void test_reorder_ahead(void **state)
+{
+	static struct ahead_seen s = { .ok = true };
+	struct bt_reorder r = {};
+	struct bt_event e;
+	(void)state;
+
+	memset(&e, 0, sizeof(e));
+	bt_reorder_set_ahead(&r, on_ahead, &s);
+	for (uint64_t i = 0; i < AHEAD_EVENTS; i++) {
+		/* two CPUs' batches of 10, interleaved in time */
+		e.t_ns = 1000 + (i / 20) * 20 + (i % 10) * 2 + (i / 10) % 2;
+		e.cookie = i;
+		assert_int_equal(bt_reorder_push(&r, &e), 0);
+	}
+	tk_assert_cmp(bt_reorder_release(&r, 1100, on_handed, &s), ==, 100);
+	for (uint64_t i = 0; i < AHEAD_EVENTS; i++)
+		if (!s.handed[i])
+			tk_assert_cmp(s.stages[i], ==, 0); /* waits: no hint yet */
+	tk_assert_cmp(bt_reorder_release(&r, UINT64_MAX, on_handed, &s), ==, 100);
+	assert_true(s.ok);
+	size_t hinted = 0;
+
+	for (uint64_t i = 0; i < AHEAD_EVENTS; i++) {
+		assert_true(s.handed[i]);
+		hinted += s.stages[i] == AHEAD_STAGES;
+	}
+	/* each release's first AHEAD_STAGES x BT_REORDER_AHEAD come too soon */
+	tk_assert_cmp(hinted, >=, AHEAD_EVENTS - 2 * AHEAD_STAGES * BT_REORDER_AHEAD);
+	bt_reorder_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -223,6 +290,7 @@ int main(void)
 		cmocka_unit_test(test_json_record),
 		cmocka_unit_test(test_reorder),
 		cmocka_unit_test(test_reorder_many_batches),
+		cmocka_unit_test(test_reorder_ahead),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -47,11 +47,23 @@ static void test_random_ops(void **state)
 			break;
 		default:
 			assert_ptr_equal(bt_flowtab_get(&t, k * 4096), ref[k]);
+			/* the hint's lookup finds the value or nothing, never another's */
+			v = bt_flowtab_peek(&t, k * 4096);
+			assert_true(v == NULL || v == ref[k]);
+			bt_flowtab_prefetch(&t, k * 4096);
 		}
 		assert_int_equal(t.n, n);
 	}
 	for (uint64_t k = 0; k < KEYS; k++)
 		assert_ptr_equal(bt_flowtab_get(&t, k * 4096), ref[k]);
+	/* at most half full, most keys sit in their home slot, where the hint
+	 * looks: at least half of them (a count, not a probability bound: the
+	 * seed is fixed) */
+	size_t home = 0;
+
+	for (uint64_t k = 0; k < KEYS; k++)
+		home += ref[k] && bt_flowtab_peek(&t, k * 4096) == ref[k];
+	assert_true(2 * home >= n);
 	bt_flowtab_free(&t);
 }
 
