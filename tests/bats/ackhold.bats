@@ -147,7 +147,7 @@ expect_bbrpcap_agrees() {
 }
 
 @test "a push with delayed ACKs: ackhold's holds are the receiver's capture's (tshark, bbrpcap), its timer's the kernel's, each throttling delayed_ack collapse one of its delayed ACKs; the verdict names the pusher" {
-	local d=$BATS_TEST_TMPDIR/off peer timer kernel collapses rec
+	local d=$BATS_TEST_TMPDIR/off peer timer kernel collapses rec bad
 	push app-ack off "$d" 15
 	rec=$d/ackhold.jsonl
 	peer=$(jq -r 'select(.type == "peer") | .peer' "$rec")
@@ -169,9 +169,18 @@ expect_bbrpcap_agrees() {
 	echo "# bbrtrace's throttling delayed_ack collapses (its rcv_interval ms, what ended ackhold's hold of" \
 		"that ACK, the hold ms): $(paste -sd, <<< "$collapses")" >&3
 	expect_cmp "$(grep -c . <<< "$collapses")" -gt 0 "throttling delayed_ack collapses"
-	# a hold ackhold wrote unseen is one it reports, without its length
-	expect_equal "$(awk '$2 != "timer" && $2 != "read" && $2 != "answer" && $2 != "unseen"' <<< "$collapses" |
-		grep -c . || true)" 0 "collapses whose ACK this host did not delay"
+	# a hold ackhold wrote unseen is one it reports, without its length. In
+	# an emulated guest starved by a busy host, the receiver can send an ACK
+	# 10 ms late with no delayed ACK scheduled ("late": not the ACK policy's,
+	# ackhold says, and it is right), and the pusher, which sees only a late
+	# ACK, names it delayed_ack: one such collapse in ci78 (6.12 beside the
+	# 6.1 guest and a busy core, where ackhold counted none of 668 ACKs the
+	# timer's, every firing deferred to the application's release)
+	local allowed='$2 != "timer" && $2 != "read" && $2 != "answer" && $2 != "unseen"'
+	[ "$AH_EMULATED" = 1 ] && allowed="$allowed"' && $2 != "late"'
+	bad=$(awk "$allowed" <<< "$collapses")
+	[ -z "$bad" ] || echo "# collapses whose ACK this host did not delay (rcv ms, end, hold ms): $(paste -sd, <<< "$bad")"
+	expect_equal "$(grep -c . <<< "$bad" || true)" 0 "collapses whose ACK this host did not delay"
 	tk_run jq -r 'select(.type == "verdict") | .text' "$rec"
 	expect_output "This host held back 1 of its 1 peer(s). $peer (to port $PORT): this host delayed"
 	expect_output "Fix: on the receiver 10.77.2.2, \`quickack on --to $peer --host\`"
