@@ -322,10 +322,16 @@ static void prefetch_flow(const struct flow *f)
 
 _Static_assert(BT_REORDER_STAGES == 3, "the hints' three stages: slot, state, checkpoints");
 
+/* an event's key in the flow table, for a hint: its socket cookie (0: none) */
+static uint64_t hint_key(const struct bt_event *e)
+{
+	return e ? e->cookie : 0;
+}
+
 /* the flow under an event's cookie, when its home slot holds it */
 static const struct flow *flow_hinted(const struct bt_detect *d, const struct bt_event *e)
 {
-	return e && e->cookie ? bt_flowtab_peek(&d->flows, e->cookie) : NULL;
+	return hint_key(e) ? bt_flowtab_peek(&d->flows, hint_key(e)) : NULL;
 }
 
 void bt_detect_ahead(void *detector, const struct bt_event *const e[BT_REORDER_STAGES])
@@ -333,8 +339,8 @@ void bt_detect_ahead(void *detector, const struct bt_event *const e[BT_REORDER_S
 	const struct bt_detect *d = detector;
 	const struct flow *f;
 
-	if (e[0] && e[0]->cookie)
-		bt_flowtab_prefetch(&d->flows, e[0]->cookie);
+	if (hint_key(e[0]))
+		bt_flowtab_prefetch(&d->flows, hint_key(e[0]));
 	if ((f = flow_hinted(d, e[1])))
 		prefetch_flow(f);
 	if ((f = flow_hinted(d, e[2])))

@@ -5,7 +5,6 @@
  * is one), stably, so that equal times keep their arrival order.
  */
 #include <errno.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,14 +129,10 @@ static void run_ahead(const struct bt_reorder *r, const struct bt_reorder_key *k
 		return;
 	/* stage s for an event whose stage 0 ran (k >= s x BT_REORDER_AHEAD):
 	 * the first events of a release get no hints rather than a stage that
-	 * reads what no earlier stage fetched. Away from the release's ends
-	 * (most steps) every stage has its event */
-	bool inside = k >= (BT_REORDER_STAGES - 1) * BT_REORDER_AHEAD &&
-		      k + BT_REORDER_STAGES * BT_REORDER_AHEAD < m;
-
+	 * reads what no earlier stage fetched */
 	for (unsigned int s = 0; s < BT_REORDER_STAGES; s++) {
 		j = k + (BT_REORDER_STAGES - s) * BT_REORDER_AHEAD;
-		e[s] = inside || (j < m && k >= s * BT_REORDER_AHEAD) ? &r->ev[key[j].i] : NULL;
+		e[s] = j < m && k >= s * BT_REORDER_AHEAD ? &r->ev[key[j].i] : NULL;
 	}
 	r->ahead(r->ahead_ctx, e);
 }
