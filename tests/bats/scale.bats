@@ -68,16 +68,22 @@ teardown_file() {
 	# (-s: jq 1.6's -e misjudges a select() that ends empty)
 	jq -e -s 'map(select(.type=="summary"))[0] | .lost == 0 and .samples_untracked == 0 and .samples > 10000' \
 		"$d/trace.jsonl"
-	# all 21 peers seen; the bad receiver, and only it, needs a fix: the
-	# quickack command for it, a host route, and why the scope of its port
-	# (pushsim's 5400) does not stop them. Its held ACKs throttle it at least once: 8
-	# times in 30 s with the shake's three lanes beside it, once (for 198 ms,
-	# 81 kB held back: past the fix's floors) with a fourth lane on two cores
+	# all 21 peers seen; the bad receiver, and only it, is harmed: its held
+	# ACKs throttle it at least once, and its fix is quickack on that
+	# receiver. Which fix depends on how much they held back, which the
+	# machine's load sets: past the fix's floors (8 throttles in 30 s with
+	# the shake's three lanes beside it; once for 198 ms, 81 kB, with a
+	# fourth lane) the collapses' fix, a host route to this sender; under
+	# them (an idle fresh clone: once, 9.1 ms, 3.7 kB) the fix of the Nagle
+	# stalls its late ACKs end (22 in 30 s, 0.79 s), TCP_NODELAY on the
+	# sender and quickack on its port. The choice between them is the
+	# verdict's unit tests' (test_detect: the fix's floors)
 	jq -e -s --arg bad "$BAD" 'map(select(.type=="verdict"))[0] | .flows >= 1000 and .peers >= 21 and .peers_harmed == 1
 		and (.worst_peers | length == 1 and .[0].peer == $bad and .[0].delayed_ack >= 1
 		and .[0].port == 5400
-		and .[0].fix == "on the receiver \($bad), `quickack on --to 10.205.0.1 --host` (a host route to this sender alone), so that it ACKs at once; a socket scope on its port, `quickack on --port 5400`, touches no route but does not stop these: it caps each hold at 2 jiffies (8 ms at HZ 250) at best, and holds that long still collapse the estimate")' "$d/trace.jsonl" ||
+		and (.[0].fix == "on the receiver \($bad), `quickack on --to 10.205.0.1 --host` (a host route to this sender alone), so that it ACKs at once; a socket scope on its port, `quickack on --port 5400`, touches no route but does not stop these: it caps each hold at 2 jiffies (8 ms at HZ 250) at best, and holds that long still collapse the estimate"
+			or (.[0].nagle_stalls >= 1 and (.[0].fix | contains("and on the receiver \($bad), `quickack on --port 5400`")))))' "$d/trace.jsonl" ||
 		{ jq -r 'select(.type=="verdict") | .text' "$d/trace.jsonl"; return 1; }
-	jq -e -s --arg bad "$BAD" 'map(select(.type=="verdict"))[0] | .fix | test("on the receiver \($bad), `quickack on --to 10.205.0.1 --host`")' \
+	jq -e -s --arg bad "$BAD" 'map(select(.type=="verdict"))[0] | .fix | test("on the receiver \($bad), `quickack on --(to 10.205.0.1 --host|port 5400)`")' \
 		"$d/trace.jsonl"
 }
