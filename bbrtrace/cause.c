@@ -74,6 +74,13 @@ static void classify_burst(const struct bt_cause_in *in, struct bt_collapse *c)
 		 ms(h->snd_interval_us), ms(h->rcv_interval_us), (double)c->bw_bps * TK_MBPS_PER_BPS_F);
 }
 
+/* the new estimate is under (1 - collapse ratio) x what the flow delivered, when that is known */
+static bool path_gives_less(const struct bt_cause_in *in, const struct bt_collapse *c)
+{
+	return in->delivered_bps &&
+	       (double)c->bw_bps < (1.0 - in->cfg->collapse_ratio) * (double)in->delivered_bps;
+}
+
 /*
  * The culprit measured the path (its intervals agree, or a queue drained): a
  * rate_drop when the new estimate is under (1 - collapse ratio) x what the
@@ -86,7 +93,7 @@ static bool path_still_gives(const struct bt_cause_in *in, struct bt_collapse *c
 {
 	double d = (double)in->delivered_bps;
 
-	if (!in->delivered_bps || (double)c->bw_bps < (1.0 - in->cfg->collapse_ratio) * d)
+	if (!in->delivered_bps || path_gives_less(in, c))
 		return false;
 	if (burst_max(in, c)) {
 		classify_burst(in, c);
@@ -190,7 +197,15 @@ static void classify_rest(const struct bt_cause_in *in, struct bt_collapse *c,
 		return;
 	}
 	if (!c->reset_by_ack) {
-		classify_expired(in, c, who);
+		/* the largest sample left drained a bulk flow's queue at a rate
+		 * under what the flow delivered: the path gives less, whether a
+		 * new sample or the window's rotation let the old maximum go
+		 * (the intervals' agreement is judged so either way) */
+		if (!k->is_app_limited && !bt_cause_in_noise(k) && queue_drained(k) &&
+		    path_gives_less(in, c))
+			classify_queue(in, c, who);
+		else
+			classify_expired(in, c, who);
 		return;
 	}
 	if ((double)snd > in->cfg->agree_ratio * (double)rcv) {

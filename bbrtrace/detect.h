@@ -49,12 +49,18 @@
  *   rate_drop     the culprit is not app-limited and its two intervals
  *                 agree (the larger is at most agree_ratio, BT_AGREE_RATIO,
  *                 times the smaller): the path really delivered less.
+ *                 So is a bulk culprit over the noise floor that drained a
+ *                 queue (more than BT_DELACK_MAX_SEGS segments, received
+ *                 over longer than they were sent) when the new estimate is
+ *                 under (1 - collapse_ratio) x what the flow delivered,
+ *                 this ACK's sample or an earlier one.
  *   lone_segment  the kernel flagged the culprit a lone segment ACKed alone
  *                 (is_ack_delayed), at most BT_DELACK_MAX_SEGS delivered, its
  *                 receive interval over its send interval but under the
  *                 floor: a sub-MSS segment ACKed microseconds late.
  *   max_expired   an earlier sample is the new estimate (not this ACK's) and
- *                 it shows neither a held ACK nor an agreeing path: the
+ *                 it shows neither a held ACK, an agreeing path nor a
+ *                 queue draining under what the flow delivered: the
  *                 filter's window let an old maximum expire; the evidence
  *                 gives its age and what set it (often a burst).
  *   sender_limited this ACK's sample, its send interval over agree_ratio x

@@ -1244,6 +1244,53 @@ static void test_verdict_nothing_throttled(void **state)
 	bt_detect_free(d);
 }
 
+/*
+ * A bulk flow at 36 Mbit/s behind a deep queue when its path is cut to 10
+ * Mbit/s (scenarios.bats' deep queue, as the 6.18 host traced it): the
+ * filter lets the old 108 Mbit/s maximum go, and the largest sample left
+ * drained 70 segments, sent in 26.4 ms, over 74.9 ms. Under 0.7 x what the
+ * flow delivered, that is the path giving less: a rate_drop that throttles,
+ * as when this ACK's own sample shows it. The same sample with the flow
+ * delivering 12 Mbit/s still gives what it had: max_expired, harmless
+ */
+static void test_expired_onto_a_draining_queue(void **state)
+{
+	const uint64_t bw_old = 108 * MBIT, per_ms[] = { 4500, 1500 };
+	const uint64_t bw_q = bt_bw_to_bps((uint32_t)((70ull << 24) / 74900), 1448);
+	(void)state;
+
+	for (unsigned int k = 0; k < 2; k++) {
+		struct bt_detect *d = bt_detect_new(NULL);
+		struct bt_collapse c;
+		struct bt_sample s;
+		uint64_t t = 1, una = 1000;
+
+		for (unsigned int i = 0; i < 1000; i++, t += MS, una += per_ms[k]) {
+			s = mk(t, bw_old, bw_old, 3, 1000, 1000, false);
+			s.snd_una = (uint32_t)una;
+			assert_false(bt_detect_feed(d, &s, &c));
+		}
+		s = mk(t, bw_old, bw_old, 70, 26400, 74900, false);
+		s.snd_una = (uint32_t)una;
+		assert_false(bt_detect_feed(d, &s, &c));
+		t += MS;
+		s = mk(t, bw_old, bw_q, 3, 1000, 1000, false); /* its own sample is not the new max */
+		s.snd_una = (uint32_t)una;
+		assert_true(bt_detect_feed(d, &s, &c));
+		assert_false(c.reset_by_ack);
+		if (k == 0) {
+			assert_string_equal(bt_cause_names[c.cause], bt_cause_names[BT_CAUSE_RATE_DROP]);
+			assert_int_equal(c.impact, BT_IMPACT_THROTTLING);
+			assert_non_null(strstr(c.evidence, "an earlier sample: 70 segments sent in 26.400 ms "
+							   "drained over 74.900 ms"));
+		} else {
+			assert_string_equal(bt_cause_names[c.cause], bt_cause_names[BT_CAUSE_MAX_EXPIRED]);
+			assert_int_equal(c.impact, BT_IMPACT_HARMLESS);
+		}
+		bt_detect_free(d);
+	}
+}
+
 /* a stream at 4 Mbit/s, its estimate at 300 Mbit/s, then samples whose intervals
  * agree (not app-limited) at 100 and 90 Mbit/s: the path still gives more than the
  * stream delivered, so no rate drop but an old maximum let go (max_expired,
@@ -1596,6 +1643,7 @@ int main(void)
 		cmocka_unit_test(test_verdict_notes_lost),
 		cmocka_unit_test(test_verdict_stalls_untraced),
 		cmocka_unit_test(test_verdict_rate_clause_throttling_only),
+		cmocka_unit_test(test_expired_onto_a_draining_queue),
 		cmocka_unit_test(test_young_flow_demand),
 		cmocka_unit_test(test_demand_keeps_its_window_only),
 		cmocka_unit_test(test_impact),
