@@ -50,6 +50,7 @@ struct flow {
 	/* the throttle is a policer's: it ends when BBR leaves its long-term rate */
 	bool throttle_lt;
 	bool throttle_app; /* it began on an app-limited flow */
+	uint8_t throttle_cause; /* the cause of the collapse that began it */
 	struct bt_demand demand;     /* bytes ACKed over the last window */
 	struct bt_culprits cul;      /* the samples behind the filter's values */
 	struct bt_stall_state stall; /* the sender's stall in progress (bbrtrace/stall.h) */
@@ -518,6 +519,7 @@ static void impact_of(struct bt_detect *d, struct flow *f, struct bt_collapse *c
 		f->throttle_end_bps = c->need_bps;
 		f->throttle_lt = !app && c->cause == BT_CAUSE_LOSS_POLICER;
 		f->throttle_app = app;
+		f->throttle_cause = (uint8_t)c->cause;
 	}
 }
 
@@ -537,6 +539,7 @@ static void throttle_track(struct bt_detect *d, struct flow *f, const struct bt_
 	dt = s->t_ns > from ? s->t_ns - from : 0;
 	late = paced < f->throttle_demand_bps ? (double)(f->throttle_demand_bps - paced) * (double)dt / 8e9 : 0;
 	d->st.throttled_ns += dt;
+	d->st.throttled_ns_by[f->throttle_cause] += dt;
 	d->st.late_bytes += late;
 	HARM(d, f, s->t_ns, (h->throttled_ns += dt, h->late_bytes += late));
 	if (s->fin_acked || (f->throttle_lt ? !s->lt_use_bw : allowed_bps(s) >= f->throttle_end_bps))

@@ -177,6 +177,8 @@ struct bt_detect_stats {
 	uint64_t throttling_app;           /* of those, of an app-limited flow (its need:
 					    * BT_THROTTLE_HEADROOM x its demand) */
 	uint64_t throttled_ns;             /* time flows spent throttled, summed over flows */
+	uint64_t throttled_ns_by[BT_NCAUSES]; /* of that, by the cause of the collapse that
+					       * began each throttle */
 	double late_bytes;                 /* bytes their demand wanted that the pacing held back */
 	uint64_t throttles_open;           /* flows still throttled at their last sample: their
 					    * cost so far is a floor */

@@ -41,6 +41,7 @@ static void report_stats(struct bt_run *r, enum rec_format fmt)
 	X("throttling_by_cause", REC_KV, 0, REC_NOCOL, verdict ? rv_kv(tkv, BT_NCAUSES) : rv_null()) \
 	X("throttled_s", REC_F64, 3, REC_NOCOL,                                           \
 	  verdict ? rv_f64((double)verdict->st.throttled_ns / TK_NSEC_PER_SEC_F) : rv_null()) \
+	X("throttled_us_by_cause", REC_KV, 0, REC_NOCOL, verdict ? rv_kv(ukv, BT_NCAUSES) : rv_null()) \
 	X("late_bytes", REC_U64, 0, REC_NOCOL,                                            \
 	  verdict ? rv_u64((uint64_t)verdict->st.late_bytes) : rv_null())                 \
 	X("samples_untracked", REC_U64, 0, REC_NOCOL, verdict ? rv_u64(verdict->st.samples_untracked) : rv_null()) \
@@ -61,13 +62,14 @@ const struct rec_schema bt_summary_schema = { "summary", summary_fields,
 static void write_summary(const struct bt_env *env, struct bt_run *r, uint64_t lost, double elapsed,
 			  const struct bt_verdict *verdict)
 {
-	struct rec_kv kv[BT_NCAUSES], tkv[BT_NCAUSES], skv[BT_NSTALL_CAUSES];
+	struct rec_kv kv[BT_NCAUSES], tkv[BT_NCAUSES], ukv[BT_NCAUSES], skv[BT_NSTALL_CAUSES];
 	const char *no_writes, *hook = bt_backend_write_hook(r->b, &no_writes);
 	double stalled_s = verdict ? (double)verdict->stalled_ns / TK_NSEC_PER_SEC_F : 0;
 
 	if (verdict) {
 		bt_verdict_by_cause(verdict, kv);
 		bt_verdict_throttling_by_cause(verdict, tkv);
+		bt_verdict_throttled_us_by_cause(verdict, ukv);
 		bt_verdict_stalls_by_cause(verdict, skv);
 	}
 	struct rec_value v[] = { SUMMARY_FIELDS(REC_VALUE) };

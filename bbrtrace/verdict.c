@@ -480,6 +480,14 @@ void bt_verdict_by_cause(const struct bt_verdict *v, struct rec_kv kv[BT_NCAUSES
 	}
 }
 
+void bt_verdict_throttled_us_by_cause(const struct bt_verdict *v, struct rec_kv kv[BT_NCAUSES])
+{
+	for (int i = 0; i < BT_NCAUSES; i++) {
+		kv[i].key = bt_cause_names[i];
+		kv[i].val = v->st.throttled_ns_by[i] / TK_NSEC_PER_USEC;
+	}
+}
+
 void bt_verdict_stalls_by_cause(const struct bt_verdict *v, struct rec_kv kv[BT_NSTALL_CAUSES])
 {
 	for (int i = 0; i < BT_NSTALL_CAUSES; i++) {

@@ -63,5 +63,8 @@ void bt_verdict_by_cause(const struct bt_verdict *v, struct rec_kv kv[BT_NCAUSES
 void bt_verdict_stalls_by_cause(const struct bt_verdict *v, struct rec_kv kv[BT_NSTALL_CAUSES]);
 /* the throttling collapses (impact), by cause */
 void bt_verdict_throttling_by_cause(const struct bt_verdict *v, struct rec_kv kv[BT_NCAUSES]);
+/* the time flows spent throttled, in us, by the cause of the collapse that began
+ * each throttle (the summary's: the whole trace's, never a window's) */
+void bt_verdict_throttled_us_by_cause(const struct bt_verdict *v, struct rec_kv kv[BT_NCAUSES]);
 
 #endif

@@ -1283,6 +1283,15 @@ static void test_expired_onto_a_draining_queue(void **state)
 			assert_int_equal(c.impact, BT_IMPACT_THROTTLING);
 			assert_non_null(strstr(c.evidence, "an earlier sample: 70 segments sent in 26.400 ms "
 							   "drained over 74.900 ms"));
+			/* the throttle's time goes to the cause that began it */
+			struct bt_detect_stats st;
+
+			s = mk(t + 5 * MS, bw_q, bw_q, 3, 1000, 1000, false);
+			s.snd_una = (uint32_t)una;
+			assert_false(bt_detect_feed(d, &s, &c));
+			bt_detect_stats(d, &st);
+			tk_assert_cmp(st.throttled_ns, ==, 5 * MS);
+			tk_assert_cmp(st.throttled_ns_by[BT_CAUSE_RATE_DROP], ==, 5 * MS);
 		} else {
 			assert_string_equal(bt_cause_names[c.cause], bt_cause_names[BT_CAUSE_MAX_EXPIRED]);
 			assert_int_equal(c.impact, BT_IMPACT_HARMLESS);
