@@ -10,7 +10,8 @@
 #                                          (bbrtrace_flow-kprobe)
 #
 # BBRKIT_SUITE_RUNS=N runs each suite N times in turn (tests/shake.sh), each
-# run's TAP in a file of its own (NN-NAME.rK.tap).
+# run's TAP in a file of its own (NN-NAME.rK.tap). A suite whose TAP is
+# already in OUT is not run again (a guest booted once more, run.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 label=$1 out=$2
@@ -78,6 +79,12 @@ while read -r kernels suite tag tests env; do
 	for ((r = 1; r <= runs; r++)); do
 		file=$out/$(printf '%02d' "$n")-$name.tap
 		[ "$runs" -eq 1 ] || file=${file%.tap}.r$r.tap
+		# its TAP is there: this guest was booted once more after an
+		# emulator fault (run.sh's emulator_fault), and it had finished
+		if [ -e "$file" ]; then
+			echo "-- [$label] $name finished before the guest was booted once more"
+			continue
+		fi
 		echo "-- [$label] $name$( [ "$runs" -eq 1 ] || echo " (run $r of $runs)")"
 		run_suite "$suite" "$path" "$file" "$prefix" "$tests" "${vars[@]}"
 		echo "$name $SUITE_SECS" >> "$out/times"
