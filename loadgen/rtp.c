@@ -76,6 +76,8 @@ void rtp_stats_add(struct rtp_stats *s, const struct rtp_pkt *p, uint64_t read_n
 		if (d < 0)
 			d = -d;
 		s->jitter_ts += ((double)d - s->jitter_ts) / 16.0;
+		if (s->jitter_ts > s->jitter_max_ts)
+			s->jitter_max_ts = s->jitter_ts;
 	}
 	s->last_transit_ts = transit;
 	s->have_transit = true;
@@ -106,4 +108,9 @@ uint64_t rtp_lost(const struct rtp_stats *s)
 double rtp_jitter_ms(const struct rtp_stats *s)
 {
 	return s->jitter_ts * TK_MSEC_PER_SEC_F / RTP_CLOCK_HZ;
+}
+
+double rtp_jitter_max_ms(const struct rtp_stats *s)
+{
+	return s->jitter_max_ts * TK_MSEC_PER_SEC_F / RTP_CLOCK_HZ;
 }

@@ -46,6 +46,9 @@ struct rtp_stats {
 	uint64_t reordered;       /* arrived below the highest sequence so far */
 	uint64_t duplicates_or_old;
 	double jitter_ts;         /* RFC 3550 J, in timestamp units */
+	double jitter_max_ts;     /* the largest J so far: J follows the last ~16 datagrams
+				   * (gain 1/16), so its value at the end says nothing of
+				   * the stream before */
 	int64_t last_transit_ts;
 	bool have_transit;
 	/* the receiver's own wait per datagram: read time - send time */
@@ -60,5 +63,6 @@ uint64_t rtp_expected(const struct rtp_stats *s);
 /* expected - received, never negative */
 uint64_t rtp_lost(const struct rtp_stats *s);
 double rtp_jitter_ms(const struct rtp_stats *s);
+double rtp_jitter_max_ms(const struct rtp_stats *s);
 
 #endif

@@ -473,6 +473,7 @@ static struct rec_value max_seq(const struct kwait *k)
 	X("lost", REC_U64, 0, REC_COL("lost", 7, 0, 0), rv_u64(rtp_lost(&stats)))                      \
 	X("reordered", REC_U64, 0, REC_COL("reord", 7, 0, 0), rv_u64(stats.reordered))                 \
 	X("jitter_ms", REC_F64, 3, REC_COL("jitter ms", 9, 0, 3), rv_f64(rtp_jitter_ms(&stats)))      \
+	X("jitter_max_ms", REC_F64, 3, REC_COL("jit max ms", 10, 0, 3), rv_f64(rtp_jitter_max_ms(&stats))) \
 	X("wait_avg_us", REC_F64, 1, REC_COL("wait avg us", 11, 0, 1),                                 \
 	  rv_f64(stats.wait_n ? stats.wait_sum_ns / (double)stats.wait_n / TK_NSEC_PER_USEC_F : 0.0))  \
 	X("wait_max_us", REC_F64, 1, REC_COL("wait max us", 11, 0, 1), rv_f64((double)stats.wait_max_ns / TK_NSEC_PER_USEC_F)) \
@@ -495,7 +496,10 @@ static void records_help(FILE *f)
 {
 	fputs("\nOutput: one record at exit or on SIGINT/SIGTERM, with these keys:\n", f);
 	rec_help_keys(f, &receiver_schema);
-	fputs("The kwait_* keys are null without --kernel-ts.\n", f);
+	fputs("The kwait_* keys are null without --kernel-ts. jitter_ms is RFC 3550's J at\n"
+	      "the end, a moving average over the last ~16 datagrams; jitter_max_ms is the\n"
+	      "largest J over the stream.\n",
+	      f);
 }
 
 /* after the readers have stopped: no lock needed */

@@ -163,11 +163,11 @@ run_scenario() {
 			      p99_us: $u.p99_us, max_us: $u.max_us, drops: $drops},
 		   app: {received: $r.packets, lost: $r.lost,
 			 loss_pct: (if $made > 0 then 100 * $r.lost / $made else 0 end),
-			 reordered: $r.reordered, jitter_ms: $r.jitter_ms,
+			 reordered: $r.reordered, jitter_ms: $r.jitter_ms, jitter_max_ms: $r.jitter_max_ms,
 			 wait_avg_us: $r.wait_avg_us, wait_max_us: $r.wait_max_us},
 		   check: {kernel_ts_wait_avg_us: $r.kwait_avg_us, kernel_ts_wait_max_us: $r.kwait_max_us},
 		   verdict: (if $u.state != "OK" then "the server holds packets"
-			     elif ($r.lost > 0 or $r.jitter_ms > 5) then "the network: the server is cleared"
+			     elif ($r.lost > 0 or $r.jitter_max_ms > 5) then "the network: the server is cleared"
 			     else "healthy" end)}' > "$WORK/$name.json"
 	if [ "$JSON" -eq 1 ]; then
 		cat "$WORK/$name.json"

@@ -94,7 +94,7 @@ help_keys() {
 		'["type","sent","emulated_loss","echoes","duration_s","rate_pps","send_avg_us","send_max_us","send_max_seq","cpu_user_s","cpu_sys_s"]' ] ||
 		{ echo "# $tx"; false; }
 	[ "$(jq -c keys_unsorted <<< "$rx")" = \
-		'["type","packets","lost","reordered","jitter_ms","wait_avg_us","wait_max_us","kwait_avg_us","kwait_max_us","kwait_max_seq","kwait_pre_avg_us","kwait_pre_max_us","kwait_pre_max_seq","stalls","reads","bad","cpu_user_s","cpu_sys_s"]' ] ||
+		'["type","packets","lost","reordered","jitter_ms","jitter_max_ms","wait_avg_us","wait_max_us","kwait_avg_us","kwait_max_us","kwait_max_seq","kwait_pre_avg_us","kwait_pre_max_us","kwait_pre_max_seq","stalls","reads","bad","cpu_user_s","cpu_sys_s"]' ] ||
 		{ echo "# $rx"; false; }
 	# without --kernel-ts there is no kernel wait: null, not 0
 	expect_equal "$(jq .kwait_avg_us <<< "$rx")" null "kwait_avg_us without --kernel-ts"
@@ -138,7 +138,7 @@ help_keys() {
 		wait $! && exit $s'
 	expect_status 0
 	expect_equal "$(jq -r .type <<< "$output")" sender "type of the record on stdout"
-	head -1 "$BATS_TEST_TMPDIR/rx.out" | grep -q "packets    lost   reord jitter ms wait avg us wait max us" ||
+	head -1 "$BATS_TEST_TMPDIR/rx.out" | grep -q "packets    lost   reord jitter ms jit max ms wait avg us wait max us" ||
 		{ cat "$BATS_TEST_TMPDIR/rx.out"; false; }
 	expect_equal "$(sed -n 2p "$BATS_TEST_TMPDIR/rx.out" | awk '{ print $1 }')" 20 "packets in sfu_echo's table"
 }

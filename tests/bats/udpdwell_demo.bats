@@ -56,7 +56,10 @@ agrees_with_kernel_ts() {
 	agrees_with_kernel_ts "$load"
 
 	agrees_with_kernel_ts "$net"
-	jq -e '.app.loss_pct > 5 and .app.loss_pct < 15 and .app.reordered > 0 and .app.jitter_ms > 5' \
+	# the jitter's peak: RFC 3550's J at the end follows only the last ~16
+	# datagrams (beside a busy core it read 1.6 ms at the end of a stream
+	# with 4,105 reordered and transits up to 138 ms)
+	jq -e '.app.loss_pct > 5 and .app.loss_pct < 15 and .app.reordered > 0 and .app.jitter_max_ms > 5' \
 		<<< "$net" > /dev/null || { echo "# $net"; false; }
 	jq -e '.udpdwell.drops == 0' <<< "$net" > /dev/null
 	if [ "$(jq -r .udpdwell.state <<< "$net")" = OK ]; then

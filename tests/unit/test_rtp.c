@@ -78,6 +78,11 @@ static void test_rtp_jitter_and_wait(void **state)
 		    (uint64_t)i * 20000000 + (i % 2 ? 11000000 : 1000000));
 	tk_assert_near(rtp_jitter_ms(&s), 10, 0.1);
 	assert_int_equal(s.wait_max_ns, 11000000);
+	/* then 100 at a constant transit: J decays to nothing, its peak stays */
+	for (int i = 400; i < 500; i++)
+		add(&s, (uint16_t)i, (uint64_t)i * 20000000, (uint64_t)i * 20000000 + 1000000);
+	tk_assert_cmp(rtp_jitter_ms(&s), <, 0.1);
+	tk_assert_near(rtp_jitter_max_ms(&s), 10, 0.1);
 }
 
 int main(void)
