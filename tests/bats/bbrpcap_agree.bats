@@ -172,8 +172,18 @@ check_bins() {
 	local acked unique
 	acked=$(awk -F, -v c="$(pc_csv_col "$csv" acked_bytes)" 'NR > 1 { n += $c } END { print n }' "$csv")
 	unique=$(bbrpcap flows -f json --flow "$id" "$D/snd.pcap" | jq 'select(.type == "flow") | .unique_bytes_ab')
-	# iperf3's 37-byte cookie, then what it says it sent; every byte is ACKed in the capture
-	[ "$unique" -eq $(($(jq .end.sum_sent.bytes "$D/fwd.json") + 37)) ] || { echo "# unique $unique"; false; }
+	# iperf3's 37-byte cookie, then what it says it sent, and less than one
+	# more of its 128 KiB writes: a write the test's end caught part way
+	# goes on the wire uncounted (once: 99,876,864 counted, 762 writes, and
+	# 130,320 bytes of the 763rd in the capture); every byte is ACKed in the
+	# capture. On a mismatch, the witnesses: iperf3's two counts, and the
+	# packets the kernel dropped before tcpdump read them
+	local sent extra
+	sent=$(jq .end.sum_sent.bytes "$D/fwd.json")
+	extra=$((unique - 37 - sent))
+	[ "$extra" -ge 0 ] && [ "$extra" -lt 131072 ] ||
+		{ echo "# unique $unique; iperf3 sent $sent, received $(jq .end.sum_received.bytes "$D/fwd.json");" \
+			"tcpdump dropped $(pc_tcpdump_dropped "$D/snd.pcap")"; false; }
 	[ "$acked" -eq "$unique" ] || { echo "# acked $acked, unique $unique"; false; }
 }
 
