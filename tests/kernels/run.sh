@@ -6,9 +6,9 @@
 #
 #   tests/kernels/run.sh OUT LABEL...
 #
-# TESTS=REGEX selects suites. After the first kernel's suites,
-# tests/kernels/clone.bats boots it again from a clone under /tmp, and
-# stops it with a TERM (BBRKIT_CLONE_KERNEL=LABEL after another kernel,
+# TESTS=REGEX selects suites. After the suites of the kernel that finishes
+# first, tests/kernels/clone.bats boots it again from a clone under /tmp,
+# and stops it with a TERM (BBRKIT_CLONE_KERNEL=LABEL after that kernel's,
 # =none for no clone test). A TERM or an INT stops every guest at once,
 # keeps the TAP of the suites they finished, and exits 143.
 # A kernel that cannot be fetched or booted gives
@@ -114,7 +114,18 @@ run_kernel() {
 	echo "-- [$label] done in $secs s (boot $(awk '$1 == "boot" {print $2}' "$dir/times") s)"
 	rm -rf "$io"
 	! $stopped || exit 143
-	[ "$label" != "$clone_label" ] || ! [[ clone =~ ${TESTS:-.} ]] || run_clone_test "$label" "$dir"
+	! clone_after "$label" || run_clone_test "$label" "$dir"
+}
+
+# whether the clone test follows LABEL's suites: the kernel named, or the
+# first to get here (mkdir claims the turn atomically)
+clone_after() {
+	[[ clone =~ ${TESTS:-.} ]] || return 1
+	case $clone_label in
+	none) return 1 ;;
+	first) mkdir "$out/.clone-claimed" 2> /dev/null ;;
+	*) [ "$1" = "$clone_label" ] ;;
+	esac
 }
 
 # boot.sh in a process group of its own, in the background, waited for, so
@@ -153,9 +164,11 @@ run_clone_test() {
 	echo "clone $secs" >> "$dir/times"
 }
 
-# the kernel whose suites are followed by tests/kernels/clone.bats: the first
-# one given (6.1's guest finishes first), or none
-clone_label=${BBRKIT_CLONE_KERNEL:-$1}
+# the kernel whose suites are followed by tests/kernels/clone.bats: the
+# first to finish (the clone's guest then runs beside the other's last
+# suites, not after them: which lane is longer changes with the machine and
+# its load), a label, or none
+clone_label=${BBRKIT_CLONE_KERNEL:-first}
 
 # the kernel images are fetched one at a time (apt and the unpacked cache
 # are shared), then booted
@@ -181,6 +194,8 @@ wait_kernels() {
 	done
 }
 trap stop_kernels TERM INT
+mkdir -p "$out"
+rm -rf "$out/.clone-claimed"
 logs=()
 for label in "$@"; do
 	$stopped && break
@@ -193,6 +208,7 @@ for label in "$@"; do
 done
 wait_kernels
 cat "${logs[@]}"
+rm -rf "$out/.clone-claimed"
 ! $stopped || exit 143
 rm -f "${logs[@]}"
 exit 0
