@@ -338,7 +338,31 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 	# a bulk flow that delivered at least 90% of the htb's rate is never
 	# called throttled. Idle, it delivers 95%; beside a busy core
 	# it may not (TSO off costs CPU: 80% once), and then this says nothing
-	jq -e '.push.send.goodput_bps < 180e6 or ([.throttling_by_cause[]] | add == 0)' "$d/verdict.json"
+	jq -e '.push.send.goodput_bps < 180e6 or ([.throttling_by_cause[]] | add == 0)' "$d/verdict.json" ||
+		{ throttles_on_wire "$d"; return 1; }
+}
+
+# the throttling collapses of run $1, each with the flow's ACKed rate on the
+# wire in 10 ms bins, from 10 of its rounds before it (BBR's maximum filter:
+# a path that gave less shows there) to 100 ms after (a pacing that held
+# the flow back shows there); the trace and the capture share one clock
+throttles_on_wire() {
+	local d=$1 rec flow
+	jq -c 'select(.type == "collapse" and .impact == "throttling")' "$d/trace.jsonl" |
+		while read -r rec; do
+			jq -r '"# \(.cause) at \(.wall_ns / 1e9): \(.bw_prev_bps / 1e6) to \(.bw_bps / 1e6) Mbit/s, "
+				+ "demand \(.demand_bps / 1e6) Mbit/s; its sample: \(.delivered) segments, sent over "
+				+ "\(.snd_interval_us) us, ACKed over \(.rcv_interval_us) us, rtt \(.rtt_us) us; \(.evidence)"' <<< "$rec"
+			flow=$(jq -r '"\(.saddr):\(.sport)"' <<< "$rec")
+			bbrpcap throughput --bin-ms 10 -f json --flow "$flow" "$d/capture.pcap" |
+				jq -r -s --argjson c "$rec" --arg src "$flow" '($c.wall_ns / 1e9) as $t
+					| [.[] | select(.src == $src and .epoch_s >= $t - 10 * $c.rtt_us / 1e6 - 0.01
+						and .epoch_s <= $t + 0.1) | .ms = ((.epoch_s - $t) * 1000 | round)]
+					| def mbit: . / 1e5 | round / 10;
+					  def mean(f): [.[] | select(f) | .acked_bps] | if length > 0 then add / length | mbit else null end;
+					  (.[] | "#   \(.ms) ms: ACKed \(.acked_bps | mbit) Mbit/s"),
+					  "#   mean before: \(mean(.ms < 0)) Mbit/s; after: \(mean(.ms >= 0)) Mbit/s"'
+		done
 }
 
 @test "dip.sh --gro on, an unshaped bulk flow: GRO on at the receiver, every collapse named, no fall told from a maximum, at most 1% of the run throttled" {
