@@ -75,7 +75,7 @@ printf '%s\n' "${keep[@]}" > "$io/keep"
 #   address, so a process whose libraries land at new random addresses
 #   translates their code afresh: with ASLR off an exec took half its time
 #   (/bin/true 92 to 48 ms, stat 280 to 134, python3 about 830 to 550; 6.1,
-#   alternated in one boot), and the suites run hundreds of them.
+#   alternated in one boot), and the suites exec a program at almost every step.
 emulated_cmdline="tsc=reliable norandmaps"
 # One boot: QEMU in the background under its timeout; status 0 once it
 # ended, 1 when the guest's command did not start within boot_wait seconds

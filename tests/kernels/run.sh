@@ -199,7 +199,6 @@ rm -rf "$out/.clone-claimed"
 logs=()
 for label in "$@"; do
 	$stopped && break
-	mkdir -p "$out"
 	log=$out/$label.log
 	logs+=("$log")
 	run_kernel "$label" > "$log" 2>&1 &
