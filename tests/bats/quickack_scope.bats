@@ -156,18 +156,20 @@ scope_field() {
 	# sent early when a segment comes within a quarter of it, and others at
 	# once when the receive window grows; how many of each depends on the
 	# kernel and the CPU's pace (control p90 27 to 34 ms on the host and in
-	# the 6.12 guest, 14.7 ms in the 6.1 guest). What the scope changed: the
-	# control holds longer than the scoped port in the same run (on the
-	# host: in a starved guest, ci78's 6.12 beside the 6.1 guest and a busy
-	# core, the control's p90 was 120 us, its ACKs sent at once, the scoped
-	# port's 12.5 ms; a receiver sends quick ACKs after a gap longer than its
-	# RTO, 200 ms at least (tcp_event_data_recv), which a starved sender
-	# leaves), and its timer holds some ACK past the cap (everywhere: starving
-	# only lengthens a hold)
+	# the 6.12 guest, 14 to 16 ms in the 6.1 guest). What the scope changed,
+	# on the host: the control holds longer than the scoped port in the same
+	# run, and its timer holds some ACK past the cap. Neither holds in a
+	# guest, which asserts no timing: in a starved one (ci78's 6.12 beside
+	# the 6.1 guest and a busy core) the control's p90 was 120 us, its ACKs
+	# sent at once, the scoped port's 12.5 ms (a receiver sends quick ACKs
+	# after a gap longer than its RTO, 200 ms at least, tcp_event_data_recv,
+	# which a starved sender leaves); and in the 6.1 guest the control's
+	# longest hold is 15 to 41 ms, under the cap's 16 once in ten runs (beside
+	# the host's live tests: 15.4 ms, p50 13.2 ms)
 	if [ -z "${QS_EMULATED:-}" ]; then
 		[ "$cp90" -gt "$p90" ] || { echo "# control p90 $cp90 us <= scoped p90 $p90 us"; false; }
+		[ "$cmax" -gt $((4 * jiffy)) ] || { echo "# control max $cmax us <= 4 jiffies"; false; }
 	fi
-	[ "$cmax" -gt $((4 * jiffy)) ] || { echo "# control max $cmax us <= 4 jiffies"; false; }
 	[ "$(routes)" = "$before" ] || { diff <(echo "$before") <(routes); false; }
 	tk_run quickack restore --netns "$NS-b" --journal "$JB"
 	expect_status 0
