@@ -336,33 +336,42 @@ summary_field() { jq -s -r "[.[] | select(.type==\"summary\")] | if length == 1 
 	# BBR does not slow for a 1% random loss (its policer mode needs 20%)
 	jq -e '.collapses_by_cause.loss_policer == 0' "$d/verdict.json"
 	# a bulk flow that delivered at least 90% of the htb's rate is never
-	# called throttled. Idle, it delivers 95%; beside a busy core
-	# it may not (TSO off costs CPU: 80% once), and then this says nothing
-	jq -e '.push.send.goodput_bps < 180e6 or ([.throttling_by_cause[]] | add == 0)' "$d/verdict.json" ||
-		{ throttles_on_wire "$d"; return 1; }
+	# called throttled, unless the path did deliver less: a veth's path is
+	# also the machine's CPU (see the GRO test below). Idle, it delivers 95%;
+	# beside a busy core it may not (TSO off costs CPU: 80% once), and then
+	# this says nothing
+	jq -e '.push.send.goodput_bps < 180e6' "$d/verdict.json" > /dev/null || throttles_shown_on_wire "$d"
 }
 
-# the throttling collapses of run $1, each with the flow's ACKed rate on the
-# wire in 10 ms bins, from 10 of its rounds before it (BBR's maximum filter:
-# a path that gave less shows there) to 100 ms after (a pacing that held
-# the flow back shows there); the trace and the capture share one clock
-throttles_on_wire() {
-	local d=$1 rec flow
-	jq -c 'select(.type == "collapse" and .impact == "throttling")' "$d/trace.jsonl" |
-		while read -r rec; do
-			jq -r '"# \(.cause) at \(.wall_ns / 1e9): \(.bw_prev_bps / 1e6) to \(.bw_bps / 1e6) Mbit/s, "
-				+ "demand \(.demand_bps / 1e6) Mbit/s; its sample: \(.delivered) segments, sent over "
-				+ "\(.snd_interval_us) us, ACKed over \(.rcv_interval_us) us, rtt \(.rtt_us) us; \(.evidence)"' <<< "$rec"
-			flow=$(jq -r '"\(.saddr):\(.sport)"' <<< "$rec")
-			bbrpcap throughput --bin-ms 10 -f json --flow "$flow" "$d/capture.pcap" |
-				jq -r -s --argjson c "$rec" --arg src "$flow" '($c.wall_ns / 1e9) as $t
-					| [.[] | select(.src == $src and .epoch_s >= $t - 10 * $c.rtt_us / 1e6 - 0.01
-						and .epoch_s <= $t + 0.1) | .ms = ((.epoch_s - $t) * 1000 | round)]
-					| def mbit: . / 1e5 | round / 10;
-					  def mean(f): [.[] | select(f) | .acked_bps] | if length > 0 then add / length | mbit else null end;
-					  (.[] | "#   \(.ms) ms: ACKed \(.acked_bps | mbit) Mbit/s"),
-					  "#   mean before: \(mean(.ms < 0)) Mbit/s; after: \(mean(.ms >= 0)) Mbit/s"'
-		done
+# whether each throttling collapse of run $1 is a rate drop the wire shows:
+# the flow's ACKed rate in the capture over the 10 rounds before it (BBR's
+# maximum filter; 10 ms at least, ten 1 ms bins) nearer the new estimate
+# than the rate the flow had delivered (the midpoint: a fall from a
+# maximum a burst or a queue's drain set leaves the wire at the old rate).
+# Each is printed, with the wire's rate then and over the 100 ms after it;
+# the trace and the capture share one host's clock
+throttles_shown_on_wire() {
+	local d=$1 rec flow line bad=0
+	while read -r rec; do
+		jq -r '"# \(.cause) at \(.wall_ns / 1e9): \(.bw_prev_bps / 1e6) to \(.bw_bps / 1e6) Mbit/s, "
+			+ "demand \(.demand_bps / 1e6) Mbit/s; its sample: \(.delivered) segments, sent over "
+			+ "\(.snd_interval_us) us, ACKed over \(.rcv_interval_us) us, rtt \(.rtt_us) us; \(.evidence)"' <<< "$rec"
+		flow=$(jq -r '"\(.saddr):\(.sport)"' <<< "$rec")
+		line=$(bbrpcap throughput --bin-ms 1 -f json --flow "$flow" "$d/capture.pcap" |
+			jq -r -s --argjson c "$rec" --arg src "$flow" '($c.wall_ns / 1e9) as $t
+				| ([10 * $c.rtt_us / 1e6, 0.01] | max) as $w
+				| [.[] | select(.src == $src)] as $b
+				| def mbit: if . == null then null else . / 1e5 | round / 10 end;
+				  def mean(f): [$b[] | select(f) | .acked_bps] | if length > 0 then add / length else null end;
+				  mean(.epoch_s >= $t - $w and .epoch_s + 0.001 <= $t) as $before
+				| mean(.epoch_s >= $t and .epoch_s + 0.001 <= $t + 0.1) as $after
+				| (if $c.cause == "rate_drop" and $before != null
+				     and $before <= ($c.bw_bps + $c.demand_bps) / 2 then "shown" else "not shown" end) as $v
+				| "#   \($v): ACKed \($before | mbit) Mbit/s over the \($w * 1000 | round) ms before, \($after | mbit) Mbit/s over the 100 ms after"')
+		echo "$line"
+		[[ $line == "#   shown:"* ]] || bad=$((bad + 1))
+	done < <(jq -c 'select(.type == "collapse" and .impact == "throttling")' "$d/trace.jsonl")
+	[ "$bad" -eq 0 ]
 }
 
 @test "dip.sh --gro on, an unshaped bulk flow: GRO on at the receiver, every collapse named, no fall told from a maximum, at most 1% of the run throttled" {
