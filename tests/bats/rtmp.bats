@@ -227,7 +227,7 @@ rt_expect_nagle() {
 	n=$(head -1 <<<"$bad" | awk '{print $2}')
 	bad=$(tail -n +2 <<<"$bad")
 	echo "# $n Nagle stalls, ended by $(jq -c .nagle_stalls_ended_by "$d/verdict.json"); on the wire: $(wc -l <<<"$bad" | awk -v b="$bad" '{print b == "" ? "all agree" : $1 " disagree"}')" >&3
-	[ -z "$bad" ] || { head -5 <<<"$bad"; return 1; }
+	[ -z "$bad" ] || { head -5 <<<"$bad"; tk_trace_clock "$d/trace.jsonl" "$d/capture.pcap" 10.77.1.2 10.77.2.2; return 1; }
 	if jq -e '.text | test("too little to act on \\(under [0-9]+ ms in all\\): no action is needed for the stalls")' \
 		"$d/verdict.json" > /dev/null; then
 		jq -e '.stall_fix == null' "$d/verdict.json"
