@@ -1,9 +1,10 @@
 #!/usr/bin/env bats
 # tier: check
 # The kernel matrix's answer to a guest killed by the emulator
-# (tests/kernels/fault.bash): the signature on a recorded console, and
+# (tests/kernels/fault.bash): the signature on a recorded console,
 # tests/kernels/suites.sh's second boot, which runs only the suites the
-# first did not finish.
+# first did not finish, and the tracepoints a guest holds on from boot
+# (tests/kernels/keys.sh).
 
 load helpers
 
@@ -36,4 +37,18 @@ setup() { . "$TK_ROOT/tests/kernels/fault.bash"; }
 	expect_output "-- [6.12] checkout finished before the guest was booted once more"
 	expect_equal "$(cat "$out/01-checkout.tap")" "ok 1 [6.12] checkout: the first boot's"
 	if [ -e "$out/times" ] && grep -q '^checkout ' "$out/times"; then cat "$out/times"; return 1; fi
+}
+
+@test "a guest holds on every tracepoint the BPF sources attach to, and a host refuses to" {
+	# every tp_btf name anywhere in bpf/, however its line is written
+	local want
+	want=$(grep -rhoE 'tp_btf/[A-Za-z0-9_]+' "$TK_ROOT/bpf" | sed 's|^tp_btf/||' | sort -u)
+	[ -n "$want" ]
+	tk_run "$TK_ROOT/tests/kernels/keys.sh" --list
+	expect_status 0
+	expect_equal "$output" "$want"
+	grep -qx timer_expire_entry <<< "$output"
+	tk_run env -u TK_GUEST_KERNEL "$TK_ROOT/tests/kernels/keys.sh"
+	expect_status 2
+	expect_stderr "runs inside a kernel-matrix guest only"
 }
