@@ -497,6 +497,12 @@ int BPF_PROG(ah_xmit, struct sk_buff *skb, void *dev)
 	 * a new ACK covers held data whenever some is held */
 	if (f->held_since)
 		ack_sent(sk, f, ack, has_payload(skb, &th), direct, bpf_ktime_get_ns());
+	/* else it covers only a FIN that came with no data (fin_arrived): the
+	 * kernel delays that ACK too (pingpong mode from CLOSE_WAIT on), and
+	 * counts it in TcpExtDelayedACKs when the application's close does not
+	 * come first; it ends no hold, but it is the timer's */
+	else if (direct)
+		f->totals.timer_acks++;
 	return 0;
 }
 

@@ -53,7 +53,8 @@ struct ah_totals {
 	__u64 segs;       /* data segments in */
 	__u64 bytes;      /* payload bytes in */
 	__u64 acks;       /* ACKs out that covered new data */
-	__u64 timer_acks; /* of them, ACKs the delayed-ACK timer sent */
+	__u64 timer_acks; /* ACKs the delayed-ACK timer sent: of acks, and of a FIN
+			   * no data came with (TcpExtDelayedACKs counts both) */
 	__u64 held_ns;    /* the holds of all those ACKs, summed */
 };
 

@@ -8,7 +8,8 @@
 #   - bbrtrace on the pusher's side, at the same time (repro/dip.sh runs it):
 #     each delayed_ack collapse that throttled the stream follows one of
 #     ackhold's holds by the ACK's way to the pusher.
-# Then quick ACKs (nothing held, the kernel agrees), IPv6 beside IPv4, bad
+# Then quick ACKs (nothing held, the kernel agrees), IPv6 beside IPv4, the
+# timer's ACK of a lone FIN (counted as the kernel counts it), bad
 # input, and a SIGKILL that leaves nothing attached.
 
 load helpers
@@ -17,6 +18,7 @@ ID=ah${BATS_ROOT_PID}
 NS=ah-${BATS_ROOT_PID}
 PORT=43193
 TRICKLE=$BATS_TEST_DIRNAME/../fixtures/quickack/tcp_trickle.py
+LATE_CLOSE=$BATS_TEST_DIRNAME/../fixtures/quickack/tcp_late_close.py
 # the holds ackhold reports one by one (its --min-hold default)
 CUT_MS=10
 # AH_EMULATED=1 (the kernel matrix's suite line): under TCG, beside the other
@@ -335,6 +337,33 @@ expect_metrics_agree() {
 	tk_expect_timer_acks "$rec" "$(metric "$page" ackhold_timer_acks_total)" \
 		"$(($(tk_netstat "$NS-b" TcpExtDelayedACKs) - before))" \
 		"$(($(tk_netstat "$NS-b" TcpExtDelayedACKLocked) - locked))"
+}
+
+@test "a FIN that came alone, its application closing late: the timer's ACK of it is one of ackhold's timer ACKs, as the kernel counts it, and ends no hold" {
+	local rec=$BATS_TEST_TMPDIR/fin.jsonl go=$BATS_TEST_TMPDIR/go p=43196 pids=() before locked delayed peer
+	[ -x /usr/bin/python3 ] || { echo "/usr/bin/python3 is missing (Debian's python3)" >&2; return 1; }
+	tk_netns_pair "$NS"
+	ackhold_start "$rec" --port $p
+	before=$(tk_netstat "$NS-b" TcpExtDelayedACKs) locked=$(tk_netstat "$NS-b" TcpExtDelayedACKLocked)
+	ip netns exec "$NS-b" timeout 30 /usr/bin/python3 "$LATE_CLOSE" recv 10.201.0.2 $p "$go" 20 &
+	pids+=($!)
+	tk_wait_listen $p 10 "$NS-b"
+	ip netns exec "$NS-a" timeout 30 /usr/bin/python3 "$LATE_CLOSE" send 10.201.0.2 $p 100 20 &
+	pids+=($!)
+	# the receiver closes only once the kernel has counted a delayed ACK:
+	# its data's ACK left at once (quick ACKs open a connection), so that
+	# is the FIN's
+	tk_wait_for "[ \$((\$(tk_netstat '$NS-b' TcpExtDelayedACKs) - before)) -ge 1 ]" 10
+	touch "$go"
+	wait "${pids[@]}"
+	ackhold_stop "$rec"
+	delayed=$(($(tk_netstat "$NS-b" TcpExtDelayedACKs) - before))
+	expect_equal "$(($(tk_netstat "$NS-b" TcpExtDelayedACKLocked) - locked))" 0 "TcpExtDelayedACKLocked"
+	peer=$(jq -c 'select(.type == "peer") | {acks, timer_acks, timer_holds}' "$rec")
+	echo "# TcpExtDelayedACKs $delayed; ackhold's peer: $peer" >&3
+	expect_equal "$(jq .timer_acks <<< "$peer")" "$delayed" "ACKs the timer sent, ackhold against TcpExtDelayedACKs"
+	# the FIN's ACK covers no data: it ends no hold
+	expect_equal "$(jq '.timer_acks - .timer_holds' <<< "$peer")" 1 "timer ACKs that ended no hold"
 }
 
 # bats test_tags=userspace
