@@ -350,9 +350,9 @@ expect_metrics_agree() {
 	tk_wait_listen $p 10 "$NS-b"
 	ip netns exec "$NS-a" timeout 30 /usr/bin/python3 "$LATE_CLOSE" send 10.201.0.2 $p 100 20 &
 	pids+=($!)
-	# the receiver closes only once the kernel has counted a delayed ACK:
-	# its data's ACK left at once (quick ACKs open a connection), so that
-	# is the FIN's
+	# the receiver reads and closes only once the kernel has counted a
+	# delayed ACK: its data's ACK left at once (quick ACKs open a
+	# connection), so that is the FIN's, and no read held the socket
 	tk_wait_for "[ \$((\$(tk_netstat '$NS-b' TcpExtDelayedACKs) - before)) -ge 1 ]" 10
 	touch "$go"
 	wait "${pids[@]}"
