@@ -266,13 +266,15 @@ all_matched() {
 		echo "# round $round: tcpdump dropped ${dropped:-an unknown number of} packets" >&3
 	done
 	[ "${dropped:-x}" = 0 ] || { echo "# every round's capture lost packets"; return 1; }
-	# the sequence numbers wrapped: the data flow's snd_una fell once by more
-	# than half the space (2^31), and samples follow the fall. The trace holds
+	# the sequence numbers wrapped: the data flow's snd_una fell by more than
+	# half the space (2^31), and samples follow the fall. The trace holds
 	# iperf3's control connection too (same port, its own ISN), so this reads
-	# the flow with the most samples alone. Where the fall comes is the ISN's
-	# choice (random), so no count of samples below the first snd_una is
-	# sure; but iperf3's 4400M is 4,400 MiB, 304 MiB past 2^32 bytes, so the
-	# wrap comes with at least 304 MiB still to send, thousands of samples
+	# the flow with the most samples alone. iperf3's 4400M is 4,613,734,400
+	# bytes: more than 2^32 and less than 2^33, so snd_una falls once, or
+	# twice when the ISN (random) lies in the space's top 304 MiB, 7.4% of
+	# flows. Where the first fall comes is the ISN's choice too, so no count
+	# of samples below it is sure; but 304 MiB at least are sent after it,
+	# thousands of samples
 	read -r falls after < <(jq -r 'select(.type == "sample") | "\(.sport) \(.snd_una)"' "$t" |
 		awk '{ n[$1]++; s[NR] = $1; u[NR] = $2 }
 			END { for (p in n) if (n[p] > n[d]) d = p
@@ -282,7 +284,8 @@ all_matched() {
 					prev = u[i]; seen = 1 }
 				print f + 0, a + 0 }')
 	echo "# snd_una of the data flow wrapped $falls time(s); $after samples from the wrap on"
-	expect_cmp "$falls" -eq 1 "times the data flow's snd_una wrapped"
+	expect_cmp "$falls" -ge 1 "times the data flow's snd_una wrapped"
+	expect_cmp "$falls" -le 2 "times the data flow's snd_una wrapped"
 	expect_cmp "$after" -gt 100 "samples from the wrap on"
 	tk_run bbrpcap join "$t" "$D/wrap.pcap" -o "$D/wrap-joined.jsonl"
 	expect_status 0
