@@ -629,10 +629,11 @@ tk_acks_end_stalls() {
 }
 
 # tk_ack_fields PCAP: the capture's TCP packets as ack_holds.awk reads them
-# (CSV: time, source port, destination port, length, next sequence, ACK)
+# (CSV: time, source port, destination port, length, next sequence, ACK,
+# frame number)
 tk_ack_fields() {
 	tshark -r "$1" -T fields -E separator=, -e frame.time_relative -e tcp.srcport -e tcp.dstport \
-		-e tcp.len -e tcp.nxtseq -e tcp.ack 2> /dev/null
+		-e tcp.len -e tcp.nxtseq -e tcp.ack -e frame.number 2> /dev/null
 }
 
 # tk_ack_holds PCAP PORT: the receiver's ACK holds on PORT in the capture,
@@ -640,6 +641,12 @@ tk_ack_fields() {
 # segment an ACK is the first to cover to that ACK)
 tk_ack_holds() {
 	tk_ack_fields "$1" | awk -v port="$2" -f "$TK_ROOT/tests/fixtures/quickack/ack_holds.awk"
+}
+
+# tk_ack_holds_by_frame PCAP PORT: the same holds, each after the frame
+# number of the receiver's packet that ended it ("FRAME MS" a line)
+tk_ack_holds_by_frame() {
+	tk_ack_fields "$1" | awk -v port="$2" -v frames=1 -f "$TK_ROOT/tests/fixtures/quickack/ack_holds.awk"
 }
 
 # tk_expect_timer_acks RECORDS MINE KERNEL LOCKED: the ACKs ackhold says the
