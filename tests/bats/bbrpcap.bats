@@ -408,7 +408,8 @@ check_against_tshark() {
 			{ tk_dump "$cmd: not JSON lines"; false; }
 		# on a terminal, a table (script gives bbrpcap one)
 		requires script
-		script -qec "bbrpcap $cmd $PC_FIX/dip-paced.pcap" /dev/null > "$BATS_TEST_TMPDIR/tty.txt"
+		# (script runs a command line: the checkout's path may hold a space)
+		script -qec "bbrpcap $cmd $(printf %q "$PC_FIX/dip-paced.pcap")" /dev/null > "$BATS_TEST_TMPDIR/tty.txt"
 		grep -q '^flow ' "$BATS_TEST_TMPDIR/tty.txt" || { cat "$BATS_TEST_TMPDIR/tty.txt"; false; }
 	done
 }

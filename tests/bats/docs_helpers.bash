@@ -171,13 +171,16 @@ doc_rename_netns() {
 		-e "s#(^| )(repro/lab\.sh)( |\$)#\1\2 --prefix doc-$DOC_ID-\3#" <<<"$1"
 }
 
-# the repository's programs named by path (bin/X, repro/X.sh) become absolute
+# the repository's programs named by path (bin/X, repro/X.sh) become
+# absolute, as "$TK_ROOT"/bin/X: the command line is eval'd, and the
+# checkout's path may hold a space (users clone anywhere); TK_ROOT is
+# exported for those shells
+export TK_ROOT
 doc_resolve() {
 	local cmd=$1 f rel
 	for f in "$TK_ROOT"/bin/* "$TK_ROOT"/repro/*.sh; do
 		rel=${f#"$TK_ROOT"/}
-		rel=${rel//./\\.}
-		cmd=$(sed -E "s#(^|[ ;&|(])$rel( |\$)#\\1$f\\2#g" <<<"$cmd")
+		cmd=$(sed -E "s#(^|[ ;&|(])${rel//./\\.}( |\$)#\\1\"\$TK_ROOT\"/$rel\\2#g" <<<"$cmd")
 	done
 	echo "$cmd"
 }
