@@ -430,7 +430,23 @@ gro_held_on_wire() {
 			   printf "# %s collapse at %.6f: the sender silent %.1f ms\n", $3, $2, len[i] / 1000 > "/dev/stderr" } }
 		     END { printf "%.6f\n", s }' 2>&3)
 	jq -e --argjson shown "$shown" --argjson rate "$rate" '.throttled_s - $rate - $shown <= 0.04' "$d/verdict.json" ||
-		{ echo "# throttled $(jq .throttled_s "$d/verdict.json") s, by rate drops $rate s, the wire shows $shown s of the rest"; return 1; }
+		{ echo "# throttled $(jq .throttled_s "$d/verdict.json") s, by rate drops $rate s, the wire shows $shown s of the rest"
+		  gro_nearest_gaps "$d"; return 1; }
+}
+
+# for each throttling collapse (not a rate drop) of run $1, the pusher's
+# nearest silence of 10 ms or more and when it began from the collapse: it
+# tells a silence outside gro_held_on_wire's window (an offset between the
+# trace's clock and the capture's) from none at all (a throttle the wire
+# does not show)
+gro_nearest_gaps() {
+	jq -r 'select(.type == "collapse" and .impact == "throttling" and .cause != "rate_drop")
+			| "C \(.wall_ns / 1e9) \(.cause)"' "$1/trace.jsonl" | cat "$BATS_TEST_TMPDIR/gaps" - |
+		awk '$1 == "G" { g[++n] = $2; len[n] = $3; next }
+		     { b = 0; for (i = 1; i <= n; i++) if (!b || (g[i] - $2)^2 < (g[b] - $2)^2) b = i
+		       if (b) printf "# %s collapse at %.6f: the nearest silence began %+.3f ms from it, %.1f ms long\n",
+				$3, $2, (g[b] - $2) * 1e3, len[b] / 1e3
+		       else printf "# %s collapse at %.6f: no silence of 10 ms or more in the capture\n", $3, $2 }'
 }
 
 @test "sweep.sh: without netem the RTT axis collapses to native and the table says so; CSV columns" {
