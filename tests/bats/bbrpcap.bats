@@ -408,8 +408,7 @@ check_against_tshark() {
 			{ tk_dump "$cmd: not JSON lines"; false; }
 		# on a terminal, a table (script gives bbrpcap one)
 		requires script
-		# (script runs a command line: the checkout's path may hold a space)
-		script -qec "bbrpcap $cmd $(printf %q "$PC_FIX/dip-paced.pcap")" /dev/null > "$BATS_TEST_TMPDIR/tty.txt"
+		tk_on_tty "$BATS_TEST_TMPDIR/tty.txt" bbrpcap $cmd "$PC_FIX/dip-paced.pcap"
 		grep -q '^flow ' "$BATS_TEST_TMPDIR/tty.txt" || { cat "$BATS_TEST_TMPDIR/tty.txt"; false; }
 	done
 }

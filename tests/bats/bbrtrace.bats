@@ -221,16 +221,11 @@ nothing_left() {
 # bats test_tags=userspace
 @test "on a terminal: table by default, and a live count on stderr while writing to a file" {
 	requires script
-	# script(1) gives bbrtrace a terminal for stdout and stderr; it runs a
-	# command line, so the paths are quoted (a checkout's may hold a space)
-	local bt out
-	printf -v bt %q "$BIN/bbrtrace"
-	printf -v out %q "$BATS_TEST_TMPDIR/t.jsonl"
-	script -qfec "$bt -b struct_ops -d 2" "$BATS_TEST_TMPDIR/tty1" > /dev/null
+	# script(1) gives bbrtrace a terminal for stdout and stderr
+	tk_on_tty "$BATS_TEST_TMPDIR/tty1" "$BIN/bbrtrace" -b struct_ops -d 2
 	grep -q 'time s.*snd_una.*bw Mb/s.*mode' "$BATS_TEST_TMPDIR/tty1" ||
 		{ cat "$BATS_TEST_TMPDIR/tty1"; false; }
-	script -qfec "$bt -b struct_ops -d 3 -f json -o $out" \
-		"$BATS_TEST_TMPDIR/tty2" > /dev/null
+	tk_on_tty "$BATS_TEST_TMPDIR/tty2" "$BIN/bbrtrace" -b struct_ops -d 3 -f json -o "$BATS_TEST_TMPDIR/t.jsonl"
 	grep -qa $'\rbbrtrace: 0 samples, 0 lost' "$BATS_TEST_TMPDIR/tty2" ||
 		{ cat -A "$BATS_TEST_TMPDIR/tty2"; false; }
 }

@@ -139,6 +139,15 @@ tk_run() {
 	run --separate-stderr "$@"
 }
 
+# tk_on_tty FILE CMD [ARG...]: CMD run on a terminal (script(1)), what it
+# wrote there kept in FILE. script runs a command line, not an argv, so each
+# word is quoted for the shell it starts: a checkout's path may hold a space
+tk_on_tty() {
+	local file=$1
+	shift
+	script -qfec "${*@Q}" "$file" > /dev/null
+}
+
 tk_dump() {
 	echo "# $1"
 	echo "# command: ${TK_CMD:-?}"

@@ -355,9 +355,8 @@ help_options() {
 	tk_run quickack show 10.0.1.0/24 --netns "$NS"
 	expect_status 0
 	[ "$(jq -r '[.type, .dst, .mtu] | join(" ")' <<<"$output")" = "route 10.0.1.0/24 9000" ] || { tk_dump "json"; false; }
-	# script(1) gives quickack a terminal for stdout; it runs a command line,
-	# so the path is quoted (a checkout's may hold a space)
-	script -qfec "$(printf %q "$BIN/quickack") show 10.0.1.0/24 --netns $NS" "$BATS_TEST_TMPDIR/tty" > /dev/null
+	# script(1) gives quickack a terminal for stdout
+	tk_on_tty "$BATS_TEST_TMPDIR/tty" "$BIN/quickack" show 10.0.1.0/24 --netns "$NS"
 	grep -q '^table  dst  *metric type' "$BATS_TEST_TMPDIR/tty" || { cat -A "$BATS_TEST_TMPDIR/tty"; false; }
 	grep -q '^main   10.0.1.0/24  ' "$BATS_TEST_TMPDIR/tty" || { cat -A "$BATS_TEST_TMPDIR/tty"; false; }
 	tk_run quickack show 10.0.1.0/24 -f csv --netns "$NS"
